@@ -1,0 +1,105 @@
+"""The structured application log: ``logs/crawler.jsonl``, ``logs/alerts.log`` and the console.
+
+:func:`configure_app_logging` sets structlog up once per process: every event becomes one JSON line
+in crawler.jsonl; warnings and above also go to alerts.log; events at or above the console level are
+printed to stderr. Writers are guarded by a lock, so loggers may be used from any thread.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import MutableMapping
+from pathlib import Path
+from typing import IO, Any
+
+import structlog
+
+_LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
+
+
+class _Sink:
+    """Writes rendered events to the run's files and the console."""
+
+    def __init__(self, logs_dir: Path | None, console_level: int, file_level: int) -> None:
+        self._lock = threading.Lock()
+        self.console_level = console_level
+        self.file_level = file_level
+        self._jsonl: IO[str] | None = None
+        self._alerts: IO[str] | None = None
+        if logs_dir is not None:
+            logs_dir.mkdir(parents=True, exist_ok=True)
+            self._jsonl = open(logs_dir / "crawler.jsonl", "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+            self._alerts = open(logs_dir / "alerts.log", "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+        self._console = structlog.dev.ConsoleRenderer(colors=False)
+
+    def __call__(
+        self, logger: Any, method: str, event: MutableMapping[str, Any]
+    ) -> MutableMapping[str, Any]:
+        level = _LEVELS.get(str(event.get("level", method)), 20)
+        if level >= self.file_level and self._jsonl is not None:
+            line = json.dumps(event, default=str, ensure_ascii=False)
+            with self._lock:
+                if self._jsonl is not None:
+                    self._jsonl.write(line + "\n")
+        if level >= 30 and self._alerts is not None:
+            details = " ".join(
+                f"{k}={v}" for k, v in event.items() if k not in ("event", "level", "timestamp")
+            )
+            stamp = event.get("timestamp", "")
+            level_name = str(event.get("level", method)).upper()
+            text = f"{stamp} {level_name} {event.get('event', '')} {details}".rstrip()
+            with self._lock:
+                if self._alerts is not None:
+                    self._alerts.write(text + "\n")
+        if level >= self.console_level:
+            rendered = self._console(logger, method, dict(event))
+            with self._lock:
+                print(rendered, file=sys.stderr, flush=True)
+        raise structlog.DropEvent
+
+    def close(self) -> None:
+        with self._lock:
+            for fh in (self._jsonl, self._alerts):
+                if fh is not None:
+                    fh.close()
+            self._jsonl = self._alerts = None
+
+
+_current: _Sink | None = None
+
+
+def configure_app_logging(logs_dir: Path | None, level: str = "info", console: bool = True) -> None:
+    """(Re)configure structlog for this process; files go to ``logs_dir`` if given."""
+    global _current
+    if _current is not None:
+        _current.close()
+    file_level = _LEVELS.get(level, 20)
+    console_level = file_level if console else 100
+    sink = _Sink(logs_dir, console_level=max(console_level, 20), file_level=file_level)
+    _current = sink
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            sink,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(min(file_level, console_level)),
+        cache_logger_on_first_use=False,
+    )
+
+
+def close_app_logging() -> None:
+    """Close the run's log files (the console keeps working)."""
+    global _current
+    if _current is not None:
+        _current.close()
+        _current = None
+
+
+def now_iso() -> str:
+    """Current UTC time, ISO-8601 with seconds."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

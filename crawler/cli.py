@@ -1,0 +1,163 @@
+"""The ``crawler`` command: run, validate, show-processor, demo.
+
+Exit codes: 0 the crawl finished (or the command succeeded), 1 crawl error, 2 bad usage or an
+invalid order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from crawler.order.components import show_processor_main
+from crawler.order.errors import OrderError
+from crawler.order.loader import load_order, validate_main
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="crawler",
+        description="An archival web crawler on Heritrix's architecture.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run a crawl from a YAML crawl order")
+    run.add_argument("order", type=Path, help="the job's order.yaml")
+    run.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a dotted key with a YAML value, e.g. --set toe_threads=50",
+    )
+    run.add_argument(
+        "--run-dir",
+        type=Path,
+        help="directory for this run (default: <job dir>/runs/<UTC stamp>/)",
+    )
+
+    val = sub.add_parser("validate", help="print the effective order, or every error in it")
+    val.add_argument("order", type=Path)
+    val.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
+
+    show = sub.add_parser("show-processor", help="print a processor's parameters")
+    show.add_argument("cls", metavar="CLASS", help="dotted path, e.g. processors.fetch.FetchHTTP")
+
+    demo = sub.add_parser("demo", help="serve the bundled sample site on 127.0.0.1 and crawl it")
+    demo.add_argument("--port", type=int, default=8000, help="first port of the sample site")
+    demo.add_argument("--pages", type=int, default=100, help="pages per host")
+    demo.add_argument("--run-dir", type=Path, help="directory for this run")
+    demo.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
+    return parser
+
+
+def _summary(run_dir: Path, out: TextIO) -> None:
+    """Print totals from the run's crawl.log."""
+    log = run_dir / "logs" / "crawl.log"
+    statuses: dict[str, int] = {}
+    total = 0
+    if log.exists():
+        with log.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                parts = line.split(None, 2)
+                if len(parts) >= 2:
+                    statuses[parts[1]] = statuses.get(parts[1], 0) + 1
+                    total += 1
+    ok = sum(n for code, n in statuses.items() if code.lstrip("-").isdigit() and int(code) > 0)
+    codes = ", ".join(f"{code}: {n}" for code, n in sorted(statuses.items(), key=lambda kv: -kv[1]))
+    print(f"URIs logged: {total} ({ok} downloaded); by status: {codes or 'none'}", file=out)
+    print(f"crawl.log: {log}", file=out)
+    print(f"WARCs: {run_dir / 'warcs'}", file=out)
+
+
+def cmd_run(
+    order_path: Path,
+    sets: Sequence[str],
+    run_dir: Path | None,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """Load, validate and run an order; prints the run directory first."""
+    from crawler.controller import CrawlController, new_run_dir
+
+    try:
+        order = load_order(order_path, sets)
+    except OrderError as error:
+        print(str(error), file=err)
+        return 2
+    if run_dir is None:
+        run_dir = new_run_dir(order_path.resolve().parent)
+    else:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    print(run_dir, file=out, flush=True)
+    started = time.monotonic()
+    try:
+        controller = CrawlController(order, run_dir)
+        code = controller.run()
+    except OrderError as error:
+        print(str(error), file=err)
+        return 2
+    elapsed = time.monotonic() - started
+    print(f"{controller.exit_status} in {elapsed:.1f}s", file=out)
+    _summary(run_dir, out)
+    return code
+
+
+def cmd_demo(
+    port: int, pages: int, run_dir: Path | None, sets: Sequence[str], out: TextIO, err: TextIO
+) -> int:
+    """Serve the sample site and crawl it with the example job, politeness off."""
+    from crawler.demo.sample_site import SampleSite
+
+    try:
+        ports = (0, 0, 0) if port == 0 else (port, port + 1, port + 2)
+        site = SampleSite(ports=ports, pages_per_host=pages)
+        urls = site.start()
+    except OSError:
+        site = SampleSite(ports=(0, 0, 0), pages_per_host=pages)
+        urls = site.start()
+    print(f"sample site: {', '.join(urls)}", file=out, flush=True)
+    order = PROJECT_ROOT / "jobs" / "example" / "order.yaml"
+    overrides = [
+        "name=demo",
+        f"seeds.urls={urls!r}",
+        "seeds.file=null",
+        "frontier.politeness.delay_factor=0",
+        "frontier.politeness.min_delay_ms=0",
+        "frontier.politeness.max_delay_ms=0",
+        *sets,
+    ]
+    if run_dir is None:
+        from crawler.controller import new_run_dir
+
+        run_dir = new_run_dir(Path.cwd() / "jobs" / "demo")
+    try:
+        return cmd_run(order, overrides, run_dir, out, err)
+    finally:
+        site.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``crawler`` command."""
+    args = _parser().parse_args(argv)
+    out, err = sys.stdout, sys.stderr
+    if args.command == "run":
+        return cmd_run(args.order, args.sets, args.run_dir, out, err)
+    if args.command == "validate":
+        return validate_main(args.order, args.sets, out, err)
+    if args.command == "show-processor":
+        return show_processor_main(args.cls, out, err)
+    if args.command == "demo":
+        return cmd_demo(args.port, args.pages, args.run_dir, args.sets, out, err)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,281 @@
+"""CrawlURI, the unit of work, with its hop letters, scheduling directives and fetch statuses.
+
+A CrawlURI belongs to exactly one ToeThread from ``Frontier.next()`` to ``Frontier.finished()``,
+so it carries no lock. Processors keep per-URI state on it (``annotations``, ``data``), never on
+themselves. Heritrix counterpart: ``org.archive.modules.CrawlURI``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+MAX_HOPS_SHOWN = 50
+"""Only the last 50 hop letters are kept; earlier ones are counted (``12+LL…``)."""
+
+
+class Hop:
+    """Hop letters of the path from a seed (crawl.log column 5)."""
+
+    LINK = "L"
+    EMBED = "E"
+    SPECULATIVE = "X"
+    REFER = "R"
+    PREREQ = "P"
+    INFERRED = "I"
+    MANIFEST = "M"
+    SUBMIT = "S"
+    ALL = "LEXRPIMS"
+
+
+class SchedulingDirective(IntEnum):
+    """How urgently a URI is scheduled within its queue; lower sorts first."""
+
+    HIGHEST = 0
+    HIGH = 1
+    MEDIUM = 2
+    NORMAL = 3
+
+
+class FetchStatus(IntEnum):
+    """Heritrix fetch status codes (HTTP statuses are used as they are)."""
+
+    DNS_SUCCESS = 1
+    UNATTEMPTED = 0
+    DOMAIN_UNRESOLVABLE = -1
+    CONNECT_FAILED = -2
+    CONNECT_LOST = -3
+    TIMEOUT = -4
+    RUNTIME_EXCEPTION = -5
+    DOMAIN_PREREQUISITE_FAILURE = -6
+    UNFETCHABLE_URI = -7
+    TOO_MANY_RETRIES = -8
+    DEFERRED = -50
+    UNQUEUEABLE = -60
+    ROBOTS_PREREQUISITE_FAILURE = -61
+    OTHER_PREREQUISITE_FAILURE = -62
+    PREREQUISITE_UNSCHEDULABLE_FAILURE = -63
+    DEEMED_NOT_FOUND = -404
+    SERIOUS_ERROR = -3000
+    DEEMED_CHAFF = -4000
+    TOO_MANY_LINK_HOPS = -4001
+    TOO_MANY_EMBED_HOPS = -4002
+    OUT_OF_SCOPE = -5000
+    BLOCKED_BY_USER = -5001
+    BLOCKED_BY_CUSTOM_PROCESSOR = -5002
+    BLOCKED_BY_QUOTA = -5003
+    BLOCKED_BY_RUNTIME_LIMIT = -5004
+    DELETED_BY_USER = -6000
+    PROCESSING_THREAD_KILLED = -7000
+    ROBOTS_PRECLUDED = -9998
+
+
+RETRYABLE_STATUSES = frozenset({-1, -2, -3, -50})
+"""Statuses that put a URI back in its queue while attempts remain."""
+
+DISREGARDED_STATUSES = frozenset({-9998, -5002, -5000, -5001, -4002, -4001, -6000})
+"""Statuses that are neither success nor failure (not charged to a queue's budget)."""
+
+
+@dataclass(slots=True)
+class Link:
+    """An outlink found by an extractor: the absolute URI, its hop letter and where it was found."""
+
+    uri: str
+    hop: str
+    context: str = ""
+
+
+@dataclass(slots=True, eq=False)
+class CrawlURI:
+    """One URI being crawled, from scheduling to its final disposition.
+
+    Persistent fields (saved while the URI waits in the frontier) are listed in
+    ``_PERSISTENT``; everything else describes one processing attempt and is reset by
+    :meth:`reset_for_retry`.
+    """
+
+    uri: str
+    via: str | None = None
+    hop_path: str = ""
+    hops_dropped: int = 0
+    is_seed: bool = False
+    source_tag: str | None = None
+    directive: int = SchedulingDirective.NORMAL
+    precedence: int = 1
+    force_fetch: bool = False
+    fetch_attempts: int = 0
+    via_context: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    # Assigned by the frontier.
+    queue_key: str = ""
+    canonical: str = ""
+    ordinal: int = 0
+    # Results of one processing attempt.
+    status: int = FetchStatus.UNATTEMPTED
+    content_type: str | None = None
+    content_length: int = -1
+    content_size: int = -1
+    payload_digest: str | None = None
+    fetch_start_ms: int = 0
+    fetch_duration_ms: int = -1
+    http_status: int = 0
+    http_version: str = ""
+    response_headers: list[tuple[str, str]] = field(default_factory=list)
+    ip_address: str | None = None
+    outlinks: list[Link] = field(default_factory=list)
+    annotations: list[str] = field(default_factory=list)
+    extra_info: dict[str, Any] = field(default_factory=dict)
+    prerequisite: CrawlURI | None = None
+    politeness_delay_ms: int = -1
+    retry_delay_s: float = 0.0
+    thread_number: int = 0
+    recording: Any = None
+    error: BaseException | None = None
+    error_traceback: str = ""
+    nonfatal_errors: list[tuple[BaseException, str]] = field(default_factory=list)
+
+    _PERSISTENT = (
+        "uri",
+        "via",
+        "hop_path",
+        "hops_dropped",
+        "is_seed",
+        "source_tag",
+        "directive",
+        "precedence",
+        "force_fetch",
+        "fetch_attempts",
+        "via_context",
+        "data",
+        "queue_key",
+        "canonical",
+        "ordinal",
+    )
+
+    # ----------------------------------------------------------------- hops
+    @property
+    def hop_count(self) -> int:
+        """Total hops from the seed, counting hops no longer shown."""
+        return self.hops_dropped + len(self.hop_path)
+
+    @property
+    def last_hop(self) -> str:
+        """The last hop letter, or ``""`` for a seed."""
+        return self.hop_path[-1:] if self.hop_path else ""
+
+    def hop_path_text(self) -> str:
+        """Hop path as crawl.log prints it: ``-`` for a seed, ``N+…`` once hops were dropped."""
+        if not self.hop_path:
+            return "-"
+        if self.hops_dropped:
+            return f"{self.hops_dropped}+{self.hop_path}"
+        return self.hop_path
+
+    def create_child(self, uri: str, hop: str, context: str = "") -> CrawlURI:
+        """A new CrawlURI reached from this one by ``hop``, inheriting its source tag."""
+        path = self.hop_path + hop
+        dropped = self.hops_dropped
+        if len(path) > MAX_HOPS_SHOWN:
+            extra = len(path) - MAX_HOPS_SHOWN
+            path = path[extra:]
+            dropped += extra
+        return CrawlURI(
+            uri=uri,
+            via=self.uri,
+            hop_path=path,
+            hops_dropped=dropped,
+            source_tag=self.source_tag,
+            via_context=context,
+        )
+
+    # ------------------------------------------------------------- outcome
+    @property
+    def is_success(self) -> bool:
+        """Heritrix's success: any status above zero (a 404 counts as downloaded)."""
+        return self.status > 0
+
+    @property
+    def is_disregarded(self) -> bool:
+        """Out of scope, robots-precluded, blocked or deleted: neither success nor failure."""
+        return self.status in DISREGARDED_STATUSES
+
+    @property
+    def mime_type(self) -> str:
+        """Content type without parameters, as crawl.log column 7 prints it."""
+        ctype = self.content_type
+        if not ctype:
+            return "no-type"
+        for sep in (";", " ", ","):
+            cut = ctype.find(sep)
+            if cut >= 0:
+                ctype = ctype[:cut]
+        return ctype.strip().lower() or "no-type"
+
+    def annotate(self, note: str) -> None:
+        """Add a crawl.log annotation once, keeping insertion order."""
+        if note not in self.annotations:
+            self.annotations.append(note)
+
+    def header(self, name: str) -> str | None:
+        """First response header named ``name`` (case-insensitive), or None."""
+        lname = name.lower()
+        for key, value in self.response_headers:
+            if key.lower() == lname:
+                return value
+        return None
+
+    def reset_for_retry(self) -> None:
+        """Forget the results of a failed attempt before the URI goes back in its queue."""
+        self.status = FetchStatus.UNATTEMPTED
+        self.content_type = None
+        self.content_length = -1
+        self.content_size = -1
+        self.payload_digest = None
+        self.fetch_start_ms = 0
+        self.fetch_duration_ms = -1
+        self.http_status = 0
+        self.http_version = ""
+        self.response_headers = []
+        self.ip_address = None
+        self.outlinks = []
+        self.extra_info = {}
+        self.prerequisite = None
+        self.politeness_delay_ms = -1
+        self.retry_delay_s = 0.0
+        self.error = None
+        self.error_traceback = ""
+        self.nonfatal_errors = []
+        self.annotations = [
+            a for a in self.annotations if not a.endswith("t") or not a[:-1].isdigit()
+        ]
+        self.close_recording()
+
+    def close_recording(self) -> None:
+        """Release the fetched bytes (temp files) if any; safe to call twice."""
+        rec = self.recording
+        self.recording = None
+        if rec is not None:
+            close = getattr(rec, "close", None)
+            if close is not None:
+                close()
+
+    # ------------------------------------------------------- persistence
+    def to_bytes(self) -> bytes:
+        """Compact record of the persistent fields, for the frontier's store."""
+        return json.dumps(
+            [getattr(self, name) for name in self._PERSISTENT],
+            separators=(",", ":"),
+            ensure_ascii=False,
+        ).encode()
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> CrawlURI:
+        """Inverse of :meth:`to_bytes`."""
+        values = json.loads(raw)
+        return cls(**dict(zip(cls._PERSISTENT, values, strict=True)))
+
+    def __repr__(self) -> str:
+        return f"CrawlURI({self.uri!r}, hops={self.hop_path_text()!r}, status={self.status})"

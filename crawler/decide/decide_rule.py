@@ -1,0 +1,103 @@
+"""DecideResult, DecideRule and DecideRuleSequence: the scoping and filtering vocabulary.
+
+A rule answers ACCEPT, REJECT or NONE (no opinion) for a CrawlURI. A sequence asks every rule in
+order and the last non-NONE answer wins (Heritrix's ``DecideRuleSequence``). Rules are immutable
+after :meth:`DecideRule.bind`, so one instance serves all threads without locks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from crawler.params import Params, params_model_of
+
+if TYPE_CHECKING:
+    from crawler.curi import CrawlURI
+
+
+class DecideResult(StrEnum):
+    """A rule's answer."""
+
+    ACCEPT = "ACCEPT"
+    REJECT = "REJECT"
+    NONE = "NONE"
+
+
+@dataclass(frozen=True, slots=True)
+class RuleContext:
+    """What rules may need from the crawl when bound: the seed URIs and the order's directory."""
+
+    seeds: Sequence[str] = ()
+    base_dir: str = "."
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+P = TypeVar("P", bound=Params)
+
+
+class DecideRule(Generic[P]):
+    """Base of all rules. Subclasses implement :meth:`decide`; parameters come from the order.
+
+    Thread-safety: ``decide`` must not mutate ``self`` (rules are shared by all ToeThreads).
+    """
+
+    params_model: ClassVar[type[Params]] = Params
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.params_model = params_model_of(cls, DecideRule)
+
+    def __init__(self, params: P | None = None) -> None:
+        self.params: P = params if params is not None else self.params_model()  # type: ignore[assignment]
+
+    def bind(self, ctx: RuleContext) -> None:
+        """Called once before the crawl with the seeds; precompute here. Default: nothing."""
+
+    def decide(self, curi: CrawlURI) -> DecideResult:
+        """ACCEPT, REJECT or NONE for ``curi``."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.params!r})"
+
+
+class DecideRuleSequence:
+    """Runs every rule in order; the last non-NONE result wins (NONE if every rule abstains)."""
+
+    __slots__ = ("rules",)
+
+    def __init__(self, rules: Sequence[DecideRule[Any]] = ()) -> None:
+        self.rules: tuple[DecideRule[Any], ...] = tuple(rules)
+
+    def bind(self, ctx: RuleContext) -> None:
+        """Bind every rule (see :meth:`DecideRule.bind`)."""
+        for rule in self.rules:
+            rule.bind(ctx)
+
+    def decide(self, curi: CrawlURI) -> DecideResult:
+        """The last non-NONE decision of the rules, or NONE."""
+        result = DecideResult.NONE
+        for rule in self.rules:
+            answer = rule.decide(curi)
+            if answer is not DecideResult.NONE:
+                result = answer
+        return result
+
+    def decide_with_rule(self, curi: CrawlURI) -> tuple[DecideResult, int]:
+        """Like :meth:`decide`, also giving the index of the deciding rule (-1 if none)."""
+        result, index = DecideResult.NONE, -1
+        for i, rule in enumerate(self.rules):
+            answer = rule.decide(curi)
+            if answer is not DecideResult.NONE:
+                result, index = answer, i
+        return result, index
+
+    def accepts(self, curi: CrawlURI) -> bool:
+        """True when the sequence's decision is ACCEPT."""
+        return self.decide(curi) is DecideResult.ACCEPT
+
+    def __len__(self) -> int:
+        return len(self.rules)

@@ -1,0 +1,205 @@
+"""The basic DecideRules: constants, predicated rules, and rules on hops, seeds and fetch results.
+
+Every rule here is immutable after construction (``bind`` aside) and safe to share between
+ToeThreads. Rules read the CrawlURI and never write it. Heritrix counterparts are in
+``org.archive.modules.deciderules`` under the same names.
+
+A *predicated* rule answers its ``decision`` param (ACCEPT or REJECT) when its test holds and
+NONE otherwise, so it only ever changes the verdict of a :class:`DecideRuleSequence` when it
+applies. Regex-based and SURT-based rules live in :mod:`crawler.decide.uri_rules` and
+:mod:`crawler.decide.surt_rules`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
+
+from pydantic import AfterValidator, Field
+
+from crawler.curi import Hop
+from crawler.decide.decide_rule import DecideResult, DecideRule
+from crawler.params import NoParams, Params
+
+if TYPE_CHECKING:
+    from crawler.curi import CrawlURI
+
+Decision = Literal["ACCEPT", "REJECT"]
+"""What a predicated rule answers when its test holds."""
+
+
+def _check_regex(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+    return pattern
+
+
+Regex = Annotated[str, AfterValidator(_check_regex)]
+"""A Python regular expression, checked when the order is loaded."""
+
+
+class AcceptDecideRule(DecideRule[NoParams]):
+    """Always ACCEPT (Heritrix ``AcceptDecideRule``)."""
+
+    def decide(self, curi: CrawlURI) -> DecideResult:
+        return DecideResult.ACCEPT
+
+
+class RejectDecideRule(DecideRule[NoParams]):
+    """Always REJECT; usually first in a scope so that only later ACCEPTs let URIs in."""
+
+    def decide(self, curi: CrawlURI) -> DecideResult:
+        return DecideResult.REJECT
+
+
+class PredicatedParams(Params):
+    """Parameters of every predicated rule."""
+
+    decision: Decision = Field("ACCEPT", description="answer when the rule's test holds")
+
+
+PP = TypeVar("PP", bound=PredicatedParams)
+
+
+class PredicatedDecideRule(DecideRule[PP]):
+    """Answers ``params.decision`` when :meth:`evaluate` is true, else NONE."""
+
+    def __init__(self, params: PP | None = None) -> None:
+        super().__init__(params)
+        self._decision = DecideResult(self.params.decision)
+
+    def decide(self, curi: CrawlURI) -> DecideResult:
+        return self._decision if self.evaluate(curi) else DecideResult.NONE
+
+    def evaluate(self, curi: CrawlURI) -> bool:
+        """The rule's test."""
+        raise NotImplementedError
+
+
+class TooManyHopsParams(PredicatedParams):
+    decision: Decision = Field("REJECT", description="answer when there are too many hops")
+    max_hops: int = Field(20, ge=0, description="most hops (of any kind) from a seed allowed")
+
+
+class TooManyHopsDecideRule(PredicatedDecideRule[TooManyHopsParams]):
+    """REJECT when the total hop count from the seed exceeds ``max_hops`` (all hop letters
+    count, including those dropped from the shown hop path)."""
+
+    def evaluate(self, curi: CrawlURI) -> bool:
+        return curi.hops_dropped + len(curi.hop_path) > self.params.max_hops
+
+
+class TransclusionParams(PredicatedParams):
+    max_trans_hops: int = Field(
+        2, ge=0, description="most trailing non-navigational hops (redirects not counted)"
+    )
+    max_speculative_hops: int = Field(
+        1, ge=0, description="most speculative (X) hops among those trailing hops"
+    )
+
+
+_NAVIGATIONAL_HOPS = frozenset(Hop.LINK + Hop.MANIFEST + Hop.SUBMIT)
+
+
+class TransclusionDecideRule(PredicatedDecideRule[TransclusionParams]):
+    """ACCEPT things embedded in (or redirected to from) in-scope pages, even off-site.
+
+    Looks at the trailing run of hops that are not L, M or S: it must be non-empty, hold at
+    most ``max_trans_hops`` hops other than R, and at most ``max_speculative_hops`` X hops.
+    So ``LLE`` (an image on a page) and ``LLRE`` qualify; ``LLEEE`` and ``LXX`` do not.
+    """
+
+    def evaluate(self, curi: CrawlURI) -> bool:
+        path = curi.hop_path
+        run = 0
+        non_refer = 0
+        speculative = 0
+        for i in range(len(path) - 1, -1, -1):
+            hop = path[i]
+            if hop in _NAVIGATIONAL_HOPS:
+                break
+            run += 1
+            if hop != Hop.REFER:
+                non_refer += 1
+                if hop == Hop.SPECULATIVE:
+                    speculative += 1
+        return (
+            run > 0
+            and speculative <= self.params.max_speculative_hops
+            and non_refer <= self.params.max_trans_hops
+        )
+
+
+class PrerequisiteAcceptDecideRule(PredicatedDecideRule[PredicatedParams]):
+    """ACCEPT prerequisites (last hop P: dns:, robots.txt) so a scope never blocks them."""
+
+    def evaluate(self, curi: CrawlURI) -> bool:
+        return curi.hop_path[-1:] == Hop.PREREQ
+
+
+class SeedAcceptDecideRule(PredicatedDecideRule[PredicatedParams]):
+    """ACCEPT seeds."""
+
+    def evaluate(self, curi: CrawlURI) -> bool:
+        return curi.is_seed
+
+
+class HopsPathMatchesRegexParams(PredicatedParams):
+    regex: Regex = Field(description="regex that must match the whole hop path, e.g. '.*X.*'")
+
+
+class HopsPathMatchesRegexDecideRule(PredicatedDecideRule[HopsPathMatchesRegexParams]):
+    """Applies its decision when the hop path (``LLE``; empty for seeds) fully matches."""
+
+    def __init__(self, params: HopsPathMatchesRegexParams | None = None) -> None:
+        super().__init__(params)
+        self._pattern = re.compile(self.params.regex)
+
+    def evaluate(self, curi: CrawlURI) -> bool:
+        return self._pattern.fullmatch(curi.hop_path) is not None
+
+
+class FetchStatusParams(PredicatedParams):
+    statuses: list[int] = Field(
+        default_factory=list, description="fetch status codes (HTTP or Heritrix) that match"
+    )
+
+
+class FetchStatusDecideRule(PredicatedDecideRule[FetchStatusParams]):
+    """Applies its decision when the URI's fetch status is one of ``statuses``; meant for
+    processors' ``should_process_rule`` after the fetch."""
+
+    def __init__(self, params: FetchStatusParams | None = None) -> None:
+        super().__init__(params)
+        self._statuses = frozenset(self.params.statuses)
+
+    def evaluate(self, curi: CrawlURI) -> bool:
+        return curi.status in self._statuses
+
+
+class ContentTypeRegexParams(PredicatedParams):
+    regex: Regex = Field(description="regex that must match the whole Content-Type header value")
+
+
+class ContentTypeMatchesRegexDecideRule(PredicatedDecideRule[ContentTypeRegexParams]):
+    """Applies its decision when the response's Content-Type fully matches ``regex``.
+
+    A URI without a content type (not yet fetched, or none sent) never matches.
+    """
+
+    def __init__(self, params: ContentTypeRegexParams | None = None) -> None:
+        super().__init__(params)
+        self._pattern = re.compile(self.params.regex)
+
+    def evaluate(self, curi: CrawlURI) -> bool:
+        ctype = curi.content_type
+        return ctype is not None and self._pattern.fullmatch(ctype) is not None
+
+
+class ContentTypeNotMatchesRegexDecideRule(ContentTypeMatchesRegexDecideRule):
+    """Applies its decision when the Content-Type is absent or does not fully match."""
+
+    def evaluate(self, curi: CrawlURI) -> bool:
+        return not super().evaluate(curi)

@@ -1,0 +1,70 @@
+"""The Frontier protocol and FrontierSnapshot: what the rest of the crawler sees of the frontier.
+
+The frontier hands each ToeThread one CrawlURI at a time from a queue whose politeness time has
+come, and takes it back in :meth:`Frontier.finished`. Implementations are thread-safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from crawler.curi import CrawlURI
+
+
+@dataclass(frozen=True)
+class FrontierSnapshot:
+    """Counts at one moment, for progress-statistics.log, status and reports.
+
+    ``queues`` maps a queue state (ready, in_process, snoozed, inactive, retired, exhausted) to
+    how many queues are in it; ``longest`` lists the biggest queues as (key, size).
+    """
+
+    discovered: int = 0
+    queued: int = 0
+    in_process: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    disregarded: int = 0
+    queues: dict[str, int] = field(default_factory=dict)
+    total_queues: int = 0
+    max_depth: int = -1
+    avg_depth: float = 0.0
+    congestion: float = 0.0
+    longest: tuple[tuple[str, int], ...] = ()
+
+
+class Frontier(Protocol):
+    """The Heritrix frontier contract. All methods are thread-safe."""
+
+    def schedule(self, curi: CrawlURI) -> bool:
+        """Queue ``curi`` if its canonical form was never seen (or it is force-fetched).
+
+        Returns True when it was queued. Never raises for a bad URI: it is refused and logged.
+        """
+        ...
+
+    def next(self, timeout_s: float) -> CrawlURI | None:
+        """A URI whose queue may be fetched now, or None after ``timeout_s`` without one."""
+        ...
+
+    def finished(self, curi: CrawlURI) -> bool:
+        """Take back a URI handed out by :meth:`next`.
+
+        Retries it (returns False) or records its final disposition, calling the frontier's
+        final-disposition listener (crawl.log, stats) before returning True.
+        """
+        ...
+
+    def is_empty(self) -> bool:
+        """True when nothing is queued and nothing is in process."""
+        ...
+
+    def snapshot(self) -> FrontierSnapshot:
+        """Current counts."""
+        ...
+
+    def close(self) -> None:
+        """Flush and release the store. Idempotent."""
+        ...

@@ -1,0 +1,126 @@
+"""LevelDBQueueStore: the default QueueStore, one LevelDB directory under the run's ``state/``.
+
+Record layout (byte-wise order is the crawl order within a queue):
+
+* pending: ``b"p" + queue key (UTF-8) + 0x00 + 8-byte big-endian sort key`` -> serialized CrawlURI
+* metadata: ``b"m" + name (UTF-8)`` -> value
+
+Heritrix counterpart: ``BdbMultipleWorkQueues`` (its ``pending`` database). This is the only
+frontier module that imports plyvel. A LevelDB directory can be opened by one process at a time.
+
+Deleting a queue's head leaves a tombstone that a seek from the queue's first key would step over
+again until compaction; the store therefore remembers, per queue, a sort key below which every
+record is known to be deleted and seeks from there. That floor is only a hint: it starts at 0 on
+open. Not thread-safe (the frontier serializes calls).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import plyvel
+from pydantic import Field
+
+from crawler.frontier.queue_store import QueueStoreBase, StoreBatch, check_queue_key
+from crawler.params import Params
+
+_PENDING = b"p"
+_META = b"m"
+
+
+class LevelDBQueueStoreParams(Params):
+    """Where and how the LevelDB frontier store is opened."""
+
+    dir_name: str = Field("frontier", min_length=1, description="directory under state/")
+    lru_cache_mb: int = Field(64, ge=1, description="LevelDB block cache size (MiB)")
+    write_buffer_mb: int = Field(16, ge=1, description="LevelDB memtable size (MiB)")
+    sync_writes: bool = Field(False, description="fsync every batch (slow; survives power loss)")
+
+
+class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
+    """Pending URIs and metadata in one LevelDB (plyvel)."""
+
+    def __init__(self, params: LevelDBQueueStoreParams | None = None) -> None:
+        super().__init__(params)
+        self._db: Any = None
+        # queue key -> (sort-key floor, head returned last) — see module docstring.
+        self._floor: dict[str, int] = {}
+        self._last_head: dict[str, int] = {}
+
+    @property
+    def path(self) -> Path | None:
+        """The database directory once opened."""
+        return Path(self._db.name.decode()) if self._db is not None else None
+
+    def open(self, state_dir: Path) -> None:
+        if self._db is not None:
+            return
+        path = Path(state_dir) / self.params.dir_name
+        path.mkdir(parents=True, exist_ok=True)
+        self._db = plyvel.DB(
+            str(path),
+            create_if_missing=True,
+            lru_cache_size=self.params.lru_cache_mb << 20,
+            write_buffer_size=self.params.write_buffer_mb << 20,
+        )
+
+    def _require(self) -> Any:
+        if self._db is None:
+            raise RuntimeError("LevelDBQueueStore is not open")
+        return self._db
+
+    def write(self, batch: StoreBatch) -> None:
+        db = self._require()
+        floor, last_head = self._floor, self._last_head
+        with db.write_batch(sync=self.params.sync_writes) as wb:
+            for queue_key, key in batch.deletes:
+                wb.delete(_PENDING + queue_key.encode() + b"\x00" + key.to_bytes(8, "big"))
+                if last_head.get(queue_key) == key:
+                    # Everything below the head was already gone: the floor may pass it.
+                    floor[queue_key] = key + 1
+                    del last_head[queue_key]
+            for queue_key, key, value in batch.puts:
+                check_queue_key(queue_key)
+                wb.put(_PENDING + queue_key.encode() + b"\x00" + key.to_bytes(8, "big"), value)
+                if key < floor.get(queue_key, 0):
+                    floor[queue_key] = key
+                head = last_head.get(queue_key)
+                if head is not None and key < head:
+                    del last_head[queue_key]
+            for name, meta in batch.meta.items():
+                if meta is None:
+                    wb.delete(_META + name.encode())
+                else:
+                    wb.put(_META + name.encode(), meta)
+
+    def head(self, queue_key: str) -> tuple[int, bytes] | None:
+        db = self._require()
+        prefix = _PENDING + queue_key.encode() + b"\x00"
+        start = prefix + self._floor.get(queue_key, 0).to_bytes(8, "big")
+        with db.iterator(start=start, stop=prefix + b"\xff" * 9) as it:
+            for raw_key, value in it:
+                key = int.from_bytes(raw_key[len(prefix) :], "big")
+                self._last_head[queue_key] = key
+                return key, value
+        self._last_head.pop(queue_key, None)
+        return None
+
+    def get_meta(self, name: str) -> bytes | None:
+        value: bytes | None = self._require().get(_META + name.encode())
+        return value
+
+    def scan_meta(self, prefix: str) -> Iterator[tuple[str, bytes]]:
+        db = self._require()
+        start = _META + prefix.encode()
+        with db.iterator(prefix=start) as it:
+            for raw_key, value in it:
+                yield raw_key[len(_META) :].decode(), value
+
+    def close(self) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            db.close()
+        self._floor.clear()
+        self._last_head.clear()

@@ -1,0 +1,104 @@
+"""QueueStore: where the frontier keeps its pending URIs, queue metadata and counters.
+
+The store knows nothing of politeness or queue states; it holds two things:
+
+* **pending records** — ``(queue key, sort key) -> serialized CrawlURI``. The 64-bit sort key packs
+  the scheduling directive (top byte), the URI precedence (next byte, clipped to 127) and the
+  global ordinal (low 48 bits), so ascending order within a queue is directive, then precedence,
+  then FIFO (Heritrix's ``BdbMultipleWorkQueues`` key layout).
+* **metadata** — ``name -> bytes`` for per-queue records and frontier counters, so a later resume
+  can rebuild every in-memory structure from the store alone.
+
+Writes come as one atomic :class:`StoreBatch`. A Redis store can implement the same protocol
+with a sorted set per queue, a hash for values and MULTI/EXEC for batches.
+
+Thread-safety: implementations need not be thread-safe; :class:`WorkQueueFrontier` serializes
+every call under its lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, Generic, Protocol, TypeVar
+
+from crawler.params import Params, params_model_of
+
+MAX_PRECEDENCE = 127
+ORDINAL_BITS = 48
+ORDINAL_MASK = (1 << ORDINAL_BITS) - 1
+
+
+def sort_key(directive: int, precedence: int, ordinal: int) -> int:
+    """The 64-bit in-queue sort key: directive byte, precedence byte (0..127), 48-bit ordinal."""
+    d = 0 if directive < 0 else (255 if directive > 255 else directive)
+    p = 0 if precedence < 0 else (MAX_PRECEDENCE if precedence > MAX_PRECEDENCE else precedence)
+    return (d << 56) | (p << ORDINAL_BITS) | (ordinal & ORDINAL_MASK)
+
+
+def check_queue_key(queue_key: str) -> None:
+    """Reject queue keys that would break the ``key, 0x00, sort key`` record layout."""
+    if not queue_key or "\x00" in queue_key:
+        raise ValueError(f"invalid queue key {queue_key!r}")
+
+
+@dataclass(slots=True)
+class StoreBatch:
+    """Changes applied atomically by :meth:`QueueStore.write`.
+
+    ``puts`` add or replace pending records ``(queue key, sort key, value)``; ``deletes`` remove
+    pending records ``(queue key, sort key)``; ``meta`` sets metadata (``None`` deletes it).
+    Deletes are applied before puts.
+    """
+
+    puts: list[tuple[str, int, bytes]] = field(default_factory=list)
+    deletes: list[tuple[str, int]] = field(default_factory=list)
+    meta: dict[str, bytes | None] = field(default_factory=dict)
+
+
+class QueueStore(Protocol):
+    """Persistent pending URIs per queue plus metadata. See the module docstring."""
+
+    def open(self, state_dir: Path) -> None:
+        """Open (creating if needed) the store under ``state_dir``."""
+        ...
+
+    def write(self, batch: StoreBatch) -> None:
+        """Apply ``batch`` atomically."""
+        ...
+
+    def head(self, queue_key: str) -> tuple[int, bytes] | None:
+        """The pending record of ``queue_key`` with the lowest sort key, or None if empty."""
+        ...
+
+    def get_meta(self, name: str) -> bytes | None:
+        """One metadata value, or None."""
+        ...
+
+    def scan_meta(self, prefix: str) -> Iterator[tuple[str, bytes]]:
+        """Every metadata ``(name, value)`` whose name starts with ``prefix``, in name order."""
+        ...
+
+    def close(self) -> None:
+        """Flush and release resources. Idempotent."""
+        ...
+
+
+P = TypeVar("P", bound=Params)
+
+
+class QueueStoreBase(Generic[P]):
+    """Common base of the built-in stores: binds the parameter model (component convention)."""
+
+    params_model: ClassVar[type[Params]] = Params
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.params_model = params_model_of(cls, QueueStoreBase)
+
+    def __init__(self, params: P | None = None) -> None:
+        self.params: P = params if params is not None else self.params_model()  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.params!r})"

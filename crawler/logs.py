@@ -1,0 +1,138 @@
+"""CrawlLogs: crawl.log and the other Heritrix-format logs of one run (design.md §5).
+
+alerts.log and crawler.jsonl are written by the structlog configuration in :mod:`crawler.applog`.
+
+Every writer is thread-safe: one lock per file, held only while a finished line is written.
+Lines are formatted outside the locks. Files are line-buffered so ``tail -f`` and ``crawler status``
+see each line at once and a crash loses at most the line being written.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from crawler.curi import CrawlURI
+
+LOG_NAMES = (
+    "crawl.log",
+    "progress-statistics.log",
+    "uri-errors.log",
+    "runtime-errors.log",
+    "nonfatal-errors.log",
+)
+
+_second_cache: tuple[int, str] = (-1, "")
+
+
+def log17(epoch_s: float) -> str:
+    """``yyyy-mm-ddThh:mm:ss.SSSZ`` (UTC) for a time in seconds since the epoch."""
+    whole, millis = divmod(round(epoch_s * 1000), 1000)
+    global _second_cache
+    cached_second, prefix = _second_cache  # one tuple, replaced atomically: thread-safe
+    if cached_second != whole:
+        prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+        _second_cache = (whole, prefix)
+    return f"{prefix}.{millis:03d}Z"
+
+
+def log14(epoch_s: float) -> str:
+    """``yyyy-mm-ddThh:mm:ssZ`` (UTC)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch_s))
+
+
+def stamp17(epoch_ms: int) -> str:
+    """``yyyymmddhhmmssSSS`` (UTC) for a time in milliseconds since the epoch."""
+    seconds, millis = divmod(int(epoch_ms), 1000)
+    return time.strftime("%Y%m%d%H%M%S", time.gmtime(seconds)) + f"{millis:03d}"
+
+
+def format_crawl_line(curi: CrawlURI, now_s: float, extra_info: bool = True) -> str:
+    """One crawl.log line (13 columns, or 12 without extra info), without the newline."""
+    size = curi.content_size
+    if curi.fetch_start_ms > 0 and curi.fetch_duration_ms >= 0:
+        timing = f"{stamp17(curi.fetch_start_ms)}+{curi.fetch_duration_ms}"
+    else:
+        timing = "-"
+    notes = list(curi.annotations)
+    if curi.fetch_attempts > 1:
+        notes.append(f"{curi.fetch_attempts}t")
+    line = (
+        f"{log17(now_s)} {curi.status:>5} {size if size >= 0 else '-':>10} {curi.uri} "
+        f"{curi.hop_path_text()} {curi.via or '-'} {curi.mime_type} #{curi.thread_number:03d} "
+        f"{timing} {curi.payload_digest or '-'} {curi.source_tag or '-'} "
+        f"{','.join(notes) if notes else '-'}"
+    )
+    if extra_info and curi.extra_info:
+        info = dict(curi.extra_info)
+        if size >= 0:
+            info.setdefault("contentSize", size)
+        line += " " + json.dumps(info, separators=(",", ":"), ensure_ascii=False)
+    return line
+
+
+class _LineFile:
+    """A line-buffered, lock-guarded, append-only text file."""
+
+    __slots__ = ("_fh", "_lock", "path")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._fh: IO[str] | None = open(  # noqa: SIM115 - closed in close()
+            path, "a", encoding="utf-8", buffering=1, errors="backslashreplace"
+        )
+
+    def write(self, text: str) -> None:
+        with self._lock:
+            if self._fh is not None:
+                self._fh.write(text if text.endswith("\n") else text + "\n")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fh is not None:
+                self._fh.close()
+                self._fh = None
+
+
+class CrawlLogs:
+    """The run's ``logs/`` directory: crawl.log, progress-statistics.log and the error logs."""
+
+    def __init__(self, logs_dir: Path, *, extra_info: bool = True) -> None:
+        logs_dir.mkdir(parents=True, exist_ok=True)
+        self.dir = logs_dir
+        self.extra_info = extra_info
+        self.crawl = _LineFile(logs_dir / "crawl.log")
+        self.progress = _LineFile(logs_dir / "progress-statistics.log")
+        self.uri_errors = _LineFile(logs_dir / "uri-errors.log")
+        self.runtime_errors = _LineFile(logs_dir / "runtime-errors.log")
+        self.nonfatal_errors = _LineFile(logs_dir / "nonfatal-errors.log")
+
+    def log_final(self, curi: CrawlURI, now_s: float) -> None:
+        """Write ``curi``'s crawl.log line, plus its runtime/non-fatal error entries if any."""
+        line = format_crawl_line(curi, now_s, self.extra_info)
+        self.crawl.write(line)
+        if curi.error_traceback:
+            self.runtime_errors.write(f"{line} {curi.error_traceback.rstrip()}")
+        for error, trace in curi.nonfatal_errors:
+            self.nonfatal_errors.write(f"{line} {type(error).__name__}: {error} {trace.rstrip()}")
+
+    def uri_error(self, base: str | None, message: str, raw: str, now_s: float) -> None:
+        """uri-errors.log: ``<time> <base URI or n/a> "<message>" <raw link>``."""
+        flat = message.replace("\n", " ").replace('"', "'")
+        self.uri_errors.write(f'{log17(now_s)} {base or "n/a"} "{flat}" {raw}')
+
+    def close(self) -> None:
+        """Close every file. Idempotent."""
+        for f in (
+            self.crawl,
+            self.progress,
+            self.uri_errors,
+            self.runtime_errors,
+            self.nonfatal_errors,
+        ):
+            f.close()

@@ -1,0 +1,141 @@
+"""The crawl order's schema: pydantic models for every section of the YAML.
+
+Key names are a contract (design.md §4): add keys freely, never rename. Components (processors,
+decide rules, frontier parts) are named by dotted path in ``class`` with their own ``params``,
+validated against the component's parameter model by :mod:`crawler.order.components`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Section(BaseModel):
+    """Base of every order section: unknown keys are errors, values are not coerced silently."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class ComponentSpec(Section):
+    """A pluggable component: ``{class: dotted.path.Class, params: {...}}``."""
+
+    class_: str = Field(alias="class", min_length=1, description="dotted path of the class")
+    params: dict[str, Any] = Field(default_factory=dict, description="the class's parameters")
+
+
+class ProcessorSpec(ComponentSpec):
+    """One processor of a chain: a unique name, its class, params, switch and filter rules."""
+
+    name: str = Field(min_length=1, description="unique name, used by jumps and reports")
+    enabled: bool = True
+    should_process_rule: list[ComponentSpec] = Field(
+        default_factory=list, description="DecideRuleSequence; REJECT skips this processor"
+    )
+
+
+class OperatorConfig(Section):
+    """Who runs the crawl; the contact URL goes into the User-Agent of every request."""
+
+    contact_url: str | None = None
+    from_email: str | None = None
+    organization: str | None = None
+    user_agent_template: str = "Mozilla/5.0 (compatible; crawler/{version}; +{contact_url})"
+
+
+class SeedsConfig(Section):
+    """Where seeds come from: a file in Heritrix seed-list syntax and/or a list of URLs."""
+
+    file: str | None = None
+    urls: list[str] = Field(default_factory=list)
+    source_tag_seeds: bool = False
+
+
+class LimitsConfig(Section):
+    """The crawl ends when one limit is reached; 0 means unlimited."""
+
+    max_documents: int = Field(0, ge=0)
+    max_bytes: int = Field(0, ge=0)
+    max_time_s: float = Field(0, ge=0)
+
+
+class RobotsConfig(Section):
+    """robots.txt handling."""
+
+    policy: Literal["obey", "ignore"] = "obey"
+    validity_s: float = Field(86400, gt=0)
+    max_size_bytes: int = Field(512 * 1024, gt=0)
+
+
+class PolitenessConfig(Section):
+    """Per-queue delay after each fetch: delay_factor x fetch time, clamped to [min, max]."""
+
+    delay_factor: float = Field(5.0, ge=0)
+    min_delay_ms: int = Field(3000, ge=0)
+    max_delay_ms: int = Field(30000, ge=0)
+    respect_crawl_delay_up_to_s: float = Field(300, ge=0)
+    max_per_host_bandwidth_kbps: int = Field(0, ge=0)
+
+
+class RetriesConfig(Section):
+    """Retries of -1/-2/-3/-50 statuses."""
+
+    max_retries: int = Field(30, ge=0)
+    retry_delay_s: float = Field(900, ge=0)
+
+
+class FrontierConfig(Section):
+    """The frontier's parts and policies."""
+
+    store: ComponentSpec = ComponentSpec.model_validate(
+        {"class": "crawler.frontier.LevelDBQueueStore"}
+    )
+    queue_assignment: ComponentSpec = ComponentSpec.model_validate(
+        {"class": "crawler.frontier.HostnameQueueAssignmentPolicy"}
+    )
+    uniq_filter: ComponentSpec = ComponentSpec.model_validate(
+        {"class": "crawler.uniq.LevelDBUriUniqFilter"}
+    )
+    politeness: PolitenessConfig = PolitenessConfig()
+    retries: RetriesConfig = RetriesConfig()
+    balance_replenish_amount: int = 3000
+    queue_total_budget: int = -1
+    error_penalty_amount: int = 100
+
+
+class ChainsConfig(Section):
+    """The five processor chains, each an ordered list."""
+
+    pre: list[ProcessorSpec] = Field(default_factory=list)
+    fetch: list[ProcessorSpec] = Field(default_factory=list)
+    extract: list[ProcessorSpec] = Field(default_factory=list)
+    write: list[ProcessorSpec] = Field(default_factory=list)
+    post: list[ProcessorSpec] = Field(default_factory=list)
+
+
+class LoggingConfig(Section):
+    """Logs and progress reporting."""
+
+    progress_interval_s: float = Field(20, gt=0)
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    console: bool = True
+    crawl_log_extra_info: bool = True
+
+
+class CrawlOrder(Section):
+    """A whole crawl order, after ``extends:`` and ``--set`` overrides were applied."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9._-]+$")
+    description: str = ""
+    operator: OperatorConfig = OperatorConfig()
+    seeds: SeedsConfig = SeedsConfig()
+    toe_threads: int = Field(25, ge=1, le=1000)
+    pause_at_start: bool = False
+    limits: LimitsConfig = LimitsConfig()
+    robots: RobotsConfig = RobotsConfig()
+    scope: list[ComponentSpec] = Field(default_factory=list)
+    frontier: FrontierConfig = FrontierConfig()
+    chains: ChainsConfig = ChainsConfig()
+    logging: LoggingConfig = LoggingConfig()
+    base_dir: str = Field(".", description="directory of the order file; set by the loader")

@@ -1,0 +1,171 @@
+"""Processor, ProcessResult and ProcessorContext: the extension point users write.
+
+A processor is one step of a chain. :meth:`Processor.process` is final: it honours ``enabled``,
+the ``should_process_rule`` from the order and :meth:`Processor.should_process`, then calls
+:meth:`Processor.inner_process`. One instance serves every ToeThread: keep per-URI state on the
+CrawlURI (``curi.data``), never on ``self``; hold no lock across I/O. Heritrix counterpart:
+``org.archive.modules.Processor``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar, final
+
+from crawler.decide.decide_rule import DecideResult, DecideRuleSequence
+from crawler.params import Params, params_model_of
+
+if TYPE_CHECKING:
+    from crawler.clock import Clock
+    from crawler.curi import CrawlURI
+    from crawler.order.schema import CrawlOrder
+    from crawler.servers import ServerCache
+    from crawler.stats import CrawlStats
+
+
+class ProcessResult:
+    """What a processor tells its chain: go on, skip to the post chain, or jump to a processor."""
+
+    __slots__ = ("kind", "target")
+
+    def __init__(self, kind: str, target: str | None = None) -> None:
+        self.kind = kind
+        self.target = target
+
+    @staticmethod
+    def jump(name: str) -> ProcessResult:
+        """Skip forward to the processor called ``name`` (in this chain or a later one)."""
+        return ProcessResult("jump", name)
+
+    def __repr__(self) -> str:
+        return f"ProcessResult({self.kind!r}, {self.target!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ProcessResult)
+            and other.kind == self.kind
+            and other.target == self.target
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.target))
+
+    PROCEED: ClassVar[ProcessResult]
+    SKIP_TO_POST: ClassVar[ProcessResult]
+
+
+ProcessResult.PROCEED = ProcessResult("proceed")
+ProcessResult.SKIP_TO_POST = ProcessResult("skip_to_post")
+
+
+@dataclass(frozen=True)
+class ProcessorContext:
+    """What a processor may use once the crawl starts. Every member is thread-safe.
+
+    ``schedule`` offers a CrawlURI to the frontier as it is (callers scope it first);
+    ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
+    the crawl is ending, so long operations can give up early.
+    """
+
+    run_dir: Path
+    state_dir: Path
+    order: CrawlOrder
+    stats: CrawlStats
+    logger: Any
+    clock: Clock
+    stopping: threading.Event
+    servers: ServerCache
+    scope: DecideRuleSequence
+    schedule: Callable[[CrawlURI], bool]
+    uri_error: Callable[[str | None, str, str], None]
+
+
+P = TypeVar("P", bound=Params)
+
+
+class Processor(Generic[P]):
+    """Base class of every processor.
+
+    Subclasses bind their parameter model through the generic argument and override
+    :meth:`inner_process` (and optionally :meth:`should_process`, :meth:`inner_reject_process`,
+    :meth:`start`, :meth:`stop`, :meth:`report`). ``__init__`` must do no I/O: ``crawler validate``
+    builds processors without running them.
+    """
+
+    params_model: ClassVar[type[Params]] = Params
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.params_model = params_model_of(cls, Processor)
+
+    def __init__(
+        self,
+        name: str,
+        params: P | None = None,
+        *,
+        enabled: bool = True,
+        should_process_rule: DecideRuleSequence | None = None,
+    ) -> None:
+        self.name: Final = name
+        self.params: P = params if params is not None else self.params_model()  # type: ignore[assignment]
+        self.enabled = enabled
+        self.should_process_rule = should_process_rule
+        self._handled = itertools.count()
+        self._handled_count = 0
+        self.ctx: ProcessorContext | None = None
+
+    @final
+    def process(self, curi: CrawlURI) -> ProcessResult:
+        """Run this processor on ``curi`` and say how the chain goes on. Final."""
+        if not self.enabled:
+            return ProcessResult.PROCEED
+        rule = self.should_process_rule
+        if rule is not None and rule.rules and rule.decide(curi) is DecideResult.REJECT:
+            self.inner_reject_process(curi)
+            return ProcessResult.PROCEED
+        if not self.should_process(curi):
+            return ProcessResult.PROCEED
+        self._handled_count = next(self._handled) + 1
+        result = self.inner_process(curi)
+        return ProcessResult.PROCEED if result is None else result
+
+    @property
+    def uris_handled(self) -> int:
+        """How many URIs reached :meth:`inner_process`."""
+        return self._handled_count
+
+    def should_process(self, curi: CrawlURI) -> bool:
+        """Whether ``curi`` concerns this processor (e.g. an HTML extractor wants text/html)."""
+        return True
+
+    def inner_process(self, curi: CrawlURI) -> ProcessResult | None:
+        """The work. Return None (proceed), ``SKIP_TO_POST`` or ``ProcessResult.jump(name)``."""
+        return None
+
+    def inner_reject_process(self, curi: CrawlURI) -> None:
+        """Called instead of :meth:`inner_process` when ``should_process_rule`` rejects."""
+
+    def start(self, ctx: ProcessorContext) -> None:
+        """Open resources before the first URI. Overrides should call ``super().start(ctx)``."""
+        self.ctx = ctx
+
+    def stop(self) -> None:
+        """Release resources. Idempotent; must never raise."""
+
+    def report(self) -> list[str]:
+        """Lines for processors-report.txt (after the ``Processor:`` line)."""
+        return [f"  {self.uris_handled} URIs handled"]
+
+    @property
+    def context(self) -> ProcessorContext:
+        """The context given to :meth:`start`; raises if the processor was not started."""
+        if self.ctx is None:
+            raise RuntimeError(f"processor {self.name!r} used before start()")
+        return self.ctx
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"

@@ -1,0 +1,160 @@
+"""ServerCache: what the crawl knows about each server (robots.txt) and host (IP address).
+
+A *server* is ``host:port`` (robots.txt rules belong to one scheme/port, so https has its own);
+a *host* is the bare host name (its IP is shared by every port). The cache is shared by all
+ToeThreads: one lock guards the maps and is held only for dictionary updates — robots.txt is
+parsed before the lock is taken. Heritrix counterpart: ``ServerCache`` with ``CrawlServer``
+(robots) and ``CrawlHost`` (IP).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from crawler.robots import DEFAULT_MAX_SIZE_BYTES, RobotsRules
+from crawler.urls import UriError, server_key
+
+MIN_ROBOTS_ATTEMPTS = 3
+"""Failed robots fetches (status <= 0) are accepted as "no robots" only after this many."""
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsState:
+    """One server's robots.txt as last seen.
+
+    ``rules`` is None until a fetch was accepted (a response, or ``MIN_ROBOTS_ATTEMPTS``
+    failures); ``fetched_s`` is the epoch time it was accepted; ``failed_attempts`` counts
+    consecutive fetches with a non-positive status; ``status`` is the last fetch's status.
+    """
+
+    rules: RobotsRules | None
+    fetched_s: float | None
+    failed_attempts: int
+    status: int
+
+    def is_valid(self, now_s: float, validity_s: float) -> bool:
+        """Accepted, and accepted less than ``validity_s`` ago."""
+        return (
+            self.rules is not None
+            and self.fetched_s is not None
+            and now_s - self.fetched_s < validity_s
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HostState:
+    """What is known of a host's address: its IP, when it was learnt, and for how long it holds."""
+
+    ip: str | None
+    looked_up_s: float
+    ttl_s: float
+
+
+class ServerCache:
+    """Thread-safe per-server robots state and per-host IP state. The constructor does no I/O."""
+
+    def __init__(self, robots_max_size_bytes: int = DEFAULT_MAX_SIZE_BYTES) -> None:
+        self.robots_max_size_bytes = robots_max_size_bytes
+        self._lock = threading.Lock()
+        self._robots: dict[str, RobotsState] = {}
+        self._hosts: dict[str, HostState] = {}
+
+    # ------------------------------------------------------------------ robots
+    def robots_state(self, server_key: str) -> RobotsState | None:
+        """The server's robots state, or None if no robots fetch was ever recorded."""
+        return self._robots.get(server_key)
+
+    def update_robots(
+        self,
+        server_key: str,
+        status: int,
+        body: bytes | None,
+        now_s: float,
+        max_size_bytes: int | None = None,
+    ) -> RobotsState:
+        """Record the outcome of fetching ``server_key``'s /robots.txt and return the new state.
+
+        2xx → parse ``body`` (at most ``max_size_bytes``, default the cache's); any other
+        positive status → allow all; a non-positive status (no response) counts a failed
+        attempt and is accepted as allow-all only at the ``MIN_ROBOTS_ATTEMPTS``-th failure,
+        before which the previous rules (if any) stay but are no longer valid.
+        """
+        if 200 <= status < 300:
+            limit = self.robots_max_size_bytes if max_size_bytes is None else max_size_bytes
+            rules: RobotsRules | None = RobotsRules.parse(body or b"", limit)
+        elif status > 0:
+            rules = RobotsRules.ALLOW_ALL
+        else:
+            rules = None
+        with self._lock:
+            old = self._robots.get(server_key)
+            if rules is not None:
+                state = RobotsState(rules, now_s, 0, status)
+            else:
+                failures = (old.failed_attempts if old is not None else 0) + 1
+                if failures >= MIN_ROBOTS_ATTEMPTS:
+                    state = RobotsState(RobotsRules.ALLOW_ALL, now_s, failures, status)
+                else:
+                    state = RobotsState(old.rules if old else None, None, failures, status)
+            self._robots[server_key] = state
+        return state
+
+    def is_robots_valid(self, server_key: str, now_s: float, validity_s: float) -> bool:
+        """Whether the server's robots were accepted less than ``validity_s`` seconds ago."""
+        state = self._robots.get(server_key)
+        return state is not None and state.is_valid(now_s, validity_s)
+
+    def rules(self, server_key: str) -> RobotsRules:
+        """The server's current rules; ALLOW_ALL if none were accepted."""
+        state = self._robots.get(server_key)
+        if state is None or state.rules is None:
+            return RobotsRules.ALLOW_ALL
+        return state.rules
+
+    def allowed(self, uri: str, user_agent: str, server: str | None = None) -> bool:
+        """Whether robots.txt lets ``user_agent`` fetch ``uri`` (True when nothing is known).
+
+        Pass ``server`` (the URI's server key) when already computed, to skip re-parsing.
+        """
+        if server is None:
+            try:
+                server = server_key(uri)
+            except (UriError, ValueError):
+                return True
+        return self.rules(server).allowed(uri, user_agent)
+
+    def crawl_delay_s(self, server_key: str, user_agent: str) -> float | None:
+        """The server's robots Crawl-delay for ``user_agent``, in seconds, if any."""
+        return self.rules(server_key).crawl_delay_s(user_agent)
+
+    def sitemaps(self, server_key: str) -> list[str]:
+        """Sitemap URLs declared in the server's robots.txt."""
+        return list(self.rules(server_key).sitemaps)
+
+    # ------------------------------------------------------------------- hosts
+    def host_state(self, host: str) -> HostState | None:
+        """What is known of ``host``'s address, if anything."""
+        return self._hosts.get(host.lower())
+
+    def update_host(self, host: str, ip: str | None, now_s: float, ttl_s: float) -> None:
+        """Record a lookup of ``host`` (``ip`` None: looked up, no address)."""
+        with self._lock:
+            self._hosts[host.lower()] = HostState(ip, now_s, ttl_s)
+
+    def note_ip(self, host: str, ip: str, now_s: float) -> None:
+        """Remember the address a connection to ``host`` reached, unless one is known already."""
+        key = host.lower()
+        if key in self._hosts:
+            return
+        with self._lock:
+            self._hosts.setdefault(key, HostState(ip, now_s, 0.0))
+
+    def host_ip(self, host: str) -> str | None:
+        """The last known IP of ``host``."""
+        state = self._hosts.get(host.lower())
+        return state.ip if state is not None else None
+
+    def server_count(self) -> int:
+        """How many servers have robots state (for reports)."""
+        return len(self._robots)

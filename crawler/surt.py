@@ -1,0 +1,204 @@
+"""SURT (Sort-friendly URI Reordering Transform) forms and SURT-prefix sets for scoping.
+
+``http://www.archive.org:8080/a?b`` becomes ``http://(org,archive,www,:8080)/a?b``: host labels
+reversed, each followed by a comma, so that every URI of a domain and its subdomains shares a
+string prefix. Scope rules test "is this URI under one of these prefixes?" with a
+:class:`SurtPrefixSet`.
+
+Heritrix counterparts: ``org.archive.util.SURT``, ``SurtPrefixSet`` (webarchive-commons).
+Thread-safety: functions are pure; a :class:`SurtPrefixSet` may be read by many threads once
+it is no longer being added to.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Iterable, Iterator
+
+from crawler.urls import UriError, normalize
+
+_DOTTED_QUAD = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
+# "host:8080/x" and "example.org:81" are not schemes; "mailto:x" and "http:..." are.
+_SCHEME_BEFORE_COLON = re.compile(r"[a-zA-Z][a-zA-Z0-9+\-]*:(?![0-9])")
+
+
+def surt(uri: str) -> str:
+    """The lower-cased SURT form of an (already normalized) URI; only the authority changes.
+
+    ``dns:host`` becomes ``dns:(tld,…,)``; a string without a scheme is treated as
+    ``host[:port]/path``.
+    """
+    sep = uri.find("://")
+    if sep >= 0:
+        head, rest = uri[: sep + 3], uri[sep + 3 :]
+    else:
+        m = _SCHEME_BEFORE_COLON.match(uri)
+        if m is not None:
+            head, rest = uri[: m.end()], uri[m.end() :]
+        else:
+            head, rest = "", uri
+    end = len(rest)
+    for delim in "/?#":
+        at = rest.find(delim)
+        if 0 <= at < end:
+            end = at
+    authority, tail = rest[:end], rest[end:]
+    userinfo, at_sign, hostport = authority.rpartition("@")
+    if hostport.startswith("["):
+        close = hostport.find("]") + 1 or len(hostport)
+        host, port = hostport[:close], hostport[close:]
+    else:
+        host, colon_sign, port = hostport.partition(":")
+        port = colon_sign + port
+    if host.startswith("[") or _DOTTED_QUAD.fullmatch(host):
+        reordered = host
+    else:
+        labels = host.split(".")
+        labels.reverse()
+        reordered = ",".join(labels) + ","
+    out = f"{head}({reordered}{port}"
+    if at_sign:
+        out += "@" + userinfo
+    return (out + ")" + tail).lower()
+
+
+def coerce_http(surt_form: str) -> str:
+    """``https://(…`` → ``http://(…``: scope prefixes ignore the difference (as Heritrix does)."""
+    if surt_form.startswith("https://"):
+        return "http://" + surt_form[8:]
+    return surt_form
+
+
+def as_prefix(surt_form: str) -> str:
+    """Heritrix's implied prefix of a SURT: cut after the last '/' once the path starts;
+    without a path, drop the closing ')' so subdomains match too."""
+    if surt_form.count("/") >= 3:
+        surt_form = surt_form[: surt_form.rindex("/") + 1]
+    if not surt_form.endswith("/") and surt_form.endswith(")"):
+        surt_form = surt_form[:-1]
+    return surt_form
+
+
+def surt_prefix_from_seed(seed: str) -> str:
+    """The SURT prefix a seed implies (Heritrix ``prefixFromPlainForceHttp``).
+
+    ``http://www.archive.org/`` → ``http://(org,archive,www,)/`` (that host only);
+    ``archive.org`` → ``http://(org,archive,`` (the domain and all subdomains);
+    ``http://www.archive.org/movies/index.html`` → ``http://(org,archive,www,)/movies/``;
+    ``https://`` is coerced to ``http://``. Raises :class:`UriError` for an unusable seed.
+    """
+    text = seed.strip()
+    if not _SCHEME_BEFORE_COLON.match(text):
+        text = "http://" + text
+    norm = normalize(text)
+    if norm.endswith("/") and not text.endswith("/"):
+        norm = norm[:-1]
+    return coerce_http(as_prefix(surt(norm)))
+
+
+def prefix_from_directive(text: str) -> str:
+    """A prefix from a surts-file entry: a literal SURT (``http://(org,`` or ``(org,``) is kept
+    as given (lower-cased, http-coerced); anything else is a URI giving its implied prefix."""
+    text = text.strip()
+    if text.startswith("("):
+        return "http://" + text.lower()
+    if "://(" in text:
+        return coerce_http(text.lower())
+    return surt_prefix_from_seed(text)
+
+
+class SurtPrefixSet:
+    """A set of SURT prefixes answering "does some prefix start this SURT?" in O(log n).
+
+    Kept sorted and reduced (no member is a prefix of another), so the only candidate for a
+    string is the greatest member not after it. Heritrix counterpart: ``SurtPrefixSet``.
+    """
+
+    __slots__ = ("_sorted",)
+
+    def __init__(self, prefixes: Iterable[str] = ()) -> None:
+        self._sorted: list[str] = []
+        for prefix in prefixes:
+            self.add(prefix)
+
+    def add(self, prefix: str) -> bool:
+        """Add ``prefix``; False if an existing member already covers it."""
+        if not prefix or self.matches(prefix):
+            return False
+        start = bisect_left(self._sorted, prefix)
+        end = start
+        while end < len(self._sorted) and self._sorted[end].startswith(prefix):
+            end += 1
+        del self._sorted[start:end]
+        insort(self._sorted, prefix)
+        return True
+
+    def matches(self, surt_form: str) -> bool:
+        """True when some member is a prefix of ``surt_form``."""
+        i = bisect_right(self._sorted, surt_form)
+        return i > 0 and surt_form.startswith(self._sorted[i - 1])
+
+    def matches_uri(self, uri: str) -> bool:
+        """True when the SURT of ``uri`` (http-coerced) is under some member."""
+        return self.matches(coerce_http(surt(uri)))
+
+    def import_lines(
+        self, lines: Iterable[str], *, plain_lines: bool = True, directives: str = "+"
+    ) -> list[str]:
+        """Add prefixes from surts-file or seeds-file lines; returns the lines it could not use.
+
+        Blank lines and ``#`` comments are skipped. A line starting with one of ``directives``
+        (``+`` for accepting rules; Heritrix uses ``-`` for rejecting ones) adds the SURT or URI
+        after it (see :func:`prefix_from_directive`); other ``+``/``-`` lines are ignored. Any
+        other line adds its implied prefix when ``plain_lines`` is true (text after the first
+        blank is ignored, as in seed lists).
+        """
+        bad: list[str] = []
+        for raw in lines:
+            line = raw.strip()
+            if not line or line[0] == "#":
+                continue
+            try:
+                if line[0] in "+-":
+                    if line[0] in directives:
+                        self.add(prefix_from_directive(line[1:]))
+                elif plain_lines:
+                    self.add(surt_prefix_from_seed(line.split()[0]))
+            except UriError:
+                bad.append(line)
+        return bad
+
+    @classmethod
+    def from_lines(
+        cls, lines: Iterable[str], *, plain_lines: bool = True, directives: str = "+"
+    ) -> SurtPrefixSet:
+        """A set built by :meth:`import_lines` (unusable lines are dropped)."""
+        prefix_set = cls()
+        prefix_set.import_lines(lines, plain_lines=plain_lines, directives=directives)
+        return prefix_set
+
+    def __len__(self) -> int:
+        return len(self._sorted)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._sorted))
+
+    def __contains__(self, prefix: object) -> bool:
+        if not isinstance(prefix, str):
+            return False
+        i = bisect_left(self._sorted, prefix)
+        return i < len(self._sorted) and self._sorted[i] == prefix
+
+    def __repr__(self) -> str:
+        return f"SurtPrefixSet({len(self._sorted)} prefixes)"
+
+
+__all__ = [
+    "SurtPrefixSet",
+    "as_prefix",
+    "coerce_http",
+    "prefix_from_directive",
+    "surt",
+    "surt_prefix_from_seed",
+]

@@ -1,0 +1,145 @@
+"""ToePool and ToeThread: the crawl's worker threads.
+
+Each ToeThread loops: take a CrawlURI from the frontier, run it through the five chains, hand it
+back with ``frontier.finished()``. An exception escaping a processor gives the URI status -5 with
+``err=<ExceptionName>`` and its traceback (runtime-errors.log); the thread carries on. Heritrix
+counterparts: ``ToePool``, ``ToeThread``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from typing import TYPE_CHECKING, Any
+
+from crawler.curi import FetchStatus
+
+if TYPE_CHECKING:
+    from crawler.chain import ProcessorChains
+    from crawler.curi import CrawlURI
+    from crawler.frontier.frontier import Frontier
+    from crawler.processor import Processor
+
+
+class ToeThread(threading.Thread):
+    """One worker. Its ``serial`` (from 1) is crawl.log's thread column.
+
+    ``step``, ``current`` and ``processor`` are read by other threads for the threads report;
+    they are plain attribute assignments, so reads see a recent, possibly stale, value.
+    """
+
+    def __init__(self, pool: ToePool, serial: int) -> None:
+        super().__init__(name=f"ToeThread #{serial}", daemon=True)
+        self.pool = pool
+        self.serial = serial
+        self.step = "NASCENT"
+        self.step_since = time.monotonic()
+        self.current: CrawlURI | None = None
+        self.processor = ""
+        self.uris_processed = 0
+
+    def _set_step(self, step: str) -> None:
+        self.step = step
+        self.step_since = time.monotonic()
+
+    def _on_processor(self, proc: Processor[Any]) -> None:
+        self.processor = proc.name
+
+    def run(self) -> None:
+        pool = self.pool
+        frontier = pool.frontier
+        while not pool.stop_requested.is_set():
+            if pool.paused.is_set():
+                self._set_step("PAUSED")
+                pool.unpaused_or_stopped(0.5)
+                continue
+            self._set_step("ABOUT_TO_GET_URI")
+            curi = frontier.next(0.25)
+            if curi is None:
+                continue
+            self.process_one(curi)
+        self._set_step("FINISHED")
+
+    def process_one(self, curi: CrawlURI) -> None:
+        """Run one URI through the chains and return it to the frontier."""
+        pool = self.pool
+        with pool.busy_lock:
+            pool.busy += 1
+        self.current = curi
+        curi.thread_number = self.serial
+        self._set_step("ABOUT_TO_BEGIN_PROCESSOR")
+        try:
+            pool.chains.run(curi, self._on_processor)
+        except Exception as error:  # noqa: BLE001 - any processor failure becomes -5
+            self._set_step("HANDLING_RUNTIME_EXCEPTION")
+            curi.status = FetchStatus.RUNTIME_EXCEPTION
+            curi.annotate(f"err={type(error).__name__}")
+            curi.error = error
+            curi.error_traceback = traceback.format_exc()
+            curi.outlinks = []
+            curi.prerequisite = None
+        finally:
+            self._set_step("ABOUT_TO_RETURN_URI")
+            try:
+                pool.frontier.finished(curi)
+            finally:
+                self.current = None
+                self.processor = ""
+                self.uris_processed += 1
+                with pool.busy_lock:
+                    pool.busy -= 1
+
+
+class ToePool:
+    """A fixed set of ToeThreads sharing one frontier and one set of chains."""
+
+    def __init__(self, frontier: Frontier, chains: ProcessorChains, size: int) -> None:
+        self.frontier = frontier
+        self.chains = chains
+        self.size = size
+        self.stop_requested = threading.Event()
+        self.paused = threading.Event()
+        self._resume = threading.Condition()
+        self.busy_lock = threading.Lock()
+        self.busy = 0
+        self.threads = [ToeThread(self, serial) for serial in range(1, size + 1)]
+
+    def start(self) -> None:
+        """Start every thread."""
+        for thread in self.threads:
+            thread.start()
+
+    def pause(self) -> None:
+        """Threads take no new URI until :meth:`unpause`; URIs in process finish."""
+        self.paused.set()
+
+    def unpause(self) -> None:
+        """Let threads take URIs again."""
+        self.paused.clear()
+        with self._resume:
+            self._resume.notify_all()
+
+    def unpaused_or_stopped(self, timeout_s: float) -> None:
+        """Block a paused thread until unpause, stop or timeout."""
+        with self._resume:
+            if self.paused.is_set() and not self.stop_requested.is_set():
+                self._resume.wait(timeout_s)
+
+    def request_stop(self) -> None:
+        """Threads finish their current URI and exit."""
+        self.stop_requested.set()
+        with self._resume:
+            self._resume.notify_all()
+
+    def busy_threads(self) -> int:
+        """Threads holding a URI right now."""
+        return self.busy
+
+    def join(self, timeout_s: float | None = None) -> bool:
+        """Wait for all threads to exit; True if they all did within ``timeout_s``."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        for thread in self.threads:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            thread.join(remaining)
+        return not any(t.is_alive() for t in self.threads)

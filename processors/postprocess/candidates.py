@@ -1,0 +1,157 @@
+"""CandidatesProcessor: turns a URI's outlinks (and its prerequisite) into scheduled CrawlURIs.
+
+Reads ``curi.outlinks``, ``curi.prerequisite`` and ``curi.status``; calls ``ctx.schedule`` for
+every accepted candidate; may set ``curi.status = -63``. For each outlink: normalize it (a bad
+one goes to uri-errors.log through ``ctx.uri_error`` and is skipped), create the child
+(``curi.create_child``), give redirects and first-level embeds the MEDIUM scheduling directive,
+force-fetch a redirect whose canonical form equals its via's (else the uniq filter would drop
+it), ask the scope (``ctx.scope``) and schedule only on ACCEPT. Identical link strings are
+handled once per page. Outlinks of a URI whose status is not in [200, 400) are dropped unless
+``process_error_outlinks`` (Heritrix's default).
+
+A prerequisite (set by the PreconditionEnforcer, with its P hop and force-fetch) is scoped and
+scheduled whatever the URI's status; if it cannot be normalized or the scope rejects it, the URI
+gets status -63 (PREREQUISITE_UNSCHEDULABLE_FAILURE) so it is not deferred forever.
+
+Thread-safety: no per-URI state on ``self``; the report counters are updated under a lock once
+per URI. Heritrix counterpart: ``CandidatesProcessor`` with ``CandidateScoper`` and
+``FrontierPreparer`` (directives).
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from typing import Any
+
+from pydantic import Field
+
+from crawler import (
+    CrawlURI,
+    DecideResult,
+    FetchStatus,
+    Hop,
+    Params,
+    Processor,
+    ProcessorContext,
+    SchedulingDirective,
+)
+from crawler.urls import UriError, canonicalize, normalize
+
+
+class CandidatesParams(Params):
+    """Parameters of :class:`CandidatesProcessor`."""
+
+    process_error_outlinks: bool = Field(
+        False, description="also schedule outlinks of URIs with status < 200 or >= 400"
+    )
+    preference_embed_hops: int = Field(
+        1, ge=0, description="URIs at most this many non-L hops past a link get MEDIUM directive"
+    )
+
+
+class CandidatesProcessor(Processor[CandidatesParams]):
+    """Scopes and schedules outlinks and prerequisites (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lock = threading.Lock()
+        self._scheduled = 0
+        self._rejected = 0
+        self._bad = 0
+        self._prereq_failed = 0
+
+    def report(self) -> list[str]:
+        lines = super().report()
+        with self._lock:
+            lines.append(f"  candidates scheduled (new to the frontier): {self._scheduled}")
+            lines.append(f"  candidates out of scope: {self._rejected}")
+            lines.append(f"  unusable outlinks: {self._bad}")
+            lines.append(f"  prerequisites unschedulable: {self._prereq_failed}")
+        return lines
+
+    def inner_process(self, curi: CrawlURI) -> None:
+        ctx = self.context
+        if curi.prerequisite is not None:
+            self._schedule_prerequisite(ctx, curi, curi.prerequisite)
+        if curi.status <= 0 or not curi.outlinks:
+            return
+        if not self.params.process_error_outlinks and not 200 <= curi.status < 400:
+            return
+        scope = ctx.scope
+        schedule = ctx.schedule
+        embed_hops = self.params.preference_embed_hops
+        seen_raw: set[tuple[str, str]] = set()
+        seen: set[tuple[str, str]] = set()
+        scheduled = rejected = bad = 0
+        for link in curi.outlinks:
+            raw_key = (link.uri, link.hop)
+            if raw_key in seen_raw:
+                continue
+            seen_raw.add(raw_key)
+            try:
+                uri = normalize(link.uri)
+            except UriError as err:
+                ctx.uri_error(curi.uri, str(err), link.uri)
+                bad += 1
+                continue
+            key = (uri, link.hop)
+            if key in seen:
+                continue
+            seen.add(key)
+            child = curi.create_child(uri, link.hop, link.context)
+            if link.hop == Hop.REFER:
+                child.directive = SchedulingDirective.MEDIUM
+                child.force_fetch = _same_canonical(uri, curi.uri)
+            elif 0 < _trailing_non_link_hops(child.hop_path) <= embed_hops:
+                child.directive = SchedulingDirective.MEDIUM
+            try:
+                decision = scope.decide(child)
+            except Exception as exc:  # noqa: BLE001 - a broken rule must not lose the page
+                curi.nonfatal_errors.append((exc, traceback.format_exc()))
+                bad += 1
+                continue
+            if decision is DecideResult.ACCEPT:
+                if schedule(child):
+                    scheduled += 1
+            else:
+                rejected += 1
+        with self._lock:
+            self._scheduled += scheduled
+            self._rejected += rejected
+            self._bad += bad
+
+    def _schedule_prerequisite(
+        self, ctx: ProcessorContext, curi: CrawlURI, prereq: CrawlURI
+    ) -> None:
+        try:
+            prereq.uri = normalize(prereq.uri)
+            accepted = ctx.scope.decide(prereq) is DecideResult.ACCEPT
+        except UriError as err:
+            ctx.uri_error(curi.uri, str(err), prereq.uri)
+            accepted = False
+        if accepted:
+            ctx.schedule(prereq)
+            with self._lock:
+                self._scheduled += 1
+            return
+        curi.status = FetchStatus.PREREQUISITE_UNSCHEDULABLE_FAILURE
+        with self._lock:
+            self._prereq_failed += 1
+
+
+def _trailing_non_link_hops(hop_path: str) -> int:
+    """How many hops at the end of the path are not L (Heritrix's "trans hops")."""
+    count = 0
+    for hop in reversed(hop_path):
+        if hop == Hop.LINK:
+            break
+        count += 1
+    return count
+
+
+def _same_canonical(uri: str, via: str) -> bool:
+    try:
+        return canonicalize(uri) == canonicalize(via)
+    except (UriError, ValueError):
+        return False

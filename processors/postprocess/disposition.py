@@ -1,0 +1,127 @@
+"""DispositionProcessor: how long the URI's queue waits (politeness) and when a retry may run.
+
+Last processor of the post chain. Reads ``curi.fetch_start_ms``, ``curi.fetch_duration_ms``,
+``curi.content_size``, ``curi.status`` and the server's robots Crawl-delay
+(``ctx.servers.crawl_delay_s``); writes ``curi.politeness_delay_ms`` and ``curi.retry_delay_s``,
+which the frontier uses to snooze the queue.
+
+Politeness (Heritrix §5.5): only when a fetch happened (start and duration known), else 0:
+``delay_factor`` x fetch duration clamped to [``min_delay_ms``, ``max_delay_ms``]; if that is
+below ``respect_crawl_delay_up_to_s`` and robots.txt (when obeyed) gives a Crawl-delay for our
+User-Agent, raised to it (capped at ``respect_crawl_delay_up_to_s``); with
+``max_per_host_bandwidth_kbps`` > 0, at least until the host's bytes so far fit that bandwidth.
+Retry delay: the order's ``retry_delay_s`` for -1/-2/-3, 0 otherwise (-50 retries at once).
+Every parameter left unset (None) takes the order's ``frontier.politeness`` /
+``frontier.retries`` value.
+
+Thread-safety: the per-host bandwidth clock is the only shared state, under a lock.
+Heritrix counterpart: ``org.archive.crawler.postprocessor.DispositionProcessor``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from pydantic import Field
+
+from crawler import CrawlURI, FetchStatus, Params, Processor, ProcessorContext
+from crawler.urls import UriError, server_key
+from processors.fetch.user_agent import user_agent
+
+_DELAYED_RETRY_STATUSES = frozenset(
+    {FetchStatus.DOMAIN_UNRESOLVABLE, FetchStatus.CONNECT_FAILED, FetchStatus.CONNECT_LOST}
+)
+
+
+class DispositionParams(Params):
+    """Parameters of :class:`DispositionProcessor`; None means "the order's value"."""
+
+    delay_factor: float | None = Field(None, ge=0, description="x fetch duration")
+    min_delay_ms: int | None = Field(None, ge=0, description="shortest politeness delay")
+    max_delay_ms: int | None = Field(None, ge=0, description="longest politeness delay")
+    respect_crawl_delay_up_to_s: float | None = Field(
+        None, ge=0, description="robots Crawl-delay obeyed up to this many seconds"
+    )
+    max_per_host_bandwidth_kbps: int | None = Field(
+        None, ge=0, description="per-host bandwidth cap in KB/s; 0 = none"
+    )
+    retry_delay_s: float | None = Field(None, ge=0, description="wait before retrying -1/-2/-3")
+
+
+class DispositionProcessor(Processor[DispositionParams]):
+    """Sets the politeness and retry delays (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lock = threading.Lock()
+        self._host_next_ms: dict[str, float] = {}
+        self._delay_factor = 5.0
+        self._min_ms = 3000
+        self._max_ms = 30000
+        self._respect_ms = 300_000.0
+        self._bandwidth_kbps = 0
+        self._retry_delay_s = 900.0
+        self._obey_robots = True
+        self._user_agent = ""
+
+    def start(self, ctx: ProcessorContext) -> None:
+        super().start(ctx)
+        p = self.params
+        order = ctx.order
+        pol = order.frontier.politeness
+
+        def pick(value: Any, default: Any) -> Any:
+            return default if value is None else value
+
+        self._delay_factor = pick(p.delay_factor, pol.delay_factor)
+        self._min_ms = pick(p.min_delay_ms, pol.min_delay_ms)
+        self._max_ms = pick(p.max_delay_ms, pol.max_delay_ms)
+        self._respect_ms = 1000.0 * pick(
+            p.respect_crawl_delay_up_to_s, pol.respect_crawl_delay_up_to_s
+        )
+        self._bandwidth_kbps = pick(p.max_per_host_bandwidth_kbps, pol.max_per_host_bandwidth_kbps)
+        self._retry_delay_s = pick(p.retry_delay_s, order.frontier.retries.retry_delay_s)
+        self._obey_robots = order.robots.policy != "ignore"
+        self._user_agent = user_agent(order)
+
+    def inner_process(self, curi: CrawlURI) -> None:
+        curi.retry_delay_s = (
+            float(self._retry_delay_s) if curi.status in _DELAYED_RETRY_STATUSES else 0.0
+        )
+        curi.politeness_delay_ms = self._politeness_delay_ms(curi)
+
+    def _politeness_delay_ms(self, curi: CrawlURI) -> int:
+        duration_ms = curi.fetch_duration_ms
+        if curi.fetch_start_ms <= 0 or duration_ms < 0:
+            return 0
+        delay = self._delay_factor * duration_ms
+        delay = min(max(delay, self._min_ms), self._max_ms)
+        if delay < self._respect_ms and self._obey_robots:
+            crawl_delay_ms = self._crawl_delay_ms(curi.uri)
+            if crawl_delay_ms > delay:
+                delay = min(crawl_delay_ms, self._respect_ms)
+        if self._bandwidth_kbps > 0:
+            delay = max(delay, self._bandwidth_wait_ms(curi))
+        return int(delay)
+
+    def _crawl_delay_ms(self, uri: str) -> float:
+        try:
+            key = server_key(uri)
+        except (UriError, ValueError):
+            return 0.0
+        seconds = self.context.servers.crawl_delay_s(key, self._user_agent)
+        return 0.0 if not seconds else 1000.0 * seconds
+
+    def _bandwidth_wait_ms(self, curi: CrawlURI) -> float:
+        """Heritrix's per-host "earliest next emit": now + bytes / (KB/s x 1.024 per ms)."""
+        try:
+            host = server_key(curi.uri)
+        except (UriError, ValueError):
+            return 0.0
+        now_ms = self.context.clock.monotonic() * 1000.0
+        size = max(curi.content_size, 0)
+        with self._lock:
+            wait_ms = self._host_next_ms.get(host, 0.0) - now_ms
+            self._host_next_ms[host] = now_ms + size / (self._bandwidth_kbps * 1.024)
+        return max(wait_ms, 0.0)

@@ -1,0 +1,55 @@
+"""Shared fixtures: the bundled sample site (``crawler.demo.SampleSite``) and free ports."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from crawler.demo import SampleSite
+
+
+@pytest.fixture
+def sample_site() -> Iterator[SampleSite]:
+    """A fresh three-host sample site (100 pages per host) on free ports, stopped afterwards."""
+    with SampleSite() as site:
+        yield site
+
+
+@pytest.fixture
+def sample_site_factory() -> Iterator[Callable[..., SampleSite]]:
+    """Start sample sites with custom arguments (``SampleSite(**kwargs)``); all stopped after."""
+    sites: list[SampleSite] = []
+
+    def start(**kwargs: object) -> SampleSite:
+        site = SampleSite(**kwargs)  # type: ignore[arg-type]
+        site.start()
+        sites.append(site)
+        return site
+
+    yield start
+    for site in sites:
+        site.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_sample_site() -> Iterator[SampleSite]:
+    """One sample site for the whole session, for read-only use: its request log is shared,
+    so a test that inspects it must call ``clear_log()`` first and must not run concurrently."""
+    with SampleSite() as site:
+        yield site
+
+
+def find_free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (another process may take it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A port on 127.0.0.1 nobody listens on (for connection-refused tests)."""
+    return find_free_port()

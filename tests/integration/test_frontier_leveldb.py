@@ -1,0 +1,164 @@
+"""The frontier on real LevelDB: byte-order crawl order, persistence across reopen, threads."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from crawler.clock import ManualClock
+from crawler.curi import CrawlURI, FetchStatus, SchedulingDirective
+from crawler.frontier import (
+    HostnameQueueAssignmentPolicy,
+    LevelDBQueueStore,
+    StoreBatch,
+    WorkQueueFrontier,
+    sort_key,
+)
+from crawler.order.schema import FrontierConfig, PolitenessConfig
+from crawler.uniq import LevelDBUriUniqFilter, LevelDBUriUniqFilterParams
+
+pytestmark = pytest.mark.integration
+
+NO_DELAY = FrontierConfig(
+    politeness=PolitenessConfig(delay_factor=0, min_delay_ms=0, max_delay_ms=0)
+)
+
+
+def make_frontier(
+    state: Path, config: FrontierConfig = NO_DELAY, finals: list[CrawlURI] | None = None
+) -> WorkQueueFrontier:
+    frontier = WorkQueueFrontier(
+        LevelDBQueueStore(),
+        HostnameQueueAssignmentPolicy(),
+        LevelDBUriUniqFilter(),
+        config,
+        clock=ManualClock(),
+        on_final=finals.append if finals is not None else None,
+    )
+    frontier.open(state)
+    return frontier
+
+
+def test_store_orders_by_key_bytes_and_skips_deleted_heads(tmp_path: Path) -> None:
+    store = LevelDBQueueStore()
+    store.open(tmp_path)
+    try:
+        # "a" must not see records of "a.b" although one key prefixes the other.
+        store.write(
+            StoreBatch(
+                puts=[
+                    ("a.b", sort_key(0, 0, 1), b"other queue"),
+                    ("a", sort_key(3, 1, 2), b"normal"),
+                    ("a", sort_key(2, 1, 3), b"medium"),
+                ]
+            )
+        )
+        assert store.head("a") == (sort_key(2, 1, 3), b"medium")
+        for n in range(10, 2010):
+            store.write(StoreBatch(puts=[("a", sort_key(3, 1, n), b"x%d" % n)]))
+        head = store.head("a")
+        assert head is not None
+        store.write(StoreBatch(deletes=[("a", head[0])]))
+        for n in (2, *range(10, 2009)):
+            head = store.head("a")
+            assert head == (sort_key(3, 1, n), b"normal" if n == 2 else b"x%d" % n)
+            store.write(StoreBatch(deletes=[("a", head[0])]))
+        # A new record below everything deleted is still found (the floor moves back down).
+        store.write(StoreBatch(puts=[("a", sort_key(1, 1, 9999), b"prereq")]))
+        assert store.head("a") == (sort_key(1, 1, 9999), b"prereq")
+        store.write(StoreBatch(deletes=[("a", sort_key(1, 1, 9999))]))
+        assert store.head("a") == (sort_key(3, 1, 2009), b"x2009")
+        store.write(StoreBatch(meta={"q:a": b"1", "q:b": b"2", "frontier": b"3"}))
+        assert list(store.scan_meta("q:")) == [("q:a", b"1"), ("q:b", b"2")]
+    finally:
+        store.close()
+
+
+def test_queued_uris_and_counters_survive_reopen(tmp_path: Path) -> None:
+    frontier = make_frontier(tmp_path)
+    for i in range(5):
+        frontier.schedule(CrawlURI(f"http://a.test/{i}"))
+    frontier.schedule(CrawlURI("http://b.test/seed", directive=SchedulingDirective.MEDIUM))
+    first = frontier.next(0)
+    assert first is not None
+    first.status = 200
+    frontier.finished(first)
+    in_flight = frontier.next(0)  # never finished: must come back after reopening
+    assert in_flight is not None
+    frontier.close()
+
+    finals: list[CrawlURI] = []
+    again = make_frontier(tmp_path, finals=finals)
+    snap = again.snapshot()
+    assert (snap.discovered, snap.queued, snap.succeeded) == (6, 5, 1)
+    assert again.schedule(CrawlURI("http://a.test/3")) is False  # still known as seen
+    uris = []
+    while (curi := again.next(0)) is not None:
+        uris.append(curi.uri)
+        again.finished(curi)
+    assert in_flight.uri in uris
+    assert sorted(uris) == sorted(
+        ({f"http://a.test/{i}" for i in range(5)} | {"http://b.test/seed"}) - {first.uri}
+    )
+    assert again.is_empty()
+    new = CrawlURI("http://c.test/")
+    assert again.schedule(new)
+    assert new.ordinal > max(c.ordinal for c in finals)  # ordinals never reused
+    again.close()
+
+
+def test_retry_attempts_are_persisted(tmp_path: Path) -> None:
+    frontier = make_frontier(tmp_path)
+    frontier.schedule(CrawlURI("http://a.test/"))
+    curi = frontier.next(0)
+    assert curi is not None
+    curi.status = FetchStatus.CONNECT_LOST
+    assert frontier.finished(curi) is False
+    frontier.close()
+    again = make_frontier(tmp_path)
+    curi = again.next(0)
+    assert curi is not None and curi.fetch_attempts == 1
+    again.close()
+
+
+def test_uniq_filter_persists_and_caches(tmp_path: Path) -> None:
+    f = LevelDBUriUniqFilter(LevelDBUriUniqFilterParams(cache_size=10))
+    f.open(tmp_path)
+    assert f.add_many([f"http://a.test/{i}" for i in range(100)]) == [True] * 100
+    assert f.add("http://a.test/5") is False  # found in LevelDB past the small cache
+    assert f.add("http://a.test/new") is True
+    f.add_force("http://a.test/new")
+    f.close()
+    g = LevelDBUriUniqFilter()
+    g.open(tmp_path)
+    assert g.count() == 101
+    assert g.add("http://a.test/99") is False
+    assert g.add("http://b.test/") is True
+    g.close()
+
+
+def test_threads_with_leveldb_hand_out_every_uri_once(tmp_path: Path) -> None:
+    frontier = make_frontier(tmp_path)
+    expected = {f"http://h{h}.test/{n}" for h in range(30) for n in range(100)}
+    for uri in sorted(expected):
+        frontier.schedule(CrawlURI(uri))
+    taken: list[str] = []
+    lock = threading.Lock()
+
+    def toe() -> None:
+        while (curi := frontier.next(0.1)) is not None:
+            frontier.schedule(CrawlURI(curi.uri))  # an already-seen link
+            with lock:
+                taken.append(curi.uri)
+            frontier.finished(curi)
+
+    threads = [threading.Thread(target=toe) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(taken) == len(expected) and set(taken) == expected
+    assert frontier.is_empty()
+    frontier.close()

@@ -1,0 +1,205 @@
+"""WARCWriterProcessor: files pass `warcio check`, keep the exact bytes, roll over, take threads."""
+
+from __future__ import annotations
+
+import random
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import structlog
+from pydantic import ValidationError
+from warcio.archiveiterator import ArchiveIterator
+
+from crawler import CrawlURI, DecideRuleSequence, Link, ManualClock, Recording
+from crawler.order.schema import CrawlOrder
+from crawler.processor import ProcessorContext
+from crawler.servers import ServerCache
+from crawler.stats import CrawlStats
+from processors.write import WARCWriterParams, WARCWriterProcessor
+
+pytestmark = pytest.mark.integration
+
+WARCIO = Path(sys.executable).with_name("warcio")
+NAME_RE = re.compile(r"^WEB-\d{17}-\d{5}-\d+~[^~/]+\.warc\.gz$")
+
+
+def context(run_dir: Path) -> ProcessorContext:
+    return ProcessorContext(
+        run_dir=run_dir,
+        state_dir=run_dir / "state",
+        order=CrawlOrder(name="t", operator={"contact_url": "http://x/"}),
+        stats=CrawlStats(),
+        logger=structlog.get_logger(),
+        clock=ManualClock(),
+        stopping=threading.Event(),
+        servers=ServerCache(),
+        scope=DecideRuleSequence(),
+        schedule=lambda curi: True,
+        uri_error=lambda base, message, raw: None,
+    )
+
+
+def fetched(n: int, body: bytes, truncated: str | None = None) -> CrawlURI:
+    rec = Recording(in_memory_bytes=64 * 1024)
+    rec.request_head = f"GET /p{n} HTTP/1.1\r\nHost: site.example\r\n\r\n".encode()
+    rec.response_head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+    )
+    rec.write_body(body)
+    rec.truncated = truncated
+    return CrawlURI(
+        f"http://site.example/p{n}",
+        via="http://site.example/",
+        hop_path="L",
+        status=200,
+        http_status=200,
+        content_type="text/html",
+        recording=rec,
+        payload_digest=rec.payload_digest,
+        fetch_start_ms=1_700_000_000_123,
+        fetch_duration_ms=7,
+        ip_address="127.0.0.1",
+        outlinks=[Link("http://site.example/next", "L", "a/@href")],
+    )
+
+
+def body_of(n: int, size: int = 3000) -> bytes:
+    """Incompressible bytes, so file sizes follow body sizes."""
+    return (f"<html>page {n} ".encode() + random.Random(n).randbytes(size))[:size]
+
+
+def warcs(run_dir: Path) -> list[Path]:
+    return sorted((run_dir / "warcs").iterdir())
+
+
+def records(path: Path) -> list[tuple[str, dict[str, str], bytes, int]]:
+    out = []
+    with path.open("rb") as handle:
+        it = ArchiveIterator(handle)
+        for rec in it:
+            headers = dict(rec.rec_headers.headers)
+            out.append((rec.rec_type, headers, rec.content_stream().read(), it.get_record_offset()))
+    return out
+
+
+def warcio_check(path: Path) -> None:
+    result = subprocess.run([str(WARCIO), "check", "-v", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "digest pass" in result.stdout
+
+
+def test_records_hold_the_exact_bytes_and_pass_warcio_check(tmp_path: Path) -> None:
+    writer = WARCWriterProcessor("warc")
+    writer.start(context(tmp_path))
+    curis = [fetched(0, body_of(0, 200_000), truncated="lenTrunc"), fetched(1, body_of(1))]
+    for curi in curis:
+        writer.process(curi)
+    open_files = warcs(tmp_path)
+    assert len(open_files) == 1 and open_files[0].name.endswith(".warc.gz.open")
+    writer.stop()
+    (path,) = warcs(tmp_path)
+    assert NAME_RE.match(path.name), path.name
+    warcio_check(path)
+
+    recs = records(path)
+    assert [r[0] for r in recs] == ["warcinfo"] + ["response", "request", "metadata"] * 2
+    info = recs[0][2].decode()
+    assert recs[0][1]["WARC-Filename"] == path.name
+    for field in ("software: crawler/", "isPartOf: t", "robots: obey", "operator: http://x/"):
+        assert field in info
+    assert "http-header-user-agent: " in info and "conformsTo: " in info
+
+    for i, curi in enumerate(curis):
+        response, request, metadata = recs[1 + 3 * i : 4 + 3 * i]
+        assert response[1]["WARC-Target-URI"] == curi.uri
+        assert response[1]["WARC-Payload-Digest"] == curi.payload_digest
+        assert response[1]["WARC-Date"] == "2023-11-14T22:13:20.123Z"
+        assert response[1]["WARC-IP-Address"] == "127.0.0.1"
+        assert response[2] == curi.recording.body_bytes()
+        assert request[1]["WARC-Concurrent-To"] == response[1]["WARC-Record-ID"]
+        assert metadata[1]["WARC-Concurrent-To"] == response[1]["WARC-Record-ID"]
+        assert b"outlink: http://site.example/next L a/@href" in metadata[2]
+        assert curi.extra_info == {"warcFilename": path.name, "warcFileOffset": response[3]}
+    assert recs[1][1]["WARC-Truncated"] == "length"
+    assert "WARC-Truncated" not in recs[4][1]
+    assert "records written: 7" in "\n".join(writer.report())
+
+
+def test_files_roll_over_and_each_starts_with_warcinfo(tmp_path: Path) -> None:
+    writer = WARCWriterProcessor("warc", WARCWriterParams(max_file_size_bytes=20_000))
+    writer.start(context(tmp_path))
+    for n in range(12):
+        writer.process(fetched(n, body_of(n, 8000)))
+    writer.stop()
+    writer.stop()
+    paths = warcs(tmp_path)
+    assert len(paths) >= 4
+    assert [int(p.name.split("-")[2]) for p in paths] == list(range(len(paths)))
+    seen = []
+    for path in paths:
+        assert NAME_RE.match(path.name)
+        recs = records(path)
+        assert recs[0][0] == "warcinfo"
+        seen += [r[1]["WARC-Target-URI"] for r in recs if r[0] == "response"]
+    assert seen == [f"http://site.example/p{n}" for n in range(12)]
+
+
+def test_uncompressed_warc_1_0_passes_warcio_check(tmp_path: Path) -> None:
+    params = WARCWriterParams(compress=False, warc_version="1.0", write_metadata=False)
+    writer = WARCWriterProcessor("warc", params)
+    writer.start(context(tmp_path))
+    writer.process(fetched(0, body_of(0)))
+    writer.stop()
+    (path,) = warcs(tmp_path)
+    assert path.name.endswith(".warc")
+    assert path.read_bytes().startswith(b"WARC/1.0\r\n")
+    warcio_check(path)
+    recs = records(path)
+    assert [r[0] for r in recs] == ["warcinfo", "response", "request"]
+    assert recs[1][1]["WARC-Date"] == "2023-11-14T22:13:20Z"
+
+
+def test_unfetched_uris_are_not_written(tmp_path: Path) -> None:
+    writer = WARCWriterProcessor("warc")
+    writer.start(context(tmp_path))
+    failed = fetched(0, b"x")
+    failed.status = -2
+    writer.process(failed)
+    writer.process(CrawlURI("http://site.example/none", status=200))
+    writer.stop()
+    assert warcs(tmp_path) == []
+    assert failed.extra_info == {}
+
+
+def test_concurrent_writers_keep_each_uris_records_together(tmp_path: Path) -> None:
+    writer = WARCWriterProcessor("warc")
+    writer.start(context(tmp_path))
+
+    def work(thread: int) -> None:
+        for i in range(40):
+            writer.process(fetched(thread * 1000 + i, body_of(i, 5000 + 100 * thread)))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    writer.stop()
+    (path,) = warcs(tmp_path)
+    warcio_check(path)
+    recs = records(path)[1:]
+    assert len(recs) == 6 * 40 * 3
+    for i in range(0, len(recs), 3):
+        uris = {r[1]["WARC-Target-URI"] for r in recs[i : i + 3]}
+        assert len(uris) == 1
+        assert recs[i + 1][1]["WARC-Concurrent-To"] == recs[i][1]["WARC-Record-ID"]
+
+
+def test_a_bad_file_name_template_is_rejected_at_load() -> None:
+    with pytest.raises(ValidationError):
+        WARCWriterParams(template="{prefix}-{nope}")

@@ -1,0 +1,69 @@
+"""CrawlURI: hop paths, persistence, outcome classification."""
+
+from __future__ import annotations
+
+from crawler import CrawlURI, FetchStatus, Hop
+
+
+def test_seed_hop_path_prints_dash_and_children_extend_it() -> None:
+    seed = CrawlURI("http://a.example/", is_seed=True, source_tag="tag")
+    child = seed.create_child("http://a.example/b", Hop.LINK, "a/@href")
+    grandchild = child.create_child("http://a.example/c.png", Hop.EMBED)
+    assert seed.hop_path_text() == "-"
+    assert child.hop_path_text() == "L"
+    assert grandchild.hop_path_text() == "LE"
+    assert grandchild.via == "http://a.example/b"
+    assert grandchild.source_tag == "tag"
+    assert grandchild.hop_count == 2
+
+
+def test_hop_path_keeps_the_last_fifty_and_counts_the_rest() -> None:
+    curi = CrawlURI("http://a.example/")
+    for i in range(62):
+        curi = curi.create_child(f"http://a.example/{i}", Hop.LINK if i % 2 else Hop.EMBED)
+    text = curi.hop_path_text()
+    assert text.startswith("12+")
+    assert len(text.split("+", 1)[1]) == 50
+    assert curi.hop_count == 62
+    assert text.endswith("ELEL")
+
+
+def test_persistent_fields_round_trip() -> None:
+    curi = CrawlURI("http://a.example/ü?q=1", via="http://a.example/", hop_path="LLE")
+    curi.data["custom"] = {"k": [1, 2]}
+    curi.fetch_attempts = 3
+    curi.status = 200  # not persistent
+    back = CrawlURI.from_bytes(curi.to_bytes())
+    assert back.uri == curi.uri
+    assert back.hop_path == "LLE"
+    assert back.data == {"custom": {"k": [1, 2]}}
+    assert back.fetch_attempts == 3
+    assert back.status == FetchStatus.UNATTEMPTED
+
+
+def test_success_failure_and_disregard() -> None:
+    curi = CrawlURI("http://a.example/")
+    curi.status = 404
+    assert curi.is_success
+    curi.status = FetchStatus.ROBOTS_PRECLUDED
+    assert not curi.is_success and curi.is_disregarded
+    curi.status = FetchStatus.CONNECT_FAILED
+    assert not curi.is_success and not curi.is_disregarded
+
+
+def test_mime_type_drops_parameters() -> None:
+    curi = CrawlURI("http://a.example/")
+    assert curi.mime_type == "no-type"
+    curi.content_type = "Text/HTML; charset=UTF-8"
+    assert curi.mime_type == "text/html"
+
+
+def test_reset_for_retry_forgets_the_attempt() -> None:
+    curi = CrawlURI("http://a.example/")
+    curi.status = -2
+    curi.annotate("err=ConnectError")
+    curi.annotate("err=ConnectError")
+    assert curi.annotations == ["err=ConnectError"]
+    curi.reset_for_retry()
+    assert curi.status == 0
+    assert curi.annotations == ["err=ConnectError"]

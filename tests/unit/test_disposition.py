@@ -1,0 +1,113 @@
+"""DispositionProcessor: politeness delay after a fetch and the delay before a retry."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import structlog
+
+from crawler import CrawlURI, DecideRuleSequence, ManualClock
+from crawler.order.schema import CrawlOrder
+from crawler.processor import ProcessorContext
+from crawler.servers import ServerCache
+from crawler.stats import CrawlStats
+from processors.postprocess import DispositionParams, DispositionProcessor
+
+
+def processor(
+    params: DispositionParams | None = None,
+    robots_txt: bytes | None = None,
+    **order: Any,
+) -> DispositionProcessor:
+    servers = ServerCache()
+    if robots_txt is not None:
+        servers.update_robots("site.example:80", 200, robots_txt, 0.0)
+    ctx = ProcessorContext(
+        run_dir=Path("."),
+        state_dir=Path("."),
+        order=CrawlOrder(name="t", operator={"contact_url": "http://x/"}, **order),
+        stats=CrawlStats(),
+        logger=structlog.get_logger(),
+        clock=ManualClock(),
+        stopping=threading.Event(),
+        servers=servers,
+        scope=DecideRuleSequence(),
+        schedule=lambda curi: True,
+        uri_error=lambda base, msg, raw: None,
+    )
+    proc = DispositionProcessor("disposition", params)
+    proc.start(ctx)
+    return proc
+
+
+def finished(duration_ms: int = 100, status: int = 200, size: int = 1000) -> CrawlURI:
+    return CrawlURI(
+        "http://site.example/page",
+        status=status,
+        fetch_start_ms=1_700_000_000_000,
+        fetch_duration_ms=duration_ms,
+        content_size=size,
+    )
+
+
+def delay_of(proc: DispositionProcessor, curi: CrawlURI) -> int:
+    proc.process(curi)
+    return curi.politeness_delay_ms
+
+
+@pytest.mark.parametrize(
+    ("duration_ms", "expected_ms"), [(100, 3000), (1000, 5000), (10_000, 30_000)]
+)
+def test_default_politeness_is_five_times_the_fetch_clamped(
+    duration_ms: int, expected_ms: int
+) -> None:
+    assert delay_of(processor(), finished(duration_ms)) == expected_ms
+
+
+def test_all_zero_politeness_gives_no_delay() -> None:
+    zero = {"delay_factor": 0, "min_delay_ms": 0, "max_delay_ms": 0}
+    proc = processor(frontier={"politeness": zero})
+    assert delay_of(proc, finished(2000)) == 0
+    assert delay_of(processor(DispositionParams(**zero)), finished(2000)) == 0
+
+
+def test_no_fetch_means_no_delay() -> None:
+    curi = CrawlURI("http://site.example/x", status=-50)
+    assert delay_of(processor(), curi) == 0
+
+
+def test_robots_crawl_delay_raises_the_delay_up_to_the_cap() -> None:
+    robots = b"User-agent: *\nCrawl-delay: 20\n"
+    assert delay_of(processor(robots_txt=robots), finished()) == 20_000
+    capped = processor(DispositionParams(respect_crawl_delay_up_to_s=10), robots_txt=robots)
+    assert delay_of(capped, finished()) == 10_000
+    ignoring = processor(robots_txt=robots, robots={"policy": "ignore"})
+    assert delay_of(ignoring, finished()) == 3000
+
+
+def test_bandwidth_cap_spaces_out_a_hosts_fetches() -> None:
+    zero = DispositionParams(
+        delay_factor=0, min_delay_ms=0, max_delay_ms=0, max_per_host_bandwidth_kbps=100
+    )
+    proc = processor(zero)
+    assert delay_of(proc, finished(size=1_024_000)) == 0
+    # 1,024,000 bytes at 100 KB/s (x1.024 per ms) -> the next fetch waits ~10 s.
+    assert delay_of(proc, finished(size=10)) == 10_000
+
+
+@pytest.mark.parametrize(
+    ("status", "expected_s"), [(-1, 900.0), (-2, 900.0), (-3, 900.0), (-50, 0.0), (200, 0.0)]
+)
+def test_retry_delay_follows_the_order(status: int, expected_s: float) -> None:
+    curi = finished(status=status)
+    processor().process(curi)
+    assert curi.retry_delay_s == expected_s
+
+
+def test_retry_delay_parameter_overrides_the_order() -> None:
+    curi = finished(status=-2)
+    processor(DispositionParams(retry_delay_s=5)).process(curi)
+    assert curi.retry_delay_s == 5.0
