@@ -13,6 +13,7 @@ from crawler.curi import (
     FetchStatus,
     Hop,
     Link,
+    RevisitInfo,
     SchedulingDirective,
 )
 from crawler.decide.decide_rule import DecideResult, DecideRule, DecideRuleSequence, RuleContext
@@ -43,6 +44,7 @@ __all__ = [
     "ProcessorChains",
     "ProcessorContext",
     "Recording",
+    "RevisitInfo",
     "RuleContext",
     "SchedulingDirective",
     "SystemClock",

@@ -88,6 +88,21 @@ class Link:
     context: str = ""
 
 
+@dataclass(slots=True)
+class RevisitInfo:
+    """Why a fetch is a revisit of an earlier capture, and which capture it refers to.
+
+    ``profile`` is ``server-not-modified`` (a 304 answer to a conditional request) or
+    ``identical-payload-digest`` (the payload was already captured, by this or another URI).
+    """
+
+    profile: str
+    refers_to_uri: str
+    refers_to_date: str
+    refers_to_record_id: str | None = None
+    payload_digest: str | None = None
+
+
 @dataclass(slots=True, eq=False)
 class CrawlURI:
     """One URI being crawled, from scheduling to its final disposition.
@@ -129,6 +144,7 @@ class CrawlURI:
     annotations: list[str] = field(default_factory=list)
     extra_info: dict[str, Any] = field(default_factory=dict)
     prerequisite: CrawlURI | None = None
+    revisit: RevisitInfo | None = None
     politeness_delay_ms: int = -1
     retry_delay_s: float = 0.0
     thread_number: int = 0
@@ -243,6 +259,7 @@ class CrawlURI:
         self.outlinks = []
         self.extra_info = {}
         self.prerequisite = None
+        self.revisit = None
         self.politeness_delay_ms = -1
         self.retry_delay_s = 0.0
         self.error = None

@@ -22,6 +22,7 @@ from crawler.params import Params, params_model_of
 if TYPE_CHECKING:
     from crawler.clock import Clock
     from crawler.curi import CrawlURI
+    from crawler.history import CrawlHistory
     from crawler.order.schema import CrawlOrder
     from crawler.servers import ServerCache
     from crawler.stats import CrawlStats
@@ -68,7 +69,8 @@ class ProcessorContext:
 
     ``schedule`` offers a CrawlURI to the frontier as it is (callers scope it first);
     ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
-    the crawl is ending, so long operations can give up early.
+    the crawl is ending, so long operations can give up early; ``history`` holds the fetch and
+    payload-digest history of this run (conditional requests, revisit records).
     """
 
     run_dir: Path
@@ -82,6 +84,7 @@ class ProcessorContext:
     scope: DecideRuleSequence
     schedule: Callable[[CrawlURI], bool]
     uri_error: Callable[[str | None, str, str], None]
+    history: CrawlHistory | None = None
 
 
 P = TypeVar("P", bound=Params)
