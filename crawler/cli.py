@@ -9,13 +9,16 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from crawler.order.components import show_processor_main
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order, validate_main
+
+if TYPE_CHECKING:
+    from crawler.controller import CrawlController
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="directory for this run (default: <job dir>/runs/<UTC stamp>/)",
     )
+
+    res = sub.add_parser("resume", help="continue a crawl after a stop or a crash (even kill -9)")
+    res.add_argument("run_dir", type=Path, help="the run directory of the crawl")
+    res.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
 
     val = sub.add_parser("validate", help="print the effective order, or every error in it")
     val.add_argument("order", type=Path)
@@ -77,6 +84,42 @@ def _summary(run_dir: Path, out: TextIO) -> None:
     print(f"WARCs: {run_dir / 'warcs'}", file=out)
 
 
+def cmd_resume(run_dir: Path, sets: Sequence[str], out: TextIO, err: TextIO) -> int:
+    """Continue the crawl in ``run_dir`` from its saved state."""
+    from crawler.controller import CrawlController
+
+    effective = run_dir / "order.effective.yaml"
+    if not (run_dir / "state").is_dir() or not effective.is_file():
+        print(
+            f"{run_dir} is not a crawl's run directory (no state/ or order.effective.yaml)",
+            file=err,
+        )
+        return 2
+    try:
+        order = load_order(effective, sets)
+    except OrderError as error:
+        print(str(error), file=err)
+        return 2
+    print(run_dir, file=out, flush=True)
+    return _run_controller(lambda: CrawlController(order, run_dir, resume=True), run_dir, out, err)
+
+
+def _run_controller(
+    make: Callable[[], CrawlController], run_dir: Path, out: TextIO, err: TextIO
+) -> int:
+    started = time.monotonic()
+    try:
+        controller = make()
+        code = controller.run()
+    except OrderError as error:
+        print(str(error), file=err)
+        return 2
+    elapsed = time.monotonic() - started
+    print(f"{controller.exit_status} in {elapsed:.1f}s", file=out)
+    _summary(run_dir, out)
+    return code
+
+
 def cmd_run(
     order_path: Path,
     sets: Sequence[str],
@@ -97,17 +140,7 @@ def cmd_run(
     else:
         run_dir.mkdir(parents=True, exist_ok=True)
     print(run_dir, file=out, flush=True)
-    started = time.monotonic()
-    try:
-        controller = CrawlController(order, run_dir)
-        code = controller.run()
-    except OrderError as error:
-        print(str(error), file=err)
-        return 2
-    elapsed = time.monotonic() - started
-    print(f"{controller.exit_status} in {elapsed:.1f}s", file=out)
-    _summary(run_dir, out)
-    return code
+    return _run_controller(lambda: CrawlController(order, run_dir), run_dir, out, err)
 
 
 def cmd_demo(
@@ -150,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out, err = sys.stdout, sys.stderr
     if args.command == "run":
         return cmd_run(args.order, args.sets, args.run_dir, out, err)
+    if args.command == "resume":
+        return cmd_resume(args.run_dir, args.sets, out, err)
     if args.command == "validate":
         return validate_main(args.order, args.sets, out, err)
     if args.command == "show-processor":

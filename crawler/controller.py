@@ -78,8 +78,10 @@ class CrawlController:
         *,
         clock: Clock | None = None,
         install_signals: bool = True,
+        resume: bool = False,
     ) -> None:
         self.order = order
+        self.resume = resume
         self.run_dir = run_dir
         self.clock: Clock = clock or SystemClock()
         self.install_signals = install_signals
@@ -124,6 +126,9 @@ class CrawlController:
         (run / "order.effective.yaml").write_text(effective_yaml(self.order), encoding="utf-8")
         configure_app_logging(run / "logs", self.order.logging.level, self.order.logging.console)
         self.logger = structlog.get_logger("crawler").bind(crawl=self.order.name)
+        if self.resume:
+            replayed = self.stats.replay_crawl_log(run / "logs" / "crawl.log")
+            self.logger.info("crawl_resuming", finished_before=replayed)
         self.logs = CrawlLogs(run / "logs", extra_info=self.order.logging.crawl_log_extra_info)
         seeds = load_seeds(self.order)
         for problem in seeds.errors:
@@ -154,6 +159,8 @@ class CrawlController:
                         RuleContext(seeds=self.seed_uris, base_dir=self.order.base_dir)
                     )
         self.chains.start(ctx)
+        # On resume the uniq filter already holds the seeds, so scheduling them again adds nothing
+        # unless the crash came before they were stored.
         for uri in self.seed_uris:
             self.stats.note_seed(uri)
             curi = CrawlURI(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -95,6 +96,36 @@ class CrawlStats:
                     t.seed_redirects[curi.uri] = location
             if curi.source_tag:
                 t.sources[(curi.source_tag, host)] += 1
+
+    def replay_crawl_log(self, path: Path) -> int:
+        """Count every line of an existing crawl.log (a resumed crawl); returns lines counted.
+
+        Unparseable lines (e.g. a line cut short by a crash) are skipped.
+        """
+        from crawler.curi import CrawlURI
+
+        if not path.exists():
+            return 0
+        counted = 0
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                cols = line[42:].split(" ", 9) if len(line) > 42 else []
+                if len(cols) < 9:
+                    continue
+                try:
+                    status = int(line[25:30])
+                    size_text = line[31:41].strip()
+                except ValueError:
+                    continue
+                curi = CrawlURI(cols[0], via=None if cols[2] == "-" else cols[2])
+                curi.status = status
+                curi.content_size = int(size_text) if size_text.isdigit() else -1
+                curi.content_type = None if cols[3] == "no-type" else cols[3]
+                curi.is_seed = cols[1] == "-"
+                curi.source_tag = None if cols[7] == "-" else cols[7]
+                self.record_final(curi)
+                counted += 1
+        return counted
 
     def note_seed(self, uri: str) -> None:
         """Remember a seed so seeds-report lists it even if it is never processed."""
