@@ -10,13 +10,20 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
 
-.PHONY: install demo test lint typecheck unit clean help
+.PHONY: install demo test lint typecheck unit clean help bench-warc bench-frontier bench-extract \
+	bench-crawl bench-crawl-setup bench-crawl-profile
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
 	@echo "make test    - install, lint, type-check and run the whole test suite"
 	@echo "make lint    - ruff check + format check"
 	@echo "make typecheck - mypy --strict on crawler/ and processors/"
+	@echo "make bench-warc - WARC write throughput on a realistic mix"
+	@echo "make bench-extract - ExtractorHTML pages/s and links/s on python3-doc's HTML"
+	@echo "make bench-frontier - frontier throughput, RSS, Bloom filter, queue policies (~15 min)"
+	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
+	@echo "                    BENCH_RUNS=1 BENCH_PAGES=2000 for a quick look; see bench/RESULTS.md)"
+	@echo "make bench-crawl-profile - py-spy profile of the crawler on the generated corpus"
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -42,7 +49,34 @@ unit: install
 	$(VENV)/bin/pytest -q tests/unit
 
 test: install lint typecheck
+	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 	$(VENV)/bin/pytest -q
+
+bench-warc: install
+	$(VENV)/bin/python bench/warc_write.py
+
+bench-extract: install
+	$(VENV)/bin/python bench/extract_html.py
+
+bench-frontier: install
+	$(VENV)/bin/python bench/frontier.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache
+
+# The crawl benchmark (bench/crawl/): Debian packages only if missing, Scrapy and py-spy in their
+# own virtualenv.
+BENCH_VENV := .bench-venv
+BENCH_APT := nginx wget wget2 python3-doc
+
+bench-crawl-setup: install
+	@missing=""; for p in $(BENCH_APT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi
+	test -x $(BENCH_VENV)/bin/scrapy -a -x $(BENCH_VENV)/bin/py-spy || { $(PYTHON) -m venv $(BENCH_VENV) && \
+		$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check "scrapy==2.19.0" "py-spy==0.4.3"; }
+
+bench-crawl: bench-crawl-setup
+	$(VENV)/bin/python bench/crawl/run_bench.py
+
+bench-crawl-profile: bench-crawl-setup
+	$(VENV)/bin/python bench/crawl/profile_crawl.py

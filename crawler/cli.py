@@ -1,4 +1,5 @@
-"""The ``crawler`` command: run, validate, show-processor, demo.
+"""The ``crawler`` command: run, resume, validate, show-processor, demo, and the operator's
+commands on a run directory (status, pause, unpause, terminate, block, report).
 
 Exit codes: 0 the crawl finished (or the command succeeded), 1 crawl error, 2 bad usage or an
 invalid order.
@@ -19,8 +20,12 @@ from crawler.order.loader import load_order, validate_main
 
 if TYPE_CHECKING:
     from crawler.controller import CrawlController
+    from crawler.display import Display
+    from crawler.order.schema import CrawlOrder
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_NO_DISPLAY = "no live display / progress lines on stdout (order key logging.display)"
+_RUN_DIR = "the crawl's run directory (or a job directory: its latest run)"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,10 +50,12 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="directory for this run (default: <job dir>/runs/<UTC stamp>/)",
     )
+    run.add_argument("--no-display", action="store_true", help=_NO_DISPLAY)
 
     res = sub.add_parser("resume", help="continue a crawl after a stop or a crash (even kill -9)")
     res.add_argument("run_dir", type=Path, help="the run directory of the crawl")
     res.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
+    res.add_argument("--no-display", action="store_true", help=_NO_DISPLAY)
 
     val = sub.add_parser("validate", help="print the effective order, or every error in it")
     val.add_argument("order", type=Path)
@@ -62,6 +69,29 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--pages", type=int, default=100, help="pages per host")
     demo.add_argument("--run-dir", type=Path, help="directory for this run")
     demo.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
+    demo.add_argument("--no-display", action="store_true", help=_NO_DISPLAY)
+
+    status = sub.add_parser("status", help="state, counts, rates and errors of a crawl")
+    status.add_argument("run_dir", type=Path, help=_RUN_DIR)
+    status.add_argument("--json", action="store_true", help="print status.json (for scripts)")
+    for kind, text in (
+        ("pause", "stop fetching; URIs in process finish (state PAUSED)"),
+        ("unpause", "resume a paused crawl"),
+        ("terminate", "end the crawl cleanly: URIs in process finish, reports are written"),
+    ):
+        ctl = sub.add_parser(kind, help=text)
+        ctl.add_argument("run_dir", type=Path, help=_RUN_DIR)
+        ctl.add_argument("--wait-s", type=float, default=60.0, help="how long to wait for it")
+    block = sub.add_parser(
+        "block", help="block URIs matching a regex: queued ones end -5001, new ones are refused"
+    )
+    block.add_argument("run_dir", type=Path, help=_RUN_DIR)
+    block.add_argument("regex", help="Python regular expression, searched anywhere in the URI")
+    block.add_argument("--wait-s", type=float, default=10.0)
+    report = sub.add_parser("report", help="write reports/ now (also while running), print one")
+    report.add_argument("run_dir", type=Path, help=_RUN_DIR)
+    report.add_argument("--plot", action="store_true", help="also write reports/progress.png")
+    report.add_argument("--wait-s", type=float, default=30.0)
     return parser
 
 
@@ -84,7 +114,9 @@ def _summary(run_dir: Path, out: TextIO) -> None:
     print(f"WARCs: {run_dir / 'warcs'}", file=out)
 
 
-def cmd_resume(run_dir: Path, sets: Sequence[str], out: TextIO, err: TextIO) -> int:
+def cmd_resume(
+    run_dir: Path, sets: Sequence[str], out: TextIO, err: TextIO, no_display: bool = False
+) -> int:
     """Continue the crawl in ``run_dir`` from its saved state."""
     from crawler.controller import CrawlController
 
@@ -101,19 +133,34 @@ def cmd_resume(run_dir: Path, sets: Sequence[str], out: TextIO, err: TextIO) -> 
         print(str(error), file=err)
         return 2
     print(run_dir, file=out, flush=True)
-    return _run_controller(lambda: CrawlController(order, run_dir, resume=True), run_dir, out, err)
+    display = _display(order, no_display, out)
+    return _run_controller(
+        lambda: CrawlController(order, run_dir, resume=True, display=display), run_dir, out, err
+    )
+
+
+def _display(order: CrawlOrder, no_display: bool, out: TextIO) -> Display | None:
+    from crawler.display import make_display
+
+    enabled = order.logging.display and not no_display
+    return make_display(enabled, out, order.logging.progress_interval_s)
 
 
 def _run_controller(
     make: Callable[[], CrawlController], run_dir: Path, out: TextIO, err: TextIO
 ) -> int:
     started = time.monotonic()
+    from crawler.frontier import FrontierStateError
+
     try:
         controller = make()
         code = controller.run()
     except OrderError as error:
         print(str(error), file=err)
         return 2
+    except (FrontierStateError, OSError) as error:
+        print(f"cannot open the crawl's state: {error}", file=err)
+        return 1
     elapsed = time.monotonic() - started
     print(f"{controller.exit_status} in {elapsed:.1f}s", file=out)
     _summary(run_dir, out)
@@ -126,6 +173,7 @@ def cmd_run(
     run_dir: Path | None,
     out: TextIO,
     err: TextIO,
+    no_display: bool = False,
 ) -> int:
     """Load, validate and run an order; prints the run directory first."""
     from crawler.controller import CrawlController, new_run_dir
@@ -140,11 +188,20 @@ def cmd_run(
     else:
         run_dir.mkdir(parents=True, exist_ok=True)
     print(run_dir, file=out, flush=True)
-    return _run_controller(lambda: CrawlController(order, run_dir), run_dir, out, err)
+    display = _display(order, no_display, out)
+    return _run_controller(
+        lambda: CrawlController(order, run_dir, display=display), run_dir, out, err
+    )
 
 
 def cmd_demo(
-    port: int, pages: int, run_dir: Path | None, sets: Sequence[str], out: TextIO, err: TextIO
+    port: int,
+    pages: int,
+    run_dir: Path | None,
+    sets: Sequence[str],
+    out: TextIO,
+    err: TextIO,
+    no_display: bool = False,
 ) -> int:
     """Serve the sample site and crawl it with the example job, politeness off."""
     from crawler.demo.sample_site import SampleSite
@@ -172,7 +229,7 @@ def cmd_demo(
 
         run_dir = new_run_dir(Path.cwd() / "jobs" / "demo")
     try:
-        return cmd_run(order, overrides, run_dir, out, err)
+        return cmd_run(order, overrides, run_dir, out, err, no_display)
     finally:
         site.stop()
 
@@ -182,15 +239,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     out, err = sys.stdout, sys.stderr
     if args.command == "run":
-        return cmd_run(args.order, args.sets, args.run_dir, out, err)
+        return cmd_run(args.order, args.sets, args.run_dir, out, err, args.no_display)
     if args.command == "resume":
-        return cmd_resume(args.run_dir, args.sets, out, err)
+        return cmd_resume(args.run_dir, args.sets, out, err, args.no_display)
     if args.command == "validate":
         return validate_main(args.order, args.sets, out, err)
     if args.command == "show-processor":
         return show_processor_main(args.cls, out, err)
     if args.command == "demo":
-        return cmd_demo(args.port, args.pages, args.run_dir, args.sets, out, err)
+        return cmd_demo(args.port, args.pages, args.run_dir, args.sets, out, err, args.no_display)
+    return _operation(args, out, err)
+
+
+def _operation(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from crawler import operations
+
+    if args.command == "status":
+        return operations.cmd_status(args.run_dir, args.json, out, err)
+    if args.command in ("pause", "unpause", "terminate"):
+        return operations.cmd_control(args.command, args.run_dir, args.wait_s, out, err)
+    if args.command == "block":
+        return operations.cmd_block(args.run_dir, args.regex, args.wait_s, out, err)
+    if args.command == "report":
+        return operations.cmd_report(args.run_dir, args.plot, args.wait_s, out, err)
     return 2
 
 

@@ -11,7 +11,10 @@ import base64
 import hashlib
 import tempfile
 import zlib
-from typing import IO
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+import brotli  # type: ignore[import-untyped]
 
 DEFAULT_IN_MEMORY_BYTES = 512 * 1024
 """Bodies up to this size stay in memory; larger ones spill to a temporary file."""
@@ -71,32 +74,112 @@ class Recording:
         return self._body.read(-1 if max_bytes is None else max_bytes)
 
     def decoded_body(self, content_encoding: str | None, max_bytes: int) -> bytes:
-        """The body with gzip/deflate content-encodings undone, never more than ``max_bytes``.
+        """The body with its content-encodings undone, never more than ``max_bytes``.
 
-        Unknown or broken encodings give the bytes decoded so far (possibly the raw body for an
-        unknown encoding). Nested encodings (``gzip, gzip``) are undone one layer at a time, each
-        capped, so a small bomb cannot inflate past ``max_bytes``.
+        gzip/x-gzip, deflate (zlib-wrapped or raw) and br are undone, streaming from the spool in
+        chunks, each layer's output bounded per step, so neither a spooled multi-GB body nor a
+        small decompression bomb (nested ``gzip, gzip``, a brotli bomb) can take memory beyond
+        ``max_bytes`` plus a few chunks. An unknown coding stops decoding there (the bytes of
+        the layers undone so far are returned, the raw body if it is the outermost); a broken
+        stream gives what was decoded before the error.
         """
-        data = self.body_bytes(max_bytes if not content_encoding else None)
-        if not content_encoding:
-            return data
-        codings = [c.strip().lower() for c in content_encoding.split(",") if c.strip()]
+        if max_bytes <= 0:
+            return b""
+        codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
+        pipeline: Iterator[bytes] = _raw_chunks(self.body_stream())
         for coding in reversed(codings):
             if coding in ("identity", ""):
                 continue
-            if coding in ("gzip", "x-gzip"):
-                wbits = 16 + zlib.MAX_WBITS
-            elif coding == "deflate":
-                wbits = zlib.MAX_WBITS if data[:1] == b"\x78" else -zlib.MAX_WBITS
-            else:
-                return data[:max_bytes]
-            decoder = zlib.decompressobj(wbits)
-            try:
-                data = decoder.decompress(data, max_bytes)
-            except zlib.error:
-                data = b""
-        return data[:max_bytes]
+            layer = _DECODERS.get(coding)
+            if layer is None:
+                break
+            pipeline = layer(pipeline)
+        out = bytearray()
+        try:
+            for piece in pipeline:
+                out += piece[: max_bytes - len(out)]
+                if len(out) >= max_bytes:
+                    break
+        except (zlib.error, brotli.error, EOFError, OSError):
+            pass
+        return bytes(out)
 
     def close(self) -> None:
         """Free memory and delete the spool file. Idempotent."""
         self._body.close()
+
+
+_STEP_BYTES = 64 * 1024
+"""Input read and output produced per decoding step (bounds memory per layer)."""
+
+
+def _raw_chunks(stream: IO[bytes]) -> Iterator[bytes]:
+    while chunk := stream.read(_STEP_BYTES):
+        yield chunk
+
+
+def _looks_like_zlib(head: bytes) -> bool:
+    """RFC 1950 header: deflate method, window <= 32K, header checksum a multiple of 31."""
+    return (
+        len(head) >= 2
+        and head[0] & 0x0F == 8
+        and head[0] >> 4 <= 7
+        and ((head[0] << 8) | head[1]) % 31 == 0
+    )
+
+
+def _inflate(chunks: Iterator[bytes], gzip: bool) -> Iterator[bytes]:
+    """Undo one gzip (all members) or deflate layer, at most ``_STEP_BYTES`` per yield."""
+    decoder: Any = None
+    for chunk in chunks:
+        data = chunk
+        while data:
+            if decoder is None:
+                if gzip:
+                    wbits = 16 + zlib.MAX_WBITS
+                else:
+                    wbits = zlib.MAX_WBITS if _looks_like_zlib(data) else -zlib.MAX_WBITS
+                decoder = zlib.decompressobj(wbits)
+            out = decoder.decompress(data, _STEP_BYTES)
+            if out:
+                yield out
+            data = decoder.unconsumed_tail
+            if decoder.eof:
+                # Concatenated gzip members form one body; after a deflate stream, stop.
+                if not gzip:
+                    return
+                data = decoder.unused_data + data
+                decoder = None
+    if decoder is not None:
+        # Output still owed for input already consumed, drained a bounded step at a time.
+        while out := decoder.decompress(b"", _STEP_BYTES):
+            yield out
+
+
+def _gunzip(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    return _inflate(chunks, gzip=True)
+
+
+def _undeflate(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    return _inflate(chunks, gzip=False)
+
+
+def _unbrotli(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Undo one br layer with brotli's output-limited streaming decompressor."""
+    decoder = brotli.Decompressor()
+    for chunk in chunks:
+        out = decoder.process(chunk, output_buffer_limit=_STEP_BYTES)
+        while out:
+            yield out
+            # Past the limit, brotli wants empty input until its pending output is drained.
+            out = decoder.process(b"", output_buffer_limit=_STEP_BYTES)
+        if decoder.is_finished():
+            return
+
+
+_DECODERS: dict[str, Callable[[Iterator[bytes]], Iterator[bytes]]] = {
+    "gzip": _gunzip,
+    "x-gzip": _gunzip,
+    "deflate": _undeflate,
+    "br": _unbrotli,
+}

@@ -9,6 +9,7 @@ parsed before the lock is taken. Heritrix counterpart: ``ServerCache`` with ``Cr
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 
@@ -50,12 +51,27 @@ class HostState:
     looked_up_s: float
     ttl_s: float
 
+    def is_expired(self, now_s: float, validity_s: float) -> bool:
+        """Whether a new lookup is due: older than ``max(validity_s, ttl_s)``.
+
+        ``validity_s <= 0`` or an infinite TTL (an IP-literal host) never expire (Heritrix's
+        ``isIpExpired``).
+        """
+        if validity_s <= 0 or math.isinf(self.ttl_s):
+            return False
+        return now_s - self.looked_up_s >= max(validity_s, self.ttl_s)
+
 
 class ServerCache:
-    """Thread-safe per-server robots state and per-host IP state. The constructor does no I/O."""
+    """Thread-safe per-server robots state and per-host IP state. The constructor does no I/O.
+
+    ``resolver_active`` is set by an enabled FetchDNS when it starts: only then does the
+    PreconditionEnforcer schedule ``dns:`` prerequisites and FetchHTTP connect to cached IPs.
+    """
 
     def __init__(self, robots_max_size_bytes: int = DEFAULT_MAX_SIZE_BYTES) -> None:
         self.robots_max_size_bytes = robots_max_size_bytes
+        self.resolver_active = False
         self._lock = threading.Lock()
         self._robots: dict[str, RobotsState] = {}
         self._hosts: dict[str, HostState] = {}
@@ -138,7 +154,8 @@ class ServerCache:
         return self._hosts.get(host.lower())
 
     def update_host(self, host: str, ip: str | None, now_s: float, ttl_s: float) -> None:
-        """Record a lookup of ``host`` (``ip`` None: looked up, no address)."""
+        """Record a lookup of ``host`` (``ip`` None: looked up, no address; ``ttl_s`` inf:
+        never expires, for IP literals)."""
         with self._lock:
             self._hosts[host.lower()] = HostState(ip, now_s, ttl_s)
 

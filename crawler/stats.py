@@ -1,42 +1,82 @@
 """CrawlStats: thread-safe crawl totals fed by every final disposition.
 
-ToeThreads call :meth:`CrawlStats.record_final` once per URI that reaches crawl.log; readers
-(progress-statistics.log, reports, limits) call :meth:`CrawlStats.totals` for a consistent copy.
-One lock guards everything; it is held only for counter updates, never across I/O.
+ToeThreads call :meth:`CrawlStats.record_final` once per URI that reaches crawl.log (and
+:meth:`CrawlStats.note_scheduled` for each URI the frontier queued); readers call
+:meth:`CrawlStats.counts` (scalars, cheap: display and status) or :meth:`CrawlStats.totals` (a
+full copy: reports). One lock guards everything; it is held only for counter updates, never
+across I/O. Everything counted here can be rebuilt from crawl.log
+(:meth:`CrawlStats.replay_crawl_log`), so the reports of a live crawl and of its crawl.log agree.
+Heritrix counterpart: ``StatisticsTracker`` with ``CrawledBytesHistotable`` and host substats.
 """
 
 from __future__ import annotations
 
+import heapq
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from crawler.curi import DISREGARDED_STATUSES
+
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
+
+DUPLICATE_ANNOTATION = "duplicate:digest"
+NOT_MODIFIED_ANNOTATION = "duplicate:server-not-modified"
 
 
 @dataclass
 class HostStats:
-    """Per-host totals for hosts-report.txt."""
+    """Per-host totals for hosts-report.txt.
+
+    ``urls``/``bytes`` count successes; ``novel_*``, ``dup_*`` (duplicate by payload digest) and
+    ``notmod_*`` (server said not modified) split them; ``robots`` counts URIs precluded by
+    robots.txt; ``failed`` failures; ``scheduled`` URIs queued in this process.
+    """
 
     urls: int = 0
     bytes: int = 0
     robots: int = 0
     failed: int = 0
+    disregarded: int = 0
+    novel_urls: int = 0
+    novel_bytes: int = 0
+    dup_urls: int = 0
+    dup_bytes: int = 0
+    notmod_urls: int = 0
+    notmod_bytes: int = 0
+    scheduled: int = 0
+
+    @property
+    def finished(self) -> int:
+        """URIs of this host that reached crawl.log."""
+        return self.urls + self.failed + self.disregarded
 
 
 @dataclass
-class StatsTotals:
-    """A consistent copy of the counters at one moment."""
+class StatsCounts:
+    """The scalar counters, cheap to copy (several times a second for the display)."""
 
     finished: int = 0
     succeeded: int = 0
     failed: int = 0
     disregarded: int = 0
     bytes: int = 0
+    novel_urls: int = 0
+    novel_bytes: int = 0
+    dup_urls: int = 0
+    dup_bytes: int = 0
+    notmod_urls: int = 0
+    notmod_bytes: int = 0
+
+
+@dataclass
+class StatsTotals(StatsCounts):
+    """A consistent copy of every counter at one moment."""
+
     by_status: Counter[int] = field(default_factory=Counter)
     by_mime: Counter[str] = field(default_factory=Counter)
     bytes_by_mime: Counter[str] = field(default_factory=Counter)
@@ -44,6 +84,10 @@ class StatsTotals:
     seeds: dict[str, int] = field(default_factory=dict)
     seed_redirects: dict[str, str] = field(default_factory=dict)
     sources: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+
+_COUNT_FIELDS = tuple(f.name for f in fields(StatsCounts))
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 def host_of(uri: str) -> str:
@@ -56,6 +100,15 @@ def host_of(uri: str) -> str:
         return "-"
 
 
+def classify_success(status: int, annotations: list[str]) -> str:
+    """``novel``, ``dup`` (same payload captured before) or ``notmod`` for a success."""
+    if DUPLICATE_ANNOTATION in annotations:
+        return "dup"
+    if status == 304 or NOT_MODIFIED_ANNOTATION in annotations:
+        return "notmod"
+    return "novel"
+
+
 class CrawlStats:
     """Counters of finished URIs. Thread-safe."""
 
@@ -63,53 +116,99 @@ class CrawlStats:
         self._lock = threading.Lock()
         self._t = StatsTotals()
 
+    def _host(self, host: str) -> HostStats:
+        hs = self._t.hosts.get(host)
+        if hs is None:
+            hs = self._t.hosts[host] = HostStats()
+        return hs
+
+    def note_scheduled(self, uri: str) -> None:
+        """Count a URI the frontier accepted (for each host's ``#remaining``)."""
+        host = host_of(uri)
+        with self._lock:
+            self._host(host).scheduled += 1
+
     def record_final(self, curi: CrawlURI) -> None:
         """Count one URI's final disposition (the moment its crawl.log line is written)."""
-        size = max(curi.content_size, 0)
-        host = host_of(curi.uri)
+        self._record(
+            curi.uri,
+            curi.status,
+            max(curi.content_size, 0),
+            curi.mime_type,
+            curi.annotations,
+            curi.is_seed,
+            curi.source_tag,
+            curi.header("location") if curi.is_seed else None,
+        )
+
+    def _record(
+        self,
+        uri: str,
+        status: int,
+        size: int,
+        mime: str,
+        annotations: list[str],
+        is_seed: bool,
+        source_tag: str | None,
+        location: str | None,
+    ) -> None:
+        host = host_of(uri)
+        kind = classify_success(status, annotations) if status > 0 else ""
         with self._lock:
             t = self._t
             t.finished += 1
-            t.by_status[curi.status] += 1
-            hs = t.hosts.get(host)
-            if hs is None:
-                hs = t.hosts[host] = HostStats()
-            if curi.status > 0:
+            t.by_status[status] += 1
+            hs = self._host(host)
+            if status > 0:
                 t.succeeded += 1
                 t.bytes += size
-                mime = curi.mime_type
                 t.by_mime[mime] += 1
                 t.bytes_by_mime[mime] += size
                 hs.urls += 1
                 hs.bytes += size
-                if curi.uri.endswith("/robots.txt"):
-                    hs.robots += 1
-            elif curi.is_disregarded:
+                if kind == "novel":
+                    t.novel_urls += 1
+                    t.novel_bytes += size
+                    hs.novel_urls += 1
+                    hs.novel_bytes += size
+                elif kind == "dup":
+                    t.dup_urls += 1
+                    t.dup_bytes += size
+                    hs.dup_urls += 1
+                    hs.dup_bytes += size
+                else:
+                    t.notmod_urls += 1
+                    t.notmod_bytes += size
+                    hs.notmod_urls += 1
+                    hs.notmod_bytes += size
+                if source_tag:
+                    t.sources[(source_tag, host)] += 1
+            elif status in DISREGARDED_STATUSES:
                 t.disregarded += 1
+                hs.disregarded += 1
+                if status == -9998:
+                    hs.robots += 1
             else:
                 t.failed += 1
                 hs.failed += 1
-            if curi.is_seed:
-                t.seeds[curi.uri] = curi.status
-                location = curi.header("location")
-                if location and curi.status in (301, 302, 303, 307, 308):
-                    t.seed_redirects[curi.uri] = location
-            if curi.source_tag:
-                t.sources[(curi.source_tag, host)] += 1
+            if is_seed:
+                t.seeds[uri] = status
+                if location and status in _REDIRECTS:
+                    t.seed_redirects[uri] = location
 
     def replay_crawl_log(self, path: Path) -> int:
-        """Count every line of an existing crawl.log (a resumed crawl); returns lines counted.
+        """Count every line of an existing crawl.log; returns lines counted.
 
-        Unparseable lines (e.g. a line cut short by a crash) are skipped.
+        Used by a resumed crawl and by reports built from a run directory. A seed's redirect
+        target is taken from the ``R`` line whose via is the seed. Unparseable lines (e.g. a line
+        cut short by a crash) are skipped.
         """
-        from crawler.curi import CrawlURI
-
         if not path.exists():
             return 0
         counted = 0
         with path.open(encoding="utf-8", errors="replace") as fh:
             for line in fh:
-                cols = line[42:].split(" ", 9) if len(line) > 42 else []
+                cols = line[42:].rstrip("\n").split(" ", 9) if len(line) > 42 else []
                 if len(cols) < 9:
                     continue
                 try:
@@ -117,31 +216,54 @@ class CrawlStats:
                     size_text = line[31:41].strip()
                 except ValueError:
                     continue
-                curi = CrawlURI(cols[0], via=None if cols[2] == "-" else cols[2])
-                curi.status = status
-                curi.content_size = int(size_text) if size_text.isdigit() else -1
-                curi.content_type = None if cols[3] == "no-type" else cols[3]
-                curi.is_seed = cols[1] == "-"
-                curi.source_tag = None if cols[7] == "-" else cols[7]
-                self.record_final(curi)
+                uri, hops, via, mime = cols[0], cols[1], cols[2], cols[3]
+                notes = cols[8] if len(cols) > 8 else "-"
+                is_seed = hops == "-"
+                self._record(
+                    uri,
+                    status,
+                    int(size_text) if size_text.isdigit() else 0,
+                    mime,
+                    [] if notes == "-" else notes.split(","),
+                    is_seed,
+                    None if cols[7] == "-" else cols[7],
+                    None,
+                )
+                if hops == "R" and via != "-":
+                    with self._lock:
+                        t = self._t
+                        if t.seeds.get(via, 0) in _REDIRECTS:
+                            t.seed_redirects.setdefault(via, uri)
                 counted += 1
         return counted
 
     def note_seed(self, uri: str) -> None:
         """Remember a seed so seeds-report lists it even if it is never processed."""
         with self._lock:
-            self._t.seeds.setdefault(uri, 0)
+            self._t.seeds.setdefault(uri, -1)
+
+    def counts(self) -> StatsCounts:
+        """The scalar counters (no per-host or per-type tables)."""
+        with self._lock:
+            t = self._t
+            return StatsCounts(**{name: getattr(t, name) for name in _COUNT_FIELDS})
+
+    def busiest_hosts(self, n: int) -> list[tuple[str, HostStats]]:
+        """The ``n`` hosts with the most successes (``dns:`` excluded), copied."""
+        with self._lock:
+            top = heapq.nlargest(
+                n,
+                ((h, s) for h, s in self._t.hosts.items() if h != "dns:"),
+                key=lambda kv: kv[1].urls,
+            )
+            return [(h, HostStats(**vars(s))) for h, s in top]
 
     def totals(self) -> StatsTotals:
         """A consistent copy of every counter."""
         with self._lock:
             t = self._t
             return StatsTotals(
-                finished=t.finished,
-                succeeded=t.succeeded,
-                failed=t.failed,
-                disregarded=t.disregarded,
-                bytes=t.bytes,
+                **{name: getattr(t, name) for name in _COUNT_FIELDS},
                 by_status=Counter(t.by_status),
                 by_mime=Counter(t.by_mime),
                 bytes_by_mime=Counter(t.bytes_by_mime),

@@ -2,8 +2,13 @@
 
 Each ToeThread loops: take a CrawlURI from the frontier, run it through the five chains, hand it
 back with ``frontier.finished()``. An exception escaping a processor gives the URI status -5 with
-``err=<ExceptionName>`` and its traceback (runtime-errors.log); the thread carries on. Heritrix
-counterparts: ``ToePool``, ``ToeThread``.
+``err=<ExceptionName>`` and its traceback (runtime-errors.log); the thread carries on.
+
+Pausing: a paused pool admits no URI into processing. A thread that got a URI from the frontier
+just as the pool paused holds it, not counted busy, until unpause (or stop), so "no busy thread"
+really means no fetch is going on. Operator block rules (``blocked``) are checked first: a
+matching URI ends with -5001 without running any processor, like Heritrix's Preselector
+``blockByRegex``. Heritrix counterparts: ``ToePool``, ``ToeThread``.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from crawler.curi import FetchStatus
@@ -40,8 +47,9 @@ class ToeThread(threading.Thread):
         self.uris_processed = 0
 
     def _set_step(self, step: str) -> None:
-        self.step = step
-        self.step_since = time.monotonic()
+        if step != self.step:
+            self.step = step
+            self.step_since = time.monotonic()
 
     def _on_processor(self, proc: Processor[Any]) -> None:
         self.processor = proc.name
@@ -64,13 +72,21 @@ class ToeThread(threading.Thread):
     def process_one(self, curi: CrawlURI) -> None:
         """Run one URI through the chains and return it to the frontier."""
         pool = self.pool
-        with pool.busy_lock:
-            pool.busy += 1
+        if not pool.admit():
+            self._set_step("HOLDING_URI_WHILE_PAUSED")
+            while not pool.admit():
+                pool.unpaused_or_stopped(0.5)
         self.current = curi
         curi.thread_number = self.serial
         self._set_step("ABOUT_TO_BEGIN_PROCESSOR")
         try:
-            pool.chains.run(curi, self._on_processor)
+            blocked = pool.blocked
+            if blocked is not None and blocked(curi.uri):
+                curi.status = FetchStatus.BLOCKED_BY_USER
+                # Nothing was fetched: the queue owes its host no politeness wait.
+                curi.politeness_delay_ms = 0
+            else:
+                pool.chains.run(curi, self._on_processor)
         except Exception as error:  # noqa: BLE001 - any processor failure becomes -5
             self._set_step("HANDLING_RUNTIME_EXCEPTION")
             curi.status = FetchStatus.RUNTIME_EXCEPTION
@@ -94,10 +110,17 @@ class ToeThread(threading.Thread):
 class ToePool:
     """A fixed set of ToeThreads sharing one frontier and one set of chains."""
 
-    def __init__(self, frontier: Frontier, chains: ProcessorChains, size: int) -> None:
+    def __init__(
+        self,
+        frontier: Frontier,
+        chains: ProcessorChains,
+        size: int,
+        blocked: Callable[[str], bool] | None = None,
+    ) -> None:
         self.frontier = frontier
         self.chains = chains
         self.size = size
+        self.blocked = blocked
         self.stop_requested = threading.Event()
         self.paused = threading.Event()
         self._resume = threading.Condition()
@@ -111,8 +134,21 @@ class ToePool:
             thread.start()
 
     def pause(self) -> None:
-        """Threads take no new URI until :meth:`unpause`; URIs in process finish."""
-        self.paused.set()
+        """Threads take no new URI until :meth:`unpause`; URIs in process finish.
+
+        Set under ``busy_lock``, so once this returns every thread that will fetch before
+        the unpause is already counted in ``busy``.
+        """
+        with self.busy_lock:
+            self.paused.set()
+
+    def admit(self) -> bool:
+        """Count the calling thread busy unless the pool is paused (a stop admits anyway)."""
+        with self.busy_lock:
+            if self.paused.is_set() and not self.stop_requested.is_set():
+                return False
+            self.busy += 1
+            return True
 
     def unpause(self) -> None:
         """Let threads take URIs again."""
@@ -133,8 +169,12 @@ class ToePool:
             self._resume.notify_all()
 
     def busy_threads(self) -> int:
-        """Threads holding a URI right now."""
+        """Threads processing a URI right now."""
         return self.busy
+
+    def step_counts(self) -> dict[str, int]:
+        """How many threads are at each step (``ABOUT_TO_GET_URI``, ``PAUSED``, ...)."""
+        return dict(Counter(t.step for t in self.threads))
 
     def join(self, timeout_s: float | None = None) -> bool:
         """Wait for all threads to exit; True if they all did within ``timeout_s``."""

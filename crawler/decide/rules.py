@@ -203,3 +203,41 @@ class ContentTypeNotMatchesRegexDecideRule(ContentTypeMatchesRegexDecideRule):
 
     def evaluate(self, curi: CrawlURI) -> bool:
         return not super().evaluate(curi)
+
+
+class HasViaDecideRule(PredicatedDecideRule[PredicatedParams]):
+    """Applies its decision to URIs found on another URI (every URI but seeds and injected
+    ones). Heritrix counterpart: ``HasViaDecideRule``."""
+
+    def evaluate(self, curi: CrawlURI) -> bool:
+        return bool(curi.via)
+
+
+class MatchesStatusCodeParams(PredicatedParams):
+    lower_bound: int = Field(0, description="lowest fetch status that matches")
+    upper_bound: int = Field(600, description="highest fetch status that matches")
+
+
+class MatchesStatusCodeDecideRule(PredicatedDecideRule[MatchesStatusCodeParams]):
+    """Applies its decision when the fetch status lies in [lower_bound, upper_bound]; for
+    processors' ``should_process_rule``. Heritrix counterpart: ``MatchesStatusCodeDecideRule``."""
+
+    def evaluate(self, curi: CrawlURI) -> bool:
+        return self.params.lower_bound <= curi.status <= self.params.upper_bound
+
+
+class ContentLengthParams(Params):
+    content_length_threshold: int = Field(
+        2**63 - 1, ge=0, description="URIs whose Content-Length is below this are ACCEPTed"
+    )
+
+
+class ContentLengthDecideRule(DecideRule[ContentLengthParams]):
+    """ACCEPT when the response's declared Content-Length is below the threshold (or unknown),
+    else REJECT; for a fetcher's or writer's ``should_process_rule`` after the headers.
+    Heritrix counterpart: ``ContentLengthDecideRule``."""
+
+    def decide(self, curi: CrawlURI) -> DecideResult:
+        if curi.content_length < self.params.content_length_threshold:
+            return DecideResult.ACCEPT
+        return DecideResult.REJECT

@@ -178,3 +178,46 @@ class NotOnHostsDecideRule(OnHostsDecideRule):
 
     def evaluate(self, curi: CrawlURI) -> bool:
         return not self._on_hosts(curi.uri)
+
+
+class ViaSurtPrefixedParams(PredicatedParams):
+    surts_file: str | None = Field(
+        None,
+        description="file of prefixes, relative to the order's directory, in the "
+        "SurtPrefixedDecideRule syntax",
+    )
+    surts: list[str] = Field(
+        default_factory=list, description="more entries (URIs, hosts or '+' SURT directives)"
+    )
+
+
+class ViaSurtPrefixedDecideRule(PredicatedDecideRule[ViaSurtPrefixedParams]):
+    """Applies its decision to URIs whose via (the URI they were found on) lies under one of
+    its SURT prefixes; seeds (no via) never match. Useful to follow everything linked from a
+    set of pages, wherever it leads. :meth:`bind` raises ``OSError`` if ``surts_file`` cannot be
+    read. Heritrix counterpart: ``ViaSurtPrefixedDecideRule``."""
+
+    def __init__(self, params: ViaSurtPrefixedParams | None = None) -> None:
+        super().__init__(params)
+        self.prefixes = SurtPrefixSet()
+        self.rejected_entries: list[str] = []
+
+    def bind(self, ctx: RuleContext) -> None:
+        prefixes = SurtPrefixSet()
+        bad: list[str] = []
+        if self.params.surts_file:
+            path = os.path.join(ctx.base_dir, self.params.surts_file)
+            with open(path, encoding="utf-8") as lines:
+                bad += prefixes.import_lines(lines, directives="+")
+        bad += prefixes.import_lines(self.params.surts, directives="+")
+        self.prefixes = prefixes
+        self.rejected_entries = bad
+
+    def evaluate(self, curi: CrawlURI) -> bool:
+        via = curi.via
+        if not via:
+            return False
+        try:
+            return self.prefixes.matches(coerce_http(surt(via)))
+        except UriError:
+            return False

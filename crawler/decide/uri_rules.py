@@ -8,7 +8,7 @@ immutable and thread-safe; they read ``curi.uri`` only. Heritrix counterparts sh
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
@@ -145,3 +145,52 @@ class SchemeNotInSetDecideRule(PredicatedDecideRule[SchemeNotInSetParams]):
         uri = curi.uri
         colon = uri.find(":")
         return colon <= 0 or uri[:colon].lower() not in self._schemes
+
+
+FILE_PATTERN_PRESETS: dict[str, str] = {
+    "IMAGES": "bmp|gif|jpe?g|png|svg|tiff?|webp|avif|ico",
+    "AUDIO": "mid|mp2|mp3|mp4|wav|ogg|oga|m4a|flac|aac",
+    "VIDEO": "avi|mov|mpeg|ram|rm|smil|wmv|webm|ogv|mkv|m4v",
+    "MISC": "doc|pdf|ppt|swf",
+}
+"""Extensions of :class:`MatchesFilePatternDecideRule`'s presets: Heritrix's, plus modern
+formats (webp, avif, webm…); ``ALL`` is their union."""
+
+
+class MatchesFilePatternParams(PredicatedParams):
+    use_preset_pattern: Literal["ALL", "IMAGES", "AUDIO", "VIDEO", "MISC", "CUSTOM"] = Field(
+        "ALL", description="which extensions match; CUSTOM uses 'regex'"
+    )
+    regex: Regex = Field(
+        "", description="with CUSTOM: regex that must match the whole path (query excluded)"
+    )
+
+
+class MatchesFilePatternDecideRule(PredicatedDecideRule[MatchesFilePatternParams]):
+    """Applies its decision when the URI's path (query and fragment excluded; case ignored)
+    ends in one of the preset's extensions, or fully matches ``regex`` with CUSTOM. Heritrix
+    matches the whole URI, so ``img.png?v=2`` escapes it there; here it matches."""
+
+    def __init__(self, params: MatchesFilePatternParams | None = None) -> None:
+        super().__init__(params)
+        preset = self.params.use_preset_pattern
+        if preset == "CUSTOM":
+            self._pattern = re.compile(self.params.regex)
+        else:
+            names = (
+                FILE_PATTERN_PRESETS.values() if preset == "ALL" else [FILE_PATTERN_PRESETS[preset]]
+            )
+            self._pattern = re.compile(r".*\.(?:" + "|".join(names) + ")", re.I)
+
+    def evaluate(self, curi: CrawlURI) -> bool:
+        uri = curi.uri
+        start = uri.find("://")
+        start = uri.find("/", start + 3) if start >= 0 else 0
+        if start < 0:
+            return False
+        end = len(uri)
+        for sep in ("?", "#"):
+            pos = uri.find(sep, start)
+            if 0 <= pos < end:
+                end = pos
+        return self._pattern.fullmatch(uri, start, end) is not None

@@ -12,17 +12,28 @@ from crawler.frontier.assignment import (
     QueueAssignmentPolicy,
     SurtAuthorityQueueAssignmentPolicy,
 )
-from crawler.frontier.frontier import Frontier, FrontierSnapshot
+from crawler.frontier.frontier import Frontier, FrontierSnapshot, FrontierStateError
+from crawler.frontier.frontier_report import QueueDetail, frontier_summary_report
 from crawler.frontier.leveldb_store import LevelDBQueueStore, LevelDBQueueStoreParams
 from crawler.frontier.memory_store import MemoryQueueStore
-from crawler.frontier.politeness import bandwidth_delay_ms, politeness_delay_ms
+from crawler.frontier.politeness import (
+    BACKOFF_MS_KEY,
+    SERVER_HOLD_MS_KEY,
+    bandwidth_delay_ms,
+    politeness_delay_ms,
+    retry_after_s,
+)
 from crawler.frontier.queue_store import QueueStore, QueueStoreBase, StoreBatch, sort_key
+from crawler.frontier.server_gate import ServerGate
 from crawler.frontier.workqueue_frontier import WorkQueueFrontier
 
 __all__ = [
+    "BACKOFF_MS_KEY",
+    "SERVER_HOLD_MS_KEY",
     "AuthorityPolicyParams",
     "Frontier",
     "FrontierSnapshot",
+    "FrontierStateError",
     "HashQueueAssignmentPolicy",
     "HashQueueAssignmentPolicyParams",
     "HostnameQueueAssignmentPolicy",
@@ -30,12 +41,16 @@ __all__ = [
     "LevelDBQueueStoreParams",
     "MemoryQueueStore",
     "QueueAssignmentPolicy",
+    "QueueDetail",
     "QueueStore",
     "QueueStoreBase",
+    "ServerGate",
     "StoreBatch",
     "SurtAuthorityQueueAssignmentPolicy",
     "WorkQueueFrontier",
     "bandwidth_delay_ms",
+    "frontier_summary_report",
     "politeness_delay_ms",
+    "retry_after_s",
     "sort_key",
 ]

@@ -18,7 +18,9 @@ class FrontierSnapshot:
     """Counts at one moment, for progress-statistics.log, status and reports.
 
     ``queues`` maps a queue state (ready, in_process, snoozed, inactive, retired, exhausted) to
-    how many queues are in it; ``longest`` lists the biggest queues as (key, size).
+    how many queues are in it; ``longest`` lists the biggest queues as (key, size);
+    ``inactive_by_precedence`` counts inactive queues per queue precedence, ``ineligible`` those
+    at or past the precedence floor (never crawled).
     """
 
     discovered: int = 0
@@ -33,6 +35,14 @@ class FrontierSnapshot:
     avg_depth: float = 0.0
     congestion: float = 0.0
     longest: tuple[tuple[str, int], ...] = ()
+    inactive_by_precedence: dict[int, int] = field(default_factory=dict)
+    ineligible: int = 0
+
+
+class FrontierStateError(Exception):
+    """The frontier's state directory cannot be used: written by an incompatible version,
+    corrupt, or locked by another running process. ``str(error)`` is a message for the operator.
+    """
 
 
 class Frontier(Protocol):

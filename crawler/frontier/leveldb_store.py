@@ -6,7 +6,9 @@ Record layout (byte-wise order is the crawl order within a queue):
 * metadata: ``b"m" + name (UTF-8)`` -> value
 
 Heritrix counterpart: ``BdbMultipleWorkQueues`` (its ``pending`` database). This is the only
-frontier module that imports plyvel. A LevelDB directory can be opened by one process at a time.
+frontier module that imports plyvel. A LevelDB directory can be opened by one process at a time:
+``open`` raises :class:`~crawler.frontier.frontier.FrontierStateError` when another process holds
+it, or when it is corrupt.
 
 Deleting a queue's head leaves a tombstone that a seek from the queue's first key would step over
 again until compaction; the store therefore remembers, per queue, a sort key below which every
@@ -23,6 +25,7 @@ from typing import Any
 import plyvel
 from pydantic import Field
 
+from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.queue_store import QueueStoreBase, StoreBatch, check_queue_key
 from crawler.params import Params
 
@@ -58,13 +61,25 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
         if self._db is not None:
             return
         path = Path(state_dir) / self.params.dir_name
-        path.mkdir(parents=True, exist_ok=True)
-        self._db = plyvel.DB(
-            str(path),
-            create_if_missing=True,
-            lru_cache_size=self.params.lru_cache_mb << 20,
-            write_buffer_size=self.params.write_buffer_mb << 20,
-        )
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            self._db = plyvel.DB(
+                str(path),
+                create_if_missing=True,
+                lru_cache_size=self.params.lru_cache_mb << 20,
+                write_buffer_size=self.params.write_buffer_mb << 20,
+            )
+        except plyvel.IOError as exc:
+            if "lock" in str(exc).lower():
+                raise FrontierStateError(
+                    f"frontier state {path} is in use by another running crawler process "
+                    f"(LevelDB lock held); stop it first"
+                ) from exc
+            raise FrontierStateError(f"cannot open frontier state {path}: {exc}") from exc
+        except plyvel.CorruptionError as exc:
+            raise FrontierStateError(f"frontier state {path} is corrupt: {exc}") from exc
+        except (plyvel.Error, OSError) as exc:
+            raise FrontierStateError(f"cannot open frontier state {path}: {exc}") from exc
 
     def _require(self) -> Any:
         if self._db is None:

@@ -2,12 +2,25 @@
 
 Heritrix counterpart: ``DispositionProcessor.politenessDelayFor``. The DispositionProcessor
 computes ``curi.politeness_delay_ms`` with :func:`politeness_delay_ms`; the frontier snoozes the
-URI's queue for that long in ``finished()``. Pure functions, thread-safe.
+URI's queue for that long in ``finished()``. Two hints travel in ``curi.data`` from the
+DispositionProcessor to the frontier, which removes them in ``finished()``:
+
+* ``BACKOFF_MS_KEY`` — a 503/429 ``Retry-After`` back-off (:func:`retry_after_s`): the queue
+  snoozes at least that long and its server takes no fetch start before it (whatever queue);
+* ``SERVER_HOLD_MS_KEY`` — bandwidth debt of this fetch (:func:`bandwidth_delay_ms`): the
+  server's next fetch start moves that much later, summed over concurrent fetches.
+
+Pure functions, thread-safe.
 """
 
 from __future__ import annotations
 
+import email.utils
+
 from crawler.order.schema import PolitenessConfig
+
+BACKOFF_MS_KEY = "frontier.backoff_ms"
+SERVER_HOLD_MS_KEY = "frontier.server_hold_ms"
 
 
 def politeness_delay_ms(
@@ -40,3 +53,22 @@ def bandwidth_delay_ms(content_bytes: int, config: PolitenessConfig) -> int:
     if config.max_per_host_bandwidth_kbps <= 0 or content_bytes <= 0:
         return 0
     return int(content_bytes / (config.max_per_host_bandwidth_kbps * 1.024))
+
+
+def retry_after_s(value: str | None, now_s: float, cap_s: float) -> float:
+    """Seconds a ``Retry-After`` header value asks to wait (delta-seconds or an HTTP date),
+    capped at ``cap_s``; 0 when absent, unparsable, in the past, or ``cap_s`` is 0."""
+    if not value or cap_s <= 0:
+        return 0.0
+    text = value.strip()
+    if text.isdigit():
+        wait = float(text)
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return 0.0
+        if when.tzinfo is None:
+            return 0.0
+        wait = when.timestamp() - now_s
+    return min(max(wait, 0.0), cap_s)

@@ -6,14 +6,34 @@ The store knows nothing of politeness or queue states; it holds two things:
   the scheduling directive (top byte), the URI precedence (next byte, clipped to 127) and the
   global ordinal (low 48 bits), so ascending order within a queue is directive, then precedence,
   then FIFO (Heritrix's ``BdbMultipleWorkQueues`` key layout).
-* **metadata** — ``name -> bytes`` for per-queue records and frontier counters, so a later resume
-  can rebuild every in-memory structure from the store alone.
+* **metadata** — ``name -> bytes``: ``q:<queue>`` queue records, ``frontier`` (format version,
+  ordinal reservation), and the crash-recovery entries ``i:``, ``j:``, ``u:`` of
+  :mod:`crawler.frontier.recovery`. A resume rebuilds every in-memory structure from these alone.
 
-Writes come as one atomic :class:`StoreBatch`. A Redis store can implement the same protocol
-with a sorted set per queue, a hash for values and MULTI/EXEC for batches.
+Contract (what :class:`~crawler.frontier.workqueue_frontier.WorkQueueFrontier` relies on):
 
-Thread-safety: implementations need not be thread-safe; :class:`WorkQueueFrontier` serializes
-every call under its lock.
+1. ``write(batch)`` is atomic and durable against a process crash once it returns: after
+   ``kill -9`` a reopened store holds all of a batch or none of it. Deletes apply before puts.
+2. ``head(queue)`` returns the pending record with the lowest sort key, reflecting every
+   ``write`` that returned before (read-your-writes).
+3. ``scan_meta(prefix)`` yields every metadata entry with that prefix, in name order;
+   ``get_meta`` is a point read. Both see all writes that returned.
+4. ``open`` refuses a state it cannot use with
+   :class:`~crawler.frontier.frontier.FrontierStateError` (locked by another process, corrupt).
+5. Calls are serialized by the frontier's lock: a store need not be thread-safe.
+
+A Redis store (shared by many crawler processes) maps this as: one sorted set per queue (score =
+sort key, member = record, or a list when only FIFO order is needed) plus a hash for metadata;
+``write`` as one Lua script (all keys declared, one hash tag per frontier shard so a script
+touches one Cluster slot). Sharing *scheduling* across processes — the ready set scored by the
+next allowed fetch time, leases on in-flight URIs, the server cap — is the job of the
+:class:`~crawler.frontier.scheduler.QueueScheduler` and
+:class:`~crawler.frontier.server_gate.ServerGate` state, which such a store replaces with Redis
+structures behind the same methods (``make_ready``/``snooze``/``candidate``,
+``try_start``/``finish``/``park``/``wakeable``), each transition one script; the frontier's
+budget, retry, precedence and politeness logic stays as it is.
+
+Heritrix counterpart: ``BdbMultipleWorkQueues`` and the BDB environment of ``BdbFrontier``.
 """
 
 from __future__ import annotations

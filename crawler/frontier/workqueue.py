@@ -2,10 +2,12 @@
 
 A queue is in exactly one state (Heritrix's glossary):
 
-* ``ready`` — may hand out its head now; waits in the frontier's ready FIFO.
+* ``ready`` — may hand out its head now; waits in the ready FIFO.
 * ``in_process`` — its head is out with a ToeThread (one URI at a time per queue).
-* ``snoozed`` — politeness or retry wait until ``wake_s`` (clock monotonic seconds).
-* ``inactive`` — has URIs but waits its turn: activated only when no queue is ready.
+* ``snoozed`` — politeness, retry or back-off wait until ``wake_s`` (clock monotonic seconds),
+  or parked until its server has a free slot (``parked_on`` names the server, ``wake_s`` = inf).
+* ``inactive`` — has URIs but waits its turn in the FIFO of its ``precedence``; activated only
+  when no queue is ready, lowest precedence first; at or past the floor it is *ineligible*.
 * ``retired`` — over its total budget; keeps its URIs, which stop counting as queued.
 * ``exhausted`` — empty.
 
@@ -14,7 +16,6 @@ Heritrix counterpart: ``WorkQueue``/``BdbWorkQueue``. Not thread-safe: guarded b
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -37,31 +38,59 @@ class WorkQueue:
     """One queue's counters and state; ``size`` counts its URIs in the store, the one out too."""
 
     __slots__ = (
+        "best_uri_precedence",
         "current",
         "current_key",
+        "current_value",
         "disregarded",
+        "errors",
         "failed",
         "key",
+        "last_cost",
+        "last_dequeue_s",
+        "last_peeked",
+        "last_queued",
+        "marked",
+        "parked_on",
+        "precedence",
+        "recovering",
+        "server",
         "session_spent",
         "size",
         "state",
         "succeeded",
+        "total_enqueues",
         "total_spent",
         "wake_s",
+        "woken_by",
     )
 
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, precedence: int = 3) -> None:
         self.key = key
         self.state = EXHAUSTED
         self.size = 0
         self.wake_s = 0.0
+        self.precedence = precedence
+        self.best_uri_precedence = 127
         self.current: CrawlURI | None = None
         self.current_key = 0
+        self.current_value = b""
         self.session_spent = 0
         self.total_spent = 0
         self.succeeded = 0
         self.failed = 0
         self.disregarded = 0
+        self.errors = 0
+        self.total_enqueues = 0
+        self.last_cost = 0
+        self.last_dequeue_s = 0.0
+        self.last_queued = ""
+        self.last_peeked = ""
+        self.server: str | None = None
+        self.parked_on: str | None = None
+        self.woken_by: str | None = None
+        self.recovering: set[int] | None = None
+        self.marked = False
 
     @property
     def meta_name(self) -> str:
@@ -69,31 +98,37 @@ class WorkQueue:
         return META_PREFIX + self.key
 
     def to_meta(self) -> bytes:
-        """Persistent part of the queue, for the store's metadata."""
-        return json.dumps(
-            [
-                self.state,
-                self.size,
-                self.session_spent,
-                self.total_spent,
-                self.succeeded,
-                self.failed,
-                self.disregarded,
-            ],
-            separators=(",", ":"),
+        """Persistent part of the queue, for the store's metadata (comma-separated, compact)."""
+        return (
+            f"{self.state},{self.size},{self.session_spent},{self.total_spent},{self.succeeded},"
+            f"{self.failed},{self.disregarded},{self.precedence},{self.total_enqueues},"
+            f"{self.errors},{self.best_uri_precedence}"
         ).encode()
 
     @classmethod
     def from_meta(cls, key: str, raw: bytes) -> WorkQueue:
-        """Rebuild a queue saved by :meth:`to_meta`.
+        """Rebuild a queue saved by :meth:`to_meta` (``ValueError`` if malformed).
 
         Active queues come back ``ready`` (their URI out, if any, is still at the head of the
-        store and is handed out again); empty queues ``exhausted``; retired stay retired.
+        store and is handed out again); empty queues ``exhausted``; retired stay retired;
+        the rest ``inactive``.
         """
         q = cls(key)
-        state, q.size, q.session_spent, q.total_spent, q.succeeded, q.failed, q.disregarded = (
-            json.loads(raw)
-        )
+        state, *numbers = raw.decode("ascii", "replace").split(",")
+        if state not in STATES or len(numbers) != 10:
+            raise ValueError(f"malformed queue record {key!r}: {raw[:100]!r}")
+        (
+            q.size,
+            q.session_spent,
+            q.total_spent,
+            q.succeeded,
+            q.failed,
+            q.disregarded,
+            q.precedence,
+            q.total_enqueues,
+            q.errors,
+            q.best_uri_precedence,
+        ) = map(int, numbers)
         if state == RETIRED:
             q.state = RETIRED
         elif q.size <= 0:

@@ -2,38 +2,38 @@
 
 One work queue per queue key (QueueAssignmentPolicy); each queue hands out one URI at a time and
 is snoozed for the URI's politeness delay after it finishes. URIs live in the QueueStore, sorted
-per queue by directive, precedence, then FIFO; the in-memory queue objects (states, counters,
-ready FIFO, snooze heap, inactive FIFO) can be rebuilt from the store's metadata on ``open``.
+per queue by directive, precedence, then FIFO; queue states live in a
+:class:`~crawler.frontier.scheduler.QueueScheduler` rebuilt from the store on ``open``.
 
 Flow (heritrix.md §5):
 
-* ``schedule(curi)``: canonicalize (``curi.canonical``) -> uniq filter (``force_fetch`` records
-  without asking) -> queue key (a ``P`` hop joins the queue of its in-flight via, one directive
-  higher so it sorts first) -> ordinal (``curi.ordinal``) -> store. A new or exhausted queue
-  becomes *inactive*; inactive queues are activated only when no queue is ready ("hold queues").
-* ``next(timeout_s)``: wake due snoozed queues, take the first ready (else activate an inactive)
-  queue, retire it if over ``queue_total_budget``, send it to the back of the inactive FIFO if it
-  spent ``balance_replenish_amount`` this session and others wait; hand out its head.
-* ``finished(curi)``: ``fetch_attempts += 1``; a retryable status with attempts left stays at the
-  head (``reset_for_retry()``) and the queue snoozes ``curi.retry_delay_s``; otherwise the URI is
-  removed, counted, the queue snoozes ``curi.politeness_delay_ms`` (``min_delay_ms`` if unset)
-  and ``on_final(curi)`` runs (crawl.log, stats) outside the lock.
+* ``schedule(curi)``: canonical key (:class:`~crawler.frontier.preparer.FrontierPreparer`; a URI
+  that cannot be canonicalized goes to uri-errors.log) -> uniq filter (``force_fetch`` records
+  without asking) -> precedence and queue key (preparer) -> ordinal -> store. A new or exhausted
+  queue becomes *inactive*; inactive queues are activated only when no queue is ready.
+* ``next(timeout_s)``: wake due snoozed queues, take the first ready (else activate the most
+  urgent inactive) queue, retire it if over ``queue_total_budget``, deactivate it if it spent
+  ``balance_replenish_amount`` this session and others wait; then the server cap
+  (:class:`~crawler.frontier.server_gate.ServerGate`) must admit its head, else the queue is
+  parked on that server until a slot or its time comes.
+* ``finished(curi)``: ``fetch_attempts += 1``; -1/-2/-3/-50 with attempts left (``max_retries``)
+  stay at the head and the queue snoozes ``curi.retry_delay_s``; otherwise the URI is removed,
+  counted (failures cost ``error_penalty_amount`` more), the queue snoozes its politeness delay
+  (``min_delay_ms`` if unset) or a Retry-After back-off, whichever is longer, and ``on_final``
+  (crawl.log, stats) runs outside the lock.
 
-Reads/writes on the CrawlURI: reads uri, via, hop_path, force_fetch, directive, precedence, status,
-retry_delay_s, politeness_delay_ms; writes canonical, queue_key, ordinal, fetch_attempts (and
-directive/precedence of a prerequisite). Thread-safe: one Condition; store I/O stays under it,
-canonicalization, the uniq check and serialization do not.
+Crash safety: see :mod:`crawler.frontier.recovery`. Reads/writes on the CrawlURI: reads uri,
+via, hop_path, force_fetch, directive, status, retry_delay_s, politeness_delay_ms,
+content_size and the back-off hints in ``curi.data`` (removed); writes canonical, queue_key,
+ordinal, precedence, fetch_attempts (and directive of a prerequisite). Thread-safe: one
+Condition; store I/O stays under it, canonicalization, the uniq check and serialization do not.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import json
-import math
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,34 +42,36 @@ import structlog
 
 from crawler.clock import Clock, SystemClock
 from crawler.curi import RETRYABLE_STATUSES, CrawlURI, FetchStatus
-from crawler.frontier.assignment import QueueAssignmentPolicy, split_authority
-from crawler.frontier.frontier import FrontierSnapshot
+from crawler.frontier import recovery as rec
+from crawler.frontier.assignment import QueueAssignmentPolicy
+from crawler.frontier.frontier import FrontierSnapshot, FrontierStateError
+from crawler.frontier.frontier_report import QueueDetail, queue_details, snapshot_of
+from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
+from crawler.frontier.precedence import queue_precedence_function
+from crawler.frontier.preparer import FrontierPreparer
 from crawler.frontier.queue_store import QueueStore, StoreBatch, sort_key
+from crawler.frontier.scheduler import QueueScheduler
+from crawler.frontier.server_gate import ServerGate
 from crawler.frontier.workqueue import (
     EXHAUSTED,
     IN_PROCESS,
     INACTIVE,
-    META_PREFIX,
-    READY,
     RETIRED,
-    SNOOZED,
-    STATES,
     WorkQueue,
 )
 from crawler.order.schema import FrontierConfig
 from crawler.uniq.uniq_filter import UriUniqFilter
-from crawler.urls import canonicalize
 
-FRONTIER_META = "frontier"
 ORDINAL_BLOCK = 4096
 """Ordinals are reserved in the store this many at a time (gaps after a restart are harmless)."""
-_NEEDS_HOST = frozenset({"http", "https", "ftp", "dns"})
-URI_COST = 1
-"""Unit cost per URI (Heritrix's default UnitCostAssignmentPolicy)."""
 
 
 class WorkQueueFrontier:
-    """The Frontier protocol over a QueueStore. Build with the parts unopened, then :meth:`open`."""
+    """The Frontier protocol over a QueueStore. Build with the parts unopened, then :meth:`open`.
+
+    ``crawl_log`` is the crawl.log that ``on_final`` writes (default: ``<state_dir>/../logs/
+    crawl.log``, the run layout); recovery reads its end after a crash.
+    """
 
     def __init__(
         self,
@@ -82,6 +84,7 @@ class WorkQueueFrontier:
         on_final: Callable[[CrawlURI], None] | None = None,
         logger: Any = None,
         uri_error: Callable[[str | None, str, str], None] | None = None,
+        crawl_log: Path | None = None,
     ) -> None:
         self._store = store
         self._policy = policy
@@ -91,6 +94,10 @@ class WorkQueueFrontier:
         self._on_final = on_final
         self._logger: Any = logger if logger is not None else structlog.get_logger("frontier")
         self._uri_error = uri_error
+        self._crawl_log = crawl_log
+        self._prepare = FrontierPreparer(config, policy)
+        self._canonicalize = self._prepare.canonicalize
+        self._cost = self._prepare.cost
         self._max_retries = config.retries.max_retries
         self._min_delay_ms = config.politeness.min_delay_ms
         self._balance = config.balance_replenish_amount
@@ -98,54 +105,66 @@ class WorkQueueFrontier:
         self._penalty = config.error_penalty_amount
 
         self._cond = threading.Condition(threading.Lock())
-        self._queues: dict[str, WorkQueue] = {}
-        self._ready: deque[WorkQueue] = deque()
-        self._inactive: deque[WorkQueue] = deque()
-        self._snoozed: list[tuple[float, int, WorkQueue]] = []
-        self._snooze_seq = itertools.count()
+        pol = config.politeness
+        self.gate: ServerGate[WorkQueue] = ServerGate(
+            pol.host_max_connections, pol.host_min_interval_ms / 1000.0
+        )
+        self.sched = QueueScheduler(
+            self.gate,
+            queue_precedence_function(config),
+            config.precedence_floor,
+            self._cond.notify,
+        )
         self._in_flight: dict[str, WorkQueue] = {}
-        self._state_counts = dict.fromkeys(STATES, 0)
-        self._ordinals = itertools.count(1)
+        self._log = rec.RecoveryLog(store)
+        self._ordinal = 0
         self._ordinal_reserved = 0
         self._queued = 0
         self._finishing = 0
-        self._succeeded = 0
-        self._failed = 0
-        self._disregarded = 0
+        self.totals = {"succeeded": 0, "failed": 0, "disregarded": 0}
         self._opened = False
         self._closed = False
 
     # ------------------------------------------------------------ lifecycle
     def open(self, state_dir: Path) -> None:
-        """Open the store and uniq filter under ``state_dir`` and rebuild queues from the store."""
+        """Open the store and uniq filter under ``state_dir``, rebuild the queues, recover.
+
+        Raises :class:`FrontierStateError` for an incompatible, corrupt or locked state.
+        """
         with self._cond:
             if self._opened:
                 return
             self._store.open(state_dir)
-            self._uniq.open(state_dir)
-            raw = self._store.get_meta(FRONTIER_META)
-            if raw:
-                saved = json.loads(raw)
-                self._ordinal_reserved = int(saved["ordinal_reserved"])
-                self._ordinals = itertools.count(max(1, self._ordinal_reserved))
-                self._succeeded = int(saved["succeeded"])
-                self._failed = int(saved["failed"])
-                self._disregarded = int(saved["disregarded"])
-            for name, value in self._store.scan_meta(META_PREFIX):
-                q = WorkQueue.from_meta(name[len(META_PREFIX) :], value)
-                self._queues[q.key] = q
-                self._state_counts[q.state] += 1
-                if q.state == READY:
-                    self._ready.append(q)
-                elif q.state == INACTIVE:
-                    self._inactive.append(q)
-                if q.state != RETIRED:
-                    self._queued += q.size
+            try:
+                self._uniq.open(state_dir)
+            except Exception as exc:
+                self._store.close()
+                raise FrontierStateError(
+                    f"cannot open the already-seen filter in {state_dir}: {exc}"
+                ) from exc
+            try:
+                restored = rec.restore(self._store, self.sched, state_dir, self._crawl_log)
+            except (ValueError, FrontierStateError) as exc:
+                self._store.close()
+                self._uniq.close()
+                if isinstance(exc, FrontierStateError):
+                    raise
+                raise FrontierStateError(
+                    f"frontier state in {state_dir} is corrupt: {exc}"
+                ) from exc
+            self._ordinal = self._ordinal_reserved = restored.ordinal_reserved
+            self._queued = restored.queued
+            self.totals = restored.totals
+            self._store.write(StoreBatch(meta={rec.FRONTIER_META: self._counters_meta()}))
             self._opened = True
-            if self._queues:
-                self._logger.info(
-                    "frontier_reopened", queues=len(self._queues), queued=self._queued
-                )
+        if self.sched.queues:
+            self._logger.info(
+                "frontier_reopened",
+                queues=len(self.sched.queues),
+                queued=restored.queued,
+                recovered_in_flight=restored.recovered_in_flight,
+                requeued_unlogged=restored.requeued_unlogged,
+            )
 
     def close(self) -> None:
         """Save counters, wake blocked ``next()`` callers (they get None), close the parts."""
@@ -154,20 +173,17 @@ class WorkQueueFrontier:
                 return
             self._closed = True
             if self._opened:
-                self._store.write(StoreBatch(meta={FRONTIER_META: self._counters_meta()}))
+                batch = self._log.batch()
+                batch.meta[rec.FRONTIER_META] = self._counters_meta()
+                self._store.write(batch)
             self._cond.notify_all()
         self._store.close()
         self._uniq.close()
 
     def _counters_meta(self) -> bytes:
-        return json.dumps(
-            {
-                "ordinal_reserved": self._ordinal_reserved,
-                "succeeded": self._succeeded,
-                "failed": self._failed,
-                "disregarded": self._disregarded,
-            }
-        ).encode()
+        # Success/failure totals are sums over the queue records: nothing else to keep.
+        saved = {"version": rec.FORMAT_VERSION, "ordinal_reserved": self._ordinal_reserved}
+        return json.dumps(saved).encode()
 
     # ------------------------------------------------------------ schedule
     def schedule(self, curi: CrawlURI) -> bool:
@@ -176,10 +192,7 @@ class WorkQueueFrontier:
             return False
         uri = curi.uri
         try:
-            canonical = canonicalize(uri)
-            scheme, authority, _ = split_authority(canonical)
-            if not scheme or (not authority and scheme in _NEEDS_HOST):
-                raise ValueError(f"no {'host' if scheme else 'scheme'} in {uri[:200]!r}")
+            canonical = self._prepare.canonical(uri)
         except ValueError as exc:
             if self._uri_error is not None:
                 self._uri_error(curi.via, str(exc), uri)
@@ -187,43 +200,60 @@ class WorkQueueFrontier:
         curi.canonical = canonical
         if curi.force_fetch:
             self._uniq.add_force(canonical)
-        elif not self._uniq.add(canonical):
-            return False
+            return self._enqueue(curi)
+        via_q = self._in_flight.get(curi.via) if curi.via else None
+        if via_q is not None and not via_q.marked:
+            # Durable before the uniq check: after a crash this URI's links are re-checked.
+            with self._cond:
+                self._log.mark_in_flight(via_q)
+        if not self._uniq.add(canonical):
+            if not self._log.recovered or curi.via not in self._log.recovered:
+                return False
+            with self._cond:
+                if not self._log.was_lost(canonical):
+                    return False
+            self._logger.info("lost_uri_requeued", uri=uri)
         return self._enqueue(curi)
 
     def _enqueue(self, curi: CrawlURI) -> bool:
-        key = curi.queue_key
-        if curi.via and curi.hop_path.endswith("P"):
-            # The via is in flight on the calling thread, so its entry cannot change under us.
-            via_q = self._in_flight.get(curi.via)
-            if via_q is not None:
-                key = via_q.key
-                _sort_ahead_of(curi, via_q.current_key)
-        if not key:
-            key = self._policy.key(curi)
+        # A via in flight is on the calling thread, so its entry cannot change under us.
+        via_q = self._in_flight.get(curi.via) if curi.via else None
+        try:
+            key = self._prepare.queue_key(
+                curi, (via_q.key, via_q.current_key) if via_q is not None else None
+            )
+        except ValueError as exc:
+            if self._uri_error is not None:
+                self._uri_error(curi.via, str(exc), curi.uri)
+            return False
         curi.queue_key = key
-        ordinal = next(self._ordinals)
-        curi.ordinal = ordinal
-        skey = sort_key(curi.directive, curi.precedence, ordinal)
         value = curi.to_bytes()
+        mark = rec.mark_name(curi.canonical)
         with self._cond:
             if self._closed:
                 return False
-            q = self._queues.get(key)
-            if q is None:
-                q = self._queues[key] = WorkQueue(key)
-                self._state_counts[EXHAUSTED] += 1
+            self._ordinal += 1
+            curi.ordinal = ordinal = self._ordinal
+            q = self.sched.get_or_add(key)
             q.size += 1
+            q.total_enqueues += 1
+            q.last_queued = curi.uri
             if q.state == EXHAUSTED:
-                self._set_state(q, INACTIVE)
-                self._inactive.append(q)
-                self._cond.notify()
+                q.best_uri_precedence = curi.precedence
+                self.sched.deactivate(q)
+            elif curi.precedence < q.best_uri_precedence:
+                q.best_uri_precedence = curi.precedence
+                if q.state == INACTIVE and self.sched.precedence_of(q) < q.precedence:
+                    self.sched.deactivate(q)  # to the FIFO of its better precedence
             if q.state != RETIRED:
                 self._queued += 1
-            batch = StoreBatch(puts=[(key, skey, value)], meta={q.meta_name: q.to_meta()})
+            batch = self._log.batch()
+            batch.puts.append((key, sort_key(curi.directive, curi.precedence, ordinal), value))
+            batch.meta[q.meta_name] = q.to_meta()
+            batch.meta[mark] = b""
             if ordinal >= self._ordinal_reserved:
                 self._ordinal_reserved = ordinal + ORDINAL_BLOCK
-                batch.meta[FRONTIER_META] = self._counters_meta()
+                batch.meta[rec.FRONTIER_META] = self._counters_meta()
             self._store.write(batch)
         return True
 
@@ -235,112 +265,118 @@ class WorkQueueFrontier:
             while not self._closed:
                 curi = self._next_locked()
                 if curi is not None:
-                    if self._ready:
+                    if self.sched.has_ready():
                         self._cond.notify()
                     return curi
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return None
-                if self._snoozed:
-                    until_wake = self._snoozed[0][0] - self._clock.monotonic()
-                    remaining = min(remaining, max(until_wake, 0.001))
+                wake_s = self.sched.next_wake_s()
+                if wake_s is not None:
+                    remaining = min(remaining, max(wake_s - self._clock.monotonic(), 0.001))
                 self._cond.wait(remaining)
         return None
 
     def _next_locked(self) -> CrawlURI | None:
         now = self._clock.monotonic()
-        snoozed = self._snoozed
-        while snoozed and snoozed[0][0] <= now:
-            wake_s, _, q = heapq.heappop(snoozed)
-            if q.state == SNOOZED and q.wake_s == wake_s:
-                self._wake(q)
-        ready, inactive = self._ready, self._inactive
-        while True:
-            if ready:
-                q = ready.popleft()
-                if q.state != READY:
-                    continue
-            elif inactive:
-                q = inactive.popleft()
-                if q.state != INACTIVE:
-                    continue
-                q.session_spent = 0
-                self._set_state(q, READY)
-            else:
-                return None
-            if q.size <= 0:
-                self._set_state(q, EXHAUSTED)
-                continue
-            if 0 <= self._total_budget <= q.total_spent:
-                self._retire(q)
-                continue
-            if 0 < self._balance <= q.session_spent and inactive:
-                self._set_state(q, INACTIVE)
-                inactive.append(q)
-                continue
-            head = self._store.head(q.key)
-            if head is None:
-                self._logger.warning("queue_store_mismatch", queue=q.key, size=q.size)
-                self._queued -= q.size
-                q.size = 0
-                self._set_state(q, EXHAUSTED)
-                continue
-            q.current_key, value = head
-            curi = CrawlURI.from_bytes(value)
-            curi.queue_key = q.key
-            q.current = curi
-            self._in_flight[curi.uri] = q
-            self._set_state(q, IN_PROCESS)
-            return curi
+        sched, gate = self.sched, self.gate
+        for server in sched.due(now):
+            self.sched.service(server, now)
+        retried: list[str] = []
+        try:
+            while (q := sched.candidate()) is not None:
+                if q.woken_by is not None:
+                    gate.woken_attempted(q.woken_by)
+                    retried.append(q.woken_by)
+                    q.woken_by = None
+                if q.size <= 0:
+                    sched.set_state(q, EXHAUSTED)
+                elif 0 <= self._total_budget <= q.total_spent:
+                    self._retire(q)
+                elif 0 < self._balance <= q.session_spent and sched.others_waiting():
+                    sched.deactivate(q)
+                elif (curi := self._hand_out(q, now)) is not None:
+                    return curi
+            return None
+        finally:
+            for server in retried:
+                self.sched.service(server, now)
+
+    def _hand_out(self, q: WorkQueue, now: float) -> CrawlURI | None:
+        head = self._store.head(q.key)
+        if head is None:
+            self._logger.warning("queue_store_mismatch", queue=q.key, size=q.size)
+            self._queued -= q.size
+            q.size = 0
+            self.sched.set_state(q, EXHAUSTED)
+            return None
+        skey, value = head
+        curi = CrawlURI.from_bytes(value)
+        uri = curi.uri
+        if not self.sched.admit(q, uri, now):
+            return None
+        q.current_key, q.current_value = skey, value
+        curi.queue_key = q.key
+        q.current = curi
+        q.last_peeked = uri
+        if q.recovering and skey in q.recovering:
+            self._log.recovered.add(uri)
+        self._in_flight[uri] = q
+        self.sched.set_state(q, IN_PROCESS)
+        return curi
 
     # ------------------------------------------------------------ finished
     def finished(self, curi: CrawlURI) -> bool:
         """Retry ``curi`` (False) or record its final disposition and call ``on_final`` (True)."""
         curi.fetch_attempts += 1
         status = curi.status
+        backoff_s = hold_s = 0.0
+        data = curi.data
+        if data:
+            backoff_s = float(data.pop(BACKOFF_MS_KEY, 0) or 0) / 1000.0
+            hold_s = float(data.pop(SERVER_HOLD_MS_KEY, 0) or 0) / 1000.0
         if status in RETRYABLE_STATUSES and curi.fetch_attempts < self._max_retries:
-            delay_s = max(0.0, curi.retry_delay_s)
+            delay_s = max(0.0, curi.retry_delay_s, backoff_s)
             curi.reset_for_retry()
             value = curi.to_bytes()
             with self._cond:
                 q = self._owner(curi)
                 if status != FetchStatus.DEFERRED:
-                    q.total_spent += URI_COST
-                    q.session_spent += URI_COST
-                self._release(q, curi)
-                self._snooze(q, delay_s)
-                self._store.write(
-                    StoreBatch(
-                        puts=[(q.key, q.current_key, value)], meta={q.meta_name: q.to_meta()}
-                    )
-                )
+                    self._charge(q, self._cost(curi))
+                now = self._release(q, curi, backoff_s, hold_s)
+                self.sched.snooze(q, now + delay_s, now)
+                batch = self._log.batch()
+                batch.puts.append((q.key, q.current_key, value))
+                batch.meta[q.meta_name] = q.to_meta()
+                self._store.write(batch)
             return False
         delay_ms = curi.politeness_delay_ms
         if delay_ms < 0:
             delay_ms = self._min_delay_ms
         with self._cond:
             q = self._owner(curi)
-            batch = StoreBatch(deletes=[(q.key, q.current_key)])
+            batch = self._log.batch()
+            batch.deletes.append((q.key, q.current_key))
             q.size -= 1
             self._queued -= 1
             if curi.is_disregarded:
                 q.disregarded += 1
-                self._disregarded += 1
+                kind, total = rec.KIND_DISREGARDED, "disregarded"
+            elif curi.is_success:
+                q.succeeded += 1
+                kind, total = rec.KIND_SUCCEEDED, "succeeded"
+                self._charge(q, self._cost(curi))
             else:
-                cost = URI_COST
-                if curi.is_success:
-                    q.succeeded += 1
-                    self._succeeded += 1
-                else:
-                    q.failed += 1
-                    self._failed += 1
-                    cost += self._penalty
-                q.total_spent += cost
-                q.session_spent += cost
-            self._release(q, curi)
-            self._snooze(q, delay_ms / 1000.0)
+                q.failed += 1
+                q.errors += 1
+                kind, total = rec.KIND_FAILED, "failed"
+                self._charge(q, self._cost(curi) + self._penalty)
+            self.totals[total] += 1
+            self._log.recovered.discard(curi.uri)
+            journal = self._log.final(q, kind, batch)
+            now = self._release(q, curi, backoff_s, hold_s)
+            self.sched.snooze(q, now + max(delay_ms / 1000.0, backoff_s), now)
             batch.meta[q.meta_name] = q.to_meta()
-            batch.meta[FRONTIER_META] = self._counters_meta()
             self._store.write(batch)
             self._finishing += 1
         try:
@@ -350,50 +386,37 @@ class WorkQueueFrontier:
             self._logger.exception("frontier_on_final_failed", uri=curi.uri)
         finally:
             with self._cond:
+                self._log.logged(journal)
                 self._finishing -= 1
                 if not self._finishing and not self._queued:
                     self._cond.notify_all()
         return True
 
+    def _charge(self, q: WorkQueue, cost: int) -> None:
+        q.last_cost = cost
+        q.total_spent += cost
+        q.session_spent += cost
+
     def _owner(self, curi: CrawlURI) -> WorkQueue:
-        q = self._queues.get(curi.queue_key)
+        q = self.sched.queues.get(curi.queue_key)
         if q is None or q.current is not curi:
             raise ValueError(f"{curi!r} was not handed out by this frontier or is already finished")
         return q
 
-    def _release(self, q: WorkQueue, curi: CrawlURI) -> None:
+    def _release(self, q: WorkQueue, curi: CrawlURI, backoff_s: float, hold_s: float) -> float:
+        """Free the queue and its server slot, apply server holds. Returns now (monotonic)."""
+        now = self._clock.monotonic()
         q.current = None
+        q.current_value = b""
+        q.last_dequeue_s = self._clock.time()
         if self._in_flight.get(curi.uri) is q:
             del self._in_flight[curi.uri]
-
-    # -------------------------------------------------------- queue states
-    def _set_state(self, q: WorkQueue, state: str) -> None:
-        counts = self._state_counts
-        counts[q.state] -= 1
-        counts[state] += 1
-        q.state = state
-
-    def _snooze(self, q: WorkQueue, delay_s: float) -> None:
-        if delay_s <= 0:
-            self._wake(q)
-            return
-        q.wake_s = self._clock.monotonic() + delay_s
-        self._set_state(q, SNOOZED)
-        heapq.heappush(self._snoozed, (q.wake_s, next(self._snooze_seq), q))
-        # A waiter may be sleeping until a later wake time; let one recompute its wait.
-        self._cond.notify()
-
-    def _wake(self, q: WorkQueue) -> None:
-        if q.size > 0:
-            self._set_state(q, READY)
-            self._ready.append(q)
-            self._cond.notify()
-        else:
-            self._set_state(q, EXHAUSTED)
+        self.sched.release_server(q, curi.uri, now, backoff_s, hold_s)
+        return now
 
     def _retire(self, q: WorkQueue) -> None:
         self._queued -= q.size
-        self._set_state(q, RETIRED)
+        self.sched.retire(q)
         self._store.write(StoreBatch(meta={q.meta_name: q.to_meta()}))
         self._logger.info("queue_retired", queue=q.key, queued=q.size, spent=q.total_spent)
 
@@ -406,38 +429,19 @@ class WorkQueueFrontier:
     def snapshot(self) -> FrontierSnapshot:
         """Counts for progress-statistics.log and reports (congestion as heritrix.md §3)."""
         with self._cond:
-            counts = dict(self._state_counts)
-            queued = self._queued
-            succeeded, failed, disregarded = self._succeeded, self._failed, self._disregarded
-            queues = list(self._queues.values())
-        discovered = self._uniq.count()
-        depths = [(q.key, q.size) for q in queues if q.state != EXHAUSTED and q.state != RETIRED]
-        busy = counts[IN_PROCESS] + counts[SNOOZED]
-        eligible = busy + counts[READY] + counts[INACTIVE]
-        congestion = eligible / busy if busy else (math.inf if eligible else math.nan)
-        return FrontierSnapshot(
-            discovered=discovered,
-            queued=queued,
-            in_process=counts[IN_PROCESS],
-            succeeded=succeeded,
-            failed=failed,
-            disregarded=disregarded,
-            queues=counts,
-            total_queues=len(queues),
-            max_depth=max((size for _, size in depths), default=-1),
-            avg_depth=queued / len(depths) if depths else 0.0,
-            congestion=congestion,
-            longest=tuple(heapq.nlargest(10, depths, key=lambda kv: kv[1])),
-        )
+            return snapshot_of(self.sched, self._queued, self.totals, self._uniq.count())
 
+    def queue_details(self, limit: int = 2000) -> list[QueueDetail]:
+        """Per-queue detail of the ``limit`` longest non-exhausted queues, longest first."""
+        with self._cond:
+            return queue_details(self.sched, self._config, self._clock.monotonic(), limit)
 
-def _sort_ahead_of(curi: CrawlURI, via_key: int) -> None:
-    """Give a prerequisite the directive one above its via's so it sorts ahead of it.
+    def busy_servers(self, limit: int = 20) -> list[tuple[str, int, int]]:
+        """``(server, fetches in progress, parked queues)`` of the busiest servers."""
+        with self._cond:
+            return self.gate.busiest(limit)
 
-    A via already at HIGHEST (0) leaves only the precedence byte to win with.
-    """
-    via_directive = via_key >> 56
-    curi.directive = min(curi.directive, max(0, via_directive - 1))
-    if curi.directive >= via_directive:
-        via_precedence = (via_key >> 48) & 0xFF
-        curi.precedence = min(curi.precedence, max(0, via_precedence - 1))
+    @property
+    def config(self) -> FrontierConfig:
+        """The frontier section of the order this frontier runs with."""
+        return self._config

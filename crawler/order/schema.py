@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class Section(BaseModel):
@@ -76,6 +76,11 @@ class PolitenessConfig(Section):
     max_delay_ms: int = Field(30000, ge=0)
     respect_crawl_delay_up_to_s: float = Field(300, ge=0)
     max_per_host_bandwidth_kbps: int = Field(0, ge=0)
+    # Server cap, across queues (host:port): concurrent fetches (0 = unlimited) and the minimum
+    # time between two fetch starts. Binds only when a policy spreads a host over several queues.
+    host_max_connections: int = Field(2, ge=0)
+    host_min_interval_ms: int = Field(0, ge=0)
+    respect_retry_after_up_to_s: float = Field(300, ge=0)
 
 
 class RetriesConfig(Section):
@@ -102,6 +107,32 @@ class FrontierConfig(Section):
     balance_replenish_amount: int = 3000
     queue_total_budget: int = -1
     error_penalty_amount: int = 100
+    canonicalization: list[str] = Field(
+        default_factory=lambda: [
+            "lowercase",
+            "strip_userinfo",
+            "strip_wwwn",
+            "strip_session_ids",
+            "strip_session_cfids",
+            "fixup_query",
+        ],
+        description="crawler.urls.CANONICALIZATION_RULES names, applied in order (uniq key)",
+    )
+    cost_policy: Literal["unit", "zero", "wag"] = "unit"
+    uri_precedence_policy: Literal["cost", "hops", "base", "preset"] = "cost"
+    queue_precedence_policy: Literal["base", "highest_uri", "success_counts"] = "base"
+    base_queue_precedence: int = Field(3, ge=0)
+    precedence_floor: int = Field(255, ge=1)
+
+    @field_validator("canonicalization")
+    @classmethod
+    def _known_rules(cls, rules: list[str]) -> list[str]:
+        from crawler.urls import CANONICALIZATION_RULES
+
+        unknown = [r for r in rules if r not in CANONICALIZATION_RULES]
+        if unknown:
+            raise ValueError(f"unknown rule(s) {unknown}; known: {sorted(CANONICALIZATION_RULES)}")
+        return rules
 
 
 class ChainsConfig(Section):
@@ -121,6 +152,15 @@ class LoggingConfig(Section):
     level: Literal["debug", "info", "warning", "error"] = "info"
     console: bool = True
     crawl_log_extra_info: bool = True
+    display: bool = True
+
+
+class HistoryConfig(Section):
+    """The crawl history in state/history: fetch history (conditional requests) and payload digests
+    (revisit records). ``import_from``: state or run directory of a finished earlier crawl."""
+
+    enabled: bool = True
+    import_from: str | None = None
 
 
 class CrawlOrder(Section):
@@ -137,5 +177,6 @@ class CrawlOrder(Section):
     scope: list[ComponentSpec] = Field(default_factory=list)
     frontier: FrontierConfig = FrontierConfig()
     chains: ChainsConfig = ChainsConfig()
+    history: HistoryConfig = HistoryConfig()
     logging: LoggingConfig = LoggingConfig()
     base_dir: str = Field(".", description="directory of the order file; set by the loader")

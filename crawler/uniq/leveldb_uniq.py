@@ -1,10 +1,15 @@
-"""LevelDBUriUniqFilter: the default uniq filter, 64-bit fingerprints in LevelDB.
+"""LevelDBUriUniqFilter: the default uniq filter, exact 64-bit fingerprints in LevelDB.
 
-Keys are :func:`~crawler.uniq.uniq_filter.fingerprint` (authority prefix + exact 64-bit murmur3)
-under ``b"k"``; the count is kept under ``b"c"`` in the same write batch, so it survives a restart.
-A bounded in-memory cache of recently seen fingerprints answers the common "already seen" case
-(navigation links repeated on every page) without touching LevelDB. The cache has two
-generations: when the young one fills, it becomes the old one and the previous old is dropped.
+Keys are :func:`~crawler.uniq.uniq_filter.fingerprint` (3 bytes of the scheme+authority hash,
+so a host's keys are adjacent, then the exact 64-bit hash of the canonical URI) under ``b"k"``
+with an empty value; the count is kept under ``b"c"`` in the same write batch, so it survives a
+restart or a kill -9 (LevelDB's log is replayed on open). ``b"f"`` records the fingerprint
+function, ``b"v"`` the layout version: reopening with another function or an unknown version is
+refused (the keys would not match). LevelDB's own Bloom filter (10 bits per key) lets a lookup
+of a new fingerprint skip the disk blocks.
+
+Fast path: a :class:`~crawler.uniq.recent_keys.RecentKeys` cache of recently recorded or
+confirmed fingerprints answers "already seen" without the lock or LevelDB.
 
 Heritrix counterpart: ``BdbUriUniqFilter`` (database ``alreadySeenUrl``). Thread-safe: one lock
 around check-and-add (plyvel itself is thread-safe; the lock makes put-if-absent atomic).
@@ -21,20 +26,33 @@ import plyvel
 from pydantic import Field
 
 from crawler.params import Params
-from crawler.uniq.uniq_filter import UriUniqFilter, fingerprint
+from crawler.uniq.recent_keys import RecentKeys
+from crawler.uniq.uniq_filter import (
+    FingerprintFunction,
+    UniqStateError,
+    UriUniqFilter,
+    fingerprint,
+)
 
 _KEY = b"k"
 _COUNT = b"c"
+_FUNCTION = b"f"
+_VERSION = b"v"
+LAYOUT_VERSION = b"1"
+_LEVELDB_BLOOM_BITS = 10
 
 
 class LevelDBUriUniqFilterParams(Params):
-    """Where the filter lives and how much it caches."""
+    """Where the filter lives, how much it caches and how it fingerprints."""
 
     dir_name: str = Field("uniq", min_length=1, description="directory under state/")
     cache_size: int = Field(
         200_000, ge=0, description="recent fingerprints kept in RAM per generation (2 generations)"
     )
     lru_cache_mb: int = Field(32, ge=1, description="LevelDB block cache size (MiB)")
+    fingerprint: FingerprintFunction = Field(
+        "mmh3", description="hash of the fingerprints: mmh3 (fast) or md5; fixed once created"
+    )
 
 
 class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
@@ -45,35 +63,58 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         self._db: Any = None
         self._count = 0
         self._lock = threading.Lock()
-        self._young: set[bytes] = set()
-        self._old: set[bytes] = set()
+        self._recent: RecentKeys[bytes] = RecentKeys(self.params.cache_size)
+        self._function: FingerprintFunction = self.params.fingerprint
 
     def open(self, state_dir: Path) -> None:
         with self._lock:
             if self._db is not None:
                 return
             path = Path(state_dir) / self.params.dir_name
-            path.mkdir(parents=True, exist_ok=True)
-            self._db = plyvel.DB(
-                str(path), create_if_missing=True, lru_cache_size=self.params.lru_cache_mb << 20
-            )
-            raw = self._db.get(_COUNT)
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+                db = plyvel.DB(
+                    str(path),
+                    create_if_missing=True,
+                    lru_cache_size=self.params.lru_cache_mb << 20,
+                    bloom_filter_bits=_LEVELDB_BLOOM_BITS,
+                )
+            except (OSError, plyvel.Error) as exc:
+                hint = (
+                    " (is another crawl using this state directory?)"
+                    if "lock" in str(exc).lower()
+                    else ""
+                )
+                raise UniqStateError(f"cannot open the uniq filter at {path}: {exc}{hint}") from exc
+            try:
+                self._check_layout(db, path)
+            except UniqStateError:
+                db.close()
+                raise
+            raw = db.get(_COUNT)
             self._count = int.from_bytes(raw, "big") if raw else 0
+            self._db = db
 
-    def _remember(self, fp: bytes) -> None:
-        young = self._young
-        young.add(fp)
-        if len(young) > self.params.cache_size:
-            self._old = young
-            self._young = set()
-
-    def _seen(self, db: Any, fp: bytes) -> bool:
-        if fp in self._young or fp in self._old:
-            return True
-        if db.get(_KEY + fp) is not None:
-            self._remember(fp)
-            return True
-        return False
+    def _check_layout(self, db: Any, path: Path) -> None:
+        version, function = db.get(_VERSION), db.get(_FUNCTION)
+        if version is None:
+            # A fresh directory, or one written before these records existed (always mmh3).
+            if function is None:
+                function = b"mmh3" if db.get(_COUNT) else self._function.encode()
+            db.put(_FUNCTION, function)
+            db.put(_VERSION, LAYOUT_VERSION)
+            version = LAYOUT_VERSION
+        if version != LAYOUT_VERSION:
+            raise UniqStateError(
+                f"the uniq filter at {path} has layout version {version.decode(errors='replace')}"
+                f", this crawler reads version {LAYOUT_VERSION.decode()}"
+            )
+        if function != self._function.encode():
+            raise UniqStateError(
+                f"the uniq filter at {path} was built with fingerprint "
+                f"{function.decode(errors='replace')!r}, the order says {self._function!r}: "
+                "set frontier.uniq_filter.params.fingerprint to the first"
+            )
 
     def _require(self) -> Any:
         if self._db is None:
@@ -81,41 +122,46 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         return self._db
 
     def add(self, canonical: str) -> bool:
-        fp = fingerprint(canonical)
+        fp = fingerprint(canonical, self._function)
+        recent = self._recent
+        if fp in recent:
+            return False
         with self._lock:
             db = self._require()
-            if self._seen(db, fp):
+            if fp in recent or db.get(_KEY + fp) is not None:
+                recent.remember(fp)
                 return False
             self._count += 1
             with db.write_batch() as wb:
                 wb.put(_KEY + fp, b"")
                 wb.put(_COUNT, self._count.to_bytes(8, "big"))
-            self._remember(fp)
+            recent.remember(fp)
             return True
 
-    def add_force(self, canonical: str) -> None:
-        self.add(canonical)
-
     def add_many(self, canonicals: Iterable[str]) -> list[bool]:
-        fps = [fingerprint(c) for c in canonicals]
-        out: list[bool] = []
+        function, recent = self._function, self._recent
+        fps = [fingerprint(c, function) for c in canonicals]
+        out = [fp not in recent for fp in fps]
+        if not any(out):
+            return out
         with self._lock:
             db = self._require()
-            batch: set[bytes] = set()
-            for fp in fps:
-                if fp in batch or self._seen(db, fp):
-                    out.append(False)
+            fresh: set[bytes] = set()
+            for i, fp in enumerate(fps):
+                if not out[i]:
+                    continue
+                if fp in fresh or fp in recent or db.get(_KEY + fp) is not None:
+                    out[i] = False
                 else:
-                    batch.add(fp)
-                    out.append(True)
-            if batch:
-                self._count += len(batch)
+                    fresh.add(fp)
+            if fresh:
+                self._count += len(fresh)
                 with db.write_batch() as wb:
-                    for fp in batch:
+                    for fp in fresh:
                         wb.put(_KEY + fp, b"")
                     wb.put(_COUNT, self._count.to_bytes(8, "big"))
-                for fp in batch:
-                    self._remember(fp)
+                for fp in fresh:
+                    recent.remember(fp)
         return out
 
     def count(self) -> int:
@@ -124,7 +170,6 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
     def close(self) -> None:
         with self._lock:
             db, self._db = self._db, None
-            self._young = set()
-            self._old = set()
+            self._recent.clear()
         if db is not None:
             db.close()

@@ -2,11 +2,15 @@
 
 Reads ``curi.recording`` (the body, content-encoding undone up to ``max_body_bytes``),
 ``curi.content_type`` and the ``Content-Encoding`` header; appends :class:`crawler.Link` s to
-``curi.outlinks`` (absolute, not normalized) and annotates ``dol:<n>`` when more than
-``max_outlinks`` were found. Hop letters follow Heritrix: ``a``/``area`` href and plain ``link``
-href are L; ``img``/``script``/``iframe``/``frame``/``embed``/``source``/``input type=image``
-(and media) sources, ``srcset`` and ``link rel=stylesheet|icon|…`` are E; meta refresh is R;
-``<base href>`` changes the base of every link. Context strings look like ``a/@href``.
+``curi.outlinks`` (absolute, not normalized) up to ``max_outlinks`` per URI (the rest counted
+in ``dol:<n>``) and may annotate the charset used (:mod:`processors.extract.html_charset`) and
+``metaRobots:noindex`` / ``metaRobots:nofollow``. Which attributes are links, with which hop
+letter, is :mod:`processors.extract.html_links`; ``<base href>`` changes the base of every
+link; ``<style>`` blocks and ``style`` attributes go through ExtractorCSS's pattern (E), inline
+scripts optionally through ExtractorJS's (X). With ``obey_robots_meta`` (and ``robots.policy:
+obey``) a robots ``<meta>`` saying ``nofollow`` or ``none`` drops the page's L links (its embeds
+are still needed to render it) and ``noindex`` is only annotated, as archival crawlers keep
+the page.
 
 Documents up to ``max_tree_parse_bytes`` are parsed into a lexbor tree and walked once. lexbor's
 tree building is quadratic in the depth of nested block elements (200 K nested ``<div>`` take
@@ -20,15 +24,27 @@ Thread-safety: stateless; a parser is created per page. Heritrix counterpart:
 
 from __future__ import annotations
 
-import codecs
+import html
 import re
-from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from pydantic import Field
 from selectolax.lexbor import LexborHTMLParser
 
-from crawler import CrawlURI, Hop, Link, Params, Processor
+from crawler import CrawlURI, Hop, Params, Processor, ProcessorContext
+from processors.extract.extractor_css import css_links
+from processors.extract.extractor_js import js_links
+from processors.extract.html_charset import decode_html
+from processors.extract.html_links import (
+    ANY_ELEMENT_ATTRS,
+    STYLE_TEXT,
+    WANTED_TAGS,
+    PageFacts,
+    attribute_links,
+    collect,
+)
 from processors.extract.link_resolver import LinkResolver
+from processors.extract.outlinks import RawLink, add_links
 
 HTML_TYPES = frozenset(
     {
@@ -39,69 +55,37 @@ HTML_TYPES = frozenset(
     }
 )
 _SNIFF_PREFIXES = (b"<html", b"<!doctype html")
-_BOMS = (
-    (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
-_META_CHARSET_RE = re.compile(rb"<meta[^>]{0,512}?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:\-]+)", re.I)
-# WHATWG encoding labels whose Python codec differs (the web's supersets of the named ones).
-_CHARSET_ALIASES = {
-    "iso-8859-1": "cp1252",
-    "iso8859-1": "cp1252",
-    "latin1": "cp1252",
-    "latin-1": "cp1252",
-    "us-ascii": "cp1252",
-    "ascii": "cp1252",
-    "gb2312": "gb18030",
-    "gbk": "gb18030",
-    "x-sjis": "shift_jis",
-    "utf-16": "utf-8",
-    "utf-16le": "utf-8",
-    "utf-16be": "utf-8",
-}
-_EMBED_LINK_RELS = frozenset(
-    {
-        "stylesheet",
-        "icon",
-        "apple-touch-icon",
-        "apple-touch-icon-precomposed",
-        "mask-icon",
-        "modulepreload",
-        "prefetch",
-        "prerender",
-        "preload",
-    }
-)
-_SRC_EMBEDS = frozenset({"img", "script", "iframe", "frame", "embed", "source", "video", "audio"})
-_WANTED_TAGS = _SRC_EMBEDS | {
-    "a",
-    "area",
-    "link",
-    "base",
-    "meta",
-    "input",
-    "form",
-    "object",
-    "track",
-}
-_REFRESH_URL_RE = re.compile(r"url\s*=\s*[\"']?([^\"'\s>]+)", re.I)
 # Linear tag scanner for big documents: only wanted tags, attribute text bounded.
-_TAG_NAMES = "|".join(sorted(_WANTED_TAGS))
+_TAG_NAMES = "|".join(sorted(WANTED_TAGS))
 _ATTRS_TEXT = r"""(?:[^>"']|"[^"]{0,16384}"|'[^']{0,16384}'){0,4096}"""
 _TAG_RE = re.compile(rf"<({_TAG_NAMES})(?=[\s/>])({_ATTRS_TEXT})", re.I)
 _ATTR_RE = re.compile(r"([^\s\"'=<>/]+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'>]+)))?")
-_ENTITY_RE = re.compile(r"&(?:amp|#0*38|#x0*26);", re.I)
-
-RawLink = tuple[str, str, str]
-"""(raw attribute value, hop letter, context)."""
+_ANY_ATTR_VALUE_RE = re.compile(
+    rb"""\s*=\s*(?:"([^"]{0,16384})"|'([^']{0,16384})'|([^\s"'>]{1,16384}))"""
+)
+_ANY_ATTR_NAMES = tuple(
+    (spelling.encode(), name)
+    for name in ANY_ELEMENT_ATTRS
+    for spelling in ((name, name.upper()) if name == "background" else (name,))
+)
+_ATTR_PRECEDERS = frozenset(b" \t\r\n\f\"'/")
+_STYLE_OPEN_RE = re.compile(rb"<style\b[^>]{0,1024}>", re.I)
+_STYLE_CLOSE_RE = re.compile(rb"</style", re.I)
+_SCRIPT_OPEN_RE = re.compile(rb"<script\b[^>]{0,1024}>", re.I)
+_SCRIPT_CLOSE_RE = re.compile(rb"</script", re.I)
+_ANY_ATTR_SELECTOR = '[style*="url"], [style*="URL"], [background], [data-src], [data-srcset]'
+# Cheap byte searches that rule out the selector query on most pages.
+_ANY_ATTR_MARKS = (b"url(", b"background=", b"BACKGROUND", b"data-src")
+_WANTED_WITH_STYLE = WANTED_TAGS | {"style"}
+_NOFOLLOW = frozenset({"nofollow", "none"})
+_NOINDEX = frozenset({"noindex", "none"})
 
 
 class ExtractorHTMLParams(Params):
     """Parameters of :class:`ExtractorHTML`."""
 
     max_outlinks: int = Field(
-        6000, ge=0, description="links kept per page; extra ones are counted as dol:<n>"
+        6000, ge=0, description="links kept per URI; extra ones are counted as dol:<n>"
     )
     max_body_bytes: int = Field(10_000_000, gt=0, description="decoded body bytes examined at most")
     max_tree_parse_bytes: int = Field(
@@ -109,10 +93,29 @@ class ExtractorHTMLParams(Params):
     )
     extract_forms: bool = Field(False, description="form actions (GET forms) become L links")
     obey_rel_nofollow: bool = Field(False, description="skip a/area/link with rel=nofollow")
+    obey_robots_meta: bool = Field(
+        True,
+        description="under robots.policy obey, a robots meta nofollow/none drops the page's L "
+        "links; noindex is only annotated",
+    )
+    extract_inline_css: bool = Field(
+        True, description="url()s of <style> blocks and style/background attributes become E"
+    )
+    extract_javascript: bool = Field(
+        False, description="URI-like strings of inline <script> blocks become X links"
+    )
 
 
 class ExtractorHTML(Processor[ExtractorHTMLParams]):
     """Extracts links from HTML pages (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._obey_meta = self.params.obey_robots_meta
+
+    def start(self, ctx: ProcessorContext) -> None:
+        super().start(ctx)
+        self._obey_meta = self.params.obey_robots_meta and ctx.order.robots.policy == "obey"
 
     def should_process(self, curi: CrawlURI) -> bool:
         rec = curi.recording
@@ -128,227 +131,146 @@ class ExtractorHTML(Processor[ExtractorHTMLParams]):
         body: bytes = curi.recording.decoded_body(
             curi.header("content-encoding"), params.max_body_bytes
         )
-        text = _decode(body, curi.content_type)
+        text, notes = decode_html(body, curi.content_type)
+        for note in notes:
+            curi.annotate(note)
         raw: list[RawLink] = []
-        base_href: str | None
         if len(body) <= params.max_tree_parse_bytes:
-            base_href = _walk_tree(text, raw, params.extract_forms, params.obey_rel_nofollow)
+            facts = _walk_tree(text, body, raw, params)
         else:
             if isinstance(text, bytes):
-                text = text.decode("utf-8", "replace")
-            base_href = _scan_tags(text, raw, params.extract_forms, params.obey_rel_nofollow)
+                facts = _scan_tags(text.decode("utf-8", "replace"), text, raw, params)
+            else:
+                facts = _scan_tags(text, None, raw, params)
+        if facts.robots and self._obey_meta:
+            tokens = set(facts.robots.replace(",", " ").split())
+            if tokens & _NOINDEX:
+                curi.annotate("metaRobots:noindex")
+            if tokens & _NOFOLLOW:
+                curi.annotate("metaRobots:nofollow")
+                raw = [link for link in raw if link[1] != Hop.LINK]
         resolver = LinkResolver(curi.uri)
-        if base_href is not None:
-            base = resolver.resolve(base_href)
+        if facts.base_href is not None:
+            base = resolver.resolve(facts.base_href)
             if base is not None and base.startswith(("http://", "https://")):
                 resolver = LinkResolver(base)
-        _add_links(curi, raw, resolver, params.max_outlinks)
+        add_links(curi, raw, resolver, params.max_outlinks)
 
 
-def _add_links(curi: CrawlURI, raw: list[RawLink], resolver: LinkResolver, limit: int) -> None:
-    outlinks = curi.outlinks
-    room = limit - len(outlinks)
-    seen: set[tuple[str, str]] = set()
-    dropped = 0
-    resolve = resolver.resolve
-    append = outlinks.append
-    for value, hop, context in raw:
-        key = (value, hop)
-        if key in seen:
-            continue
-        seen.add(key)
-        uri = resolve(value)
-        if uri is None:
-            continue
-        if room <= 0:
-            dropped += 1
-            continue
-        room -= 1
-        append(Link(uri, hop, context))
-    if dropped:
-        curi.annotate(f"dol:{dropped}")
-
-
-def _decode(body: bytes, content_type: str | None) -> str | bytes:
-    """The document as text, or as UTF-8 bytes (which lexbor parses without a Python copy)."""
-    charset = _charset(body, content_type)
-    if charset == "utf-8":
-        return body
+def _walk_tree(
+    text: str | bytes, body: bytes, out: list[RawLink], params: ExtractorHTMLParams
+) -> PageFacts:
+    """Parse with lexbor and collect raw links in document order."""
     try:
-        return body.decode(charset, "replace")
-    except (LookupError, ValueError):
-        return body
-
-
-def _charset(body: bytes, content_type: str | None) -> str:
-    """BOM, then the Content-Type charset, then a meta charset in the first 1 KiB; else utf-8."""
-    for bom, name in _BOMS:
-        if body.startswith(bom):
-            return name
-    label: str | None = None
-    if content_type:
-        pos = content_type.lower().find("charset=")
-        if pos >= 0:
-            label = content_type[pos + 8 :].split(";", 1)[0].strip(" \"'")
-    if not label:
-        m = _META_CHARSET_RE.search(body, 0, 1024)
-        if m is not None:
-            label = m.group(1).decode("ascii")
-    if not label:
-        return "utf-8"
-    label = label.lower()
-    label = _CHARSET_ALIASES.get(label, label)
-    try:
-        name = codecs.lookup(label).name
-    except LookupError:
-        return "utf-8"
-    return "utf-8" if name == "utf-8" else name
-
-
-def _walk_tree(text: str | bytes, out: list[RawLink], forms: bool, nofollow: bool) -> str | None:
-    """Parse with lexbor and collect raw links in document order; returns the base href."""
-    try:
-        root = LexborHTMLParser(text).root
+        tree = LexborHTMLParser(text)
+        root = tree.root
     except Exception:  # noqa: BLE001 - hostile input must fall back, never raise
-        scan = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-        return _scan_tags(scan, out, forms, nofollow)
+        if isinstance(text, bytes):
+            return _scan_tags(text.decode("utf-8", "replace"), text, out, params)
+        return _scan_tags(text, None, out, params)
     if root is None:
-        return None
-    wanted = _WANTED_TAGS
-    elements = ((tag, n.attributes) for n in root.traverse() if (tag := n.tag) in wanted)
-    return _collect(elements, out, forms, nofollow)
-
-
-def _scan_tags(text: str, out: list[RawLink], forms: bool, nofollow: bool) -> str | None:
-    """Linear fallback for big documents: regex-scan the wanted tags and their attributes."""
-    return _collect(
-        ((m.group(1).lower(), _parse_attrs(m.group(2))) for m in _TAG_RE.finditer(text)),
-        out,
-        forms,
-        nofollow,
+        return PageFacts()
+    css = params.extract_inline_css
+    wanted = _WANTED_WITH_STYLE if css else WANTED_TAGS
+    elements = (
+        (tag, n.attributes if tag != "style" else {STYLE_TEXT: n.text(deep=True)})
+        for n in root.traverse()
+        if (tag := n.tag) in wanted
     )
+    facts = collect(elements, out, params.extract_forms, params.obey_rel_nofollow)
+    if css and any(mark in body for mark in _ANY_ATTR_MARKS):
+        for node in tree.css(_ANY_ATTR_SELECTOR):
+            attribute_links(node.attributes, out)
+    if params.extract_javascript:
+        for node in tree.css("script"):
+            if node.attributes.get("src") is None:
+                out.extend(js_links(node.text(deep=True)))
+    return facts
+
+
+def _scan_tags(
+    text: str, utf8: bytes | None, out: list[RawLink], params: ExtractorHTMLParams
+) -> PageFacts:
+    """Linear fallback for big documents: regex-scan the wanted tags and their attributes.
+
+    ``utf8`` is the document as UTF-8 bytes when the caller has them: the scans for
+    ``<style>``/``<script>`` blocks and any-element attributes run on bytes, where substring
+    search is several times faster than on a non-ASCII ``str``.
+    """
+    facts = collect(
+        ((tag.lower(), _parse_attrs(attrs)) for tag, attrs in _TAG_RE.findall(text)),
+        out,
+        params.extract_forms,
+        params.obey_rel_nofollow,
+    )
+    if not (params.extract_inline_css or params.extract_javascript):
+        return facts
+    data = utf8 if utf8 is not None else text.encode("utf-8", "replace")
+    if params.extract_inline_css:
+        for block in _blocks(data, _STYLE_OPEN_RE, _STYLE_CLOSE_RE):
+            out.extend(css_links(block))
+        _scan_any_element_attrs(data, out)
+    if params.extract_javascript:
+        for block in _blocks(data, _SCRIPT_OPEN_RE, _SCRIPT_CLOSE_RE, skip_with_src=True):
+            out.extend(js_links(block))
+    return facts
+
+
+def _scan_any_element_attrs(data: bytes, out: list[RawLink]) -> None:
+    """The ``style``/``background``/``data-src*`` attributes of any element, found with
+    ``bytes.find`` (far cheaper than a regex alternation tried at every position)."""
+    match_value = _ANY_ATTR_VALUE_RE.match
+    for spelling, name in _ANY_ATTR_NAMES:
+        if name == "style" and b"url(" not in data and b"URL(" not in data:
+            continue
+        pos = data.find(spelling)
+        while pos >= 0:
+            end = pos + len(spelling)
+            if pos > 0 and data[pos - 1] in _ATTR_PRECEDERS:
+                m = match_value(data, end)
+                if m is not None:
+                    found = m.group(1)
+                    if found is None:
+                        found = m.group(2)
+                        if found is None:
+                            found = m.group(3)
+                    value = found.decode("utf-8", "replace")
+                    if "&" in value:
+                        value = html.unescape(value)
+                    attribute_links({name: value}, out)
+                    end = m.end()
+            pos = data.find(spelling, end)
+
+
+def _blocks(
+    data: bytes,
+    opening: re.Pattern[bytes],
+    closing: re.Pattern[bytes],
+    skip_with_src: bool = False,
+) -> list[str]:
+    """Contents of ``<style>``/``<script>`` elements, found in one linear pass."""
+    blocks: list[str] = []
+    pos = 0
+    while True:
+        start = opening.search(data, pos)
+        if start is None:
+            return blocks
+        end = closing.search(data, start.end())
+        if end is None:
+            return blocks
+        if not (skip_with_src and b"src" in start.group(0)[7:].lower()):
+            blocks.append(data[start.end() : end.start()].decode("utf-8", "replace"))
+        pos = end.end()
 
 
 def _parse_attrs(text: str) -> dict[str, str | None]:
+    """Attributes of a tag's text; the first of a repeated name wins; no value gives ``""``."""
     attrs: dict[str, str | None] = {}
-    for m in _ATTR_RE.finditer(text):
-        name = m.group(1).lower()
+    for name, double, single, bare in _ATTR_RE.findall(text):
+        name = name.lower()
         if name not in attrs:
-            value = m.group(2)
-            if value is None:
-                value = m.group(3)
-                if value is None:
-                    value = m.group(4)
-            if value is not None and "&" in value:
-                value = _ENTITY_RE.sub("&", value)
+            value = double or single or bare
+            if "&" in value:
+                value = html.unescape(value)
             attrs[name] = value
     return attrs
-
-
-def _collect(
-    elements: Iterator[tuple[str, Mapping[str, str | None]]],
-    out: list[RawLink],
-    forms: bool,
-    nofollow: bool,
-) -> str | None:
-    """The single per-element dispatch shared by the tree walk and the tag scanner."""
-    add = out.append
-    base_href: str | None = None
-    for tag, attrs in elements:
-        if tag == "a" or tag == "area":
-            href = attrs.get("href")
-            if href and not (nofollow and _has_rel(attrs, "nofollow")):
-                add((href, Hop.LINK, tag + "/@href"))
-        elif tag in _SRC_EMBEDS:
-            src = attrs.get("src")
-            if src:
-                add((src, Hop.EMBED, tag + "/@src"))
-            if tag == "img":
-                lazy = attrs.get("data-src")
-                if lazy:
-                    add((lazy, Hop.EMBED, "img/@data-src"))
-            if tag == "img" or tag == "source":
-                srcset = attrs.get("srcset")
-                if srcset:
-                    for url in _srcset_urls(srcset):
-                        add((url, Hop.EMBED, tag + "/@srcset"))
-            elif tag == "video":
-                poster = attrs.get("poster")
-                if poster:
-                    add((poster, Hop.EMBED, "video/@poster"))
-        elif tag == "link":
-            _link_element(attrs, add, nofollow)
-        elif tag == "base":
-            if base_href is None:
-                base_href = attrs.get("href") or None
-        elif tag == "meta":
-            _meta_refresh(attrs, add)
-        elif tag == "input":
-            src = attrs.get("src")
-            if src and (attrs.get("type") or "").lower() == "image":
-                add((src, Hop.EMBED, "input/@src"))
-        elif tag == "track":
-            src = attrs.get("src")
-            if src:
-                add((src, Hop.EMBED, "track/@src"))
-        elif tag == "object":
-            data = attrs.get("data")
-            if data:
-                add((data, Hop.EMBED, "object/@data"))
-        elif tag == "form" and forms:
-            action = attrs.get("action")
-            if action and (attrs.get("method") or "get").strip().lower() == "get":
-                add((action, Hop.LINK, "form/@action"))
-    return base_href
-
-
-def _has_rel(attrs: Mapping[str, str | None], token: str) -> bool:
-    rel = attrs.get("rel")
-    return bool(rel) and token in rel.lower().split()  # type: ignore[union-attr]
-
-
-def _link_element(
-    attrs: Mapping[str, str | None], add: Callable[[RawLink], None], nofollow: bool
-) -> None:
-    href = attrs.get("href")
-    if not href:
-        return
-    rels = (attrs.get("rel") or "").lower().split()
-    if "pingback" in rels or (nofollow and "nofollow" in rels):
-        return
-    if any(rel in _EMBED_LINK_RELS for rel in rels):
-        add((href, Hop.EMBED, "link/@href"))
-    else:
-        add((href, Hop.LINK, "link/@href"))
-
-
-def _meta_refresh(attrs: Mapping[str, str | None], add: Callable[[RawLink], None]) -> None:
-    equiv = attrs.get("http-equiv")
-    if not equiv or equiv.strip().lower() != "refresh":
-        return
-    content = attrs.get("content")
-    if content:
-        m = _REFRESH_URL_RE.search(content)
-        if m is not None:
-            add((m.group(1), Hop.REFER, "meta/@content"))
-
-
-def _srcset_urls(srcset: str) -> list[str]:
-    """URLs of a srcset: comma-separated candidates, each a URL and optional descriptors."""
-    urls: list[str] = []
-    pos, end = 0, len(srcset)
-    while pos < end:
-        while pos < end and (srcset[pos] in " \t\r\n\f,"):
-            pos += 1
-        start = pos
-        while pos < end and srcset[pos] not in " \t\r\n\f":
-            pos += 1
-        url = srcset[start:pos]
-        if url.endswith(","):
-            url = url.rstrip(",")
-        else:
-            comma = srcset.find(",", pos)
-            pos = end if comma < 0 else comma + 1
-        if url:
-            urls.append(url)
-    return urls

@@ -1,19 +1,30 @@
 """FetchHTTP: GET an http(s) URI and record the exchange byte for byte; the only httpx user.
 
 One ``httpx.Client`` (opened in :meth:`FetchHTTP.start`, closed in :meth:`FetchHTTP.stop`) with a
-keep-alive pool sized for the ToeThreads serves every thread; httpx's pool is thread-safe and
-the processor keeps no per-URI state on ``self``. Redirects are not followed (ExtractorHTTP turns
-``Location`` into an ``R`` outlink). The body is read with ``iter_raw()`` — never
+keep-alive pool sized for the ToeThreads (HTTP/2 offered over TLS with ``http2``) and one cookie
+jar serves every thread; httpx's pool is thread-safe and the processor keeps no per-URI state on
+``self``. Its sockets go through a :class:`~processors.fetch.guarded_backend.GuardedBackend`, so
+``timeout_s`` bounds the whole fetch — connect, a trickling response head, the body — and a
+stopping crawl cuts fetches after ``stop_grace_s``. Redirects are not followed (ExtractorHTTP
+turns ``Location`` into an ``R`` outlink). The body is read with ``iter_raw()`` — never
 ``iter_bytes()``, which inflates nested gzip in one unbounded call — so the Recording holds the
-entity exactly as received (content-encoding kept, transfer-encoding removed; the response head
-renames ``Transfer-Encoding`` so the stored record stays self-consistent).
+entity exactly as received (content-encoding kept, transfer-encoding removed), spooled to a temp
+file past ``in_memory_bytes``; extractors decode it, capped, with ``Recording.decoded_body``.
+
+A 401 whose challenge matches one of the order's ``credentials`` (same host, scheme, realm) is
+sent again with Basic or Digest authentication; the retried exchange is the one recorded. With
+a fetch history (``ctx.history``), a URI captured before is requested with ``If-None-Match`` /
+``If-Modified-Since``; a 304 is recorded as a ``server-not-modified`` revisit of that capture.
+TLS certificates are not verified unless ``verify_tls`` (archives want what the site served);
+then old protocol versions and weak ciphers are accepted too.
 
 Reads ``curi.uri``, ``curi.via``. Writes ``status``/``http_status`` (the HTTP status, or -2
-connect failed, -3 connection lost, -4 timeout before a response, -7 unfetchable URI),
-``http_version``, ``response_headers``, ``content_type``, ``content_length``, ``content_size``,
-``payload_digest``, ``fetch_start_ms``, ``fetch_duration_ms``, ``ip_address``, ``recording``
-and the annotations ``lenTrunc``/``timeTrunc``/``err=<Exception>``. After a server's
-``/robots.txt`` it feeds ``ctx.servers.update_robots``. Heritrix counterpart:
+connect failed (TLS failures included), -3 connection lost, -4 timeout before a response, -7
+unfetchable URI), ``http_version``, ``response_headers``, ``content_type``, ``content_length``,
+``content_size``, ``payload_digest``, ``fetch_start_ms``, ``fetch_duration_ms``, ``ip_address``
+(also noted in ``ctx.servers`` unless proxied), ``recording``, ``revisit`` and the annotations
+``lenTrunc``/``timeTrunc``/``stopTrunc``/``duplicate:server-not-modified``/``err=<Exception>``.
+After a server's ``/robots.txt`` it feeds ``ctx.servers.update_robots``. Heritrix counterpart:
 ``org.archive.modules.fetcher.FetchHTTP`` (with FetchHTTP2's pooled keep-alive connections).
 """
 
@@ -21,121 +32,39 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import ssl
 import time
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-from pydantic import Field, field_validator
 
-from crawler import CrawlURI, FetchStatus, Params, Processor, ProcessorContext, Recording
-from crawler.recording import DEFAULT_IN_MEMORY_BYTES
+from crawler import (
+    CrawlURI,
+    FetchStatus,
+    Processor,
+    ProcessorContext,
+    Recording,
+    RevisitInfo,
+)
 from crawler.robots import is_robots_uri
-from crawler.urls import UriError, server_key
+from crawler.urls import UriError, host_port, server_key
+from processors.fetch.credentials import find_credential
+from processors.fetch.fetch_http_params import FetchHTTPParams
+from processors.fetch.guarded_backend import CrawlStoppingError, GuardedBackend, fetch_deadline
+from processors.fetch.http_heads import (
+    content_length,
+    error_name,
+    peer_ip,
+    request_head,
+    response_head,
+)
 from processors.fetch.user_agent import user_agent
 
-DEFAULT_ACCEPT = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
-RENAMED_TRANSFER_ENCODING = b"X-Crawler-Transfer-Encoding"
+if TYPE_CHECKING:
+    from crawler.history import FetchHistoryEntry
 
-
-class FetchHTTPParams(Params):
-    """Parameters of :class:`FetchHTTP`."""
-
-    timeout_s: float = Field(
-        120,
-        gt=0,
-        description="whole fetch, connect to last body byte; past it the body is cut "
-        "and annotated timeTrunc (Heritrix: timeoutSeconds, 1200)",
-    )
-    connect_timeout_s: float = Field(20, gt=0, description="TCP+TLS connect timeout")
-    read_timeout_s: float = Field(
-        20, gt=0, description="longest wait for any read (response head or a body chunk)"
-    )
-    max_length_bytes: int = Field(
-        0, ge=0, description="cut bodies longer than this, annotated lenTrunc; 0 = unlimited"
-    )
-    in_memory_bytes: int = Field(
-        DEFAULT_IN_MEMORY_BYTES, ge=0, description="bodies larger than this spill to a temp file"
-    )
-    accept_headers: tuple[str, ...] = Field(
-        (DEFAULT_ACCEPT,), description="extra request headers, each 'Name: value'"
-    )
-    accept_compression: bool = Field(
-        False, description="send 'Accept-Encoding: gzip, deflate' (bodies are stored encoded)"
-    )
-    send_referer: bool = Field(True, description="send the via URI as Referer")
-    http2: bool = Field(False, description="offer HTTP/2 over TLS (needs the h2 package)")
-    verify_tls: bool = Field(
-        False,
-        description="verify TLS certificates; off by default because an archival crawler "
-        "must capture sites with expired or self-signed certificates too",
-    )
-    max_connections: int = Field(
-        0, ge=0, description="size of the connection pool; 0 = one per toe thread"
-    )
-    keepalive_expiry_s: float = Field(
-        4.0,
-        ge=0,
-        description="drop idle pooled connections after this (below common "
-        "server idle timeouts, so a reused connection is rarely found closed)",
-    )
-    ignore_cookies: bool = Field(False, description="neither store nor send cookies")
-
-    @field_validator("accept_headers")
-    @classmethod
-    def _headers_have_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for line in value:
-            name, sep, _ = line.partition(":")
-            if not sep or not name.strip() or not line.isascii():
-                raise ValueError(f"header {line!r} is not 'Name: value' in ASCII")
-        return value
-
-
-def _request_head(request: httpx.Request) -> bytes:
-    """The request line and headers as h11 writes them for HTTP/1.1."""
-    parts = [request.method.encode("ascii"), b" ", request.url.raw_path, b" HTTP/1.1\r\n"]
-    for name, value in request.headers.raw:
-        parts += (name, b": ", value, b"\r\n")
-    parts.append(b"\r\n")
-    return b"".join(parts)
-
-
-def _response_head(response: httpx.Response) -> bytes:
-    """Status line and raw headers, Transfer-Encoding renamed since the body is de-chunked."""
-    reason = response.extensions.get("reason_phrase", b"")
-    if not isinstance(reason, bytes):
-        reason = str(reason).encode("latin-1", "replace")
-    version = response.http_version.encode("ascii", "replace")
-    parts = [version, b" ", str(response.status_code).encode("ascii"), b" ", reason, b"\r\n"]
-    for name, value in response.headers.raw:
-        if name.lower() == b"transfer-encoding":
-            name = RENAMED_TRANSFER_ENCODING
-        parts += (name, b": ", value, b"\r\n")
-    parts.append(b"\r\n")
-    return b"".join(parts)
-
-
-def _peer_ip(response: httpx.Response) -> str | None:
-    stream = response.extensions.get("network_stream")
-    if stream is None:
-        return None
-    try:
-        addr = stream.get_extra_info("server_addr")
-    except Exception:  # noqa: BLE001 - best effort; some streams know no peer
-        return None
-    if isinstance(addr, tuple) and addr:
-        return str(addr[0])
-    return None
-
-
-def _content_length(value: str | None) -> int:
-    if value is None:
-        return -1
-    try:
-        length = int(value.split(",")[0].strip())
-    except ValueError:
-        return -1
-    return length if length >= 0 else -1
+NOT_MODIFIED_PROFILE = "server-not-modified"
 
 
 def _failure_status(exc: Exception) -> int:
@@ -147,6 +76,25 @@ def _failure_status(exc: Exception) -> int:
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError | httpx.InvalidURL):
         return FetchStatus.UNFETCHABLE_URI
     return FetchStatus.CONNECT_LOST
+
+
+def _archival_tls_context() -> ssl.SSLContext:
+    """Trust anything and speak to old servers too: an archive captures what is served."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with contextlib.suppress(ssl.SSLError, ValueError):
+        context.set_ciphers("ALL:@SECLEVEL=0")
+    with contextlib.suppress(ssl.SSLError, ValueError):
+        context.minimum_version = ssl.TLSVersion.MINIMUM_SUPPORTED
+    context.options |= getattr(ssl, "OP_LEGACY_SERVER_CONNECT", 0)
+    return context
+
+
+def _history_date(entry: FetchHistoryEntry) -> str:
+    if entry.warc_date:
+        return entry.warc_date
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(entry.fetch_time_s))
 
 
 class FetchHTTP(Processor[FetchHTTPParams]):
@@ -170,21 +118,34 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             name, _, value = line.partition(":")
             headers.append((name.strip(), value.strip()))
         if p.accept_compression:
-            headers.append(("Accept-Encoding", "gzip, deflate"))
+            headers.append(("Accept-Encoding", "gzip, deflate, br"))
         pool = p.max_connections or ctx.order.toe_threads
         read_s = min(p.read_timeout_s, p.timeout_s)
-        cookies = CookieJar(DefaultCookiePolicy(allowed_domains=[])) if p.ignore_cookies else None
-        client = httpx.Client(
+        transport = httpx.HTTPTransport(
+            verify=True if p.verify_tls else _archival_tls_context(),
             http1=True,
             http2=p.http2,
-            verify=p.verify_tls,
-            timeout=httpx.Timeout(
-                connect=p.connect_timeout_s, read=read_s, write=read_s, pool=p.connect_timeout_s
-            ),
             limits=httpx.Limits(
                 max_connections=pool,
                 max_keepalive_connections=pool,
                 keepalive_expiry=p.keepalive_expiry_s,
+            ),
+            proxy=p.proxy_url,
+            trust_env=False,
+        )
+        # httpx offers no hook for the socket layer; httpcore's pool takes a network backend,
+        # set before the first connection is made.
+        connection_pool: Any = getattr(transport, "_pool", None)
+        if connection_pool is None or not hasattr(connection_pool, "_network_backend"):
+            raise RuntimeError(f"{self.name}: unsupported httpx/httpcore version")
+        connection_pool._network_backend = GuardedBackend(
+            None if p.proxy_url else ctx.servers, ctx.stopping, p.stop_grace_s
+        )
+        cookies = CookieJar(DefaultCookiePolicy(allowed_domains=[])) if p.ignore_cookies else None
+        client = httpx.Client(
+            transport=transport,
+            timeout=httpx.Timeout(
+                connect=p.connect_timeout_s, read=read_s, write=read_s, pool=p.connect_timeout_s
             ),
             follow_redirects=False,
             cookies=cookies,
@@ -214,42 +175,104 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         curi.fetch_start_ms = int(ctx.clock.time() * 1000)
         rec = Recording(self.params.in_memory_bytes)
         try:
-            self._fetch(client, curi, rec, started)
+            with fetch_deadline(started + self.params.timeout_s):
+                self._fetch(client, curi, rec)
         finally:
             curi.fetch_duration_ms = int((time.monotonic() - started) * 1000)
             if curi.status > 0:
                 curi.recording = rec
             else:
                 rec.close()
+        if curi.ip_address and curi.status > 0 and not self.params.proxy_url:
+            with contextlib.suppress(UriError, ValueError):
+                ctx.servers.note_ip(host_port(curi.uri)[0], curi.ip_address, ctx.clock.time())
         if is_robots_uri(curi.uri):
             self._update_robots(ctx, curi)
 
-    def _fetch(self, client: httpx.Client, curi: CrawlURI, rec: Recording, started: float) -> None:
+    def _fetch(self, client: httpx.Client, curi: CrawlURI, rec: Recording) -> None:
         p = self.params
-        headers: dict[str, str] | None = None
+        headers: dict[str, str] = {}
         via = curi.via
         if p.send_referer and via and via[:4].lower() == "http" and via.isascii():
-            headers = {"Referer": via}
+            headers["Referer"] = via
+        previous = self._conditional_headers(curi, headers)
+        response = self._send(client, curi, headers)
+        if response is None:
+            return
+        if response.status_code == 401 and p.credentials:
+            authorization = self._authorization(curi, response)
+            if authorization is not None:
+                response.close()
+                response = self._send(client, curi, {**headers, "Authorization": authorization})
+                if response is None:
+                    return
+        try:
+            self._read_response(response, curi, rec)
+        finally:
+            response.close()
+        if curi.status == 304 and previous is not None:
+            curi.revisit = RevisitInfo(
+                profile=NOT_MODIFIED_PROFILE,
+                refers_to_uri=curi.uri,
+                refers_to_date=_history_date(previous),
+                refers_to_record_id=previous.warc_record_id,
+                payload_digest=previous.payload_digest,
+            )
+            curi.annotate("duplicate:" + NOT_MODIFIED_PROFILE)
+
+    def _send(
+        self, client: httpx.Client, curi: CrawlURI, headers: dict[str, str]
+    ) -> httpx.Response | None:
+        """Send the GET and return the response with its head read, or None (status set)."""
         try:
             request = client.build_request("GET", curi.uri, headers=headers)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError) as exc:
             self._fail(curi, FetchStatus.UNFETCHABLE_URI, exc)
-            return
-        rec.request_head = _request_head(request)
+            return None
         try:
-            response = client.send(request, stream=True)
+            return client.send(request, stream=True)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             self._fail(curi, _failure_status(exc), exc)
-            return
-        try:
-            self._read_response(response, curi, rec, started)
-        finally:
-            response.close()
+        except CrawlStoppingError as exc:
+            # Retryable: a resumed crawl fetches it again.
+            self._fail(curi, FetchStatus.CONNECT_LOST, exc)
+        return None
 
-    def _read_response(
-        self, response: httpx.Response, curi: CrawlURI, rec: Recording, started: float
-    ) -> None:
+    def _conditional_headers(
+        self, curi: CrawlURI, headers: dict[str, str]
+    ) -> FetchHistoryEntry | None:
+        """Add If-None-Match / If-Modified-Since from an earlier capture; return its entry."""
         p = self.params
+        history = self.context.history
+        if history is None or not (p.send_if_none_match or p.send_if_modified_since):
+            return None
+        # A 304 for robots.txt would leave no rules to parse.
+        if is_robots_uri(curi.uri):
+            return None
+        entry = history.fetch_history(curi.uri)
+        if entry is None or not entry.payload_digest:
+            return None
+        sent = False
+        if p.send_if_none_match and entry.etag and entry.etag.isascii():
+            headers["If-None-Match"] = entry.etag
+            sent = True
+        if p.send_if_modified_since and entry.last_modified and entry.last_modified.isascii():
+            headers["If-Modified-Since"] = entry.last_modified
+            sent = True
+        return entry if sent else None
+
+    def _authorization(self, curi: CrawlURI, challenged: httpx.Response) -> str | None:
+        """The Authorization answering a 401 with the order's credential for this host."""
+        try:
+            host, port = host_port(curi.uri)
+        except (UriError, ValueError):
+            return None
+        credential = find_credential(
+            self.params.credentials, host, port, challenged.headers.get_list("www-authenticate")
+        )
+        return credential.authorization(challenged) if credential is not None else None
+
+    def _read_response(self, response: httpx.Response, curi: CrawlURI, rec: Recording) -> None:
         curi.status = curi.http_status = response.status_code
         curi.http_version = response.http_version
         curi.response_headers = [
@@ -257,11 +280,11 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             for name, value in response.headers.raw
         ]
         curi.content_type = curi.header("content-type")
-        curi.content_length = _content_length(curi.header("content-length"))
-        curi.ip_address = _peer_ip(response)
-        rec.response_head = _response_head(response)
-        limit = p.max_length_bytes
-        deadline = started + p.timeout_s
+        curi.content_length = content_length(curi.header("content-length"))
+        curi.ip_address = peer_ip(response)
+        rec.request_head = request_head(response.request)
+        rec.response_head = response_head(response)
+        limit = self.params.max_length_bytes
         try:
             for chunk in response.iter_raw():
                 if limit and rec.body_size + len(chunk) > limit:
@@ -269,11 +292,11 @@ class FetchHTTP(Processor[FetchHTTPParams]):
                     rec.truncated = "length"
                     break
                 rec.write_body(chunk)
-                if time.monotonic() >= deadline:
-                    rec.truncated = "time"
-                    break
         except httpx.TimeoutException:
             rec.truncated = "time"
+        except CrawlStoppingError:
+            rec.truncated = "unspecified"
+            curi.annotate("stopTrunc")
         except httpx.HTTPError as exc:
             self._fail(curi, FetchStatus.CONNECT_LOST, exc)
         if rec.truncated == "length":
@@ -286,7 +309,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
     @staticmethod
     def _fail(curi: CrawlURI, status: int, exc: Exception) -> None:
         curi.status = status
-        curi.annotate(f"err={type(exc).__name__}")
+        curi.annotate(f"err={error_name(exc)}")
 
     def _update_robots(self, ctx: ProcessorContext, curi: CrawlURI) -> None:
         try:

@@ -13,16 +13,21 @@ A prerequisite (set by the PreconditionEnforcer, with its P hop and force-fetch)
 scheduled whatever the URI's status; if it cannot be normalized or the scope rejects it, the URI
 gets status -63 (PREREQUISITE_UNSCHEDULABLE_FAILURE) so it is not deferred forever.
 
+With ``log_scope_decisions`` every scope decision is written to ``logs/scope.log`` as
+``<Log17> <rule index> <rule class> <ACCEPT|REJECT|NONE> <uri>`` (Heritrix's ``logToFile`` of a
+DecideRuleSequence; index ``-1`` and class ``-`` when no rule had an opinion).
+
 Thread-safety: no per-URI state on ``self``; the report counters are updated under a lock once
-per URI. Heritrix counterpart: ``CandidatesProcessor`` with ``CandidateScoper`` and
-``FrontierPreparer`` (directives).
+per URI; scope.log lines are written under their own lock. Heritrix counterpart:
+``CandidatesProcessor`` with ``CandidateScoper`` and ``FrontierPreparer`` (directives).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import traceback
-from typing import Any
+from typing import IO, Any
 
 from pydantic import Field
 
@@ -36,7 +41,10 @@ from crawler import (
     ProcessorContext,
     SchedulingDirective,
 )
+from crawler.logs import log17
 from crawler.urls import UriError, canonicalize, normalize
+
+SCOPE_LOG = "scope.log"
 
 
 class CandidatesParams(Params):
@@ -47,6 +55,9 @@ class CandidatesParams(Params):
     )
     preference_embed_hops: int = Field(
         1, ge=0, description="URIs at most this many non-L hops past a link get MEDIUM directive"
+    )
+    log_scope_decisions: bool = Field(
+        False, description="write every scope decision, with the deciding rule, to logs/scope.log"
     )
 
 
@@ -60,6 +71,34 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         self._rejected = 0
         self._bad = 0
         self._prereq_failed = 0
+        self._scope_log: IO[str] | None = None
+        self._scope_log_lock = threading.Lock()
+
+    def start(self, ctx: ProcessorContext) -> None:
+        super().start(ctx)
+        if self.params.log_scope_decisions and self._scope_log is None:
+            logs = ctx.run_dir / "logs"
+            logs.mkdir(parents=True, exist_ok=True)
+            self._scope_log = open(logs / SCOPE_LOG, "a", encoding="utf-8")  # noqa: SIM115
+
+    def stop(self) -> None:
+        with self._scope_log_lock:
+            log, self._scope_log = self._scope_log, None
+        if log is not None:
+            with contextlib.suppress(OSError):
+                log.close()
+
+    def _decide(self, ctx: ProcessorContext, candidate: CrawlURI) -> DecideResult:
+        """The scope's decision, logged to scope.log when asked for."""
+        if self._scope_log is None:
+            return ctx.scope.decide(candidate)
+        decision, index = ctx.scope.decide_with_rule(candidate)
+        rule = type(ctx.scope.rules[index]).__name__ if index >= 0 else "-"
+        line = f"{log17(ctx.clock.time())} {index} {rule} {decision} {candidate.uri}\n"
+        with self._scope_log_lock:
+            if self._scope_log is not None:
+                self._scope_log.write(line)
+        return decision
 
     def report(self) -> list[str]:
         lines = super().report()
@@ -78,7 +117,6 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             return
         if not self.params.process_error_outlinks and not 200 <= curi.status < 400:
             return
-        scope = ctx.scope
         schedule = ctx.schedule
         embed_hops = self.params.preference_embed_hops
         seen_raw: set[tuple[str, str]] = set()
@@ -106,7 +144,7 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             elif 0 < _trailing_non_link_hops(child.hop_path) <= embed_hops:
                 child.directive = SchedulingDirective.MEDIUM
             try:
-                decision = scope.decide(child)
+                decision = self._decide(ctx, child)
             except Exception as exc:  # noqa: BLE001 - a broken rule must not lose the page
                 curi.nonfatal_errors.append((exc, traceback.format_exc()))
                 bad += 1
@@ -126,7 +164,7 @@ class CandidatesProcessor(Processor[CandidatesParams]):
     ) -> None:
         try:
             prereq.uri = normalize(prereq.uri)
-            accepted = ctx.scope.decide(prereq) is DecideResult.ACCEPT
+            accepted = self._decide(ctx, prereq) is DecideResult.ACCEPT
         except UriError as err:
             ctx.uri_error(curi.uri, str(err), prereq.uri)
             accepted = False

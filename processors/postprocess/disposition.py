@@ -1,37 +1,43 @@
 """DispositionProcessor: how long the URI's queue waits (politeness) and when a retry may run.
 
 Last processor of the post chain. Reads ``curi.fetch_start_ms``, ``curi.fetch_duration_ms``,
-``curi.content_size``, ``curi.status`` and the server's robots Crawl-delay
-(``ctx.servers.crawl_delay_s``); writes ``curi.politeness_delay_ms`` and ``curi.retry_delay_s``,
-which the frontier uses to snooze the queue.
+``curi.content_size``, ``curi.status``, the ``Retry-After`` response header and the server's
+robots Crawl-delay (``ctx.servers.crawl_delay_s``); writes ``curi.politeness_delay_ms``,
+``curi.retry_delay_s`` and two frontier hints in ``curi.data`` (see
+:mod:`crawler.frontier.politeness`), which the frontier applies in ``finished()``.
 
 Politeness (Heritrix §5.5): only when a fetch happened (start and duration known), else 0:
 ``delay_factor`` x fetch duration clamped to [``min_delay_ms``, ``max_delay_ms``]; if that is
 below ``respect_crawl_delay_up_to_s`` and robots.txt (when obeyed) gives a Crawl-delay for our
-User-Agent, raised to it (capped at ``respect_crawl_delay_up_to_s``); with
-``max_per_host_bandwidth_kbps`` > 0, at least until the host's bytes so far fit that bandwidth.
+User-Agent, raised to it (capped at ``respect_crawl_delay_up_to_s``).
+Bandwidth: with ``max_per_host_bandwidth_kbps`` > 0 the fetch's bytes become a server hold
+(``bytes / (KB/s x 1.024)`` ms) that the frontier adds to the server's next fetch start, across
+all queues of that server — so the cap holds even when a host is spread over many queues.
+Back-off (beyond Heritrix): a 503 or 429 with ``Retry-After`` (seconds or an HTTP date), up to
+``respect_retry_after_up_to_s`` (0 = ignore), snoozes the queue and holds its server that long.
 Retry delay: the order's ``retry_delay_s`` for -1/-2/-3, 0 otherwise (-50 retries at once).
 Every parameter left unset (None) takes the order's ``frontier.politeness`` /
 ``frontier.retries`` value.
 
-Thread-safety: the per-host bandwidth clock is the only shared state, under a lock.
-Heritrix counterpart: ``org.archive.crawler.postprocessor.DispositionProcessor``.
+Thread-safety: no shared mutable state. Heritrix counterpart:
+``org.archive.crawler.postprocessor.DispositionProcessor``.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from pydantic import Field
 
 from crawler import CrawlURI, FetchStatus, Params, Processor, ProcessorContext
+from crawler.frontier import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY, retry_after_s
 from crawler.urls import UriError, server_key
 from processors.fetch.user_agent import user_agent
 
 _DELAYED_RETRY_STATUSES = frozenset(
     {FetchStatus.DOMAIN_UNRESOLVABLE, FetchStatus.CONNECT_FAILED, FetchStatus.CONNECT_LOST}
 )
+_BACKOFF_STATUSES = frozenset({429, 503})
 
 
 class DispositionParams(Params):
@@ -47,6 +53,9 @@ class DispositionParams(Params):
         None, ge=0, description="per-host bandwidth cap in KB/s; 0 = none"
     )
     retry_delay_s: float | None = Field(None, ge=0, description="wait before retrying -1/-2/-3")
+    respect_retry_after_up_to_s: float | None = Field(
+        None, ge=0, description="503/429 Retry-After honoured up to this; 0 = ignore"
+    )
 
 
 class DispositionProcessor(Processor[DispositionParams]):
@@ -54,14 +63,13 @@ class DispositionProcessor(Processor[DispositionParams]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._lock = threading.Lock()
-        self._host_next_ms: dict[str, float] = {}
         self._delay_factor = 5.0
         self._min_ms = 3000
         self._max_ms = 30000
         self._respect_ms = 300_000.0
         self._bandwidth_kbps = 0
         self._retry_delay_s = 900.0
+        self._retry_after_cap_s = 300.0
         self._obey_robots = True
         self._user_agent = ""
 
@@ -82,6 +90,9 @@ class DispositionProcessor(Processor[DispositionParams]):
         )
         self._bandwidth_kbps = pick(p.max_per_host_bandwidth_kbps, pol.max_per_host_bandwidth_kbps)
         self._retry_delay_s = pick(p.retry_delay_s, order.frontier.retries.retry_delay_s)
+        self._retry_after_cap_s = pick(
+            p.respect_retry_after_up_to_s, pol.respect_retry_after_up_to_s
+        )
         self._obey_robots = order.robots.policy != "ignore"
         self._user_agent = user_agent(order)
 
@@ -90,6 +101,14 @@ class DispositionProcessor(Processor[DispositionParams]):
             float(self._retry_delay_s) if curi.status in _DELAYED_RETRY_STATUSES else 0.0
         )
         curi.politeness_delay_ms = self._politeness_delay_ms(curi)
+        if curi.status in _BACKOFF_STATUSES and self._retry_after_cap_s > 0:
+            wait_s = retry_after_s(
+                curi.header("Retry-After"), self.context.clock.time(), self._retry_after_cap_s
+            )
+            if wait_s > 0:
+                curi.data[BACKOFF_MS_KEY] = int(wait_s * 1000)
+        if self._bandwidth_kbps > 0 and curi.content_size > 0:
+            curi.data[SERVER_HOLD_MS_KEY] = curi.content_size / (self._bandwidth_kbps * 1.024)
 
     def _politeness_delay_ms(self, curi: CrawlURI) -> int:
         duration_ms = curi.fetch_duration_ms
@@ -101,8 +120,6 @@ class DispositionProcessor(Processor[DispositionParams]):
             crawl_delay_ms = self._crawl_delay_ms(curi.uri)
             if crawl_delay_ms > delay:
                 delay = min(crawl_delay_ms, self._respect_ms)
-        if self._bandwidth_kbps > 0:
-            delay = max(delay, self._bandwidth_wait_ms(curi))
         return int(delay)
 
     def _crawl_delay_ms(self, uri: str) -> float:
@@ -112,16 +129,3 @@ class DispositionProcessor(Processor[DispositionParams]):
             return 0.0
         seconds = self.context.servers.crawl_delay_s(key, self._user_agent)
         return 0.0 if not seconds else 1000.0 * seconds
-
-    def _bandwidth_wait_ms(self, curi: CrawlURI) -> float:
-        """Heritrix's per-host "earliest next emit": now + bytes / (KB/s x 1.024 per ms)."""
-        try:
-            host = server_key(curi.uri)
-        except (UriError, ValueError):
-            return 0.0
-        now_ms = self.context.clock.monotonic() * 1000.0
-        size = max(curi.content_size, 0)
-        with self._lock:
-            wait_ms = self._host_next_ms.get(host, 0.0) - now_ms
-            self._host_next_ms[host] = now_ms + size / (self._bandwidth_kbps * 1.024)
-        return max(wait_ms, 0.0)

@@ -1,31 +1,48 @@
-"""PreconditionEnforcer: make sure a server's robots.txt is known, and obeyed, before a fetch.
+"""PreconditionEnforcer: a host's address and a server's robots.txt are known, and obeyed, first.
 
-For http(s) URIs under ``robots.policy: obey``: a server's ``/robots.txt`` itself always
-proceeds; any other URI of a server whose robots are not valid (never fetched, a failed fetch
-not yet accepted, or older than ``robots.validity_s``) gets the robots URI as its prerequisite
-and is deferred (-50), to be retried once the robots fetch is done — the prerequisite shares the
-URI's queue and, one directive more urgent, is fetched first. A URI the valid rules disallow
-gets -9998 (or only the ``robotExcluded`` annotation with ``calculate_robots_only``).
+For http(s) URIs, in Heritrix's order:
+
+1. DNS (when ``dns_prerequisites`` and an enabled FetchDNS set ``ServerCache.resolver_active``):
+   a host never looked up, or looked up more than ``max(ip_validity_s, TTL)`` ago, gets
+   ``dns:<host>`` as its prerequisite and the URI is deferred (-50); a host looked up without an
+   address gets -6 until its lookup expires. IP-literal hosts need no lookup.
+2. robots.txt (under ``robots.policy: obey``): a server's ``/robots.txt`` itself always proceeds;
+   any other URI of a server whose robots are not valid (never fetched, a failed fetch not yet
+   accepted, or older than ``robots.validity_s``) gets the robots URI as its prerequisite and is
+   deferred (-50). A URI the valid rules disallow gets -9998 (or only the ``robotExcluded``
+   annotation with ``calculate_robots_only``).
+
+A prerequisite (hop ``P``, force-fetch) shares the URI's queue and, one directive more urgent,
+is fetched first; the deferred URI is retried after it.
 
 Reads ``curi.uri``, ``curi.directive``; writes ``curi.status``, ``curi.prerequisite``,
-``curi.annotations``. Stateless (the robots state lives in ``ctx.servers``, which is
-thread-safe). Heritrix counterpart: ``org.archive.crawler.prefetch.PreconditionEnforcer``
-(robots part; dns: prerequisites are not done here yet).
+``curi.annotations``. Stateless (host and robots state live in ``ctx.servers``, which is
+thread-safe). Heritrix counterpart: ``org.archive.crawler.prefetch.PreconditionEnforcer``.
 """
 
 from __future__ import annotations
+
+import ipaddress
 
 from pydantic import Field
 
 from crawler import CrawlURI, FetchStatus, Hop, Params, Processor, ProcessorContext, ProcessResult
 from crawler.robots import ROBOTS_PATH, is_robots_uri
-from crawler.urls import UriError, scheme_authority, server_key
+from crawler.urls import UriError, host_port, scheme_authority
 from processors.fetch.user_agent import user_agent
 
 
 class PreconditionEnforcerParams(Params):
     """Parameters of :class:`PreconditionEnforcer`."""
 
+    dns_prerequisites: bool = Field(
+        True,
+        description="look a host up (a dns: prerequisite) before its first fetch; needs an "
+        "enabled FetchDNS in the fetch chain, without one names are resolved at connect time",
+    )
+    ip_validity_s: float = Field(
+        21600, ge=0, description="seconds a host's looked-up IP is trusted; 0 = for the whole crawl"
+    )
     calculate_robots_only: bool = Field(
         False,
         description="fetch URIs robots.txt disallows anyway, only annotating them "
@@ -34,7 +51,7 @@ class PreconditionEnforcerParams(Params):
 
 
 class PreconditionEnforcer(Processor[PreconditionEnforcerParams]):
-    """Schedules robots.txt prerequisites and enforces robots.txt rules."""
+    """Schedules dns: and robots.txt prerequisites and enforces robots.txt rules."""
 
     def start(self, ctx: ProcessorContext) -> None:
         super().start(ctx)
@@ -46,26 +63,26 @@ class PreconditionEnforcer(Processor[PreconditionEnforcerParams]):
 
     def inner_process(self, curi: CrawlURI) -> ProcessResult | None:
         ctx = self.context
-        robots = ctx.order.robots
-        if robots.policy != "obey":
-            return None
         uri = curi.uri
         try:
-            server = server_key(uri)
-            authority = scheme_authority(uri)
+            host, port = host_port(uri)
         except (UriError, ValueError):
             curi.status = FetchStatus.UNFETCHABLE_URI
             return ProcessResult.SKIP_TO_POST
-        if is_robots_uri(uri):
-            return None
         servers = ctx.servers
+        if self.params.dns_prerequisites and servers.resolver_active and not _is_ip_literal(host):
+            state = servers.host_state(host)
+            if state is None or state.is_expired(ctx.clock.time(), self.params.ip_validity_s):
+                return self._defer(curi, "dns:" + host)
+            if state.ip is None:
+                curi.status = FetchStatus.DOMAIN_PREREQUISITE_FAILURE
+                return ProcessResult.SKIP_TO_POST
+        robots = ctx.order.robots
+        if robots.policy != "obey" or is_robots_uri(uri):
+            return None
+        server = f"{host}:{port}"
         if not servers.is_robots_valid(server, ctx.clock.time(), robots.validity_s):
-            prereq = curi.create_child(authority + ROBOTS_PATH, Hop.PREREQ)
-            prereq.force_fetch = True
-            prereq.directive = max(0, curi.directive - 1)
-            curi.prerequisite = prereq
-            curi.status = FetchStatus.DEFERRED
-            return ProcessResult.SKIP_TO_POST
+            return self._defer(curi, scheme_authority(uri) + ROBOTS_PATH)
         if not servers.allowed(uri, self._user_agent, server):
             if self.params.calculate_robots_only:
                 curi.annotate("robotExcluded")
@@ -73,3 +90,20 @@ class PreconditionEnforcer(Processor[PreconditionEnforcerParams]):
             curi.status = FetchStatus.ROBOTS_PRECLUDED
             return ProcessResult.SKIP_TO_POST
         return None
+
+    @staticmethod
+    def _defer(curi: CrawlURI, prerequisite_uri: str) -> ProcessResult:
+        prereq = curi.create_child(prerequisite_uri, Hop.PREREQ)
+        prereq.force_fetch = True
+        prereq.directive = max(0, curi.directive - 1)
+        curi.prerequisite = prereq
+        curi.status = FetchStatus.DEFERRED
+        return ProcessResult.SKIP_TO_POST
+
+
+def _is_ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True

@@ -1,51 +1,75 @@
-"""WARCWriterProcessor: the raw bytes of every fetch into WARC files (the only warcio user).
+"""WARCWriterProcessor: the raw bytes of every fetch into WARC files, with revisit records.
 
-For each URI with status > 0 and a recording (``curi.recording``), writes, each as its own gzip
-member: a ``response`` record (block = raw response head + body as received; ``WARC-Payload-Digest``
-= ``curi.payload_digest``; ``WARC-Date`` = fetch start; ``WARC-IP-Address``; ``WARC-Truncated``
-when the recording was cut), then a ``request`` record (raw request head) and a ``metadata``
-record (via, hops, outlinks), both ``WARC-Concurrent-To`` the response. ``dns:`` URIs with a
-recording get a ``text/dns`` response record. Sets ``curi.extra_info['warcFilename']`` and
-``['warcFileOffset']`` (offset of the response record).
+For each URI with status > 0 and a recording (``curi.recording``), writes, each record its own
+gzip member and all records of one URI contiguous:
 
-Files are ``<prefix>-<yyyymmddhhmmssSSS>-<serial:05>-<pid>~<hostname>.warc.gz`` (``template``),
-named ``….open`` while written, begin with a ``warcinfo`` record, and roll over before a URI's
-records once they are past ``max_file_size_bytes``. A write error renames the file ``….invalid``,
-adds a non-fatal error to the URI and the next URI starts a new file.
+* a ``response`` record (block = raw response head + body as received; ``WARC-Payload-Digest`` =
+  ``curi.payload_digest``; ``WARC-Date`` = fetch start; ``WARC-IP-Address``; ``WARC-Truncated``
+  when the recording was cut), **or** a ``revisit`` record (block = the HTTP response head only)
+  when the payload needs no second copy:
+
+  - ``server-not-modified``: FetchHTTP got a 304 to a conditional request and set
+    ``curi.revisit``; refers to the earlier capture (from the fetch history when known).
+  - ``identical-payload-digest`` (``dedup``): the digest history (``ctx.history``) already holds
+    a capture of this payload, by any URI; refers to it, adds ``WARC-Truncated: length``, sets
+    ``curi.revisit`` and annotates ``duplicate:digest``. Truncated captures and payloads under
+    ``dedup_min_size_bytes`` are never deduplicated.
+
+* then a ``request`` record (raw request head) and a ``metadata`` record (via, hops, outlinks),
+  both ``WARC-Concurrent-To`` the first.
+
+``dns:`` URIs with a recording get one ``response`` record, ``Content-Type: text/dns``, the DNS
+answer as block. Sets ``curi.extra_info['warcFilename']`` / ``['warcFileOffset']`` (offset of the
+first record). After writing, records the fetch in the history and the payload's first capture in
+the digest history (no history: no dedup, nothing recorded). A write error gives the URI a
+non-fatal error and ``unwritten:ioerror``; the file becomes ``….invalid``, the next URI starts a
+new one. File naming, ``.open``, warcinfo and rollover: :mod:`processors.write.warc_files`.
 
 Thread-safety: records of one URI are built and compressed by the calling thread into a spool
-(no lock held), then appended to the current file under a lock (a plain copy), so threads
-compress in parallel while records of one URI stay contiguous. Heritrix counterpart:
-``WARCWriterChainProcessor`` / WebArchive-Commons ``WARCWriter``.
+(no lock held), then appended under the file set's lock (a plain copy), so threads compress in
+parallel. Heritrix counterpart: ``WARCWriterChainProcessor`` with ``ContentDigestHistoryLoader`` /
+``ContentDigestHistoryStorer`` and ``FetchHistoryProcessor`` (dedup).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import socket
+import io
 import tempfile
 import threading
-import time
 import traceback
 from pathlib import Path
 from typing import IO, Any, Literal
 
 from pydantic import Field, field_validator
-from warcio.recordloader import ArcWarcRecord
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
 
 from crawler import CrawlURI, Params, Processor, ProcessorContext, __version__
 from processors.fetch.user_agent import user_agent
-from processors.write.warc_streams import ConcatStream, GzipMember
+from processors.write.revisits import (
+    IDENTICAL_PAYLOAD_DIGEST,
+    Referent,
+    find_referent,
+    remember_capture,
+)
+from processors.write.warc_files import WARCFileSet
+from processors.write.warc_records import (
+    CONFORMS_TO,
+    HTTP_REQUEST,
+    HTTP_RESPONSE,
+    WARC_FIELDS,
+    WARCRecordWriter,
+    compressed_already,
+    metadata_block,
+    revisit_profile,
+    warcinfo_block,
+)
 
-CONFORMS_TO = {
-    "1.0": "http://bibnum.bnf.fr/WARC/WARC_ISO_28500_version1_latestdraft.pdf",
-    "1.1": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+_TRUNCATED = {
+    "length": "length",
+    "lenTrunc": "length",
+    "time": "time",
+    "timeTrunc": "time",
+    "disconnect": "disconnect",
 }
-_TRUNCATED = {"length": "length", "lenTrunc": "length", "time": "time", "timeTrunc": "time"}
 _SPOOL_IN_MEMORY_BYTES = 4 * 1024 * 1024
 _TEMPLATE_FIELDS = {
     "prefix": "WEB",
@@ -71,6 +95,22 @@ class WARCWriterParams(Params):
         "{prefix}-{timestamp17}-{serial:05d}-{pid}~{hostname}",
         description="file name sans extension: {prefix} {timestamp17} {serial} {pid} {hostname}",
     )
+    dedup: bool = Field(
+        True,
+        description="write a headers-only revisit for a payload already captured (digest history)",
+    )
+    dedup_min_size_bytes: int = Field(
+        1, ge=0, description="smaller payloads are always written in full (1: all but empty ones)"
+    )
+    store_compressed_payloads: bool = Field(
+        True,
+        description="store already-compressed payloads (images, video, zip, Content-Encoding) "
+        "without deflating them again (gzip level 0): same size, far less CPU",
+    )
+    skip_identical_digests: bool = Field(
+        False,
+        description="write nothing for a duplicate payload (annotated unwritten:identicalDigest)",
+    )
 
     @field_validator("template")
     @classmethod
@@ -87,36 +127,49 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        p = self.params
+        self._records = WARCRecordWriter(p.warc_version, p.compress, p.compress_level)
+        self._files: WARCFileSet | None = None
         self._lock = threading.Lock()
-        self._file: IO[bytes] | None = None
-        self._path: Path | None = None
-        self._serial = 0
-        self._last_stamp = ""
-        self._hostname = socket.gethostname()
-        self._dir = Path(self.params.directory)
         self._counts: dict[str, int] = {}
-        self._bytes_written = 0
-        self._files_closed = 0
+        self._dedup_bytes = 0
 
     # ----------------------------------------------------------------- lifecycle
     def start(self, ctx: ProcessorContext) -> None:
         super().start(ctx)
-        directory = Path(self.params.directory)
-        self._dir = directory if directory.is_absolute() else ctx.run_dir / directory
-        self._dir.mkdir(parents=True, exist_ok=True)
+        p = self.params
+        directory = Path(p.directory)
+        directory = directory if directory.is_absolute() else ctx.run_dir / directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self._files = WARCFileSet(
+            directory,
+            prefix=p.prefix,
+            template=p.template,
+            compress=p.compress,
+            max_file_size_bytes=p.max_file_size_bytes,
+            warcinfo=self._warcinfo,
+            now_s=ctx.clock.time,
+        )
 
     def stop(self) -> None:
-        with self._lock, contextlib.suppress(OSError):
-            self._close_file()
+        if self._files is not None:
+            self._files.close()
 
     def report(self) -> list[str]:
+        lines = super().report()
         with self._lock:
-            counts = ", ".join(f"{kind} {n}" for kind, n in sorted(self._counts.items()))
-            lines = super().report()
-            lines.append(f"  records written: {sum(self._counts.values())} ({counts or 'none'})")
-            lines.append(f"  bytes written: {self._bytes_written}")
-            lines.append(f"  files: {self._files_closed + (self._file is not None)}")
-            return lines
+            counts = dict(self._counts)
+            dedup_bytes = self._dedup_bytes
+        files = self._files
+        if files is not None and files.warcinfo_records:
+            counts["warcinfo"] = files.warcinfo_records
+        text = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
+        lines.append(f"  records written: {sum(counts.values())} ({text or 'none'})")
+        lines.append(f"  payload bytes not rewritten (revisits): {dedup_bytes}")
+        if files is not None:
+            lines.append(f"  bytes written: {files.bytes_written}")
+            lines.append(f"  files: {files.files_opened}")
+        return lines
 
     # ----------------------------------------------------------------- processing
     def should_process(self, curi: CrawlURI) -> bool:
@@ -127,221 +180,143 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         )
 
     def inner_process(self, curi: CrawlURI) -> None:
+        files = self._files
+        if files is None:
+            raise RuntimeError(f"processor {self.name!r} used before start()")
+        history = self.context.history
+        is_dns = curi.uri.startswith("dns:")
+        referent = (
+            None
+            if is_dns
+            else find_referent(curi, history, self.params.dedup, self.params.dedup_min_size_bytes)
+        )
+        if (
+            referent is not None
+            and referent.profile == IDENTICAL_PAYLOAD_DIGEST
+            and self.params.skip_identical_digests
+        ):
+            curi.annotate("unwritten:identicalDigest")
+            if history is not None:
+                remember_capture(curi, history, referent, "", "", "", 0)
+            return
         spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY_BYTES)  # noqa: SIM115
         try:
-            kinds = self._build_records(curi, spool)
+            if is_dns:
+                first_id, date, kinds = self._build_dns(curi, spool)
+            else:
+                first_id, date, kinds = self._build_http(curi, spool, referent)
             size = spool.tell()
             spool.seek(0)
-            with self._lock:
-                try:
-                    name, offset = self._append(spool, size)
-                except OSError as exc:
-                    curi.nonfatal_errors.append((exc, traceback.format_exc()))
-                    curi.annotate("unwritten:ioerror")
-                    self._invalidate()
-                    return
-                for kind in kinds:
-                    self._counts[kind] = self._counts.get(kind, 0) + 1
-            curi.extra_info["warcFilename"] = name
-            curi.extra_info["warcFileOffset"] = offset
+            try:
+                name, offset = files.append(spool, size)
+            except OSError as exc:
+                curi.nonfatal_errors.append((exc, traceback.format_exc()))
+                curi.annotate("unwritten:ioerror")
+                return
         finally:
             spool.close()
+        with self._lock:
+            for kind in kinds:
+                self._counts[kind] = self._counts.get(kind, 0) + 1
+            if referent is not None:
+                self._dedup_bytes += curi.recording.body_size
+        curi.extra_info["warcFilename"] = name
+        curi.extra_info["warcFileOffset"] = offset
+        if history is not None and not is_dns:
+            remember_capture(curi, history, referent, first_id, date, name, offset)
 
     # ----------------------------------------------------------------- records
-    def _build_records(self, curi: CrawlURI, out: IO[bytes]) -> list[str]:
+    def _build_dns(self, curi: CrawlURI, out: IO[bytes]) -> tuple[str, str, list[str]]:
         rec = curi.recording
-        date = _warc_date(curi.fetch_start_ms or int(self.context.clock.time() * 1000), self._v11)
-        body = rec.body_stream()
-        if curi.uri.startswith("dns:"):
-            headers = [("WARC-Date", date)]
-            if curi.ip_address:
-                headers.append(("WARC-IP-Address", curi.ip_address))
-            self._write(out, curi.uri, "response", headers, b"", body, rec.body_size, "text/dns")
-            return ["response"]
+        date = self._date(curi)
         headers = [("WARC-Date", date)]
-        digest = curi.payload_digest or rec.payload_digest
-        headers.append(("WARC-Payload-Digest", digest))
         if curi.ip_address:
             headers.append(("WARC-IP-Address", curi.ip_address))
-        if rec.truncated:
-            headers.append(("WARC-Truncated", _TRUNCATED.get(rec.truncated, "unspecified")))
-        response_id = self._write(
-            out, curi.uri, "response", headers, rec.response_head, body, rec.body_size, None
+        body = rec.body_stream()
+        record_id = self._records.write(
+            out, curi.uri, "response", headers, b"", body, rec.body_size, "text/dns"
         )
-        kinds = ["response"]
-        concurrent = [("WARC-Date", date), ("WARC-Concurrent-To", response_id)]
+        return record_id, date, ["response"]
+
+    def _build_http(
+        self, curi: CrawlURI, out: IO[bytes], referent: Referent | None
+    ) -> tuple[str, str, list[str]]:
+        rec = curi.recording
+        date = self._date(curi)
+        headers = [("WARC-Date", date)]
+        writer = self._records
+        if referent is None:
+            headers.append(("WARC-Payload-Digest", curi.payload_digest or rec.payload_digest))
+            self._common_headers(curi, headers)
+            if rec.truncated:
+                headers.append(("WARC-Truncated", _TRUNCATED.get(rec.truncated, "unspecified")))
+            level = (
+                0 if self.params.store_compressed_payloads and compressed_already(curi) else None
+            )
+            first_id = writer.write(
+                out, curi.uri, "response", headers, rec.response_head, rec.body_stream(),
+                rec.body_size, HTTP_RESPONSE, level,
+            )  # fmt: skip
+            kinds = ["response"]
+        else:
+            headers.append(("WARC-Profile", revisit_profile(referent.profile, writer.warc_version)))
+            headers.append(("WARC-Refers-To-Target-URI", referent.uri))
+            if referent.date:
+                headers.append(("WARC-Refers-To-Date", referent.date))
+            if referent.record_id:
+                headers.append(("WARC-Refers-To", referent.record_id))
+            if referent.payload_digest:
+                headers.append(("WARC-Payload-Digest", referent.payload_digest))
+            self._common_headers(curi, headers)
+            if referent.profile == IDENTICAL_PAYLOAD_DIGEST and rec.body_size > 0:
+                headers.append(("WARC-Truncated", "length"))
+            first_id = writer.write(out, curi.uri, "revisit", headers, rec.response_head)
+            kinds = ["revisit"]
+        concurrent = [("WARC-Date", date), ("WARC-Concurrent-To", first_id)]
         if self.params.write_requests and rec.request_head:
-            self._write(out, curi.uri, "request", concurrent, rec.request_head, None, 0, None)
+            writer.write(
+                out, curi.uri, "request", concurrent, rec.request_head, None, 0, HTTP_REQUEST
+            )
             kinds.append("request")
         if self.params.write_metadata:
-            block = _metadata_block(curi)
-            self._write(out, curi.uri, "metadata", concurrent, block, None, 0, None)
+            block = metadata_block(curi)
+            writer.write(out, curi.uri, "metadata", concurrent, block, None, 0, WARC_FIELDS)
             kinds.append("metadata")
-        return kinds
+        return first_id, date, kinds
 
-    def _write(
-        self,
-        out: IO[bytes],
-        uri: str,
-        kind: str,
-        headers: list[tuple[str, str]],
-        head: bytes,
-        body: IO[bytes] | None,
-        body_size: int,
-        content_type: str | None,
-    ) -> str:
-        """Write one record (one gzip member if compressing); returns its WARC-Record-ID."""
-        writer = _RawWARCWriter(
-            GzipMember(out, self.params.compress_level) if self.params.compress else out,
-            gzip=False,
-            warc_version=self.params.warc_version,
-        )
-        warc_headers = writer.warc_headers(uri, kind, headers)
-        stream = ConcatStream(head, body)
-        length = len(head) + body_size
-        ctype = content_type or writer.WARC_RECORDS.get(kind, "application/octet-stream")
-        record = ArcWarcRecord("warc", kind, warc_headers, stream, None, ctype, length)
-        record.payload_length = length
-        writer.write_record(record)
-        if self.params.compress:
-            writer.out.finish()
-        return str(warc_headers.get_header("WARC-Record-ID"))
+    @staticmethod
+    def _common_headers(curi: CrawlURI, headers: list[tuple[str, str]]) -> None:
+        if curi.ip_address:
+            headers.append(("WARC-IP-Address", curi.ip_address))
+        if curi.http_version.upper() in ("HTTP/2", "HTTP/2.0"):
+            headers.append(("WARC-Protocol", "h2"))
 
-    @property
-    def _v11(self) -> bool:
-        return self.params.warc_version == "1.1"
-
-    # ----------------------------------------------------------------- files (under lock)
-    def _append(self, spool: IO[bytes], size: int) -> tuple[str, int]:
-        if self._file is not None and self._file.tell() > self.params.max_file_size_bytes:
-            self._close_file()
-        if self._file is None:
-            self._open_file()
-        assert self._file is not None and self._path is not None
-        offset = self._file.tell()
-        shutil.copyfileobj(spool, self._file, 1024 * 1024)
-        self._file.flush()
-        self._bytes_written += size
-        return self._path.name[: -len(".open")], offset
-
-    def _open_file(self) -> None:
-        stamp = _timestamp17(self.context.clock.time())
-        if stamp <= self._last_stamp:
-            stamp = str(int(self._last_stamp) + 1)
-        self._last_stamp = stamp
-        base = self.params.template.format(
-            prefix=self.params.prefix,
-            timestamp17=stamp,
-            serial=self._serial,
-            pid=os.getpid(),
-            hostname=self._hostname,
-        )
-        self._serial += 1
-        name = base + (".warc.gz" if self.params.compress else ".warc")
-        path = self._dir / (name + ".open")
-        handle = open(path, "xb")  # noqa: SIM115 - closed in _close_file
-        self._file, self._path = handle, path
-        try:
-            info = self._warcinfo(name)
-            handle.write(info)
-            handle.flush()
-            self._bytes_written += len(info)
-            self._counts["warcinfo"] = self._counts.get("warcinfo", 0) + 1
-        except OSError:
-            self._invalidate()
-            raise
+    def _date(self, curi: CrawlURI) -> str:
+        return self._records.date(curi.fetch_start_ms or int(self.context.clock.time() * 1000))
 
     def _warcinfo(self, filename: str) -> bytes:
         order = self.context.order
         version = self.params.warc_version
-        fields = {
-            "software": f"crawler/{__version__}",
-            "hostname": self._hostname,
-            "operator": order.operator.contact_url,
-            "publisher": order.operator.organization,
-            "isPartOf": order.name,
-            "description": order.description,
-            "robots": order.robots.policy,
-            "http-header-user-agent": user_agent(order),
-            "http-header-from": order.operator.from_email,
-            "format": f"WARC File Format {version}",
-            "conformsTo": CONFORMS_TO[version],
-        }
-        block = "".join(f"{k}: {v}\r\n" for k, v in fields.items() if v).encode("utf-8")
-        buf = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY_BYTES)  # noqa: SIM115
-        with buf:
-            headers = [
-                ("WARC-Date", _warc_date(int(self.context.clock.time() * 1000), self._v11)),
-                ("WARC-Filename", filename),
-            ]
-            self._write(buf, "", "warcinfo", headers, block, None, 0, None)
-            buf.seek(0)
-            return buf.read()
-
-    def _close_file(self) -> None:
-        handle, path = self._file, self._path
-        self._file = self._path = None
-        if handle is None or path is None:
-            return
-        handle.close()
-        os.replace(path, path.with_name(path.name[: -len(".open")]))
-        self._files_closed += 1
-
-    def _invalidate(self) -> None:
-        handle, path = self._file, self._path
-        self._file = self._path = None
-        if handle is not None:
-            with contextlib.suppress(OSError):
-                handle.close()
-        if path is not None:
-            with contextlib.suppress(OSError):
-                os.replace(path, path.with_name(path.name[: -len(".open")] + ".invalid"))
-
-
-class _RawWARCWriter(WARCWriter):  # type: ignore[misc]
-    """warcio's writer, told to keep our raw HTTP bytes and to compute only the block digest.
-
-    The payload digest comes from the recording (computed while fetching); a request record
-    gets none, as in Heritrix.
-    """
-
-    def ensure_digest(self, record: Any, block: bool = True, payload: bool = True) -> None:
-        super().ensure_digest(record, block=block, payload=False)
-
-    def warc_headers(self, uri: str, kind: str, extra: list[tuple[str, str]]) -> StatusAndHeaders:
-        headers = StatusAndHeaders("", [], protocol=self.warc_version)
-        headers.add_header("WARC-Type", kind)
-        headers.add_header("WARC-Record-ID", self._make_warc_id())
-        if uri:
-            headers.add_header("WARC-Target-URI", uri)
-        for name, value in extra:
-            headers.add_header(name, value)
-        return headers
-
-
-def _metadata_block(curi: CrawlURI) -> bytes:
-    lines = []
-    if curi.is_seed:
-        lines.append("seed:")
-    if curi.via:
-        lines.append(f"via: {curi.via}")
-    lines.append(f"hopsFromSeed: {curi.hop_path_text()}")
-    if curi.source_tag:
-        lines.append(f"sourceTag: {curi.source_tag}")
-    if curi.fetch_duration_ms >= 0:
-        lines.append(f"fetchTimeMs: {curi.fetch_duration_ms}")
-    for link in curi.outlinks:
-        lines.append(f"outlink: {link.uri} {link.hop} {link.context or '-'}")
-    text = "\r\n".join(line.replace("\r", " ").replace("\n", " ") for line in lines) + "\r\n"
-    return text.encode("utf-8", "replace")
-
-
-def _timestamp17(epoch_s: float) -> str:
-    ms = int(epoch_s * 1000)
-    return time.strftime("%Y%m%d%H%M%S", time.gmtime(ms // 1000)) + f"{ms % 1000:03d}"
-
-
-def _warc_date(epoch_ms: int, fractional: bool) -> str:
-    """ISO 8601 UTC; WARC/1.1 allows milliseconds, WARC/1.0 has whole seconds (as Heritrix)."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch_ms // 1000))
-    return f"{stamp}.{epoch_ms % 1000:03d}Z" if fractional else stamp + "Z"
+        files = self._files
+        block = warcinfo_block(
+            {
+                "software": f"crawler/{__version__}",
+                "hostname": files.hostname if files is not None else None,
+                "operator": order.operator.contact_url,
+                "publisher": order.operator.organization,
+                "isPartOf": order.name,
+                "description": order.description,
+                "robots": order.robots.policy,
+                "http-header-user-agent": user_agent(order),
+                "http-header-from": order.operator.from_email,
+                "format": f"WARC File Format {version}",
+                "conformsTo": CONFORMS_TO[version],
+            }
+        )
+        buf = io.BytesIO()
+        headers = [
+            ("WARC-Date", self._records.date(int(self.context.clock.time() * 1000))),
+            ("WARC-Filename", filename),
+        ]
+        self._records.write(buf, "", "warcinfo", headers, block, None, 0, WARC_FIELDS)
+        return buf.getvalue()

@@ -68,7 +68,8 @@ def test_crawl_fetches_every_in_scope_uri_exactly_once(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "order.effective.yaml").exists()
 
 
-def test_warc_has_one_response_per_fetch_with_the_logged_digest(tmp_path: Path) -> None:
+def test_warc_has_one_capture_per_fetch_with_the_logged_digest(tmp_path: Path) -> None:
+    """One response record per fetch, or a revisit for a payload captured before (dedup)."""
     with SampleSite(pages_per_host=25) as site:
         crawl(site, tmp_path / "run")
     lines = parse_file(tmp_path / "run" / "logs" / "crawl.log")
@@ -76,23 +77,29 @@ def test_warc_has_one_response_per_fetch_with_the_logged_digest(tmp_path: Path) 
     warcs = sorted((tmp_path / "run" / "warcs").iterdir())
     assert warcs and all(p.name.endswith(".warc.gz") for p in warcs)
     responses: Counter[str] = Counter()
+    revisits: list[str] = []
     first_types = []
     for path in warcs:
         with path.open("rb") as fh:
             for i, record in enumerate(ArchiveIterator(fh)):
                 if i == 0:
                     first_types.append(record.rec_type)
-                if record.rec_type != "response":
+                if record.rec_type not in ("response", "revisit"):
                     continue
                 uri = record.rec_headers.get_header("WARC-Target-URI")
                 responses[uri] += 1
                 digest = record.rec_headers.get_header("WARC-Payload-Digest")
                 assert digest == logged[uri].digest, uri
+                if record.rec_type == "revisit":
+                    revisits.append(uri)
+                    assert "duplicate:digest" in logged[uri].annotations
+                    continue
                 body = record.content_stream().read()
                 assert len(body) == logged[uri].size
     assert first_types == ["warcinfo"] * len(warcs)
     assert set(responses) == set(logged)
     assert max(responses.values()) == 1
+    assert len(revisits) < len(responses) / 2
     for line in logged.values():
         assert line.extra is not None and line.extra["warcFilename"].endswith(".warc.gz")
 

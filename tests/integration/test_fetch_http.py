@@ -153,7 +153,7 @@ def make_ctx(tmp_path: Path, **order: Any) -> ProcessorContext:
         stopping=threading.Event(),
         servers=ServerCache(),
         scope=DecideRuleSequence(),
-        schedule=lambda curi: None,
+        schedule=lambda curi: True,
         uri_error=lambda base, message, raw: None,
     )
 
@@ -375,7 +375,7 @@ def test_accept_compression_offers_gzip(site: Site, ctx: ProcessorContext) -> No
     try:
         fetch(proc, base(site) + "/ok")
         _, headers, _ = site.seen[-1]
-        assert headers["Accept-Encoding"] == "gzip, deflate"
+        assert headers["Accept-Encoding"] == "gzip, deflate, br"
     finally:
         proc.stop()
 

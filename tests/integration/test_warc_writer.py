@@ -203,3 +203,22 @@ def test_concurrent_writers_keep_each_uris_records_together(tmp_path: Path) -> N
 def test_a_bad_file_name_template_is_rejected_at_load() -> None:
     with pytest.raises(ValidationError):
         WARCWriterParams(template="{prefix}-{nope}")
+
+
+def test_compressed_payloads_are_stored_and_text_is_deflated(tmp_path: Path) -> None:
+    writer = WARCWriterProcessor("warc")
+    writer.start(context(tmp_path))
+    image = fetched(0, body_of(0, 300_000))
+    image.content_type = "image/jpeg"
+    page = fetched(1, b"<html>" + b"very compressible text " * 20_000)
+    for curi in (image, page):
+        writer.process(curi)
+    writer.stop()
+    (path,) = warcs(tmp_path)
+    warcio_check(path)
+    recs = records(path)
+    assert recs[1][2] == image.recording.body_bytes()
+    assert recs[4][2] == page.recording.body_bytes()
+    image_member = recs[4][3] - recs[1][3]  # response + request + metadata of the image
+    assert 300_000 < image_member < 301_500
+    assert path.stat().st_size - recs[4][3] < 20_000  # the page's 460 KB deflated

@@ -10,6 +10,7 @@ import pytest
 import structlog
 
 from crawler import CrawlURI, DecideRuleSequence, ManualClock
+from crawler.frontier import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
 from crawler.order.schema import CrawlOrder
 from crawler.processor import ProcessorContext
 from crawler.servers import ServerCache
@@ -88,14 +89,51 @@ def test_robots_crawl_delay_raises_the_delay_up_to_the_cap() -> None:
     assert delay_of(ignoring, finished()) == 3000
 
 
-def test_bandwidth_cap_spaces_out_a_hosts_fetches() -> None:
+def test_bandwidth_cap_becomes_a_server_hold_for_the_frontier() -> None:
     zero = DispositionParams(
         delay_factor=0, min_delay_ms=0, max_delay_ms=0, max_per_host_bandwidth_kbps=100
     )
-    proc = processor(zero)
-    assert delay_of(proc, finished(size=1_024_000)) == 0
-    # 1,024,000 bytes at 100 KB/s (x1.024 per ms) -> the next fetch waits ~10 s.
-    assert delay_of(proc, finished(size=10)) == 10_000
+    curi = finished(size=1_024_000)
+    assert delay_of(processor(zero), curi) == 0
+    # 1,024,000 bytes at 100 KB/s (x1.024 per ms): the server's next fetch starts ~10 s later.
+    assert curi.data[SERVER_HOLD_MS_KEY] == pytest.approx(10_000)
+    unlimited = finished(size=1_024_000)
+    processor().process(unlimited)
+    assert SERVER_HOLD_MS_KEY not in unlimited.data
+
+
+def with_retry_after(status: int, value: str) -> CrawlURI:
+    curi = finished(status=status)
+    curi.response_headers = [("Retry-After", value)]
+    return curi
+
+
+@pytest.mark.parametrize(
+    ("status", "value", "expected_ms"),
+    [
+        (503, "120", 120_000),
+        (429, "7", 7000),
+        (503, "Tue, 14 Nov 2023 22:15:00 GMT", 100_000),  # ManualClock is at 22:13:20 GMT
+        (503, "100000", 300_000),  # capped at respect_retry_after_up_to_s (300 s)
+        (503, "soon", None),
+        (503, "Tue, 14 Nov 2023 22:00:00 GMT", None),  # in the past
+        (200, "120", None),
+    ],
+)
+def test_retry_after_becomes_a_back_off(status: int, value: str, expected_ms: int | None) -> None:
+    curi = with_retry_after(status, value)
+    processor().process(curi)
+    assert curi.data.get(BACKOFF_MS_KEY) == expected_ms
+
+
+def test_retry_after_cap_zero_ignores_the_header() -> None:
+    curi = with_retry_after(503, "120")
+    processor(DispositionParams(respect_retry_after_up_to_s=0)).process(curi)
+    assert BACKOFF_MS_KEY not in curi.data
+    order_cap = {"politeness": {"respect_retry_after_up_to_s": 60}}
+    curi = with_retry_after(503, "120")
+    processor(frontier=order_cap).process(curi)
+    assert curi.data[BACKOFF_MS_KEY] == 60_000
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from crawler.curi import CrawlURI, Hop
@@ -12,7 +14,19 @@ from crawler.frontier import (
     HostnameQueueAssignmentPolicy,
     SurtAuthorityQueueAssignmentPolicy,
 )
-from crawler.frontier.assignment import bkdr_hash, elf_hash, jump_hash, sdbm_hash
+from crawler.frontier.assignment import (
+    AssignmentLevelSurtQueueAssignmentPolicy,
+    AssignmentLevelSurtQueueAssignmentPolicyParams,
+    IPQueueAssignmentPolicy,
+    QueueAssignmentPolicy,
+    bkdr_hash,
+    elf_hash,
+    jump_hash,
+    sdbm_hash,
+)
+from crawler.order.components import build_component
+from crawler.order.schema import ComponentSpec
+from crawler.servers import ServerCache
 
 
 @pytest.mark.parametrize(
@@ -101,3 +115,107 @@ def test_classic_string_hashes() -> None:
     assert sdbm_hash("a") == 97
     assert elf_hash("a") == 97
     assert elf_hash("abcdefghij") == elf_hash("abcdefghij")
+
+
+def test_hash_formulas_match_the_papers() -> None:
+    # ELF folds the top nibble back: after 8 chars of "z" the top nibble is set.
+    h = 0
+    for c in b"zzzzzzzzzz":
+        h = ((h << 4) + c) & 0xFFFFFFFF
+        x = h & 0xF0000000
+        if x:
+            h ^= x >> 24
+            h &= ~x
+    assert elf_hash("zzzzzzzzzz") == h & 0x7FFFFFFF
+    assert sdbm_hash("ab") == (98 + (97 << 6) + (97 << 16) - 97)
+    assert bkdr_hash("abc") == (97 * 131 + 98) * 131 + 99
+    # 31-bit results whatever the length.
+    long = "http://news.test/" + "x" * 500
+    assert all(0 <= f(long) < 2**31 for f in (elf_hash, bkdr_hash, sdbm_hash))
+
+
+def test_hash_policy_is_selectable_from_an_order_by_dotted_path() -> None:
+    spec = ComponentSpec.model_validate(
+        {
+            "class": "crawler.frontier.assignment.HashQueueAssignmentPolicy",
+            "params": {"function": "bkdr", "buckets": 50},
+        }
+    )
+    policy = build_component(spec, QueueAssignmentPolicy, "frontier.queue_assignment")
+    uri = "http://news.test/a/1.html"
+    assert policy.key(CrawlURI(uri)) == f"bkdr-{bkdr_hash(uri) % 50}"
+
+
+def test_parallel_queues_move_few_directories_when_n_grows() -> None:
+    ten = HostnameQueueAssignmentPolicy(AuthorityPolicyParams(parallel_queues=10))
+    eleven = HostnameQueueAssignmentPolicy(AuthorityPolicyParams(parallel_queues=11))
+    uris = [CrawlURI(f"http://big.test/d{i}/x") for i in range(2000)]
+    moved = [u for u in uris if ten.key(u) != eleven.key(u)]
+    assert 80 < len(moved) < 300  # ~1/11, not ~10/11 as with hash modulo N
+    assert all(eleven.key(u) == "big.test+10" for u in moved)
+
+
+@pytest.mark.parametrize(
+    ("uri", "key"),
+    [
+        ("http://www.example.co.uk/x", "uk,co,example,"),
+        ("https://img.example.co.uk:8443/y", "uk,co,example,"),
+        ("http://example.co.uk/", "uk,co,example,"),
+        ("dns:static.example.co.uk", "uk,co,example,"),
+        ("http://a.b.example.com/", "com,example,"),
+        ("http://co.uk/", "uk,co,"),
+        ("http://localhost:8080/", "localhost,#8080"),
+        ("http://10.0.0.1:8080/a", "10.0.0.1#8080"),
+        ("http://x.y.unknowntld/", "unknowntld,y,"),
+        ("mailto:someone@example.com", "default..."),
+    ],
+)
+def test_assignment_level_surt_keys(uri: str, key: str) -> None:
+    assert AssignmentLevelSurtQueueAssignmentPolicy().key(CrawlURI(uri)) == key
+
+
+def test_assignment_level_private_suffixes_are_optional() -> None:
+    uri = CrawlURI("http://alice.blogspot.com/post")
+    assert AssignmentLevelSurtQueueAssignmentPolicy().key(uri) == "com,blogspot,alice,"
+    icann = AssignmentLevelSurtQueueAssignmentPolicyParams(only_icann=True)
+    assert AssignmentLevelSurtQueueAssignmentPolicy(icann).key(uri) == "com,blogspot,"
+
+
+def test_ip_policy_uses_the_ip_once_known() -> None:
+    policy = IPQueueAssignmentPolicy()
+    assert policy.key(CrawlURI("https://a.test/x")) == "a.test#443"  # not known yet
+    assert policy.key(CrawlURI("http://192.0.2.7:8080/x")) == "192.0.2.7"
+    fetched = CrawlURI("http://a.test/x")
+    fetched.ip_address = "192.0.2.1"
+    assert policy.key(fetched) == "192.0.2.1"
+    servers = ServerCache()
+    servers.update_host("b.test", "2001:db8::5", 0.0, 3600.0)
+    servers.update_host("c.test", "192.0.2.9", 0.0, 3600.0)
+    policy.bind_servers(servers)
+    assert policy.key(CrawlURI("http://b.test/")) == "[2001:db8::5]"
+    # Two names on one machine share a queue; a prerequisite follows its via.
+    page = CrawlURI("http://c.test/p")
+    assert policy.key(page) == policy.key(CrawlURI("https://C.test:8443/q")) == "192.0.2.9"
+    assert policy.key(page.create_child("dns:c.test", Hop.PREREQ)) == "192.0.2.9"
+    assert policy.key(CrawlURI("http://unknown.test/")) == "unknown.test"
+
+
+def test_policies_never_crash_on_odd_uris() -> None:
+    policies: list[QueueAssignmentPolicy[Any]] = [
+        HostnameQueueAssignmentPolicy(AuthorityPolicyParams(parallel_queues=7)),
+        HostnameQueueAssignmentPolicy(
+            AuthorityPolicyParams(parallel_queues=7, parallel_queues_random_assignment=True)
+        ),
+        SurtAuthorityQueueAssignmentPolicy(),
+        AssignmentLevelSurtQueueAssignmentPolicy(),
+        IPQueueAssignmentPolicy(),
+        *(
+            HashQueueAssignmentPolicy(HashQueueAssignmentPolicyParams(function=f))
+            for f in ("elf", "bkdr", "sdbm", "murmur3")
+        ),
+    ]
+    odd = ["http://a.test/\udc80/\ud800x", "http://\u00e9t\u00e9.test/a/b", "http://", "x:", ""]
+    for policy in policies:
+        for uri in odd:
+            key = policy.key(CrawlURI(uri))
+            assert key and "\x00" not in key

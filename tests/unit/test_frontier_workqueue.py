@@ -68,7 +68,8 @@ def drain_one_queue(h: Harness) -> list[str]:
     return out
 
 
-def test_queue_orders_by_directive_then_precedence_then_fifo(h: Harness) -> None:
+def test_queue_orders_by_directive_then_precedence_then_fifo(tmp_path: Path) -> None:
+    h = Harness(tmp_path, uri_precedence_policy="preset")
     h.add("http://a.test/normal1")
     h.add("http://a.test/low-prec", precedence=5)
     h.add("http://a.test/normal2")

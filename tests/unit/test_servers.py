@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 
 from crawler.servers import MIN_ROBOTS_ATTEMPTS, ServerCache
@@ -118,3 +119,34 @@ def test_concurrent_failures_are_all_counted() -> None:
     for host in ("h0.example:80", "h1.example:80"):
         state = cache.robots_state(host)
         assert state is not None and state.failed_attempts == 4
+
+
+def test_ip_expires_after_the_longer_of_validity_and_ttl() -> None:
+    cache = ServerCache()
+    assert not cache.resolver_active
+    cache.update_host("a.example", "192.0.2.1", now_s=100.0, ttl_s=0.0)
+    state = cache.host_state("a.example")
+    assert state is not None
+    assert not state.is_expired(100.0 + 21599, 21600)
+    assert state.is_expired(100.0 + 21600, 21600)
+    assert not state.is_expired(1e12, 0)  # validity 0: trusted for the whole crawl
+    cache.update_host("a.example", "192.0.2.1", now_s=100.0, ttl_s=86400.0)
+    state = cache.host_state("a.example")
+    assert state is not None
+    assert not state.is_expired(100.0 + 21600, 21600)
+    assert state.is_expired(100.0 + 86400, 21600)
+
+
+def test_ip_literal_never_expires() -> None:
+    cache = ServerCache()
+    cache.update_host("192.0.2.1", "192.0.2.1", now_s=0.0, ttl_s=math.inf)
+    state = cache.host_state("192.0.2.1")
+    assert state is not None and not state.is_expired(1e12, 1.0)
+
+
+def test_failed_lookup_remembered_without_address() -> None:
+    cache = ServerCache()
+    cache.update_host("gone.example", None, now_s=0.0, ttl_s=0.0)
+    state = cache.host_state("GONE.example")
+    assert state is not None and state.ip is None
+    assert cache.host_ip("gone.example") is None

@@ -1,26 +1,85 @@
-"""Uniq filters: each canonical URI is new exactly once."""
+"""Uniq filters: each canonical URI is new exactly once, whichever filter the order selects."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from crawler.uniq import MemoryUriUniqFilter, fingerprint
+import pytest
+
+from crawler.uniq import (
+    BloomUriUniqFilter,
+    BloomUriUniqFilterParams,
+    LevelDBUriUniqFilter,
+    LevelDBUriUniqFilterParams,
+    MemoryUriUniqFilter,
+    UriUniqFilter,
+    fingerprint,
+)
 
 
-def test_memory_filter_add_force_and_count(tmp_path: Path) -> None:
-    f = MemoryUriUniqFilter()
+@pytest.fixture(params=["memory", "leveldb", "leveldb-nocache", "bloom", "bloom-md5"])
+def uniq(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[UriUniqFilter[Any]]:
+    kind = request.param
+    f: UriUniqFilter[Any]
+    if kind == "memory":
+        f = MemoryUriUniqFilter()
+    elif kind.startswith("leveldb"):
+        cache = 0 if kind.endswith("nocache") else 1000
+        f = LevelDBUriUniqFilter(LevelDBUriUniqFilterParams(cache_size=cache))
+    else:
+        function = "md5" if kind.endswith("md5") else "mmh3"
+        f = BloomUriUniqFilter(
+            BloomUriUniqFilterParams(
+                expected_items=100_000, false_positive_rate=1e-9, fingerprint=function
+            )
+        )
     f.open(tmp_path)
-    assert f.add("http://a.test/") is True
-    assert f.add("http://a.test/") is False
-    f.add_force("http://a.test/")
-    f.add_force("http://b.test/")
-    assert f.add_many(["http://b.test/", "http://c.test/", "http://c.test/"]) == [
+    yield f
+    f.close()
+
+
+def test_add_force_add_many_and_count(uniq: UriUniqFilter[Any]) -> None:
+    assert uniq.add("http://a.test/") is True
+    assert uniq.add("http://a.test/") is False
+    uniq.add_force("http://a.test/")
+    uniq.add_force("http://b.test/")
+    assert uniq.add_many(["http://b.test/", "http://c.test/", "http://c.test/"]) == [
         False,
         True,
         False,
     ]
-    assert f.count() == 3
+    assert uniq.add_many([]) == []
+    assert uniq.count() == 3
+
+
+def test_concurrent_adds_report_each_uri_new_once(uniq: UriUniqFilter[Any]) -> None:
+    wins: list[int] = []
+    lock = threading.Lock()
+
+    def worker(n: int) -> None:
+        if n % 2:
+            mine = sum(uniq.add(f"http://a.test/{i}") for i in range(2000))
+        else:
+            mine = sum(uniq.add_many([f"http://a.test/{i}" for i in range(2000)]))
+        with lock:
+            wins.append(mine)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sum(wins) == 2000 == uniq.count()
+
+
+def test_odd_uris_are_recorded_not_crashed_on(uniq: UriUniqFilter[Any]) -> None:
+    odd = "http://a.test/\udc80\ud800"
+    assert uniq.add(odd) is True
+    assert uniq.add(odd) is False
+    assert uniq.add("http://\u00e9t\u00e9.test/") is True
 
 
 def test_fingerprint_groups_a_host_and_separates_uris() -> None:
@@ -30,21 +89,6 @@ def test_fingerprint_groups_a_host_and_separates_uris() -> None:
     assert a1[:3] == a2[:3] != b1[:3]
     assert a1 != a2
     assert fingerprint("dns:a.test")[:3] == fingerprint("dns:b.test")[:3]
-
-
-def test_concurrent_adds_report_each_uri_new_once() -> None:
-    f = MemoryUriUniqFilter()
-    wins: list[int] = []
-    lock = threading.Lock()
-
-    def worker() -> None:
-        mine = sum(f.add(f"http://a.test/{i}") for i in range(2000))
-        with lock:
-            wins.append(mine)
-
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    assert sum(wins) == 2000 == f.count()
+    m1 = fingerprint("http://a.test/1", "md5")
+    assert len(m1) == 11 and m1 != a1
+    assert m1[:3] == fingerprint("http://a.test/2", "md5")[:3]

@@ -1,0 +1,199 @@
+"""How a crawl's status looks to a person: the live terminal display, plain progress lines,
+and the text of ``crawler status``.
+
+Everything renders a status document (:mod:`crawler.status`). The controller's thread calls
+:meth:`LiveDisplay.update` / :meth:`PlainDisplay.update` every ``interval_s`` seconds (never a
+ToeThread), so drawing costs the crawl one short GIL hold a few times a second. On a terminal
+the display is a rich ``Live`` region (log lines printed to stderr scroll above it); otherwise a
+plain line is printed every ``progress_interval_s``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Protocol, TextIO
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from crawler.reports.formats import format_bytes, format_clock
+
+LIVE_REFRESH_S = 0.5
+_QUEUE_STATES = ("in_process", "ready", "snoozed", "inactive", "retired", "exhausted")
+
+
+class Display(Protocol):
+    """Something the controller shows the status to."""
+
+    interval_s: float
+
+    def start(self) -> None: ...
+    def update(self, doc: dict[str, Any]) -> None: ...
+    def stop(self, doc: dict[str, Any] | None) -> None: ...
+
+
+def _rates(doc: dict[str, Any]) -> dict[str, float]:
+    rates: dict[str, float] = doc.get("rates", {})
+    return rates
+
+
+def _queues_text(doc: dict[str, Any]) -> str:
+    queues = doc.get("frontier", {}).get("queues", {})
+    return " · ".join(f"{queues.get(s, 0)} {s.replace('_', '-')}" for s in _QUEUE_STATES)
+
+
+def render(doc: dict[str, Any]) -> RenderableType:
+    """The live display's picture of one status document."""
+    rates = _rates(doc)
+    downloaded, discovered = int(doc.get("downloaded", 0)), int(doc.get("discovered", 0))
+    threads = doc.get("threads", {})
+    head = Text.assemble(
+        (f"{doc.get('job', '?')} ", "bold"),
+        (str(doc.get("state", "?")), "bold green" if doc.get("state") == "RUNNING" else "bold"),
+        f"  elapsed {format_clock(doc.get('elapsed_s'))}",
+        f"  ETA {format_clock(doc.get('eta_s'))}",
+    )
+    bar = Table.grid(padding=(0, 1))
+    bar.add_row(
+        ProgressBar(total=max(discovered, 1), completed=downloaded, width=40),
+        Text(f"{downloaded}/{discovered} downloaded"),
+    )
+    figures = Table.grid(padding=(0, 2))
+    figures.add_row(
+        f"URIs/s {rates.get('uris_per_s', 0):.1f} (avg {rates.get('avg_uris_per_s', 0):.1f})",
+        f"KB/s {rates.get('kb_per_s', 0):.0f} (avg {rates.get('avg_kb_per_s', 0):.0f})",
+        f"busy threads {threads.get('busy', 0)}/{threads.get('total', 0)}",
+    )
+    figures.add_row(
+        f"queued {doc.get('queued', 0)}",
+        f"failed {doc.get('failed', 0)}  disregarded {doc.get('disregarded', 0)}",
+        f"crawled {format_bytes(int(doc.get('bytes', 0)))}",
+    )
+    parts: list[RenderableType] = [head, bar, figures, Text(f"queues: {_queues_text(doc)}")]
+    errors = doc.get("recent_errors", [])[-3:]
+    if errors:
+        parts.append(Text("last errors:", style="bold"))
+        for error in errors:
+            parts.append(Text(f"  {error['status']:>5} {error['uri']}", overflow="ellipsis"))
+    return Group(*parts)
+
+
+def plain_line(doc: dict[str, Any]) -> str:
+    """One progress line for a log file or a pipe."""
+    rates = _rates(doc)
+    threads = doc.get("threads", {})
+    return (
+        f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {doc.get('state', '?')} "
+        f"{doc.get('downloaded', 0)}/{doc.get('discovered', 0)} downloaded, "
+        f"{doc.get('queued', 0)} queued, {doc.get('failed', 0)} failed | "
+        f"{rates.get('uris_per_s', 0):.1f} URIs/s (avg {rates.get('avg_uris_per_s', 0):.1f}), "
+        f"{rates.get('kb_per_s', 0):.0f} KB/s (avg {rates.get('avg_kb_per_s', 0):.0f}) | "
+        f"{threads.get('busy', 0)}/{threads.get('total', 0)} busy | "
+        f"ETA {format_clock(doc.get('eta_s'))}"
+    )
+
+
+class LiveDisplay:
+    """A rich Live region on the terminal, redrawn on each :meth:`update`."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.interval_s = LIVE_REFRESH_S
+        self.console = console or Console(file=sys.stdout)
+        self._live: Live | None = None
+
+    def start(self) -> None:
+        self._live = Live(
+            Text("starting…"),
+            console=self.console,
+            auto_refresh=False,
+            redirect_stdout=True,
+            redirect_stderr=True,
+        )
+        self._live.start()
+
+    def update(self, doc: dict[str, Any]) -> None:
+        if self._live is not None:
+            self._live.update(render(doc), refresh=True)
+
+    def stop(self, doc: dict[str, Any] | None) -> None:
+        if self._live is not None:
+            if doc is not None:
+                self._live.update(render(doc), refresh=True)
+            self._live.stop()
+            self._live = None
+
+
+class PlainDisplay:
+    """A plain progress line every ``interval_s`` seconds."""
+
+    def __init__(self, stream: TextIO, interval_s: float) -> None:
+        self.interval_s = interval_s
+        self.stream = stream
+
+    def start(self) -> None:
+        return None
+
+    def update(self, doc: dict[str, Any]) -> None:
+        print(plain_line(doc), file=self.stream, flush=True)
+
+    def stop(self, doc: dict[str, Any] | None) -> None:
+        if doc is not None:
+            self.update(doc)
+
+
+def make_display(enabled: bool, stream: TextIO, progress_interval_s: float) -> Display | None:
+    """A live display on a terminal, plain lines otherwise; None when turned off."""
+    if not enabled:
+        return None
+    if stream.isatty():
+        return LiveDisplay(Console(file=stream))
+    return PlainDisplay(stream, progress_interval_s)
+
+
+def format_status(doc: dict[str, Any]) -> str:
+    """The text ``crawler status`` prints."""
+    state = str(doc.get("state", "?"))
+    if doc.get("died"):
+        state += f" — DIED: process {doc.get('pid')} is gone (last update {doc.get('age_s')}s ago)"
+    elif doc.get("exit_status") and doc.get("state") == "FINISHED":
+        state += f" ({doc['exit_status']})"
+    rates = _rates(doc)
+    threads = doc.get("threads", {})
+    frontier = doc.get("frontier", {})
+    lines = [
+        f"crawl {doc.get('job', '?')} in {doc.get('run_dir', '?')}",
+        f"  state:       {state}",
+        f"  pid:         {doc.get('pid')} on {doc.get('hostname')}, updated {doc.get('updated')}",
+        f"  elapsed:     {format_clock(doc.get('elapsed_s'))} (paused time excluded)",
+        f"  discovered:  {doc.get('discovered', 0)}",
+        f"  queued:      {doc.get('queued', 0)}",
+        f"  downloaded:  {doc.get('downloaded', 0)} ({format_bytes(int(doc.get('bytes', 0)))})",
+        f"  failed:      {doc.get('failed', 0)}   disregarded: {doc.get('disregarded', 0)}",
+        f"  URIs/s:      {rates.get('uris_per_s', 0):.2f} "
+        f"(avg {rates.get('avg_uris_per_s', 0):.2f})",
+        f"  KB/s:        {rates.get('kb_per_s', 0):.0f} (avg {rates.get('avg_kb_per_s', 0):.0f})",
+        f"  threads:     {threads.get('busy', 0)} busy of {threads.get('total', 0)}",
+        f"  queues:      {_queues_text(doc)} ({frontier.get('total_queues', 0)} in all)",
+        f"  ETA:         {format_clock(doc.get('eta_s'))} for the queued URIs at the current rate",
+    ]
+    if doc.get("block_rules"):
+        lines.append(f"  block rules: {', '.join(doc['block_rules'])}")
+    hosts = doc.get("busiest_hosts", [])
+    if hosts:
+        lines.append("  busiest hosts (downloaded, bytes, failed):")
+        lines.extend(
+            f"    {h['urls']:>8} {format_bytes(h['bytes']):>10} {h['failed']:>6}  {h['host']}"
+            for h in hosts
+        )
+    errors = doc.get("recent_errors", [])
+    if errors:
+        lines.append("  recent errors:")
+        lines.extend(
+            f"    {e['time']} {e['status']:>5} {e['uri']} {e.get('annotations') or ''}".rstrip()
+            for e in errors
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,166 @@
+"""Connections to Redis (one server or a Cluster) for the shared frontier and uniq filter.
+
+:func:`connect` opens a client for a ``redis://`` / ``rediss://`` / ``unix://`` URL, detects a
+Redis Cluster (``INFO cluster``) and then returns a cluster client, and fails at once with
+:class:`RedisUnavailableError` (a message for the operator) when nothing answers: a crawl must
+not start against a missing Redis. Once running, :func:`retrying` waits out an outage (a
+restart, a failover) up to ``outage_timeout_s``, so workers pause and resume instead of dying.
+
+This module is the only one that imports ``redis`` (the library is wrapped in one place).
+Thread-safety: redis-py clients hold a connection pool and are thread-safe.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import redis
+import redis.cluster
+import structlog
+
+T = TypeVar("T")
+
+RedisClient = Any
+"""``redis.Redis`` or ``redis.RedisCluster`` (redis-py ships no usable common type)."""
+
+OUTAGE_ERRORS: tuple[type[BaseException], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.BusyLoadingError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.ClusterDownError,
+    redis.exceptions.MasterDownError,
+)
+"""Errors that mean "Redis is (briefly) not there", as opposed to a bug or a bad command."""
+
+NoScriptError = redis.exceptions.NoScriptError
+ResponseError = redis.exceptions.ResponseError
+
+
+class RedisUnavailableError(RuntimeError):
+    """Redis cannot be reached (at start, or longer than the outage timeout while running)."""
+
+
+def connect(url: str, *, connect_timeout_s: float = 5.0, socket_timeout_s: float = 30.0) -> Any:
+    """A client for ``url`` (a cluster client if the server is in cluster mode).
+
+    Raises :class:`RedisUnavailableError` when the server does not answer a PING.
+    """
+    try:
+        client = redis.Redis.from_url(
+            url,
+            socket_connect_timeout=connect_timeout_s,
+            socket_timeout=socket_timeout_s,
+            health_check_interval=30,
+        )
+        info = client.info("cluster")
+    except OUTAGE_ERRORS as exc:
+        raise RedisUnavailableError(
+            f"cannot reach Redis at {redact(url)}: {exc} "
+            "(is redis-server running there, and is the URL right?)"
+        ) from exc
+    except (redis.exceptions.RedisError, ValueError) as exc:
+        raise RedisUnavailableError(f"cannot use Redis at {redact(url)}: {exc}") from exc
+    if not info.get("cluster_enabled"):
+        return client
+    client.close()
+    try:
+        return redis.cluster.RedisCluster.from_url(
+            url,
+            socket_connect_timeout=connect_timeout_s,
+            socket_timeout=socket_timeout_s,
+        )
+    except (redis.exceptions.RedisError, OSError) as exc:
+        raise RedisUnavailableError(
+            f"cannot reach the Redis Cluster at {redact(url)}: {exc}"
+        ) from exc
+
+
+def is_cluster(client: Any) -> bool:
+    """Whether ``client`` talks to a Redis Cluster (scripts must then stay in one slot)."""
+    return isinstance(client, redis.cluster.RedisCluster)
+
+
+def run_script(client: Any, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
+    """Run ``script`` once per ``(keys, args)`` call, in one round trip per server.
+
+    redis-py refuses scripts in a cluster pipeline, so on a Cluster the calls are grouped by the
+    node owning their first key and pipelined on that node's own connection; a call that meets a
+    moved slot (resharding) is redone through the cluster client, which follows redirects.
+    """
+    if not calls:
+        return []
+    if len(calls) == 1:
+        keys, args = calls[0]
+        return [script(keys=keys, args=args)]
+    if not is_cluster(client):
+        pipe = client.pipeline(transaction=False)
+        for keys, args in calls:
+            script(keys=keys, args=args, client=pipe)
+        return list(pipe.execute())
+    by_node: dict[str, tuple[Any, list[int]]] = {}
+    for i, (keys, _) in enumerate(calls):
+        node = client.get_node_from_key(keys[0])
+        by_node.setdefault(node.name, (node, []))[1].append(i)
+    out: list[Any] = [None] * len(calls)
+    for node, indexes in by_node.values():
+        pipe = node.redis_connection.pipeline(transaction=False)
+        for i in indexes:
+            keys, args = calls[i]
+            script(keys=keys, args=args, client=pipe)
+        results = pipe.execute(raise_on_error=False)
+        for i, result in zip(indexes, results, strict=True):
+            if isinstance(result, ResponseError) and str(result).startswith(("MOVED", "ASK")):
+                keys, args = calls[i]
+                result = script(keys=keys, args=args)
+            elif isinstance(result, Exception):
+                raise result
+            out[i] = result
+    return out
+
+
+def retrying(
+    call: Callable[[], T],
+    *,
+    outage_timeout_s: float,
+    what: str,
+    logger: Any = None,
+    on_retry: Callable[[], None] | None = None,
+) -> T:
+    """``call()``, retried with back-off while Redis is unreachable, up to ``outage_timeout_s``.
+
+    A call retried after an outage may have been applied once already (the reply was lost):
+    every script it is used with is idempotent for that reason, or its caller learns of the
+    retry through ``on_retry`` and acts on it (see the uniq filter).
+    """
+    deadline: float | None = None
+    delay_s = 0.05
+    while True:
+        try:
+            return call()
+        except OUTAGE_ERRORS as exc:
+            if on_retry is not None:
+                on_retry()
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + outage_timeout_s
+                log = logger if logger is not None else structlog.get_logger("redis")
+                log.warning("redis_unavailable", during=what, error=str(exc))
+            if now >= deadline:
+                raise RedisUnavailableError(
+                    f"Redis unreachable for over {outage_timeout_s:.0f}s during {what}: {exc}"
+                ) from exc
+            time.sleep(delay_s)
+            delay_s = min(delay_s * 2, 1.0)
+
+
+def redact(url: str) -> str:
+    """``url`` without its password."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    creds, _, host = rest.rpartition("@")
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user + ':***' if user else '***'}@{host}"

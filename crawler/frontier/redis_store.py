@@ -1,0 +1,333 @@
+"""RedisQueueStore: the frontier's queues, leases and server politeness, shared through Redis.
+
+Named in the order as ``frontier.store: {class: crawler.frontier.RedisQueueStore, params: {url:
+redis://...}}``. Unlike the LevelDB and memory stores, which persist what one process's
+:class:`~crawler.frontier.WorkQueueFrontier` schedules in memory, this store *is* the
+scheduler: queue states live in Redis so that any number of worker processes, on any number of
+machines, share one politeness clock. Its :meth:`build_frontier` returns the
+:class:`~crawler.frontier.redis_frontier.RedisFrontier` that the controller runs with it.
+
+Layout and transitions: :mod:`crawler.frontier.redis_scripts`. ``shards`` frontier shards, each
+under its own hash tag, hold whole servers (shard = crc32(server) mod shards), so every script
+touches one Cluster slot. ``<ns>meta`` records the shard count (fixed per crawl); ``<ns>ord``
+hands out ordinals in blocks. Every call that Redis may fail to answer (restart, failover) is
+retried by :func:`~crawler.frontier.redis_conn.retrying` for up to ``outage_timeout_s``.
+
+Thread-safety: thread-safe (redis-py pools connections; no state here changes after open).
+Heritrix counterpart: none (Heritrix's frontier is per JVM; its multi-crawler mode hands URIs
+between crawlers as "divert" files).
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from crawler.frontier import redis_conn, redis_scripts
+from crawler.frontier.frontier import FrontierStateError
+from crawler.frontier.queue_store import QueueStoreBase, StoreBatch
+from crawler.params import Params
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from crawler.clock import Clock
+    from crawler.curi import CrawlURI
+    from crawler.frontier.assignment import QueueAssignmentPolicy
+    from crawler.frontier.redis_frontier import RedisFrontier
+    from crawler.order.schema import FrontierConfig
+    from crawler.uniq.uniq_filter import UriUniqFilter
+
+LAYOUT_VERSION = "1"
+ORDINAL_BLOCK = 4096
+_STATE_FIELDS = (
+    "now_ms",
+    "queued",
+    "ops",
+    "succeeded",
+    "failed",
+    "disregarded",
+    "reaped",
+    "ready",
+    "snoozed",
+    "in_process",
+    "next_due_ms",
+    "next_expiry_ms",
+)
+
+
+class RedisQueueStoreParams(Params):
+    """Where the shared frontier lives and how leases behave."""
+
+    url: str = Field("redis://127.0.0.1:6379/0", description="Redis URL (server or Cluster node)")
+    namespace: str = Field(
+        "", description="key prefix of this crawl; set by `crawler run --workers`/`crawler worker`"
+    )
+    worker_id: str = Field("w1", min_length=1, description="this worker's name in leases")
+    shards: int = Field(16, ge=1, le=4096, description="frontier shards (hash tags); fixed")
+    lease_s: float = Field(
+        60.0, gt=0, description="a leased URI whose worker stops renewing returns after this"
+    )
+    outage_timeout_s: float = Field(
+        600.0, gt=0, description="how long workers wait for an unreachable Redis before failing"
+    )
+
+
+class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
+    """Shared frontier state in Redis. Build with params, then :meth:`open`."""
+
+    def __init__(self, params: RedisQueueStoreParams | None = None) -> None:
+        super().__init__(params)
+        p = self.params
+        self.ns = p.namespace
+        self.worker = p.worker_id
+        self.shards = p.shards
+        self.lease_ms = int(p.lease_s * 1000)
+        self.client: Any = None
+        self._scripts: dict[str, Any] = {}
+        self._tags = [f"{{{self.ns}f{n}}}" for n in range(p.shards)]
+
+    # ------------------------------------------------------------ lifecycle
+    def open(self, state_dir: Path) -> None:
+        """Connect and check the crawl's layout. ``state_dir`` is unused (state is in Redis).
+
+        Raises :class:`FrontierStateError` if Redis is unreachable or the layout differs.
+        """
+        if self.client is not None:
+            return
+        if not self.ns:
+            raise FrontierStateError(
+                "RedisQueueStore needs a crawl namespace: start the crawl with "
+                "`crawler run ORDER --workers N` or join it with `crawler worker ORDER --redis URL`"
+            )
+        try:
+            client = redis_conn.connect(self.params.url)
+        except redis_conn.RedisUnavailableError as exc:
+            raise FrontierStateError(str(exc)) from exc
+        meta = f"{self.ns}meta"
+        client.hsetnx(meta, "version", LAYOUT_VERSION)
+        client.hsetnx(meta, "shards", str(self.shards))
+        stored = {k.decode(): v.decode() for k, v in client.hgetall(meta).items()}
+        if stored.get("version") != LAYOUT_VERSION or stored.get("shards") != str(self.shards):
+            client.close()
+            raise FrontierStateError(
+                f"the shared frontier {meta} has layout {stored}; this order says version "
+                f"{LAYOUT_VERSION} with {self.shards} shards (frontier.store.params.shards)"
+            )
+        for name in ("SCHEDULE", "CLAIM", "FINISH", "REAP", "RENEW", "SHARD_STATE"):
+            self._scripts[name] = client.register_script(getattr(redis_scripts, name))
+        self.client = client
+
+    def close(self) -> None:
+        client, self.client = self.client, None
+        if client is not None:
+            client.close()
+
+    # ------------------------------------------------------------ QueueStore protocol
+    # Used when a single WorkQueueFrontier runs over this store (no sharing, state in Redis):
+    # every key under one hash tag so a batch is one MULTI/EXEC on one slot.
+    def write(self, batch: StoreBatch) -> None:
+        """Apply ``batch`` atomically (MULTI/EXEC)."""
+        t = f"{{{self.ns}x}}"
+
+        def run() -> None:
+            pipe = self.client.pipeline(transaction=True)
+            for key, skey in batch.deletes:
+                pipe.zrem(f"{t}z:{key}", skey.to_bytes(8, "big"))
+                pipe.hdel(f"{t}v:{key}", skey)
+            for key, skey, value in batch.puts:
+                pipe.zadd(f"{t}z:{key}", {skey.to_bytes(8, "big"): 0})
+                pipe.hset(f"{t}v:{key}", str(skey), value)
+            for name, meta in batch.meta.items():
+                if meta is None:
+                    pipe.hdel(f"{t}m", name)
+                else:
+                    pipe.hset(f"{t}m", name, meta)
+            pipe.execute()
+
+        self.call("store_write", run)
+
+    def head(self, queue_key: str) -> tuple[int, bytes] | None:
+        """The lowest-sorting pending record of ``queue_key``."""
+        t = f"{{{self.ns}x}}"
+        first = self.call("store_head", lambda: self.client.zrange(f"{t}z:{queue_key}", 0, 0))
+        if not first:
+            return None
+        skey = int.from_bytes(first[0], "big")
+        value = self.call("store_head", lambda: self.client.hget(f"{t}v:{queue_key}", str(skey)))
+        return None if value is None else (skey, bytes(value))
+
+    def get_meta(self, name: str) -> bytes | None:
+        raw = self.call("store_meta", lambda: self.client.hget(f"{{{self.ns}x}}m", name))
+        return None if raw is None else bytes(raw)
+
+    def scan_meta(self, prefix: str) -> Iterator[tuple[str, bytes]]:
+        match = (
+            prefix.replace("\\", "\\\\").replace("*", "\\*").replace("?", "\\?").replace("[", "\\[")
+            + "*"
+        )
+        found = self.call(
+            "store_meta",
+            lambda: dict(self.client.hscan_iter(f"{{{self.ns}x}}m", match=match, count=1000)),
+        )
+        for name in sorted(found):
+            yield name.decode("utf-8", "surrogateescape"), bytes(found[name])
+
+    # ------------------------------------------------------------ shared frontier
+    def build_frontier(
+        self,
+        policy: QueueAssignmentPolicy[Any],
+        uniq: UriUniqFilter[Any],
+        config: FrontierConfig,
+        *,
+        clock: Clock | None = None,
+        on_final: Callable[[CrawlURI], None] | None = None,
+        logger: Any = None,
+        uri_error: Callable[[str | None, str, str], None] | None = None,
+    ) -> RedisFrontier:
+        """The frontier to run with this store (the controller calls this instead of building
+        a WorkQueueFrontier); open it with ``frontier.open(state_dir)``."""
+        from crawler.frontier.redis_frontier import RedisFrontier
+
+        return RedisFrontier(
+            self,
+            policy,
+            uniq,
+            config,
+            clock=clock,
+            on_final=on_final,
+            logger=logger,
+            uri_error=uri_error,
+        )
+
+    # ------------------------------------------------------------ keys
+    def shard_of(self, server: str) -> int:
+        """The frontier shard holding ``server``'s queues."""
+        return zlib.crc32(server.encode("utf-8", "surrogatepass")) % self.shards
+
+    def queue_keys(self, shard: int, qid: str, server: str) -> list[str]:
+        """KEYS of CLAIM/FINISH/REAP: ready, lease, cur, stats, queue, server, park."""
+        t = self._tags[shard]
+        return [
+            f"{t}r",
+            f"{t}l",
+            f"{t}c",
+            f"{t}s",
+            f"{t}q:{qid}",
+            f"{t}v:{server}",
+            f"{t}p:{server}",
+        ]
+
+    # ------------------------------------------------------------ calls
+    def call(self, what: str, run: Callable[[], Any]) -> Any:
+        """``run()``, waiting out a Redis outage (see :func:`redis_conn.retrying`)."""
+        return redis_conn.retrying(run, outage_timeout_s=self.params.outage_timeout_s, what=what)
+
+    def reserve_ordinals(self) -> int:
+        """The first of ``ORDINAL_BLOCK`` ordinals reserved for this process."""
+        end = int(
+            self.call(
+                "reserve_ordinals", lambda: self.client.incrby(f"{self.ns}ord", ORDINAL_BLOCK)
+            )
+        )
+        return end - ORDINAL_BLOCK + 1
+
+    def schedule(self, shard: int, entries: list[tuple[str, int, bytes]]) -> int:
+        """Add ``(qid, score, member)`` entries of one shard; returns how many were new."""
+        t = self._tags[shard]
+        keys = [f"{t}r", f"{t}c", f"{t}s", *(f"{t}q:{qid}" for qid, _, _ in entries)]
+        args: list[Any] = [len(entries)]
+        for qid, score, member in entries:
+            args += (qid, score, member)
+        script = self._scripts["SCHEDULE"]
+        return int(self.call("schedule", lambda: script(keys=keys, args=args)))
+
+    def candidates(self, per_shard: int) -> tuple[int, list[tuple[float, int, str]]]:
+        """Redis time (ms) and the earliest ``(due ms, shard, qid)`` of every shard's ready set."""
+        client = self.client
+
+        def read() -> tuple[int, list[Any]]:
+            pipe = client.pipeline(transaction=False)
+            for t in self._tags:
+                pipe.zrange(f"{t}r", 0, per_shard - 1, withscores=True)
+            rows = pipe.execute()
+            secs, micros = client.time()
+            return secs * 1000 + micros // 1000, rows
+
+        now_ms, rows = self.call("candidates", read)
+        out = [
+            (score, shard, qid.decode("utf-8", "surrogateescape"))
+            for shard, row in enumerate(rows)
+            for qid, score in row
+        ]
+        return now_ms, out
+
+    def claim(
+        self, shard: int, qid: str, server: str, max_conn: int, interval_ms: int
+    ) -> tuple[bytes | None, int]:
+        """Lease ``qid``'s head: ``(member, 0)``, or ``(None, due ms or 0)`` when it can't."""
+        keys = self.queue_keys(shard, qid, server)
+        args = [qid, self.worker, self.lease_ms, max_conn, interval_ms]
+        script = self._scripts["CLAIM"]
+        res = self.call("claim", lambda: script(keys=keys, args=args))
+        if int(res[0]) == 1:
+            return bytes(res[1]), 0
+        return None, int(res[1]) if len(res) > 1 else 0
+
+    def finish(self, shard: int, qid: str, server: str, args: list[Any]) -> bool:
+        """Run FINISH (args after ``qid, worker``); False if the lease was lost."""
+        keys = self.queue_keys(shard, qid, server)
+        full = [qid, self.worker, *args]
+        script = self._scripts["FINISH"]
+        return int(self.call("finish", lambda: script(keys=keys, args=full))) == 1
+
+    def renew(self, held: dict[int, list[str]]) -> int:
+        """Extend this worker's leases on ``{shard: [qid...]}``; returns how many it still holds."""
+        script = self._scripts["RENEW"]
+        calls: list[tuple[list[str], list[Any]]] = [
+            ([f"{self._tags[s]}l", f"{self._tags[s]}c"], [self.worker, self.lease_ms, *qids])
+            for s, qids in held.items()
+            if qids
+        ]
+        results = self.call(
+            "renew_leases", lambda: redis_conn.run_script(self.client, script, calls)
+        )
+        return sum(int(r) for r in results)
+
+    def reap(self, max_conn: int, per_shard: int = 16) -> int:
+        """Hand back the queues of expired leases (any worker's); returns how many."""
+        client = self.client
+
+        def expired() -> list[tuple[int, str]]:
+            pipe = client.pipeline(transaction=False)
+            for t in self._tags:
+                pipe.zrange(f"{t}l", 0, per_shard - 1, withscores=True)
+            rows = pipe.execute()
+            secs, micros = client.time()
+            now_ms = secs * 1000 + micros // 1000
+            return [
+                (shard, qid.decode("utf-8", "surrogateescape"))
+                for shard, row in enumerate(rows)
+                for qid, score in row
+                if score <= now_ms
+            ]
+
+        script = self._scripts["REAP"]
+        calls: list[tuple[list[str], list[Any]]] = []
+        for shard, qid in self.call("reap_scan", expired):
+            server = qid.rpartition("\t")[2]
+            calls.append((self.queue_keys(shard, qid, server), [qid, max_conn]))
+        results = self.call("reap", lambda: redis_conn.run_script(self.client, script, calls))
+        return sum(int(r) for r in results)
+
+    def shard_states(self) -> list[dict[str, int]]:
+        """Counters and queue counts of every shard (SHARD_STATE's fields by name)."""
+        script = self._scripts["SHARD_STATE"]
+        calls: list[tuple[list[str], list[Any]]] = [
+            ([f"{t}r", f"{t}l", f"{t}s"], []) for t in self._tags
+        ]
+        rows = self.call("shard_states", lambda: redis_conn.run_script(self.client, script, calls))
+        return [dict(zip(_STATE_FIELDS, (int(v) for v in row), strict=True)) for row in rows]

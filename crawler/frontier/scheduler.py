@@ -1,0 +1,273 @@
+"""QueueScheduler: which work queue may hand out a URI next, and when the others may.
+
+Holds the queue states of :mod:`crawler.frontier.workqueue` in memory: the ready FIFO, the
+snooze heap (queues and server timers by wake time), one inactive FIFO per queue precedence,
+state counts, and the :class:`~crawler.frontier.server_gate.ServerGate`. The frontier decides
+*why* a queue changes state (budgets, retries, politeness); this class keeps the structures
+consistent and answers "which queue now?" (:meth:`candidate`).
+
+Heritrix counterparts: ``WorkQueueFrontier``'s ``readyClassQueues``, ``snoozedClassQueues``,
+``inactiveQueuesByPrecedence`` and ``precedenceFloor``. Not thread-safe: the frontier holds its
+lock around every call; ``notify`` wakes one thread blocked in ``next()``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections import deque
+from collections.abc import Callable
+
+from crawler.frontier.server_gate import ServerGate
+from crawler.frontier.workqueue import (
+    EXHAUSTED,
+    IN_PROCESS,
+    INACTIVE,
+    READY,
+    RETIRED,
+    SNOOZED,
+    STATES,
+    WorkQueue,
+)
+from crawler.urls import server_key
+
+_GATED = ("http:", "https:", "ftp:")
+"""Schemes whose fetches contact the server (a dns: lookup does not)."""
+
+
+_SERVER_CACHE: dict[str, str | None] = {}
+_SERVER_CACHE_MAX = 100_000
+
+
+def _server_of(uri: str) -> str | None:
+    """``host:port`` of a URI whose fetch contacts a server, else None (cached by origin)."""
+    if not uri.startswith(_GATED):
+        return None
+    end = uri.find("/", uri.find("//") + 2)
+    origin = uri if end < 0 else uri[:end]
+    server = _SERVER_CACHE.get(origin, "")
+    if server == "":
+        try:
+            server = server_key(origin)
+        except ValueError:
+            server = None
+        if len(_SERVER_CACHE) >= _SERVER_CACHE_MAX:
+            _SERVER_CACHE.clear()
+        _SERVER_CACHE[origin] = server
+    return server
+
+
+class QueueScheduler:
+    """Queue states and the order queues are served in (see the module docstring)."""
+
+    def __init__(
+        self,
+        gate: ServerGate[WorkQueue],
+        queue_precedence: Callable[[WorkQueue], int],
+        precedence_floor: int,
+        notify: Callable[[], None],
+    ) -> None:
+        self.gate = gate
+        self.queues: dict[str, WorkQueue] = {}
+        self.counts = dict.fromkeys(STATES, 0)
+        self.precedence_of = queue_precedence
+        self._floor = precedence_floor
+        self._notify = notify
+        self._ready: deque[WorkQueue] = deque()
+        self._snoozed: list[tuple[float, int, WorkQueue | str]] = []
+        self._seq = itertools.count()
+        self._inactive: dict[int, deque[WorkQueue]] = {}
+        self.inactive_counts: dict[int, int] = {}
+
+    # ------------------------------------------------------------ states
+    def get_or_add(self, key: str) -> WorkQueue:
+        """The queue named ``key``, created exhausted if new."""
+        q = self.queues.get(key)
+        if q is None:
+            q = self.queues[key] = WorkQueue(key, self.precedence_of(WorkQueue(key)))
+            self.counts[EXHAUSTED] += 1
+        return q
+
+    def restore(self, q: WorkQueue) -> None:
+        """Register a queue rebuilt from the store, in the state it came back in."""
+        self.queues[q.key] = q
+        self.counts[q.state] += 1
+        if q.state == READY:
+            self._ready.append(q)
+        elif q.state == INACTIVE:
+            self.counts[INACTIVE] -= 1
+            q.state = EXHAUSTED
+            self.counts[EXHAUSTED] += 1
+            self.deactivate(q)
+
+    def set_state(self, q: WorkQueue, state: str) -> None:
+        """Move ``q`` to ``state``, keeping the counts right."""
+        counts = self.counts
+        if q.state == INACTIVE:
+            self.inactive_counts[q.precedence] -= 1
+        counts[q.state] -= 1
+        counts[state] += 1
+        q.state = state
+
+    def make_ready(self, q: WorkQueue) -> None:
+        """``q`` may hand out its head now."""
+        self.set_state(q, READY)
+        self._ready.append(q)
+        self._notify()
+
+    def deactivate(self, q: WorkQueue) -> None:
+        """Send ``q`` to the back of the inactive FIFO of its (re-evaluated) precedence."""
+        self.set_state(q, INACTIVE)
+        q.precedence = prec = self.precedence_of(q)
+        fifo = self._inactive.get(prec)
+        if fifo is None:
+            fifo = self._inactive[prec] = deque()
+        fifo.append(q)
+        self.inactive_counts[prec] = self.inactive_counts.get(prec, 0) + 1
+        if prec < self._floor:
+            self._notify()
+
+    def snooze(self, q: WorkQueue, until_s: float, now_s: float) -> None:
+        """``q`` waits until ``until_s`` (monotonic); at once if that is not in the future."""
+        if until_s <= now_s:
+            self.wake(q)
+            return
+        q.wake_s = until_s
+        self.set_state(q, SNOOZED)
+        heapq.heappush(self._snoozed, (until_s, next(self._seq), q))
+        # A waiter may be sleeping until a later wake time; let one recompute its wait.
+        self._notify()
+
+    def add_timer(self, server: str, at_s: float) -> None:
+        """Call the gate back for ``server`` at ``at_s``."""
+        heapq.heappush(self._snoozed, (at_s, next(self._seq), server))
+        self._notify()
+
+    def park(self, q: WorkQueue, server: str, until_s: float) -> None:
+        """``q``'s head must wait for ``server``: snoozed until the gate wakes it."""
+        self.set_state(q, SNOOZED)
+        q.wake_s = until_s
+        q.parked_on = server
+        self.gate.park(server, q)
+
+    def wake(self, q: WorkQueue) -> None:
+        """A snoozed queue's time has come: ready, or inactive if a more urgent queue waits."""
+        if q.size <= 0:
+            self.set_state(q, EXHAUSTED)
+            return
+        prec = self.precedence_of(q)
+        if prec >= self._floor or any(n > 0 and p < prec for p, n in self.inactive_counts.items()):
+            self.deactivate(q)
+        else:
+            self.make_ready(q)
+
+    def retire(self, q: WorkQueue) -> None:
+        """Over budget: ``q`` keeps its URIs but is never served again."""
+        self.set_state(q, RETIRED)
+
+    # ------------------------------------------------------------ servers
+    def admit(self, q: WorkQueue, uri: str, now_s: float) -> bool:
+        """Whether ``q`` may start fetching its head ``uri`` now (the server cap); if not, ``q``
+        is parked on the server until a slot or its time comes."""
+        server = _server_of(uri)
+        if server is not None and (wait := self.gate.try_start(server, now_s)) is not None:
+            self.park(q, server, wait)
+            self.service(server, now_s)
+            return False
+        q.server = server
+        return True
+
+    def release_server(
+        self, q: WorkQueue, uri: str, now_s: float, backoff_s: float, hold_s: float
+    ) -> None:
+        """``q``'s fetch of ``uri`` is over: free its server slot, then hold the server for a
+        Retry-After back-off (absolute) and bandwidth debt (cumulative)."""
+        admitted, q.server = q.server, None
+        server = admitted
+        if server is None and (backoff_s or hold_s):
+            server = _server_of(uri)
+        if server is None:
+            return
+        if admitted is not None:
+            self.gate.finish(server, now_s)
+        if backoff_s:
+            self.gate.hold_until(server, now_s + backoff_s)
+        if hold_s:
+            self.gate.add_hold(server, now_s, hold_s)
+        self.service(server, now_s)
+
+    def service(self, server: str, now_s: float) -> None:
+        """Wake queues parked on ``server`` that may try now; set a timer if one is needed."""
+        woken, timer_s = self.gate.wakeable(server, now_s)
+        for q in woken:
+            q.parked_on = None
+            q.woken_by = server
+            if q.size > 0:
+                self.make_ready(q)
+            else:
+                self.set_state(q, EXHAUSTED)
+        if timer_s is not None:
+            self.add_timer(server, timer_s)
+
+    # ------------------------------------------------------------ serving
+    def due(self, now_s: float) -> list[str]:
+        """Wake the snoozed queues whose time has come; returns servers whose timer fired."""
+        snoozed = self._snoozed
+        servers: list[str] = []
+        while snoozed and snoozed[0][0] <= now_s:
+            wake_s, _, item = heapq.heappop(snoozed)
+            if isinstance(item, str):
+                if self.gate.timer_fired(item, wake_s):
+                    servers.append(item)
+            elif item.state == SNOOZED and item.wake_s == wake_s and item.parked_on is None:
+                self.wake(item)
+        return servers
+
+    def next_wake_s(self) -> float | None:
+        """The earliest pending wake time (monotonic), if any."""
+        return self._snoozed[0][0] if self._snoozed else None
+
+    def candidate(self) -> WorkQueue | None:
+        """The next queue to serve: the first ready one, else activate the most urgent inactive
+        queue below the precedence floor ("hold queues": inactive ones wait for an idle slot)."""
+        ready = self._ready
+        while ready:
+            q = ready.popleft()
+            if q.state == READY:
+                return q
+        for prec in sorted(p for p, n in self.inactive_counts.items() if n > 0):
+            if prec >= self._floor:
+                break
+            fifo = self._inactive[prec]
+            while fifo:
+                q = fifo.popleft()
+                if q.state == INACTIVE and q.precedence == prec:
+                    q.session_spent = 0
+                    self.set_state(q, READY)
+                    return q
+        return None
+
+    def has_ready(self) -> bool:
+        """Whether another thread could find a queue now."""
+        return bool(self._ready) or any(
+            n > 0 and p < self._floor for p, n in self.inactive_counts.items()
+        )
+
+    def others_waiting(self) -> bool:
+        """Whether some inactive queue below the floor waits for its turn."""
+        return any(n > 0 and p < self._floor for p, n in self.inactive_counts.items())
+
+    def ineligible(self) -> int:
+        """Inactive queues at or past the precedence floor."""
+        return sum(n for p, n in self.inactive_counts.items() if p >= self._floor)
+
+    def in_process(self) -> int:
+        """Queues with a URI out."""
+        return self.counts[IN_PROCESS]
+
+    def wake_in_s(self, q: WorkQueue, now_s: float) -> float:
+        """Seconds until a snoozed queue wakes (inf while parked on a busy server)."""
+        if q.state != SNOOZED:
+            return 0.0
+        return math.inf if q.wake_s == math.inf else max(0.0, q.wake_s - now_s)

@@ -1,0 +1,156 @@
+"""ServerGate: politeness per server (host:port) that holds across queues.
+
+Heritrix's politeness is per queue; when a queue-assignment policy spreads one site over many
+queues (``parallel_queues``, hash policies) the site sees one connection per queue (Heritrix
+issue #754). The gate caps what one server sees whatever the policy:
+
+* ``max_connections`` — concurrent fetches (0 = unlimited);
+* ``min_interval_s`` — least time between two fetch starts;
+* holds — the server may not be contacted before a time: a 503/429 ``Retry-After`` back-off
+  (:meth:`hold_until`) or the bandwidth cap's debt (:meth:`add_hold`, cumulative, so the bytes
+  of concurrent fetches add up).
+
+A queue whose head URI is refused is *parked* on the server (FIFO) rather than polled: a
+finished fetch (:meth:`finish`) or the server's timer (the time :meth:`wakeable` asks for)
+wakes at most as many parked queues as could start, so blocked queues never spin.
+
+Not thread-safe: the frontier calls it under its lock. A Redis frontier keeps the same numbers
+per server in Redis (active count, next-start time, a parked list) to share them across
+processes. Clock: monotonic seconds, as given by the caller.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+_SWEEP_EVERY = 10_000
+
+
+class _Server(Generic[T]):
+    __slots__ = ("active", "not_before_s", "pending_wakes", "timer_s", "waiting")
+
+    def __init__(self) -> None:
+        self.active = 0
+        self.not_before_s = 0.0
+        self.pending_wakes = 0
+        self.timer_s = 0.0
+        self.waiting: deque[T] = deque()
+
+
+class ServerGate(Generic[T]):
+    """Admission of fetch starts per server key; parks waiters of type ``T`` (work queues)."""
+
+    def __init__(self, max_connections: int = 0, min_interval_s: float = 0.0) -> None:
+        self.max_connections = max_connections
+        self.min_interval_s = min_interval_s
+        self._servers: dict[str, _Server[T]] = {}
+        self._finishes = 0
+
+    def _server(self, key: str) -> _Server[T]:
+        srv = self._servers.get(key)
+        if srv is None:
+            srv = self._servers[key] = _Server()
+        return srv
+
+    def try_start(self, key: str, now_s: float) -> float | None:
+        """Admit one fetch start (None), or say until when it must wait (inf: for a slot)."""
+        srv = self._server(key)
+        if self.max_connections and srv.active >= self.max_connections:
+            return math.inf
+        if now_s < srv.not_before_s:
+            return srv.not_before_s
+        srv.active += 1
+        if self.min_interval_s:
+            srv.not_before_s = now_s + self.min_interval_s
+        return None
+
+    def finish(self, key: str, now_s: float) -> None:
+        """A fetch admitted by :meth:`try_start` is over."""
+        srv = self._servers.get(key)
+        if srv is not None and srv.active > 0:
+            srv.active -= 1
+        self._finishes += 1
+        if self._finishes % _SWEEP_EVERY == 0:
+            self._sweep(now_s)
+
+    def hold_until(self, key: str, until_s: float) -> None:
+        """No fetch starts before ``until_s`` (e.g. Retry-After)."""
+        srv = self._server(key)
+        srv.not_before_s = max(srv.not_before_s, until_s)
+
+    def add_hold(self, key: str, now_s: float, hold_s: float) -> None:
+        """Push the next start ``hold_s`` further (bandwidth debt accumulates)."""
+        srv = self._server(key)
+        srv.not_before_s = max(srv.not_before_s, now_s) + hold_s
+
+    def park(self, key: str, waiter: T) -> None:
+        """``waiter`` waits for this server; :meth:`wakeable` hands it back."""
+        self._server(key).waiting.append(waiter)
+
+    def woken_attempted(self, key: str) -> None:
+        """A waiter handed back by :meth:`wakeable` has tried again (admitted or not)."""
+        srv = self._servers.get(key)
+        if srv is not None and srv.pending_wakes > 0:
+            srv.pending_wakes -= 1
+
+    def wakeable(self, key: str, now_s: float) -> tuple[list[T], float | None]:
+        """Parked waiters that may try now, and the time a timer should call again (or None).
+
+        Wakes no more waiters than could start: free slots minus those already woken, and one
+        at a time while a minimum interval or hold applies.
+        """
+        srv = self._servers.get(key)
+        if srv is None or not srv.waiting:
+            return [], None
+        slots = (
+            self.max_connections - srv.active - srv.pending_wakes
+            if self.max_connections
+            else len(srv.waiting)
+        )
+        if slots <= 0:
+            return [], None
+        if now_s < srv.not_before_s:
+            if srv.timer_s and srv.timer_s <= srv.not_before_s:
+                return [], None
+            srv.timer_s = srv.not_before_s
+            return [], srv.not_before_s
+        if self.min_interval_s:
+            slots = min(slots, 1 - srv.pending_wakes)
+        woken = [srv.waiting.popleft() for _ in range(min(slots, len(srv.waiting)))]
+        srv.pending_wakes += len(woken)
+        return woken, None
+
+    def timer_fired(self, key: str, at_s: float) -> bool:
+        """The timer asked for by :meth:`wakeable` went off; False if it was superseded."""
+        srv = self._servers.get(key)
+        if srv is None or srv.timer_s != at_s:
+            return False
+        srv.timer_s = 0.0
+        return True
+
+    def active(self, key: str) -> int:
+        """Fetches in progress to ``key``."""
+        srv = self._servers.get(key)
+        return srv.active if srv is not None else 0
+
+    def busiest(self, limit: int) -> list[tuple[str, int, int]]:
+        """``(server, active, parked)`` of the servers with most fetches or waiters."""
+        rows = [(k, s.active, len(s.waiting)) for k, s in self._servers.items()]
+        rows.sort(key=lambda r: (-r[1] - r[2], r[0]))
+        return [r for r in rows[:limit] if r[1] or r[2]]
+
+    def _sweep(self, now_s: float) -> None:
+        idle = [
+            k
+            for k, s in self._servers.items()
+            if not s.active
+            and not s.waiting
+            and not s.pending_wakes
+            and not s.timer_s
+            and s.not_before_s <= now_s
+        ]
+        for k in idle:
+            del self._servers[k]

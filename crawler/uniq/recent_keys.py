@@ -1,0 +1,52 @@
+"""RecentKeys: a bounded in-memory set of recently recorded keys, the uniq filters' fast path.
+
+Most links of a page were seen before (navigation, headers, footers), so the common answer of a
+uniq filter is "already seen". Keys recorded or confirmed recently answer it from a Python set
+without touching disk. Two generations bound the memory: when the young set fills, it becomes
+the old one and the previous old set is dropped, so between ``capacity`` and ``2 * capacity`` of
+the most recent keys are remembered (about 70-100 bytes per fingerprint).
+
+Thread-safety: membership tests may run without a lock (a set lookup is atomic under the GIL; a
+miss during a generation swap only sends the caller to the slow, locked path). :meth:`remember`
+must be called under the owning filter's lock, and only after the key is durably recorded, so a
+hit always means "recorded".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+
+class RecentKeys(Generic[K]):
+    """Two-generation set of keys (fingerprint bytes, hash ints); ``capacity`` 0 disables it."""
+
+    __slots__ = ("_old", "_young", "capacity")
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._young: set[K] = set()
+        self._old: set[K] = set()
+
+    def __contains__(self, key: K) -> bool:
+        return key in self._young or key in self._old
+
+    def remember(self, key: K) -> None:
+        """Add ``key`` (caller holds the filter's lock)."""
+        if not self.capacity:
+            return
+        young = self._young
+        young.add(key)
+        if len(young) >= self.capacity:
+            self._old = young
+            self._young = set()
+
+    def clear(self) -> None:
+        """Forget everything (on close)."""
+        self._young = set()
+        self._old = set()
+
+    def __len__(self) -> int:
+        return len(self._young) + len(self._old)

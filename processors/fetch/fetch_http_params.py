@@ -1,0 +1,93 @@
+"""FetchHTTPParams: the parameters of FetchHTTP (timeouts, limits, headers, TLS, proxy, auth)."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from crawler import Params
+from crawler.recording import DEFAULT_IN_MEMORY_BYTES
+from processors.fetch.credentials import Credential
+
+DEFAULT_ACCEPT = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+class FetchHTTPParams(Params):
+    """Parameters of :class:`FetchHTTP`."""
+
+    timeout_s: float = Field(
+        120,
+        gt=0,
+        description="whole fetch, connect to last body byte; past it the body is cut "
+        "and annotated timeTrunc, or, before the response head, status -4 "
+        "(Heritrix: timeoutSeconds, 1200)",
+    )
+    connect_timeout_s: float = Field(20, gt=0, description="TCP+TLS connect timeout")
+    read_timeout_s: float = Field(
+        20, gt=0, description="longest wait for any read (response head or a body chunk)"
+    )
+    max_length_bytes: int = Field(
+        0, ge=0, description="cut bodies longer than this, annotated lenTrunc; 0 = unlimited"
+    )
+    in_memory_bytes: int = Field(
+        DEFAULT_IN_MEMORY_BYTES, ge=0, description="bodies larger than this spill to a temp file"
+    )
+    accept_headers: tuple[str, ...] = Field(
+        (DEFAULT_ACCEPT,),
+        description="extra request headers, each 'Name: value' (e.g. 'Accept-Language: en')",
+    )
+    accept_compression: bool = Field(
+        False, description="send 'Accept-Encoding: gzip, deflate, br' (bodies are stored encoded)"
+    )
+    send_referer: bool = Field(True, description="send the via URI as Referer")
+    send_if_modified_since: bool = Field(
+        True, description="send If-Modified-Since from the fetch history (a 304 is a revisit)"
+    )
+    send_if_none_match: bool = Field(
+        True, description="send If-None-Match from the fetch history (a 304 is a revisit)"
+    )
+    http2: bool = Field(False, description="offer HTTP/2 over TLS (needs the h2 package)")
+    verify_tls: bool = Field(
+        False,
+        description="verify TLS certificates (a failure is status -2); off by default because "
+        "an archival crawler must capture sites with expired or self-signed certificates too",
+    )
+    proxy_url: str | None = Field(
+        None, description="send every request through this HTTP proxy (http://host:port)"
+    )
+    credentials: tuple[Credential, ...] = Field(
+        (),
+        description="HTTP Basic/Digest logins, each {domain, username, password, scheme, "
+        "realm}; a 401 from that host is retried with it",
+    )
+    max_connections: int = Field(
+        0, ge=0, description="size of the connection pool; 0 = one per toe thread"
+    )
+    keepalive_expiry_s: float = Field(
+        4.0,
+        ge=0,
+        description="drop idle pooled connections after this (below common "
+        "server idle timeouts, so a reused connection is rarely found closed)",
+    )
+    stop_grace_s: float = Field(
+        2.0,
+        ge=0,
+        description="once the crawl is stopping, a fetch still running gets this long, then "
+        "its body is cut (annotated stopTrunc)",
+    )
+    ignore_cookies: bool = Field(False, description="neither store nor send cookies")
+
+    @field_validator("accept_headers")
+    @classmethod
+    def _headers_have_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for line in value:
+            name, sep, _ = line.partition(":")
+            if not sep or not name.strip() or not line.isascii():
+                raise ValueError(f"header {line!r} is not 'Name: value' in ASCII")
+        return value
+
+    @field_validator("proxy_url")
+    @classmethod
+    def _proxy_is_http(cls, value: str | None) -> str | None:
+        if value is not None and not value.lower().startswith(("http://", "https://")):
+            raise ValueError(f"proxy_url {value!r} must be an http:// or https:// URL")
+        return value

@@ -1,0 +1,151 @@
+"""Which earlier capture a fetch revisits, and what the crawl history learns from each write.
+
+:func:`find_referent` decides, before a URI's records are written, whether its payload needs a
+full ``response`` record or a ``revisit`` of an earlier capture:
+
+* ``server-not-modified``: FetchHTTP got a 304 and set ``curi.revisit``. The fetch history says
+  where the payload really lies (possibly another URI's record, after URL-agnostic dedup);
+  annotation ``duplicate:server-not-modified``.
+* ``identical-payload-digest``: ``curi.revisit`` says so already, or the digest history holds a
+  capture of this payload (any URI); sets ``curi.revisit`` and annotates ``duplicate:digest``.
+  Truncated captures and payloads smaller than the threshold (never under 1 byte) are not
+  deduplicated.
+
+:func:`remember_capture` records, after the write, the URI's fetch history (pointing at the
+record that holds its payload, so revisits never chain) and the payload's digest history.
+Thread-safe (the history is). Heritrix counterpart: ``ContentDigestHistoryLoader`` /
+``ContentDigestHistoryStorer`` and ``FetchHistoryProcessor``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from crawler import CrawlURI, RevisitInfo
+from crawler.history import CrawlHistory
+
+IDENTICAL_PAYLOAD_DIGEST = "identical-payload-digest"
+SERVER_NOT_MODIFIED = "server-not-modified"
+
+
+@dataclass(frozen=True, slots=True)
+class Referent:
+    """The earlier capture a revisit record refers to (``profile`` is a short profile name)."""
+
+    profile: str
+    uri: str
+    date: str | None
+    record_id: str | None
+    filename: str | None
+    offset: int | None
+    payload_digest: str | None
+
+
+def find_referent(
+    curi: CrawlURI, history: CrawlHistory | None, dedup: bool, dedup_min_size_bytes: int
+) -> Referent | None:
+    """The capture this fetch revisits, or None to write a full response (module docstring)."""
+    revisit = curi.revisit
+    if revisit is not None and SERVER_NOT_MODIFIED in revisit.profile:
+        curi.annotate("duplicate:server-not-modified")
+        prev = history.fetch_history(curi.uri) if history is not None else None
+        if (
+            prev is not None
+            and prev.warc_record_id
+            and revisit.refers_to_record_id in (None, prev.warc_record_id)
+        ):
+            return Referent(
+                SERVER_NOT_MODIFIED,
+                prev.warc_target_uri or curi.uri,
+                prev.warc_date,
+                prev.warc_record_id,
+                prev.warc_filename,
+                prev.warc_offset,
+                revisit.payload_digest or prev.payload_digest,
+            )
+        return Referent(
+            SERVER_NOT_MODIFIED,
+            revisit.refers_to_uri or curi.uri,
+            revisit.refers_to_date or None,
+            revisit.refers_to_record_id,
+            None,
+            None,
+            revisit.payload_digest,
+        )
+    rec = curi.recording
+    digest = curi.payload_digest or rec.payload_digest
+    if revisit is not None and IDENTICAL_PAYLOAD_DIGEST in revisit.profile:
+        curi.annotate("duplicate:digest")
+        return Referent(
+            IDENTICAL_PAYLOAD_DIGEST,
+            revisit.refers_to_uri,
+            revisit.refers_to_date or None,
+            revisit.refers_to_record_id,
+            None,
+            None,
+            revisit.payload_digest or digest,
+        )
+    if (
+        not dedup
+        or history is None
+        or rec.truncated
+        or rec.body_size < max(dedup_min_size_bytes, 1)
+    ):
+        return None
+    entry = history.lookup_digest(digest)
+    if entry is None:
+        return None
+    curi.revisit = RevisitInfo(
+        IDENTICAL_PAYLOAD_DIGEST, entry.uri, entry.warc_date, entry.warc_record_id, digest
+    )
+    curi.annotate("duplicate:digest")
+    return Referent(
+        IDENTICAL_PAYLOAD_DIGEST,
+        entry.uri,
+        entry.warc_date,
+        entry.warc_record_id,
+        entry.warc_filename,
+        entry.warc_offset,
+        digest,
+    )
+
+
+def remember_capture(
+    curi: CrawlURI,
+    history: CrawlHistory,
+    referent: Referent | None,
+    record_id: str,
+    date: str,
+    filename: str,
+    offset: int,
+) -> None:
+    """After writing: this URI's fetch history and its payload's digest history.
+
+    ``record_id``/``date``/``filename``/``offset`` describe the record just written (a full
+    response when ``referent`` is None). Truncated or empty payloads never become the original
+    capture of a digest.
+    """
+    rec = curi.recording
+    digest = curi.payload_digest or rec.payload_digest
+    if referent is None:
+        history.record_fetch(curi, record_id, date, filename, offset)
+        if not rec.truncated and rec.body_size > 0:
+            history.record_digest(digest, curi.uri, date, record_id, filename, offset)
+        return
+    history.record_fetch(
+        curi,
+        referent.record_id,
+        referent.date,
+        referent.filename,
+        referent.offset,
+        warc_target_uri=referent.uri,
+    )
+    if referent.profile == IDENTICAL_PAYLOAD_DIGEST and referent.date:
+        history.record_digest(
+            digest,
+            referent.uri,
+            referent.date,
+            referent.record_id,
+            referent.filename,
+            referent.offset,
+        )

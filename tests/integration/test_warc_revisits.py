@@ -1,0 +1,226 @@
+"""WARCWriterProcessor revisit records (identical payload, 304), dns: records and write errors."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import structlog
+
+from crawler import CrawlURI, DecideRuleSequence, ManualClock, Recording, RevisitInfo
+from crawler.history import CrawlHistory
+from crawler.order.schema import CrawlOrder
+from crawler.processor import ProcessorContext
+from crawler.servers import ServerCache
+from crawler.stats import CrawlStats
+from processors.write import WARCWriterParams, WARCWriterProcessor
+from tests.integration.test_warc_writer import fetched, records, warcio_check, warcs
+
+pytestmark = pytest.mark.integration
+
+BODY = b"<html>" + b"the same payload " * 300 + b"</html>"
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> Iterator[CrawlHistory]:
+    db = CrawlHistory.open(tmp_path / "state")
+    yield db
+    db.close()
+
+
+def context(run_dir: Path, history: CrawlHistory | None) -> ProcessorContext:
+    return ProcessorContext(
+        run_dir=run_dir,
+        state_dir=run_dir / "state",
+        order=CrawlOrder(name="t", operator={"contact_url": "http://x/"}),
+        stats=CrawlStats(),
+        logger=structlog.get_logger(),
+        clock=ManualClock(),
+        stopping=threading.Event(),
+        servers=ServerCache(),
+        scope=DecideRuleSequence(),
+        schedule=lambda curi: True,
+        uri_error=lambda base, message, raw: None,
+        history=history,
+    )
+
+
+def writer_for(
+    tmp_path: Path, history: CrawlHistory | None, **params: object
+) -> WARCWriterProcessor:
+    writer = WARCWriterProcessor("warc", WARCWriterParams.model_validate(params))
+    writer.start(context(tmp_path, history))
+    return writer
+
+
+def only_warc(tmp_path: Path) -> Path:
+    (path,) = warcs(tmp_path)
+    warcio_check(path)
+    return path
+
+
+@pytest.mark.parametrize("version", ["1.1", "1.0"])
+def test_a_payload_seen_before_becomes_a_headers_only_revisit(
+    tmp_path: Path, history: CrawlHistory, version: str
+) -> None:
+    writer = writer_for(tmp_path, history, warc_version=version)
+    first, second, third = fetched(0, BODY), fetched(1, BODY), fetched(2, BODY)
+    for curi in (first, second, third):
+        writer.process(curi)
+    writer.stop()
+    recs = records(only_warc(tmp_path))
+    assert [r[0] for r in recs] == ["warcinfo"] + ["response", "request", "metadata"] + [
+        "revisit",
+        "request",
+        "metadata",
+    ] * 2
+    original, revisit = recs[1], recs[4]
+    h = revisit[1]
+    assert h["WARC-Profile"] == (
+        f"http://netpreserve.org/warc/{version}/revisit/identical-payload-digest"
+    )
+    assert h["WARC-Target-URI"] == second.uri
+    assert h["WARC-Refers-To-Target-URI"] == first.uri
+    assert h["WARC-Refers-To-Date"] == original[1]["WARC-Date"]
+    assert h["WARC-Refers-To"] == original[1]["WARC-Record-ID"]
+    assert h["WARC-Payload-Digest"] == first.payload_digest
+    assert h["WARC-Truncated"] == "length"
+    assert h["WARC-IP-Address"] == "127.0.0.1"
+    assert int(h["Content-Length"]) == len(second.recording.response_head)
+    assert revisit[2] == b""  # warcio: headers-only revisit, no payload
+    assert recs[5][1]["WARC-Concurrent-To"] == h["WARC-Record-ID"]
+    assert recs[7][1]["WARC-Refers-To"] == original[1]["WARC-Record-ID"]  # never chained
+    assert "duplicate:digest" in second.annotations
+    assert "duplicate:digest" not in first.annotations
+    assert second.revisit == RevisitInfo(
+        "identical-payload-digest",
+        first.uri,
+        original[1]["WARC-Date"],
+        original[1]["WARC-Record-ID"],
+        first.payload_digest,
+    )
+    entry = history.lookup_digest(str(first.payload_digest))
+    assert entry is not None and (entry.uri, entry.count) == (first.uri, 3)
+    assert entry.warc_offset == first.extra_info["warcFileOffset"]
+    fetch = history.fetch_history(second.uri)
+    assert fetch is not None and fetch.warc_target_uri == first.uri
+    assert fetch.warc_record_id == original[1]["WARC-Record-ID"]
+    assert "revisit 2" in "\n".join(writer.report())
+
+
+def test_dedup_off_or_no_history_writes_full_responses(
+    tmp_path: Path, history: CrawlHistory
+) -> None:
+    for run, hist, params in (("off", history, {"dedup": False}), ("none", None, {})):
+        writer = writer_for(tmp_path / run, hist, **params)
+        for n in range(3):
+            writer.process(fetched(n, BODY))
+        writer.stop()
+        kinds = [r[0] for r in records(only_warc(tmp_path / run))]
+        assert kinds.count("response") == 3 and "revisit" not in kinds
+
+
+def test_truncated_and_small_payloads_are_written_in_full(
+    tmp_path: Path, history: CrawlHistory
+) -> None:
+    writer = writer_for(tmp_path, history, dedup_min_size_bytes=len(BODY) + 1)
+    small = [fetched(0, BODY), fetched(1, BODY)]
+    for curi in small:
+        writer.process(curi)
+    writer.stop()
+    writer = writer_for(tmp_path / "b", history)
+    cut = [fetched(2, BODY[:100], truncated="lenTrunc"), fetched(3, BODY[:100], "lenTrunc")]
+    for curi in cut:
+        writer.process(curi)
+    writer.stop()
+    assert all(r[0] != "revisit" for r in records(only_warc(tmp_path)))
+    assert all(r[0] != "revisit" for r in records(only_warc(tmp_path / "b")))
+    assert history.lookup_digest(str(cut[0].payload_digest)) is None  # never an original
+    entry = history.lookup_digest(str(small[0].payload_digest))
+    assert entry is not None and entry.uri == small[0].uri
+
+
+def test_skip_identical_digests_writes_nothing_for_a_duplicate(
+    tmp_path: Path, history: CrawlHistory
+) -> None:
+    writer = writer_for(tmp_path, history, skip_identical_digests=True)
+    first, dup = fetched(0, BODY), fetched(1, BODY)
+    writer.process(first)
+    writer.process(dup)
+    writer.stop()
+    assert [r[0] for r in records(only_warc(tmp_path))].count("response") == 1
+    assert "unwritten:identicalDigest" in dup.annotations and dup.extra_info == {}
+
+
+def test_a_304_refers_to_where_the_payload_really_is(tmp_path: Path, history: CrawlHistory) -> None:
+    writer = writer_for(tmp_path, history)
+    original, dup = fetched(0, BODY), fetched(1, BODY)
+    writer.process(original)
+    writer.process(dup)  # deduplicated against p0
+    prev = history.fetch_history(dup.uri)
+    assert prev is not None
+    rec = Recording()
+    rec.request_head = b"GET /p1 HTTP/1.1\r\nIf-None-Match: x\r\n\r\n"
+    rec.response_head = b"HTTP/1.1 304 Not Modified\r\n\r\n"
+    not_modified = CrawlURI(dup.uri, status=304, http_status=304, recording=rec)
+    # FetchHTTP only knows this URI's history entry, not which URI holds the payload.
+    not_modified.revisit = RevisitInfo(
+        "server-not-modified", dup.uri, str(prev.warc_date), prev.warc_record_id
+    )
+    writer.process(not_modified)
+    writer.stop()
+    recs = records(only_warc(tmp_path))
+    revisit = recs[-3][1]
+    assert revisit["WARC-Type"] == "revisit"
+    assert revisit["WARC-Profile"].endswith("/1.1/revisit/server-not-modified")
+    assert revisit["WARC-Refers-To-Target-URI"] == original.uri
+    assert revisit["WARC-Refers-To"] == recs[1][1]["WARC-Record-ID"]
+    assert revisit["WARC-Payload-Digest"] == original.payload_digest
+    assert "WARC-Truncated" not in revisit
+    assert "duplicate:server-not-modified" in not_modified.annotations
+    after = history.fetch_history(dup.uri)
+    assert after is not None and after.payload_digest == original.payload_digest
+
+
+def test_dns_answer_is_a_text_dns_response(tmp_path: Path, history: CrawlHistory) -> None:
+    writer = writer_for(tmp_path, history)
+    rec = Recording()
+    rec.write_body(b"20231114221320\nsite.example.\t300\tIN\tA\t127.0.0.1\n")
+    dns = CrawlURI("dns:site.example", status=1, recording=rec, ip_address="10.0.0.53")
+    dns.fetch_start_ms = 1_700_000_000_000
+    writer.process(dns)
+    writer.stop()
+    recs = records(only_warc(tmp_path))
+    assert [r[0] for r in recs] == ["warcinfo", "response"]
+    headers, block = recs[1][1], recs[1][2]
+    assert headers["Content-Type"] == "text/dns"
+    assert headers["WARC-Target-URI"] == "dns:site.example"
+    assert headers["WARC-IP-Address"] == "10.0.0.53"
+    assert block == rec.body_bytes()
+    assert dns.extra_info["warcFileOffset"] == recs[1][3]
+    assert history.fetch_history(dns.uri) is None
+
+
+def test_a_write_error_marks_the_file_invalid_and_the_next_uri_starts_a_new_one(
+    tmp_path: Path,
+) -> None:
+    writer = writer_for(tmp_path, None)
+    writer.process(fetched(0, BODY))
+    (path,) = warcs(tmp_path)
+    files = writer._files
+    assert files is not None and files._file is not None
+    files._file.close()  # the disk "fails": writes now raise OSError (ValueError is not one)
+    broken = open(path, "rb")  # noqa: SIM115 - read-only handle: write() raises OSError
+    files._file = broken
+    failed = fetched(1, BODY)
+    writer.process(failed)
+    assert "unwritten:ioerror" in failed.annotations and failed.nonfatal_errors
+    later = fetched(2, BODY)
+    writer.process(later)
+    writer.stop()
+    names = sorted(p.name for p in warcs(tmp_path))
+    assert len(names) == 2 and names[0].endswith(".warc.gz.invalid")
+    assert later.extra_info["warcFilename"] == names[1]
+    warcio_check(tmp_path / "warcs" / names[1])

@@ -1,0 +1,240 @@
+"""RedisFrontier + RedisQueueStore against a real redis-server: two "workers" (two frontiers in
+one process, different worker ids) share queues, politeness, leases and the end of the crawl."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis_servers import RedisServer, free_port
+
+from crawler.curi import CrawlURI, FetchStatus, Hop
+from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
+from crawler.frontier.frontier import FrontierStateError
+from crawler.frontier.redis_frontier import RedisFrontier
+from crawler.frontier.redis_store import RedisQueueStore, RedisQueueStoreParams
+from crawler.order.schema import FrontierConfig, PolitenessConfig, RetriesConfig
+from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
+
+
+class Worker:
+    """One worker's frontier over the shared Redis, recording its final dispositions."""
+
+    def __init__(self, url: str, wid: str, ns: str = "c1:", **config: Any) -> None:
+        config.setdefault(
+            "politeness",
+            PolitenessConfig(delay_factor=0, min_delay_ms=0, max_delay_ms=0, host_max_connections=0),
+        )
+        lease_s = config.pop("lease_s", 30.0)
+        self.finals: list[CrawlURI] = []
+        store = RedisQueueStore(
+            RedisQueueStoreParams(url=url, namespace=ns, worker_id=wid, lease_s=lease_s, shards=4)
+        )
+        uniq = RedisUriUniqFilter(RedisUriUniqFilterParams(url=url, namespace=ns))
+        self.frontier = RedisFrontier(
+            store,
+            HostnameQueueAssignmentPolicy(),
+            uniq,
+            FrontierConfig(**config),
+            on_final=self.finals.append,
+        )
+        self.frontier.open(Path("."))
+
+    def add(self, uri: str, **fields: Any) -> bool:
+        return self.frontier.schedule(CrawlURI(uri, **fields))
+
+    def take(self, timeout_s: float = 0.0) -> CrawlURI | None:
+        return self.frontier.next(timeout_s)
+
+    def done(self, curi: CrawlURI, status: int = 200, **fields: Any) -> bool:
+        curi.status = status
+        curi.fetch_duration_ms = 1
+        for name, value in fields.items():
+            setattr(curi, name, value)
+        return self.frontier.finished(curi)
+
+
+@pytest.fixture
+def workers(redis_server: RedisServer) -> Iterator[list[Worker]]:
+    made: list[Worker] = []
+    yield made
+    for w in made:
+        w.frontier.close()
+
+
+def _two(redis_server: RedisServer, made: list[Worker], **config: Any) -> tuple[Worker, Worker]:
+    a = Worker(redis_server.url, "wa", **config)
+    b = Worker(redis_server.url, "wb", **config)
+    made += [a, b]
+    return a, b
+
+
+def test_a_queue_is_fifo_and_handed_to_one_worker_at_a_time(
+    redis_server: RedisServer, workers: list[Worker]
+) -> None:
+    a, b = _two(redis_server, workers)
+    for i in range(3):
+        assert a.add(f"http://h.example/{i}")
+    assert not b.add("http://h.example/1")
+    first = a.take()
+    assert first is not None and first.uri == "http://h.example/0"
+    assert b.take() is None  # the queue's one URI is in flight at a
+    assert a.done(first)
+    got = [b.take(), a.take()]
+    assert [c.uri if c else None for c in got] == ["http://h.example/1", None]
+    assert b.done(got[0])  # type: ignore[arg-type]
+    third = a.take()
+    assert third is not None and third.uri == "http://h.example/2"
+    assert not a.frontier.is_empty()
+    assert a.done(third)
+    assert a.frontier.is_empty() and b.frontier.is_empty()
+    snap = b.frontier.snapshot()
+    assert (snap.succeeded, snap.queued, snap.discovered) == (3, 0, 3)
+
+
+def test_politeness_delay_is_shared_by_all_workers(
+    redis_server: RedisServer, workers: list[Worker]
+) -> None:
+    a, b = _two(
+        redis_server,
+        workers,
+        politeness=PolitenessConfig(
+            delay_factor=0, min_delay_ms=400, max_delay_ms=400, host_max_connections=0
+        ),
+    )
+    a.add("http://h.example/1")
+    a.add("http://h.example/2")
+    first = a.take()
+    assert first is not None
+    a.done(first, politeness_delay_ms=400)
+    started = time.monotonic()
+    assert b.take() is None
+    second = b.take(timeout_s=2.0)
+    assert second is not None
+    assert time.monotonic() - started >= 0.35
+
+
+def test_server_cap_holds_across_queues_and_workers(
+    redis_server: RedisServer, workers: list[Worker]
+) -> None:
+    pol = PolitenessConfig(delay_factor=0, min_delay_ms=0, max_delay_ms=0, host_max_connections=1)
+    a, b = _two(redis_server, workers, politeness=pol)
+    a.add("http://h.example/1", queue_key="q1")
+    a.add("http://h.example/2", queue_key="q2")
+    first = a.take()
+    assert first is not None
+    assert b.take() is None and a.take() is None  # q2 is parked on the busy server
+    a.done(first)
+    second = b.take()
+    assert second is not None and second.uri != first.uri
+
+
+def test_retry_keeps_the_uri_at_the_head_and_counts_once(
+    redis_server: RedisServer, workers: list[Worker]
+) -> None:
+    a, b = _two(redis_server, workers, retries=RetriesConfig(max_retries=3, retry_delay_s=0))
+    a.add("http://h.example/1")
+    a.add("http://h.example/2")
+    curi = a.take()
+    assert curi is not None
+    assert a.done(curi, status=FetchStatus.CONNECT_FAILED) is False
+    again = b.take()
+    assert again is not None and again.uri == "http://h.example/1" and again.fetch_attempts == 1
+    assert b.done(again)
+    assert b.frontier.snapshot().succeeded == 1
+
+
+def test_a_prerequisite_is_fetched_first_by_the_worker_that_needs_it(
+    redis_server: RedisServer, workers: list[Worker]
+) -> None:
+    a, b = _two(redis_server, workers)
+    a.add("http://h.example/page")
+    via = a.take()
+    assert via is not None
+    robots = CrawlURI("http://h.example/robots.txt", via=via.uri, hop_path=Hop.PREREQ)
+    robots.force_fetch = True
+    assert a.frontier.schedule(robots)
+    assert a.done(via, status=FetchStatus.DEFERRED) is False
+    assert b.take() is not None  # the deferred page is back in the shared queue
+    nxt = a.take()
+    assert nxt is not None and nxt.uri == "http://h.example/robots.txt"
+    assert not a.frontier.is_empty()
+    assert a.done(nxt) is True
+    assert [c.uri for c in a.finals] == ["http://h.example/robots.txt"]
+
+
+def test_an_expired_lease_returns_the_uri_to_the_head_of_its_queue(
+    redis_server: RedisServer, workers: list[Worker]
+) -> None:
+    dead = Worker(redis_server.url, "dead", lease_s=0.4)
+    live = Worker(redis_server.url, "live", lease_s=0.4)
+    workers += [live]
+    dead.add("http://h.example/1")
+    dead.add("http://h.example/2")
+    lost = dead.take()
+    assert lost is not None
+    dead.frontier._closed.set()  # the dead worker's lease keeper stops renewing
+    assert live.take() is None
+    back = live.take(timeout_s=3.0)
+    assert back is not None and back.uri == "http://h.example/1"
+    assert live.done(back)
+    assert dead.done(lost) is True  # its late report is refused, not counted twice
+    assert dead.frontier.lost_leases == 1
+    assert live.frontier.snapshot().succeeded == 1
+
+
+def test_a_renewed_lease_outlives_its_term(
+    redis_server: RedisServer, workers: list[Worker]
+) -> None:
+    slow = Worker(redis_server.url, "slow", lease_s=0.4)
+    other = Worker(redis_server.url, "other", lease_s=0.4)
+    workers += [slow, other]
+    slow.add("http://h.example/1")
+    curi = slow.take()
+    assert curi is not None
+    assert other.take(timeout_s=1.2) is None  # three lease terms: renewed, never reaped
+    assert slow.done(curi) and slow.frontier.lost_leases == 0
+
+
+def test_workers_wait_through_a_redis_restart(
+    redis_server: RedisServer, workers: list[Worker]
+) -> None:
+    a, b = _two(redis_server, workers)
+    for i in range(5):
+        a.add(f"http://h{i}.example/")
+    curi = a.take()
+    assert curi is not None
+    redis_server.restart()
+    assert a.done(curi)
+    got = []
+    while (c := b.take(timeout_s=1.0)) is not None:
+        got.append(c.uri)
+        b.done(c)
+    assert sorted(got) == sorted({f"http://h{i}.example/" for i in range(5)} - {curi.uri})
+    assert b.frontier.is_empty()
+
+
+def test_a_second_namespace_cannot_touch_the_first(
+    redis_server: RedisServer, workers: list[Worker]
+) -> None:
+    first = Worker(redis_server.url, "w1", ns="c1:")
+    second = Worker(redis_server.url, "w1", ns="c2:")
+    workers += [first, second]
+    first.add("http://h.example/a")
+    assert second.add("http://h.example/a")
+    taken = second.take()
+    assert taken is not None
+    second.done(taken)
+    assert second.frontier.is_empty()
+    assert first.frontier.snapshot().queued == 1
+    mine = first.take()
+    assert mine is not None and mine.uri == "http://h.example/a"
+
+
+def test_unreachable_redis_at_start_is_a_clear_error() -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    with pytest.raises(FrontierStateError, match=r"cannot reach Redis at redis://127\.0\.0\.1"):
+        Worker(url, "w1")

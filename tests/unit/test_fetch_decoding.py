@@ -1,0 +1,72 @@
+"""Recording.decoded_body: content-encodings undone for extractors, streaming and capped."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+
+import brotli  # type: ignore[import-untyped]
+import pytest
+
+from crawler import Recording
+
+TEXT = b"<html>" + b"decoded for the extractors " * 4000 + b"</html>"
+
+
+def recorded(body: bytes, in_memory_bytes: int = 1 << 20) -> Recording:
+    rec = Recording(in_memory_bytes)
+    rec.write_body(body)
+    return rec
+
+
+def raw_deflate(data: bytes) -> bytes:
+    compressor = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body"),
+    [
+        (None, TEXT),
+        ("identity", TEXT),
+        ("gzip", gzip.compress(TEXT)),
+        ("x-gzip", gzip.compress(TEXT)),
+        ("deflate", zlib.compress(TEXT)),
+        ("deflate", raw_deflate(TEXT)),
+        ("br", brotli.compress(TEXT)),
+        ("GZIP, br", brotli.compress(gzip.compress(TEXT))),
+        ("gzip, gzip", gzip.compress(gzip.compress(TEXT))),
+    ],
+)
+def test_encodings_undone(encoding: str | None, body: bytes) -> None:
+    assert recorded(body).decoded_body(encoding, 1 << 20) == TEXT
+
+
+def test_decoding_reads_a_spooled_body() -> None:
+    rec = recorded(gzip.compress(TEXT), in_memory_bytes=1024)
+    assert rec.decoded_body("gzip", 1 << 20) == TEXT
+
+
+def test_output_capped() -> None:
+    assert recorded(gzip.compress(TEXT)).decoded_body("gzip", 100) == TEXT[:100]
+    assert recorded(brotli.compress(TEXT)).decoded_body("br", 7) == TEXT[:7]
+    assert recorded(TEXT).decoded_body(None, 5) == TEXT[:5]
+    assert recorded(TEXT).decoded_body("gzip", 0) == b""
+
+
+def test_concatenated_gzip_members_are_one_body() -> None:
+    body = gzip.compress(b"first ") + gzip.compress(b"second")
+    assert recorded(body).decoded_body("gzip", 100) == b"first second"
+
+
+def test_unknown_coding_stops_decoding_there() -> None:
+    assert recorded(b"\x28\xb5\x2f\xfd zstd").decoded_body("zstd", 100) == b"\x28\xb5\x2f\xfd zstd"
+    inner = b"opaque"
+    assert recorded(gzip.compress(inner)).decoded_body("compress, gzip", 100) == inner
+
+
+def test_broken_stream_gives_what_was_decoded() -> None:
+    body = gzip.compress(TEXT)
+    assert TEXT.startswith(recorded(body[: len(body) // 2]).decoded_body("gzip", 1 << 20))
+    assert recorded(b"not gzip at all").decoded_body("gzip", 100) == b""
+    assert recorded(b"not brotli").decoded_body("br", 100) == b""
