@@ -31,7 +31,7 @@ from crawler.curi import CrawlURI, SchedulingDirective
 from crawler.decide.decide_rule import DecideResult, RuleContext
 from crawler.frontier import WorkQueueFrontier, frontier_summary_report
 from crawler.frontier.assignment import QueueAssignmentPolicy
-from crawler.frontier.frontier import FrontierSnapshot
+from crawler.frontier.frontier import Frontier, FrontierSnapshot
 from crawler.frontier.queue_store import QueueStore
 from crawler.history import CrawlHistory
 from crawler.logs import CrawlLogs, log14
@@ -127,7 +127,7 @@ class CrawlController:
         self._state_lock = threading.Lock()
         self._signals = 0
         self.logs: CrawlLogs | None = None
-        self.frontier: WorkQueueFrontier | None = None
+        self.frontier: Frontier | None = None
         self.pool: ToePool | None = None
         self.chains = components.build_chains(order)
         self.scope = components.build_rules(order.scope, "scope")
@@ -197,6 +197,8 @@ class CrawlController:
             RuleContext(seeds=self.seed_uris + self.seed_directives, base_dir=self.order.base_dir)
         )
         self.frontier = self._build_frontier(run / "state")
+        # robots.txt and DNS outcomes survive a restart (even kill -9): no second fetch on resume
+        self.servers.attach_journal(run / "state" / "servers.jsonl")
         self.actions = ActionDirectory(run / "action", self, self.logger, self._uri_error)
         self.history = self._open_history(run / "state")
         ctx = ProcessorContext(
@@ -228,13 +230,27 @@ class CrawlController:
             "crawl_prepared", seeds=len(self.seed_uris), threads=self.order.toe_threads
         )
 
-    def _build_frontier(self, state_dir: Path) -> WorkQueueFrontier:
+    def _build_frontier(self, state_dir: Path) -> Frontier:
         fcfg = self.order.frontier
         store = components.build_component(fcfg.store, QueueStore, "frontier.store")
         policy = components.build_component(
             fcfg.queue_assignment, QueueAssignmentPolicy, "frontier.queue_assignment"
         )
         uniq = components.build_component(fcfg.uniq_filter, UriUniqFilter, "frontier.uniq_filter")
+        shared = getattr(store, "build_frontier", None)
+        if shared is not None:
+            # A store shared by many processes (RedisQueueStore) brings its own frontier.
+            built: Frontier = shared(
+                policy,
+                uniq,
+                fcfg,
+                clock=self.clock,
+                on_final=self._on_final,
+                logger=self.logger,
+                uri_error=self._uri_error,
+            )
+            built.open(state_dir)  # type: ignore[attr-defined]
+            return built
         frontier = WorkQueueFrontier(
             store,
             policy,
@@ -510,7 +526,8 @@ class CrawlController:
         if self.frontier is None:
             return basic_frontier_report(self.order.name, {}, now_s)
         try:
-            return frontier_summary_report(self.frontier, self.order.name, now_s)
+            # Both built-in frontiers (work-queue, Redis) also offer queue_details().
+            return frontier_summary_report(self.frontier, self.order.name, now_s)  # type: ignore[arg-type]
         except Exception:
             self.logger.exception("frontier_report_failed")
         return basic_frontier_report(
@@ -532,6 +549,7 @@ class CrawlController:
         self.chains.stop()
         if self.history is not None:
             self.history.close()
+        self.servers.close_journal()
         self.exit_status = reason
         try:
             self.write_reports()

@@ -9,9 +9,13 @@ parsed before the lock is taken. Heritrix counterpart: ``ServerCache`` with ``Cr
 
 from __future__ import annotations
 
+import base64
+import json
 import math
 import threading
 from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
 
 from crawler.robots import DEFAULT_MAX_SIZE_BYTES, RobotsRules
 from crawler.urls import UriError, server_key
@@ -75,6 +79,65 @@ class ServerCache:
         self._lock = threading.Lock()
         self._robots: dict[str, RobotsState] = {}
         self._hosts: dict[str, HostState] = {}
+        self._claims: dict[str, float] = {}
+        self._journal: IO[str] | None = None
+        self._journal_lock = threading.Lock()
+
+    # ----------------------------------------------------------------- journal
+    def attach_journal(self, path: Path) -> int:
+        """Replay ``path`` (robots and DNS outcomes of an earlier run of this crawl), then append
+        every new outcome to it, so a resumed crawl — even after kill -9 — does not fetch a
+        server's robots.txt or look a host up again. Returns how many entries were replayed;
+        a line cut short by a crash is skipped."""
+        replayed = 0
+        if path.exists():
+            with path.open(encoding="utf-8") as fh:
+                for line in fh:
+                    try:
+                        replayed += self._replay(json.loads(line))
+                    except (ValueError, KeyError, TypeError):
+                        continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._journal = path.open("a", encoding="utf-8", buffering=1)
+        return replayed
+
+    def close_journal(self) -> None:
+        """Stop journaling. Idempotent."""
+        with self._journal_lock:
+            if self._journal is not None:
+                self._journal.close()
+                self._journal = None
+
+    def _replay(self, entry: dict[str, Any]) -> int:
+        if entry["t"] == "robots":
+            body = base64.b64decode(entry["body"]) if entry.get("body") is not None else None
+            self.update_robots(entry["key"], int(entry["status"]), body, float(entry["now"]))
+            return 1
+        if entry["t"] == "host":
+            ttl = float(entry["ttl"]) if entry["ttl"] is not None else math.inf
+            self.update_host(entry["host"], entry["ip"], float(entry["now"]), ttl)
+            return 1
+        return 0
+
+    def _write_journal(self, entry: dict[str, Any]) -> None:
+        if self._journal is None:
+            return
+        line = json.dumps(entry, separators=(",", ":"))
+        with self._journal_lock:
+            if self._journal is not None:
+                self._journal.write(line + "\n")
+
+    # ------------------------------------------------------------ prerequisites
+    def claim_prerequisite(self, key: str, now_s: float, hold_s: float) -> bool:
+        """Whether the caller should schedule the prerequisite ``key`` (``robots:<server>`` or
+        ``dns:<host>``): True unless another URI claimed it less than ``hold_s`` ago and it
+        was not resolved since. Lets many queues of one server share one robots.txt fetch."""
+        with self._lock:
+            claimed = self._claims.get(key)
+            if claimed is not None and now_s - claimed < hold_s:
+                return False
+            self._claims[key] = now_s
+            return True
 
     # ------------------------------------------------------------------ robots
     def robots_state(self, server_key: str) -> RobotsState | None:
@@ -114,6 +177,19 @@ class ServerCache:
                 else:
                     state = RobotsState(old.rules if old else None, None, failures, status)
             self._robots[server_key] = state
+            self._claims.pop("robots:" + server_key, None)
+        if self._journal is not None:
+            limit = self.robots_max_size_bytes if max_size_bytes is None else max_size_bytes
+            kept = body[:limit] if body is not None and 200 <= status < 300 else None
+            self._write_journal(
+                {
+                    "t": "robots",
+                    "key": server_key,
+                    "status": status,
+                    "now": now_s,
+                    "body": base64.b64encode(kept).decode("ascii") if kept is not None else None,
+                }
+            )
         return state
 
     def is_robots_valid(self, server_key: str, now_s: float, validity_s: float) -> bool:
@@ -158,6 +234,16 @@ class ServerCache:
         never expires, for IP literals)."""
         with self._lock:
             self._hosts[host.lower()] = HostState(ip, now_s, ttl_s)
+            self._claims.pop("dns:" + host.lower(), None)
+        self._write_journal(
+            {
+                "t": "host",
+                "host": host,
+                "ip": ip,
+                "now": now_s,
+                "ttl": None if math.isinf(ttl_s) else ttl_s,
+            }
+        )
 
     def note_ip(self, host: str, ip: str, now_s: float) -> None:
         """Remember the address a connection to ``host`` reached, unless one is known already."""

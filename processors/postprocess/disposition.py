@@ -15,7 +15,8 @@ Bandwidth: with ``max_per_host_bandwidth_kbps`` > 0 the fetch's bytes become a s
 all queues of that server — so the cap holds even when a host is spread over many queues.
 Back-off (beyond Heritrix): a 503 or 429 with ``Retry-After`` (seconds or an HTTP date), up to
 ``respect_retry_after_up_to_s`` (0 = ignore), snoozes the queue and holds its server that long.
-Retry delay: the order's ``retry_delay_s`` for -1/-2/-3, 0 otherwise (-50 retries at once).
+Retry delay: the order's ``retry_delay_s`` for -1/-2/-3; a -50 keeps the wait the pre chain chose
+(0: at once, after its prerequisite), 0 otherwise.
 Every parameter left unset (None) takes the order's ``frontier.politeness`` /
 ``frontier.retries`` value.
 
@@ -97,9 +98,12 @@ class DispositionProcessor(Processor[DispositionParams]):
         self._user_agent = user_agent(order)
 
     def inner_process(self, curi: CrawlURI) -> None:
-        curi.retry_delay_s = (
-            float(self._retry_delay_s) if curi.status in _DELAYED_RETRY_STATUSES else 0.0
-        )
+        if curi.status in _DELAYED_RETRY_STATUSES:
+            curi.retry_delay_s = float(self._retry_delay_s)
+        elif curi.status != FetchStatus.DEFERRED:
+            curi.retry_delay_s = 0.0
+        # A deferred URI keeps the wait a pre-fetch processor chose (0 unless it is waiting
+        # for another queue's prerequisite).
         curi.politeness_delay_ms = self._politeness_delay_ms(curi)
         if curi.status in _BACKOFF_STATUSES and self._retry_after_cap_s > 0:
             wait_s = retry_after_s(

@@ -31,6 +31,9 @@ from crawler.robots import ROBOTS_PATH, is_robots_uri
 from crawler.urls import UriError, host_port, scheme_authority
 from processors.fetch.user_agent import user_agent
 
+PREREQUISITE_POLL_S = 1.0
+"""How soon a URI waiting for another queue's prerequisite is tried again."""
+
 
 class PreconditionEnforcerParams(Params):
     """Parameters of :class:`PreconditionEnforcer`."""
@@ -42,6 +45,12 @@ class PreconditionEnforcerParams(Params):
     )
     ip_validity_s: float = Field(
         21600, ge=0, description="seconds a host's looked-up IP is trusted; 0 = for the whole crawl"
+    )
+    prerequisite_wait_s: float = Field(
+        120,
+        gt=0,
+        description="while one queue fetches a server's robots.txt (or a host's dns:), URIs "
+        "of that server in other queues wait for it this long before scheduling their own",
     )
     calculate_robots_only: bool = Field(
         False,
@@ -73,7 +82,7 @@ class PreconditionEnforcer(Processor[PreconditionEnforcerParams]):
         if self.params.dns_prerequisites and servers.resolver_active and not _is_ip_literal(host):
             state = servers.host_state(host)
             if state is None or state.is_expired(ctx.clock.time(), self.params.ip_validity_s):
-                return self._defer(curi, "dns:" + host)
+                return self._defer(ctx, curi, "dns:" + host, "dns:" + host.lower())
             if state.ip is None:
                 curi.status = FetchStatus.DOMAIN_PREREQUISITE_FAILURE
                 return ProcessResult.SKIP_TO_POST
@@ -82,7 +91,7 @@ class PreconditionEnforcer(Processor[PreconditionEnforcerParams]):
             return None
         server = f"{host}:{port}"
         if not servers.is_robots_valid(server, ctx.clock.time(), robots.validity_s):
-            return self._defer(curi, scheme_authority(uri) + ROBOTS_PATH)
+            return self._defer(ctx, curi, scheme_authority(uri) + ROBOTS_PATH, "robots:" + server)
         if not servers.allowed(uri, self._user_agent, server):
             if self.params.calculate_robots_only:
                 curi.annotate("robotExcluded")
@@ -91,13 +100,22 @@ class PreconditionEnforcer(Processor[PreconditionEnforcerParams]):
             return ProcessResult.SKIP_TO_POST
         return None
 
-    @staticmethod
-    def _defer(curi: CrawlURI, prerequisite_uri: str) -> ProcessResult:
+    def _defer(
+        self, ctx: ProcessorContext, curi: CrawlURI, prerequisite_uri: str, claim: str
+    ) -> ProcessResult:
+        curi.status = FetchStatus.DEFERRED
+        if not ctx.servers.claim_prerequisite(
+            claim, ctx.clock.time(), self.params.prerequisite_wait_s
+        ):
+            # Another queue of this server is fetching the same prerequisite: wait for it
+            # instead of fetching it twice. Waiting is not an attempt at this URI.
+            curi.retry_delay_s = PREREQUISITE_POLL_S
+            curi.fetch_attempts = max(0, curi.fetch_attempts - 1)
+            return ProcessResult.SKIP_TO_POST
         prereq = curi.create_child(prerequisite_uri, Hop.PREREQ)
         prereq.force_fetch = True
         prereq.directive = max(0, curi.directive - 1)
         curi.prerequisite = prereq
-        curi.status = FetchStatus.DEFERRED
         return ProcessResult.SKIP_TO_POST
 
 
