@@ -66,9 +66,10 @@ def main() -> None:
             text, results[section] = frontier_memory.rss_run(args.rss_uris)
             title = "Peak RSS with the frontier on disk"
         emit(title, text, time.perf_counter() - t)
-    (OUT / "frontier.md").write_text("\n".join(report))
-    (OUT / "frontier.json").write_text(json.dumps(results, indent=1, default=str))
-    print(f"written: {OUT / 'frontier.md'}, {OUT / 'frontier.json'}")
+    stem = "frontier" if not args.only else "frontier-" + "-".join(sections)
+    (OUT / f"{stem}.md").write_text("\n".join(report))
+    (OUT / f"{stem}.json").write_text(json.dumps(results, indent=1, default=str))
+    print(f"written: {OUT / (stem + '.md')}, {OUT / (stem + '.json')}")
 
 
 if __name__ == "__main__":

@@ -236,6 +236,9 @@ class CrawlController:
         policy = components.build_component(
             fcfg.queue_assignment, QueueAssignmentPolicy, "frontier.queue_assignment"
         )
+        bind = getattr(policy, "bind_servers", None)
+        if bind is not None:  # the IP policy keys queues by the addresses FetchDNS learns
+            bind(self.servers)
         uniq = components.build_component(fcfg.uniq_filter, UriUniqFilter, "frontier.uniq_filter")
         shared = getattr(store, "build_frontier", None)
         if shared is not None:

@@ -4,11 +4,15 @@ See :mod:`crawler.frontier.workqueue_frontier` for the model and :mod:`crawler.f
 for the protocol the rest of the crawler uses.
 """
 
+from typing import Any
+
 from crawler.frontier.assignment import (
+    AssignmentLevelSurtQueueAssignmentPolicy,
     AuthorityPolicyParams,
     HashQueueAssignmentPolicy,
     HashQueueAssignmentPolicyParams,
     HostnameQueueAssignmentPolicy,
+    IPQueueAssignmentPolicy,
     QueueAssignmentPolicy,
     SurtAuthorityQueueAssignmentPolicy,
 )
@@ -30,6 +34,7 @@ from crawler.frontier.workqueue_frontier import WorkQueueFrontier
 __all__ = [
     "BACKOFF_MS_KEY",
     "SERVER_HOLD_MS_KEY",
+    "AssignmentLevelSurtQueueAssignmentPolicy",
     "AuthorityPolicyParams",
     "Frontier",
     "FrontierSnapshot",
@@ -37,6 +42,7 @@ __all__ = [
     "HashQueueAssignmentPolicy",
     "HashQueueAssignmentPolicyParams",
     "HostnameQueueAssignmentPolicy",
+    "IPQueueAssignmentPolicy",
     "LevelDBQueueStore",
     "LevelDBQueueStoreParams",
     "MemoryQueueStore",
@@ -44,6 +50,8 @@ __all__ = [
     "QueueDetail",
     "QueueStore",
     "QueueStoreBase",
+    "RedisQueueStore",
+    "RedisQueueStoreParams",
     "ServerGate",
     "StoreBatch",
     "SurtAuthorityQueueAssignmentPolicy",
@@ -54,3 +62,12 @@ __all__ = [
     "retry_after_s",
     "sort_key",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The Redis store loads on first use: it imports the redis client (most crawls never do)."""
+    if name in ("RedisQueueStore", "RedisQueueStoreParams"):
+        import importlib
+
+        return getattr(importlib.import_module("crawler.frontier.redis_store"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

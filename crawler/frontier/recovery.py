@@ -57,7 +57,7 @@ KIND_SUCCEEDED, KIND_FAILED, KIND_DISREGARDED = b"s", b"f", b"d"
 
 def mark_name(canonical: str) -> str:
     """Metadata name recording that ``canonical`` was durably queued."""
-    return MARK + mmh3.hash_bytes(canonical)[:8].hex()
+    return MARK + mmh3.hash_bytes(canonical.encode("utf-8", "surrogatepass"))[:8].hex()
 
 
 def entry_name(prefix: str, queue_key: str, skey: int) -> str:

@@ -96,11 +96,22 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """``over`` on top of ``base``: mappings merge recursively; anything else replaces."""
+    """``over`` on top of ``base``: mappings merge recursively; anything else replaces.
+
+    A component mapping whose ``class`` changes is replaced whole: the parent's params belong
+    to the parent's class.
+    """
     merged = dict(base)
     for key, value in over.items():
         below = merged.get(key)
-        if isinstance(below, Mapping) and isinstance(value, Mapping):
+        if (
+            isinstance(below, Mapping)
+            and isinstance(value, Mapping)
+            and "class" in value
+            and value.get("class") != below.get("class")
+        ):
+            merged[key] = dict(value)
+        elif isinstance(below, Mapping) and isinstance(value, Mapping):
             merged[key] = deep_merge(below, value)
         else:
             merged[key] = value

@@ -1,5 +1,7 @@
 """Already-seen filters for canonical URIs (see :mod:`crawler.uniq.uniq_filter`)."""
 
+from typing import Any
+
 from crawler.uniq.bloom_uniq import BloomUriUniqFilter, BloomUriUniqFilterParams
 from crawler.uniq.leveldb_uniq import LevelDBUriUniqFilter, LevelDBUriUniqFilterParams
 from crawler.uniq.memory_uniq import MemoryUriUniqFilter
@@ -18,8 +20,19 @@ __all__ = [
     "LevelDBUriUniqFilter",
     "LevelDBUriUniqFilterParams",
     "MemoryUriUniqFilter",
+    "RedisUriUniqFilter",
+    "RedisUriUniqFilterParams",
     "UniqStateError",
     "UriUniqFilter",
     "digest128",
     "fingerprint",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The Redis filter loads on first use: it imports the redis client (most crawls never do)."""
+    if name in ("RedisUriUniqFilter", "RedisUriUniqFilterParams"):
+        import importlib
+
+        return getattr(importlib.import_module("crawler.uniq.redis_uniq"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -88,6 +88,31 @@ return out
 ARGV: field width, nb, then (bucket index, field bytes) per fingerprint. Returns 1 = new."""
 
 
+_CONTAINS_SCRIPT = """
+local w = tonumber(ARGV[1])
+local out, blobs = {}, {}
+for i = 3, #ARGV, 2 do
+  local bi = tonumber(ARGV[i])
+  local rem = ARGV[i + 1]
+  local blob = blobs[bi]
+  if blob == nil then
+    blob = redis.call('GET', KEYS[bi]) or ''
+    blobs[bi] = blob
+  end
+  local pos, found = 1, 0
+  while true do
+    local j = string.find(blob, rem, pos, true)
+    if not j then break end
+    if (j - 1) % w == 0 then found = 1 break end
+    pos = j + 1
+  end
+  out[#out + 1] = found
+end
+return out
+"""
+"""Same KEYS/ARGV as the add script; read-only. Returns 1 = already recorded."""
+
+
 class RedisUriUniqFilterParams(Params):
     """Where the shared set lives and how it is laid out."""
 
@@ -126,6 +151,7 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         self._lock = threading.Lock()
         self._client: Any = None
         self._script: Any = None
+        self._contains: Any = None
         self._cluster = False
         self._count = 0
         self._count_at = -COUNT_CACHE_S
@@ -159,6 +185,7 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
             )
         self._cluster = redis_conn.is_cluster(client)
         self._script = client.register_script(_ADD_SCRIPT)
+        self._contains = client.register_script(_CONTAINS_SCRIPT)
         self._client = client
 
     def close(self) -> None:
@@ -213,9 +240,29 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
                     recent.remember(fp)
         return out
 
-    def _run(self, groups: list[list[int]]) -> list[list[int]]:
+    def contains(self, canonical: str) -> bool:
+        """Whether ``canonical`` was recorded (no change). Lets the frontier queue a URI before
+        recording it, so a worker killed in between leaves a duplicate, never a lost URI."""
+        fp = self.fp64(canonical)
+        if fp in self._recent:
+            return True
+        if self._client is None:
+            raise RuntimeError("RedisUriUniqFilter is not open")
+        found = redis_conn.retrying(
+            lambda: self._run([[fp]], self._contains),
+            outage_timeout_s=self.params.outage_timeout_s,
+            what="uniq_contains",
+        )
+        if found[0][0]:
+            with self._lock:
+                self._recent.remember(fp)
+            return True
+        return False
+
+    def _run(self, groups: list[list[int]], script: Any = None) -> list[list[int]]:
         calls = [self._call_args(group) for group in groups]
-        return [list(r) for r in redis_conn.run_script(self._client, self._script, calls)]
+        run = self._script if script is None else script
+        return [list(r) for r in redis_conn.run_script(self._client, run, calls)]
 
     def _call_args(self, fps: list[int]) -> tuple[list[str], list[Any]]:
         bits, width, mask, ns = self._bits, self._width, self._rem_mask, self._ns

@@ -299,3 +299,14 @@ def test_validate_main_prints_effective_order_or_every_error(tmp_path: Path, bas
     out, err = io.StringIO(), io.StringIO()
     assert validate_main(path, ["operator.contact_url=null"], out, err) == 0
     assert "operator.contact_url is not set" in err.getvalue()
+
+
+def test_changing_a_component_class_drops_the_parents_params(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "o.yaml",
+        "name: x\nfrontier:\n  queue_assignment:\n"
+        "    class: crawler.frontier.HashQueueAssignmentPolicy\n"
+        "    params: {function: bkdr, buckets: 50}\n",
+    )
+    order = load_order(path)
+    assert order.frontier.queue_assignment.params == {"function": "bkdr", "buckets": 50}
