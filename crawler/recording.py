@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-import brotli  # type: ignore[import-untyped]
+import brotlicffi as brotli  # type: ignore[import-untyped]
 
 DEFAULT_IN_MEMORY_BYTES = 512 * 1024
 """Bodies up to this size stay in memory; larger ones spill to a temporary file."""

@@ -98,6 +98,9 @@ class TransclusionParams(PredicatedParams):
     max_speculative_hops: int = Field(
         1, ge=0, description="most speculative (X) hops among those trailing hops"
     )
+    max_redirect_hops: int = Field(
+        20, ge=1, description="a chain of this many redirects in a row is cut (a redirect trap)"
+    )
 
 
 _NAVIGATIONAL_HOPS = frozenset(Hop.LINK + Hop.MANIFEST + Hop.SUBMIT)
@@ -109,19 +112,24 @@ class TransclusionDecideRule(PredicatedDecideRule[TransclusionParams]):
     Looks at the trailing run of hops that are not L, M or S: it must be non-empty, hold at
     most ``max_trans_hops`` hops other than R, and at most ``max_speculative_hops`` X hops.
     So ``LLE`` (an image on a page) and ``LLRE`` qualify; ``LLEEE`` and ``LXX`` do not.
+    Beyond Heritrix, whose rule follows an endless redirect chain for ever (it overrides
+    TooManyHops), a run of ``max_redirect_hops`` redirects or more is not accepted.
     """
 
     def evaluate(self, curi: CrawlURI) -> bool:
         path = curi.hop_path
         run = 0
         non_refer = 0
+        refers = 0
         speculative = 0
         for i in range(len(path) - 1, -1, -1):
             hop = path[i]
             if hop in _NAVIGATIONAL_HOPS:
                 break
             run += 1
-            if hop != Hop.REFER:
+            if hop == Hop.REFER:
+                refers += 1
+            else:
                 non_refer += 1
                 if hop == Hop.SPECULATIVE:
                     speculative += 1
@@ -129,6 +137,7 @@ class TransclusionDecideRule(PredicatedDecideRule[TransclusionParams]):
             run > 0
             and speculative <= self.params.max_speculative_hops
             and non_refer <= self.params.max_trans_hops
+            and refers < self.params.max_redirect_hops
         )
 
 

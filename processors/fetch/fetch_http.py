@@ -136,7 +136,11 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         # httpx offers no hook for the socket layer; httpcore's pool takes a network backend,
         # set before the first connection is made.
         connection_pool: Any = getattr(transport, "_pool", None)
-        if connection_pool is None or not hasattr(connection_pool, "_network_backend"):
+        if (
+            connection_pool is None
+            or not hasattr(connection_pool, "_network_backend")
+            or not hasattr(httpx.Client, "_send_single_request")
+        ):
             raise RuntimeError(f"{self.name}: unsupported httpx/httpcore version")
         connection_pool._network_backend = GuardedBackend(
             None if p.proxy_url else ctx.servers, ctx.stopping, p.stop_grace_s
@@ -230,7 +234,11 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             self._fail(curi, FetchStatus.UNFETCHABLE_URI, exc)
             return None
         try:
-            return client.send(request, stream=True)
+            # Not client.send(): even with follow_redirects=False it builds the next request of
+            # every 3xx and raises RemoteProtocolError on a malformed Location, losing a response
+            # that the crawl must record (ExtractorHTTP reports the Location to uri-errors.log).
+            response: httpx.Response = client._send_single_request(request)
+            return response
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             self._fail(curi, _failure_status(exc), exc)
         except CrawlStoppingError as exc:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import brotli  # type: ignore[import-untyped]
+import brotlicffi as brotli  # type: ignore[import-untyped]
 import pytest
 from fetch_support import RawServer, RssSampler, make_ctx
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import zlib
 
-import brotli  # type: ignore[import-untyped]
+import brotlicffi as brotli  # type: ignore[import-untyped]
 import pytest
 
 from crawler import Recording
