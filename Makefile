@@ -11,7 +11,7 @@ export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
 
 .PHONY: install demo test lint typecheck unit clean help bench-warc bench-frontier bench-extract \
-	bench-crawl bench-crawl-setup bench-crawl-profile
+	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -21,6 +21,7 @@ help:
 	@echo "make bench-warc - WARC write throughput on a realistic mix"
 	@echo "make bench-extract - ExtractorHTML pages/s and links/s on python3-doc's HTML"
 	@echo "make bench-frontier - frontier throughput, RSS, Bloom filter, queue policies (~15 min)"
+	@echo "make bench-scale - Redis frontier: 1 vs 2 workers, memory per URL/queue, claims/s (~10 min)"
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
 	@echo "                    BENCH_RUNS=1 BENCH_PAGES=2000 for a quick look; see bench/RESULTS.md)"
 	@echo "make bench-crawl-profile - py-spy profile of the crawler on the generated corpus"
@@ -50,6 +51,7 @@ unit: install
 
 test: install lint typecheck
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 	$(VENV)/bin/pytest -q
 
 bench-warc: install
@@ -60,6 +62,11 @@ bench-extract: install
 
 bench-frontier: install
 	$(VENV)/bin/python bench/frontier.py
+
+bench-scale: install
+	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
+	command -v nginx >/dev/null || (apt-get update && apt-get install -y nginx)
+	$(VENV)/bin/python bench/scale.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache

@@ -51,6 +51,25 @@ def _parser() -> argparse.ArgumentParser:
         help="directory for this run (default: <job dir>/runs/<UTC stamp>/)",
     )
     run.add_argument("--no-display", action="store_true", help=_NO_DISPLAY)
+    run.add_argument(
+        "--console", action="store_true", help="also serve the web console while crawling"
+    )
+    run.add_argument("--console-bind", default="127.0.0.1:8443", metavar="HOST:PORT")
+    run.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run N worker processes sharing the order's Redis frontier (frontier.store: "
+        "crawler.frontier.RedisQueueStore); others may join with `crawler worker`",
+    )
+
+    work = sub.add_parser("worker", help="join a running Redis-backed crawl from this machine")
+    work.add_argument("order", type=Path, help="the crawl's order.yaml (same name as the crawl)")
+    work.add_argument("--redis", required=True, metavar="URL", help="the crawl's Redis URL")
+    work.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
+    work.add_argument("--run-dir", type=Path, help="this worker's run directory")
+    work.add_argument("--worker-id", help="name in leases and file names (default host-pid)")
 
     res = sub.add_parser("resume", help="continue a crawl after a stop or a crash (even kill -9)")
     res.add_argument("run_dir", type=Path, help="the run directory of the crawl")
@@ -70,6 +89,19 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--run-dir", type=Path, help="directory for this run")
     demo.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
     demo.add_argument("--no-display", action="store_true", help=_NO_DISPLAY)
+
+    console = sub.add_parser("console", help="web console and REST API for the jobs' crawls")
+    console.add_argument("--bind", default="127.0.0.1:8443", metavar="HOST:PORT")
+    console.add_argument("--jobs-dir", type=Path, default=Path("jobs"), metavar="DIR")
+    console.add_argument(
+        "--run",
+        dest="runs",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="RUN_DIR",
+        help="also show this run directory",
+    )
 
     status = sub.add_parser("status", help="state, counts, rates and errors of a crawl")
     status.add_argument("run_dir", type=Path, help=_RUN_DIR)
@@ -174,6 +206,7 @@ def cmd_run(
     out: TextIO,
     err: TextIO,
     no_display: bool = False,
+    console_bind: str | None = None,
 ) -> int:
     """Load, validate and run an order; prints the run directory first."""
     from crawler.controller import CrawlController, new_run_dir
@@ -188,10 +221,17 @@ def cmd_run(
     else:
         run_dir.mkdir(parents=True, exist_ok=True)
     print(run_dir, file=out, flush=True)
+    from crawler.console.server import start_beside_crawl
+
+    console = start_beside_crawl(console_bind, order_path, run_dir, out, err)
     display = _display(order, no_display, out)
-    return _run_controller(
-        lambda: CrawlController(order, run_dir, display=display), run_dir, out, err
-    )
+    try:
+        return _run_controller(
+            lambda: CrawlController(order, run_dir, display=display), run_dir, out, err
+        )
+    finally:
+        if console is not None:
+            console.stop()
 
 
 def cmd_demo(
@@ -238,8 +278,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``crawler`` command."""
     args = _parser().parse_args(argv)
     out, err = sys.stdout, sys.stderr
+    if args.command == "run" and args.workers:
+        from crawler.distributed import run_workers
+
+        return run_workers(args.order, args.sets, args.workers, out, err, run_dir=args.run_dir)
     if args.command == "run":
-        return cmd_run(args.order, args.sets, args.run_dir, out, err, args.no_display)
+        console = args.console_bind if args.console else None
+        return cmd_run(args.order, args.sets, args.run_dir, out, err, args.no_display, console)
+    if args.command == "console":
+        from crawler.console.server import console_main
+
+        return console_main(args.bind, args.jobs_dir, args.runs, out, err)
+    if args.command == "worker":
+        from crawler.distributed import worker_main
+
+        return worker_main(
+            args.order,
+            args.redis,
+            args.sets,
+            out,
+            err,
+            worker_id=args.worker_id,
+            run_dir=args.run_dir,
+        )
     if args.command == "resume":
         return cmd_resume(args.run_dir, args.sets, out, err, args.no_display)
     if args.command == "validate":
@@ -252,8 +313,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _operation(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from crawler import operations
+    from crawler import distributed, operations
 
+    if args.command in ("status", "pause", "unpause", "terminate"):
+        run_dir = operations.resolve_run_dir(args.run_dir)
+        if distributed.distributed_info(run_dir) is not None:  # workers steered through Redis
+            if args.command == "status":
+                return distributed.cmd_status(run_dir, args.json, out, err)
+            return distributed.cmd_control(args.command, run_dir, args.wait_s, out, err)
     if args.command == "status":
         return operations.cmd_status(args.run_dir, args.json, out, err)
     if args.command in ("pause", "unpause", "terminate"):

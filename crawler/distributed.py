@@ -229,36 +229,6 @@ def _print_totals(run_dir: Path, ids: list[str], out: TextIO) -> None:
 
 
 # ---------------------------------------------------------------------------- worker
-class WorkerController(CrawlController):
-    """A CrawlController whose frontier is the shared one of its RedisQueueStore."""
-
-    def _build_frontier(self, state_dir: Path) -> Any:
-        from crawler.frontier.assignment import QueueAssignmentPolicy
-        from crawler.frontier.queue_store import QueueStore
-        from crawler.uniq import UriUniqFilter
-
-        fcfg = self.order.frontier
-        store = components.build_component(fcfg.store, QueueStore, "frontier.store")
-        build = getattr(store, "build_frontier", None)
-        if build is None:
-            return super()._build_frontier(state_dir)
-        policy = components.build_component(
-            fcfg.queue_assignment, QueueAssignmentPolicy, "frontier.queue_assignment"
-        )
-        uniq = components.build_component(fcfg.uniq_filter, UriUniqFilter, "frontier.uniq_filter")
-        frontier = build(
-            policy,
-            uniq,
-            fcfg,
-            clock=self.clock,
-            on_final=self._on_final,
-            logger=self.logger,
-            uri_error=self._uri_error,
-        )
-        frontier.open(state_dir)
-        return frontier
-
-
 def worker_main(
     order_path: Path,
     redis_url: str,
@@ -285,10 +255,11 @@ def worker_main(
         print(f"crawl {crawl_id} of {order.name!r} is over (now {entry.crawl_id})", file=err)
         return 1
     wid = worker_id or f"{socket.gethostname()}-{os.getpid()}"
+    extra = worker_overrides(order, redis_url, entry.namespace, wid)
+    if registry.control(entry.namespace) == "PAUSED":
+        extra.append("pause_at_start=true")  # joining a paused crawl: stay paused
     try:
-        order = load_order(
-            order_path, [*sets, *worker_overrides(order, redis_url, entry.namespace, wid)]
-        )
+        order = load_order(order_path, [*sets, *extra])
     except OrderError as error:
         print(str(error), file=err)
         return 2
@@ -297,7 +268,7 @@ def worker_main(
     run_dir.mkdir(parents=True, exist_ok=True)
     print(run_dir, file=out, flush=True)
     try:
-        controller = WorkerController(order, run_dir)
+        controller = CrawlController(order, run_dir)
         keeper = _ControlFollower(registry, entry.namespace, wid, controller)
         keeper.start()
         try:
@@ -330,11 +301,11 @@ class _ControlFollower(threading.Thread):
         self._beat()
 
     def run(self) -> None:
-        while not self._stop_event.wait(CONTROL_POLL_S):
+        while True:
             try:
                 wish = self.registry.control(self.ns)
             except Exception:  # noqa: BLE001 - Redis away: keep the current state
-                continue
+                wish = ""
             c = self.controller
             if wish == "STOP" and not c.stopping.is_set():
                 c.request_stop("Finished - Ended by operator")
@@ -343,6 +314,8 @@ class _ControlFollower(threading.Thread):
             elif wish == "RUNNING" and c.state in ("PAUSING", "PAUSED"):
                 c.unpause()
             self._beat()
+            if self._stop_event.wait(CONTROL_POLL_S):
+                return
 
     def _beat(self) -> None:
         c = self.controller
@@ -386,8 +359,8 @@ def cmd_status(run_dir: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
         return 0
     f = doc["frontier"]
     print(
-        f"crawl {info['name']!r} id {info['crawl_id']}: {doc['control']}; "
-        f"{doc['alive_workers']} of {len(doc['workers'])} workers alive",
+        f"crawl {info['name']!r} id {info['crawl_id']}: {doc['state']} (operator: "
+        f"{doc['control']}); {doc['alive_workers']} of {len(doc['workers'])} workers alive",
         file=out,
     )
     print(
@@ -428,9 +401,12 @@ def _status_doc(registry: CrawlRegistry, info: dict[str, Any]) -> dict[str, Any]
     keys = ("queued", "in_process", "succeeded", "failed", "disregarded", "reaped")
     frontier = {k: sum(s[k] for s in states) for k in keys} | {"discovered": discovered}
     workers = registry.workers(ns)
+    entry = registry.find(info["name"])
+    current = entry is not None and entry.crawl_id == info["crawl_id"]
     return {
         "name": info["name"],
         "crawl_id": info["crawl_id"],
+        "state": entry.state if current and entry is not None else "FINISHED",
         "control": registry.control(ns),
         "frontier": frontier,
         "workers": workers,
@@ -450,12 +426,18 @@ def cmd_control(kind: str, run_dir: Path, wait_s: float, out: TextIO, err: TextI
         want = {"pause": ("PAUSED",), "unpause": ("RUNNING",), "terminate": ("FINISHED",)}[kind]
         deadline = time.monotonic() + wait_s
         while True:
-            alive = {wid: w for wid, w in registry.workers(info["namespace"]).items() if w["alive"]}
-            if all(w.get("state") in want for w in alive.values()):
+            seen = registry.workers(info["namespace"])
+            alive = {wid: w for wid, w in seen.items() if w["alive"]}
+            # A worker started here that has not reported yet is still on its way.
+            late = [wid for wid in info.get("workers", []) if wid not in seen]
+            if not late and all(w.get("state") in want for w in alive.values()):
                 print(f"{kind}: done ({len(alive)} workers)", file=out)
                 return 0
             if time.monotonic() >= deadline:
-                states = ", ".join(f"{k}={w.get('state')}" for k, w in alive.items())
+                states = ", ".join(
+                    [f"{k}={w.get('state')}" for k, w in alive.items()]
+                    + [f"{k}=not reporting" for k in late]
+                )
                 print(f"{kind}: asked; not all workers there yet ({states})", file=out)
                 return 1
             time.sleep(0.2)

@@ -2,8 +2,8 @@
 
 The per-URI policy is the work-queue frontier's (same canonicalization, uniq filter, URI
 precedence, queue assignment, sort key, retries of -1/-2/-3/-50 up to ``max_retries`` after
-``retry_delay_s``, politeness delay, Retry-After back-off, bandwidth hold). The queue states are in Redis (see
-:mod:`crawler.frontier.redis_scripts`):
+``retry_delay_s``, politeness delay, Retry-After back-off, bandwidth hold). The queue states are
+in Redis (see :mod:`crawler.frontier.redis_scripts`):
 
 * ``schedule``: canonicalize -> uniq filter (shared) -> queue key -> queue id ``key\\tserver``
   -> shard of the server -> SCHEDULE (queue becomes ready unless one of its URIs is in flight).
@@ -13,8 +13,8 @@ precedence, queue assignment, sort key, retries of -1/-2/-3/-50 up to ``max_retr
 * ``finished``: FINISH removes (or, for a retry, rewrites) the URI, frees the server slot,
   snoozes the queue for the politeness delay and wakes queues parked on the server.
 * a prerequisite (``P`` hop) of a URI in flight here stays in this worker (served first, retried
-  here): dns: and robots.txt results live in each worker's caches, so every worker fetches a
-  host's robots.txt once, and never on behalf of another.
+  here) and the via's queue stays leased until it is done: dns: and robots.txt results live in
+  each worker's caches, so each worker fetches a host's robots.txt once, never for another.
 * a background thread renews this worker's leases every ``lease_s / 4`` and reaps any worker's
   expired leases (a killed worker's URIs go back to the head of their queues).
 
@@ -39,22 +39,26 @@ from typing import Any
 import structlog
 
 from crawler.clock import Clock, SystemClock
-from crawler.curi import RETRYABLE_STATUSES, CrawlURI
+from crawler.curi import RETRYABLE_STATUSES, CrawlURI, FetchStatus
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierSnapshot, FrontierStateError
 from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
-from crawler.frontier.precedence import COST_POLICIES, uri_precedence_function
+from crawler.frontier.preparer import FrontierPreparer
 from crawler.frontier.queue_store import sort_key
 from crawler.frontier.redis_conn import RedisUnavailableError
+from crawler.frontier.redis_outbox import FinishOutbox
 from crawler.frontier.redis_store import ORDINAL_BLOCK, RedisQueueStore
 from crawler.order.schema import FrontierConfig
 from crawler.uniq.uniq_filter import UniqStateError, UriUniqFilter
-from crawler.urls import Canonicalizer, server_key
+from crawler.urls import server_key
 
 _GATED = ("http:", "https:", "ftp:")
-_NEEDS_HOST = frozenset({"http", "https", "ftp", "dns"})
 CANDIDATES_PER_SHARD = 8
-MAX_IDLE_SLEEP_S = 0.5
+CLAIM_BATCH = 8
+"""Queues claimed per round trip; those not handed out at once wait for this worker's threads."""
+CANDIDATES_TTL_S = 0.05
+"""How long a read of the ready queues serves claims (a stale one only costs failed claims)."""
+MAX_IDLE_SLEEP_S = 0.2
 
 
 class _InFlight:
@@ -83,16 +87,13 @@ class RedisFrontier:
         uri_error: Callable[[str | None, str, str], None] | None = None,
     ) -> None:
         self._store = store
-        self._policy = policy
         self._uniq = uniq
         self._config = config
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._on_final = on_final
         self._logger: Any = logger if logger is not None else structlog.get_logger("frontier")
         self._uri_error = uri_error
-        self._canonicalize = Canonicalizer(config.canonicalization).canonicalize
-        self._cost = COST_POLICIES[config.cost_policy]
-        self._uri_precedence = uri_precedence_function(config, self._cost)
+        self._prep = FrontierPreparer(config, policy)
         self._max_retries = config.retries.max_retries
         pol = config.politeness
         self._min_delay_ms = pol.min_delay_ms
@@ -101,13 +102,21 @@ class RedisFrontier:
         self._lock = threading.Lock()
         self._in_flight: dict[str, _InFlight] = {}
         self._local: list[tuple[float, CrawlURI]] = []
-        self._local_out: set[int] = set()
+        self._local_out: dict[int, str] = {}
+        self._waiting: dict[str, CrawlURI] = {}
+        self._cands: list[tuple[int, str]] = []
+        self._claimed: list[CrawlURI] = []
+        self._waiters = 0
+        self._wake = threading.Condition(self._lock)
+        self._outbox = FinishOutbox(store, self._logger, self._released)
+        self._cands_at = -CANDIDATES_TTL_S
+        self._cands_wait_s = 0.0
+        self._cands_found = False
         self._ordinal = 0
         self._ordinal_end = 0
         self._finishing = 0
         self._closed = threading.Event()
         self._keeper: threading.Thread | None = None
-        self.lost_leases = 0
 
     # ------------------------------------------------------------ lifecycle
     def open(self, state_dir: Path) -> None:
@@ -118,6 +127,7 @@ class RedisFrontier:
         except (UniqStateError, RedisUnavailableError) as exc:
             self._store.close()
             raise FrontierStateError(f"cannot open the already-seen filter: {exc}") from exc
+        self._outbox.start()
         self._keeper = threading.Thread(target=self._keep_leases, name="lease-keeper", daemon=True)
         self._keeper.start()
 
@@ -126,6 +136,14 @@ class RedisFrontier:
         if self._closed.is_set():
             return
         self._closed.set()
+        with self._lock:
+            self._wake.notify_all()
+            unused, self._claimed = self._claimed, []
+        for curi in unused:  # claimed ahead, never handed out: back to their queues now
+            entry = self._in_flight.pop(curi.uri)
+            args = [entry.member, "r", entry.member, int.from_bytes(entry.member[:8], "big") >> 48]
+            self._outbox.put((entry.shard, entry.qid, entry.server, [*args, 0, 0, 0, 0], curi.uri))
+        self._outbox.close()
         if self._keeper is not None:
             self._keeper.join(timeout=5)
         self._store.close()
@@ -157,34 +175,39 @@ class RedisFrontier:
         if self._closed.is_set():
             return False
         uri = curi.uri
+        prep = self._prep
         try:
-            canonical = self._canonicalize(uri)
-            _check_host(canonical, uri)
+            canonical = prep.canonical(uri)
         except ValueError as exc:
             if self._uri_error is not None:
                 self._uri_error(curi.via, str(exc), uri)
             return False
         curi.canonical = canonical
-        if curi.force_fetch:
-            self._uniq.add_force(canonical)
-        elif not self._uniq.add(canonical):
+        # Queue first, record second (re-checking): a worker killed in between leaves at worst a
+        # URI queued twice, never one recorded as seen but queued nowhere.
+        contains = getattr(self._uniq, "contains", None)
+        if not curi.force_fetch and contains is not None and contains(canonical):
             return False
-        if self._uri_precedence is not None:
-            curi.precedence = self._uri_precedence(curi)
         via = self._in_flight.get(curi.via) if curi.via and curi.hop_path.endswith("P") else None
+        try:
+            key = prep.queue_key(
+                curi,
+                None if via is None else (via.qid, int.from_bytes(via.member[:8], "big")),
+            )
+        except ValueError as exc:
+            if self._uri_error is not None:
+                self._uri_error(curi.via, str(exc), uri)
+            return False
         if via is not None:
             # A prerequisite (dns:, robots.txt) serves this worker's own caches: it stays here,
             # handed out before anything else, so another worker never fetches it for nothing.
-            curi.queue_key = via.qid.rpartition("\t")[0]
+            if not self._record(curi):
+                return False
+            curi.queue_key = key.rpartition("\t")[0]
             with self._lock:
                 self._local.append((0.0, curi))
+                self._wake.notify()
             return True
-        try:
-            key = curi.queue_key or self._policy.key(curi)
-        except ValueError as exc:
-            if self._uri_error is not None:
-                self._uri_error(curi.via, f"no queue for URI: {exc}", uri)
-            return False
         server = _server_of(uri) or ""
         shard, qid = self._store.shard_of(server or key), f"{key}\t{server}"
         curi.queue_key = key
@@ -192,7 +215,17 @@ class RedisFrontier:
         skey = sort_key(curi.directive, curi.precedence, curi.ordinal)
         member = skey.to_bytes(8, "big") + curi.to_bytes()
         self._store.schedule(shard, [(qid, skey >> 48, member)])
+        if not self._record(curi):
+            self._store.unschedule(shard, qid, member)
+            return False
         return True
+
+    def _record(self, curi: CrawlURI) -> bool:
+        """Record ``curi.canonical`` in the uniq filter; False if another worker was first."""
+        if curi.force_fetch:
+            self._uniq.add_force(curi.canonical)
+            return True
+        return self._uniq.add(curi.canonical)
 
     def _next_ordinal(self) -> int:
         with self._lock:
@@ -206,6 +239,15 @@ class RedisFrontier:
     def next(self, timeout_s: float) -> CrawlURI | None:
         """A leased URI whose queue and server may be fetched now, or None after ``timeout_s``."""
         deadline = time.monotonic() + max(0.0, timeout_s)
+        with self._lock:
+            self._waiters += 1
+        try:
+            return self._next(deadline)
+        finally:
+            with self._lock:
+                self._waiters -= 1
+
+    def _next(self, deadline: float) -> CrawlURI | None:
         while not self._closed.is_set():
             try:
                 curi, wait_s = self._try_claim()
@@ -217,7 +259,9 @@ class RedisFrontier:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            self._closed.wait(min(remaining, wait_s))
+            with self._lock:
+                if not self._claimed and not self._local and not self._closed.is_set():
+                    self._wake.wait(min(remaining, wait_s))
         return None
 
     def _take_local(self) -> tuple[CrawlURI | None, float]:
@@ -227,7 +271,8 @@ class RedisFrontier:
             for i, (due_s, curi) in enumerate(self._local):
                 if due_s <= now:
                     del self._local[i]
-                    self._local_out.add(id(curi))
+                    if curi.uri not in self._in_flight:  # not a via coming back
+                        self._local_out[id(curi)] = curi.via or ""
                     return curi, 0.0
             soonest = min((due for due, _ in self._local), default=now + MAX_IDLE_SLEEP_S)
         return None, soonest - now
@@ -236,45 +281,81 @@ class RedisFrontier:
         local, local_wait_s = self._take_local()
         if local is not None:
             return local, 0.0
-        now_ms, rows = self._store.candidates(CANDIDATES_PER_SHARD)
-        due = [(shard, qid) for score, shard, qid in rows if score <= now_ms]
-        later = [score for score, _, _ in rows if score > now_ms]
-        random.shuffle(due)
-        for shard, qid in due:
-            server = qid.rpartition("\t")[2]
-            member, due_ms = self._store.claim(
-                shard,
-                qid,
-                server,
-                self._max_conn if server else 0,
-                self._interval_ms if server else 0,
-            )
-            if member is None:
-                if due_ms:
-                    later.append(due_ms)
-                continue
-            curi = CrawlURI.from_bytes(member[8:])
-            curi.queue_key = qid.rpartition("\t")[0]
+        with self._lock:
+            if self._claimed:
+                return self._claimed.pop(), 0.0
+        refreshed = False
+        while True:
             with self._lock:
-                self._in_flight[curi.uri] = _InFlight(shard, qid, server, member)
-            return curi, 0.0
-        wait_ms = (min(later) - now_ms) if later else MAX_IDLE_SLEEP_S * 1000
-        return None, min(MAX_IDLE_SLEEP_S, local_wait_s, max(0.005, wait_ms / 1000.0))
+                fresh = time.monotonic() - self._cands_at < CANDIDATES_TTL_S
+                # Claim ahead only for threads already waiting here: a queue claimed ahead is
+                # out of the other workers' reach until one of ours takes it.
+                want = min(CLAIM_BATCH, max(1, self._waiters - len(self._claimed)))
+                batch = self._cands[-want:] if fresh else []
+                del self._cands[len(self._cands) - len(batch) :]
+            if not batch:
+                if refreshed or (fresh and not self._cands_found):
+                    break  # this thread, or another one just now, found nothing due
+                self._refresh_candidates()
+                refreshed = True
+                continue
+            items = [(shard, qid, qid.rpartition("\t")[2]) for shard, qid in batch]
+            members = self._store.claim_many(items, self._max_conn, self._interval_ms)
+            got: list[CrawlURI] = []
+            with self._lock:
+                for (shard, qid, server), member in zip(items, members, strict=True):
+                    if member is None:
+                        continue
+                    curi = CrawlURI.from_bytes(member[8:])
+                    curi.queue_key = qid.rpartition("\t")[0]
+                    self._in_flight[curi.uri] = _InFlight(shard, qid, server, member)
+                    got.append(curi)
+                if got:
+                    first = got.pop()
+                    if got:
+                        self._claimed.extend(got)
+                        self._wake.notify(len(got))
+                    return first, 0.0
+        return None, min(MAX_IDLE_SLEEP_S, local_wait_s, self._cands_wait_s)
+
+    def _refresh_candidates(self) -> None:
+        """Read the earliest queues of every shard (one round trip) into the shared cache: the
+        due ones, shuffled, for the threads to claim; the time until the next one is due."""
+        due, wait_ms = self._store.candidates(CANDIDATES_PER_SHARD)
+        random.shuffle(due)
+        wait_s = MAX_IDLE_SLEEP_S if wait_ms < 0 else wait_ms / 1000.0
+        with self._lock:
+            self._cands = due
+            self._cands_found = bool(due)
+            self._cands_at = time.monotonic()
+            self._cands_wait_s = min(MAX_IDLE_SLEEP_S, max(0.005, wait_s))
 
     # ------------------------------------------------------------ finished
     def finished(self, curi: CrawlURI) -> bool:
         """Retry ``curi`` (False) or record its final disposition and call ``on_final`` (True)."""
+        status = curi.status
         with self._lock:
-            entry = self._in_flight.pop(curi.uri, None)
-            local = entry is None and id(curi) in self._local_out
-            if local:
-                self._local_out.discard(id(curi))
-        if local:
-            return self._finish_local(curi)
+            via_uri = self._local_out.pop(id(curi), None)
+            if via_uri is not None:
+                entry = None
+            elif (
+                status == FetchStatus.DEFERRED
+                and curi.fetch_attempts + 1 < self._max_retries
+                and self._prerequisite_pending(curi.uri)
+            ):
+                # Keep the queue leased until this worker has the prerequisite (as Heritrix
+                # keeps the queue busy): no other worker takes its next URI meanwhile.
+                curi.fetch_attempts += 1
+                curi.reset_for_retry()
+                self._waiting[curi.uri] = curi
+                return False
+            else:
+                entry = self._in_flight.pop(curi.uri, None)
+        if via_uri is not None:
+            return self._finish_local(curi, via_uri)
         if entry is None:
             raise ValueError(f"{curi!r} was not handed out by this frontier or is already finished")
         curi.fetch_attempts += 1
-        status = curi.status
         backoff_ms = int(float(curi.data.pop(BACKOFF_MS_KEY, 0) or 0))
         hold_ms = int(float(curi.data.pop(SERVER_HOLD_MS_KEY, 0) or 0))
         max_conn = self._max_conn
@@ -285,7 +366,7 @@ class RedisFrontier:
             member = skey_bytes + curi.to_bytes()
             score = int.from_bytes(skey_bytes, "big") >> 48
             args = [entry.member, "r", member, score, delay_ms, backoff_ms, hold_ms, max_conn]
-            self._finish(entry, args, curi)
+            self._outbox.put((entry.shard, entry.qid, entry.server, args, curi.uri))
             return False
         delay_ms = curi.politeness_delay_ms
         if delay_ms < 0:
@@ -309,17 +390,22 @@ class RedisFrontier:
         with self._lock:
             self._finishing += 1
         try:
-            self._finish(entry, args, curi)
+            # Log first: a worker killed between the two leaves a URI crawled (and logged) twice
+            # rather than one crawled and never logged.
             if self._on_final is not None:
                 self._on_final(curi)
         except Exception:
             self._logger.exception("frontier_on_final_failed", uri=curi.uri)
-        finally:
-            with self._lock:
-                self._finishing -= 1
+        self._outbox.put((entry.shard, entry.qid, entry.server, args, curi.uri))
+        with self._lock:
+            self._finishing -= 1
         return True
 
-    def _finish_local(self, curi: CrawlURI) -> bool:
+    def _prerequisite_pending(self, via_uri: str) -> bool:
+        """Whether a prerequisite of ``via_uri`` is queued or in flight here (under the lock)."""
+        return via_uri in self._local_out.values() or any(c.via == via_uri for _, c in self._local)
+
+    def _finish_local(self, curi: CrawlURI, via_uri: str) -> bool:
         curi.fetch_attempts += 1
         curi.data.pop(BACKOFF_MS_KEY, None)
         curi.data.pop(SERVER_HOLD_MS_KEY, None)
@@ -329,6 +415,12 @@ class RedisFrontier:
             with self._lock:
                 self._local.append((due_s, curi))
             return False
+        with self._lock:
+            via = self._waiting.get(via_uri)
+            if via is not None and not self._prerequisite_pending(via_uri):
+                del self._waiting[via_uri]
+                self._local.append((0.0, via))
+                self._wake.notify()
         try:
             if self._on_final is not None:
                 self._on_final(curi)
@@ -336,10 +428,21 @@ class RedisFrontier:
             self._logger.exception("frontier_on_final_failed", uri=curi.uri)
         return True
 
-    def _finish(self, entry: _InFlight, args: list[Any], curi: CrawlURI) -> None:
-        if not self._store.finish(entry.shard, entry.qid, entry.server, args):
-            self.lost_leases += 1
-            self._logger.warning("lease_lost", uri=curi.uri, queue=entry.qid)
+    def _released(self) -> None:
+        """Queues this worker finished are back in Redis: look again now, not at the next poll."""
+        with self._lock:
+            if not self._cands:
+                self._cands_at = -CANDIDATES_TTL_S
+            self._wake.notify()
+
+    def flush(self, timeout_s: float = 30.0) -> bool:
+        """Wait until every ``finished`` so far reached Redis; False on timeout."""
+        return self._outbox.wait_idle(timeout_s)
+
+    @property
+    def lost_leases(self) -> int:
+        """URIs this worker finished after its lease had expired (another worker had them)."""
+        return self._outbox.lost_leases
 
     # ------------------------------------------------------------- reports
     def is_empty(self) -> bool:
@@ -347,6 +450,8 @@ class RedisFrontier:
         with self._lock:
             if self._finishing or self._in_flight or self._local or self._local_out:
                 return False
+        if self._outbox.pending():
+            return False
         try:
             first = self._store.shard_states()
             if any(s["queued"] or s["in_process"] for s in first):
@@ -405,15 +510,3 @@ def _server_of(uri: str) -> str | None:
         return server_key(uri)
     except ValueError:
         return None
-
-
-def _check_host(canonical: str, uri: str) -> None:
-    colon = canonical.find(":")
-    scheme = canonical[:colon] if colon > 0 else ""
-    if not scheme:
-        raise ValueError(f"no scheme in {uri[:200]!r}")
-    if scheme in _NEEDS_HOST:
-        rest = canonical[colon + 1 :]
-        host = rest[2:] if rest.startswith("//") else rest
-        if not host or host[0] in "/?#":
-            raise ValueError(f"no host in {uri[:200]!r}")

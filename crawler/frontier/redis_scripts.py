@@ -64,6 +64,37 @@ return added
 """
 )
 
+DUE = (
+    _NOW
+    + """
+-- KEYS: ready;  ARGV: limit.  Returns {now, next due ms or -1, qid...}: up to ``limit`` queues
+-- whose time has come (earliest first) and, if fewer, when the next one will.
+local limit = tonumber(ARGV[1])
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
+local nxt = -1
+if #due < limit then
+  local first = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSCORES',
+    'LIMIT', 0, 1)
+  if first[2] then nxt = tonumber(first[2]) end
+end
+local out = {now, nxt}
+for i = 1, #due do out[#out + 1] = due[i] end
+return out
+"""
+)
+
+UNSCHEDULE = """
+-- KEYS: ready, cur, stats, queue;  ARGV: qid, member.  Takes back a member SCHEDULE added
+-- (another worker recorded the URI first). Returns 1 if it was still queued.
+if redis.call('ZREM', KEYS[4], ARGV[2]) == 0 then return 0 end
+redis.call('HINCRBY', KEYS[3], 'queued', -1)
+redis.call('HINCRBY', KEYS[3], 'ops', 1)
+if redis.call('ZCARD', KEYS[4]) == 0 and redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+return 1
+"""
+
 CLAIM = (
     _NOW
     + """

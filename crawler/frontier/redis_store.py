@@ -117,7 +117,16 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                 f"the shared frontier {meta} has layout {stored}; this order says version "
                 f"{LAYOUT_VERSION} with {self.shards} shards (frontier.store.params.shards)"
             )
-        for name in ("SCHEDULE", "CLAIM", "FINISH", "REAP", "RENEW", "SHARD_STATE"):
+        for name in (
+            "SCHEDULE",
+            "UNSCHEDULE",
+            "DUE",
+            "CLAIM",
+            "FINISH",
+            "REAP",
+            "RENEW",
+            "SHARD_STATE",
+        ):
             self._scripts[name] = client.register_script(getattr(redis_scripts, name))
         self.client = client
 
@@ -245,44 +254,54 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         script = self._scripts["SCHEDULE"]
         return int(self.call("schedule", lambda: script(keys=keys, args=args)))
 
-    def candidates(self, per_shard: int) -> tuple[int, list[tuple[float, int, str]]]:
-        """Redis time (ms) and the earliest ``(due ms, shard, qid)`` of every shard's ready set."""
-        client = self.client
+    def unschedule(self, shard: int, qid: str, member: bytes) -> bool:
+        """Take back a member :meth:`schedule` added; False if it was already handed out."""
+        t = self._tags[shard]
+        keys = [f"{t}r", f"{t}c", f"{t}s", f"{t}q:{qid}"]
+        script = self._scripts["UNSCHEDULE"]
+        return int(self.call("unschedule", lambda: script(keys=keys, args=[qid, member]))) == 1
 
-        def read() -> tuple[int, list[Any]]:
-            pipe = client.pipeline(transaction=False)
-            for t in self._tags:
-                pipe.zrange(f"{t}r", 0, per_shard - 1, withscores=True)
-            rows = pipe.execute()
-            secs, micros = client.time()
-            return secs * 1000 + micros // 1000, rows
+    def candidates(self, per_shard: int) -> tuple[list[tuple[int, str]], int]:
+        """Due queues ``(shard, qid)`` of every shard (earliest first, up to ``per_shard`` each)
+        and the ms until the next one is due (-1: none is waiting), in one round trip."""
+        script = self._scripts["DUE"]
+        calls: list[tuple[list[str], list[Any]]] = [([f"{t}r"], [per_shard]) for t in self._tags]
+        rows = self.call("candidates", lambda: redis_conn.run_script(self.client, script, calls))
+        due: list[tuple[int, str]] = []
+        wait_ms = -1
+        for shard, row in enumerate(rows):
+            now_ms, next_ms = int(row[0]), int(row[1])
+            if next_ms >= 0 and (wait_ms < 0 or next_ms - now_ms < wait_ms):
+                wait_ms = max(0, next_ms - now_ms)
+            due.extend((shard, qid.decode("utf-8", "surrogateescape")) for qid in row[2:])
+        return due, wait_ms
 
-        now_ms, rows = self.call("candidates", read)
-        out = [
-            (score, shard, qid.decode("utf-8", "surrogateescape"))
-            for shard, row in enumerate(rows)
-            for qid, score in row
-        ]
-        return now_ms, out
-
-    def claim(
-        self, shard: int, qid: str, server: str, max_conn: int, interval_ms: int
-    ) -> tuple[bytes | None, int]:
-        """Lease ``qid``'s head: ``(member, 0)``, or ``(None, due ms or 0)`` when it can't."""
-        keys = self.queue_keys(shard, qid, server)
-        args = [qid, self.worker, self.lease_ms, max_conn, interval_ms]
+    def claim_many(
+        self, items: list[tuple[int, str, str]], max_conn: int, interval_ms: int
+    ) -> list[bytes | None]:
+        """CLAIM each ``(shard, qid, server)`` in one round trip; the leased heads (or None)."""
         script = self._scripts["CLAIM"]
-        res = self.call("claim", lambda: script(keys=keys, args=args))
-        if int(res[0]) == 1:
-            return bytes(res[1]), 0
-        return None, int(res[1]) if len(res) > 1 else 0
+        calls: list[tuple[list[str], list[Any]]] = [
+            (
+                self.queue_keys(shard, qid, server),
+                [qid, self.worker, self.lease_ms, max_conn if server else 0,
+                 interval_ms if server else 0],
+            )
+            for shard, qid, server in items
+        ]  # fmt: skip
+        results = self.call("claim", lambda: redis_conn.run_script(self.client, script, calls))
+        return [bytes(r[1]) if int(r[0]) == 1 else None for r in results]
 
-    def finish(self, shard: int, qid: str, server: str, args: list[Any]) -> bool:
-        """Run FINISH (args after ``qid, worker``); False if the lease was lost."""
-        keys = self.queue_keys(shard, qid, server)
-        full = [qid, self.worker, *args]
+    def finish_many(self, items: list[tuple[int, str, str, list[Any]]]) -> list[bool]:
+        """FINISH each ``(shard, qid, server, args after qid and worker)`` in one round trip;
+        False where this worker no longer held the lease."""
         script = self._scripts["FINISH"]
-        return int(self.call("finish", lambda: script(keys=keys, args=full))) == 1
+        calls: list[tuple[list[str], list[Any]]] = [
+            (self.queue_keys(shard, qid, server), [qid, self.worker, *args])
+            for shard, qid, server, args in items
+        ]
+        results = self.call("finish", lambda: redis_conn.run_script(self.client, script, calls))
+        return [int(r) == 1 for r in results]
 
     def renew(self, held: dict[int, list[str]]) -> int:
         """Extend this worker's leases on ``{shard: [qid...]}``; returns how many it still holds."""

@@ -142,7 +142,10 @@ def test_one_name_one_crawl_and_operator_commands_reach_every_worker(
         assert cmd_control("pause", tmp_path / "one", 20, out, err) == 0, out.getvalue()
         paused_at = first.logged()
         time.sleep(0.5)
-        assert first.logged() == paused_at
+        assert first.logged() == paused_at, [
+            (p.parent.parent.name, p.read_text().splitlines()[-4:])
+            for p in (tmp_path / "one").glob("workers/*/logs/crawl.log")
+        ]
         out = io.StringIO()
         assert cmd_status(tmp_path / "one", False, out, err) == 0
         text = out.getvalue()

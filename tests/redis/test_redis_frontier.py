@@ -26,7 +26,9 @@ class Worker:
     def __init__(self, url: str, wid: str, ns: str = "c1:", **config: Any) -> None:
         config.setdefault(
             "politeness",
-            PolitenessConfig(delay_factor=0, min_delay_ms=0, max_delay_ms=0, host_max_connections=0),
+            PolitenessConfig(
+                delay_factor=0, min_delay_ms=0, max_delay_ms=0, host_max_connections=0
+            ),
         )
         lease_s = config.pop("lease_s", 30.0)
         self.finals: list[CrawlURI] = []
@@ -54,7 +56,9 @@ class Worker:
         curi.fetch_duration_ms = 1
         for name, value in fields.items():
             setattr(curi, name, value)
-        return self.frontier.finished(curi)
+        final = self.frontier.finished(curi)
+        assert self.frontier.flush(5.0)
+        return final
 
 
 @pytest.fixture
@@ -83,10 +87,10 @@ def test_a_queue_is_fifo_and_handed_to_one_worker_at_a_time(
     assert first is not None and first.uri == "http://h.example/0"
     assert b.take() is None  # the queue's one URI is in flight at a
     assert a.done(first)
-    got = [b.take(), a.take()]
+    got = [b.take(timeout_s=1.0), a.take()]
     assert [c.uri if c else None for c in got] == ["http://h.example/1", None]
     assert b.done(got[0])  # type: ignore[arg-type]
-    third = a.take()
+    third = a.take(timeout_s=1.0)
     assert third is not None and third.uri == "http://h.example/2"
     assert not a.frontier.is_empty()
     assert a.done(third)
@@ -128,7 +132,7 @@ def test_server_cap_holds_across_queues_and_workers(
     assert first is not None
     assert b.take() is None and a.take() is None  # q2 is parked on the busy server
     a.done(first)
-    second = b.take()
+    second = b.take(timeout_s=1.0)
     assert second is not None and second.uri != first.uri
 
 
@@ -141,7 +145,7 @@ def test_retry_keeps_the_uri_at_the_head_and_counts_once(
     curi = a.take()
     assert curi is not None
     assert a.done(curi, status=FetchStatus.CONNECT_FAILED) is False
-    again = b.take()
+    again = b.take(timeout_s=1.0)
     assert again is not None and again.uri == "http://h.example/1" and again.fetch_attempts == 1
     assert b.done(again)
     assert b.frontier.snapshot().succeeded == 1
@@ -158,12 +162,17 @@ def test_a_prerequisite_is_fetched_first_by_the_worker_that_needs_it(
     robots.force_fetch = True
     assert a.frontier.schedule(robots)
     assert a.done(via, status=FetchStatus.DEFERRED) is False
-    assert b.take() is not None  # the deferred page is back in the shared queue
+    assert b.take() is None  # the page's queue stays leased to a meanwhile
     nxt = a.take()
     assert nxt is not None and nxt.uri == "http://h.example/robots.txt"
     assert not a.frontier.is_empty()
     assert a.done(nxt) is True
-    assert [c.uri for c in a.finals] == ["http://h.example/robots.txt"]
+    again = a.take()
+    assert again is not None and again.uri == "http://h.example/page"
+    assert again.fetch_attempts == 1
+    assert a.done(again) is True
+    assert [c.uri for c in a.finals] == ["http://h.example/robots.txt", "http://h.example/page"]
+    assert a.frontier.is_empty()
 
 
 def test_an_expired_lease_returns_the_uri_to_the_head_of_its_queue(
@@ -238,3 +247,27 @@ def test_unreachable_redis_at_start_is_a_clear_error() -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
     with pytest.raises(FrontierStateError, match=r"cannot reach Redis at redis://127\.0\.0\.1"):
         Worker(url, "w1")
+
+
+def test_the_store_also_keeps_the_queue_store_contract(redis_server: RedisServer) -> None:
+    from crawler.frontier.queue_store import StoreBatch
+
+    store = RedisQueueStore(RedisQueueStoreParams(url=redis_server.url, namespace="c5:"))
+    store.open(Path("."))
+    store.write(
+        StoreBatch(
+            puts=[("q", 7, b"seven"), ("q", 3, b"three"), ("r", 1, b"one")],
+            meta={"queue/q": b"m1", "queue/r": b"m2", "other": b"x"},
+        )
+    )
+    assert store.head("q") == (3, b"three")
+    store.write(StoreBatch(deletes=[("q", 3)], meta={"queue/r": None}))
+    assert store.head("q") == (7, b"seven")
+    assert store.head("missing") is None
+    assert store.get_meta("other") == b"x"
+    assert list(store.scan_meta("queue/")) == [("queue/q", b"m1")]
+    store.close()
+    reopened = RedisQueueStore(RedisQueueStoreParams(url=redis_server.url, namespace="c5:"))
+    reopened.open(Path("."))
+    assert reopened.head("q") == (7, b"seven")
+    reopened.close()

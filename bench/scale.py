@@ -1,0 +1,295 @@
+"""Scale-out benchmark (``make bench-scale``): the Redis frontier's speed, memory and capacity.
+
+1. Pages/s of a real crawl with 1 and 2 worker processes (``crawler run --workers N``) of a
+   generated site served by nginx (bench/crawl/gensite.py), politeness off, WARC on, against a
+   redis-server with AOF (``appendfsync everysec``); Redis CPU and commands per page.
+2. Redis memory per seen URL (RedisUriUniqFilter), per queued URL and per queue
+   (RedisQueueStore), with 10^6 URLs, from ``INFO memory`` deltas.
+3. Claim+complete (``next()`` + ``finished()``) throughput of the Redis frontier from one
+   process (1 and 8 threads), and the projection for 10 machines x 16 workers.
+
+Run: ``python bench/scale.py [--pages 6000] [--seen 1000000] [--quick]``. Needs redis-server
+(and nginx for part 1; without it part 1 is skipped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench" / "crawl"))
+sys.path.insert(0, str(ROOT / "tests" / "redis"))
+
+from redis_servers import RedisServer  # noqa: E402
+
+from crawler.curi import CrawlURI  # noqa: E402
+from crawler.frontier import HostnameQueueAssignmentPolicy  # noqa: E402
+from crawler.frontier.queue_store import sort_key  # noqa: E402
+from crawler.frontier.redis_frontier import RedisFrontier  # noqa: E402
+from crawler.frontier.redis_store import RedisQueueStore, RedisQueueStoreParams  # noqa: E402
+from crawler.order.schema import FrontierConfig, PolitenessConfig  # noqa: E402
+from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams  # noqa: E402
+
+PORT_BASE = 18301
+
+
+def redis_server(tmp: Path) -> RedisServer:
+    server = RedisServer(tmp)
+    server.start()
+    client = redis.Redis(port=server.port)
+    client.config_set("appendfsync", "everysec")  # the recommended production setting
+    client.close()
+    return server
+
+
+def used_memory(client: Any) -> int:
+    return int(client.info("memory")["used_memory"])
+
+
+# ------------------------------------------------------------------------------ 1. crawl
+def crawl_bench(pages: int, tmp: Path) -> list[dict[str, Any]]:
+    if shutil.which("nginx") is None and not Path("/usr/sbin/nginx").exists():
+        print("nginx not found: skipping the crawl benchmark", file=sys.stderr)
+        return []
+    from gensite import generate
+    from nginx_server import NginxServer
+
+    hosts = 4
+    site = tmp / "site"
+    generate(site, pages, hosts, PORT_BASE)
+    sites = {PORT_BASE + h: site / f"h{h:02d}" for h in range(hosts)}
+    nginx = NginxServer(tmp / "nginx", sites, workers=1)
+    nginx.start()
+    rows = []
+    try:
+        for workers in (1, 2):
+            server = redis_server(tmp / f"redis{workers}")
+            try:
+                rows.append(run_crawl(workers, server, nginx, hosts, tmp / f"run{workers}"))
+            finally:
+                server.stop()
+    finally:
+        nginx.stop()
+    return rows
+
+
+def run_crawl(
+    workers: int, server: RedisServer, nginx: Any, hosts: int, run_dir: Path
+) -> dict[str, Any]:
+    seeds = [f"http://127.0.0.1:{PORT_BASE + h}/" for h in range(hosts)]
+    store = {
+        "class": "crawler.frontier.RedisQueueStore",
+        "params": {"url": server.url},
+    }
+    sets = [
+        f"seeds.urls={json.dumps(seeds)}",
+        f"frontier.store={json.dumps(store)}",
+        "frontier.politeness.host_max_connections=0",
+        "frontier.queue_assignment.params.parallel_queues=8",
+        "toe_threads=16",
+        f"name=scale-{workers}",
+    ]
+    client = redis.Redis(port=server.port)
+    cpu0 = client.info("cpu")
+    calls0 = sum(v["calls"] for v in client.info("commandstats").values())
+    offset = nginx.log_offset()
+    args = [sys.executable, "-m", "crawler", "run", str(ROOT / "bench" / "crawl" / "order.yaml")]
+    args += ["--workers", str(workers), "--run-dir", str(run_dir)]
+    for item in sets:
+        args += ["--set", item]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    worker_cpu_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    entries = nginx.read_log(offset)
+    cpu1 = client.info("cpu")
+    calls1 = sum(v["calls"] for v in client.info("commandstats").values())
+    client.close()
+    fetched = [e for e in entries if e.status == 200]
+    span_s = max(e.time_s for e in entries) - min(e.time_s for e in entries)
+    redis_cpu_s = sum(cpu1[k] - cpu0[k] for k in ("used_cpu_sys", "used_cpu_user"))
+    return {
+        "workers": workers,
+        "pages": len(fetched),
+        "seconds": span_s,
+        "pages_per_s": len(fetched) / span_s if span_s else 0.0,
+        "redis_cpu_ms_per_page": 1000 * redis_cpu_s / max(1, len(fetched)),
+        "crawler_cpu_ms_per_page": 1000 * worker_cpu_s / max(1, len(fetched)),
+        "redis_calls_per_page": (calls1 - calls0) / max(1, len(fetched)),
+    }
+
+
+# ------------------------------------------------------------------------------ 2. memory
+def memory_bench(n: int, tmp: Path) -> dict[str, float]:
+    server = redis_server(tmp / "redis-mem")
+    client = redis.Redis(port=server.port)
+    try:
+        base = used_memory(client)
+        uniq = RedisUriUniqFilter(
+            RedisUriUniqFilterParams(url=server.url, namespace="m1:", cache_size=0)
+        )
+        uniq.open(tmp)
+        batch = 2000
+        for start in range(0, n, batch):
+            uniq.add_many(url(i) for i in range(start, min(n, start + batch)))
+        uniq.close()
+        per_seen = (used_memory(client) - base) / n
+
+        store = RedisQueueStore(RedisQueueStoreParams(url=server.url, namespace="m2:"))
+        store.open(tmp)
+        base = used_memory(client)
+        queues = 1000
+        fill(store, n, queues)
+        per_queued = (used_memory(client) - base) / n
+
+        store3 = RedisQueueStore(RedisQueueStoreParams(url=server.url, namespace="m3:"))
+        store3.open(tmp)
+        base = used_memory(client)
+        many = max(1000, n // 10)
+        fill(store3, many, many)
+        per_queue = (used_memory(client) - base) / many - per_queued
+        store.close()
+        store3.close()
+    finally:
+        client.close()
+        server.stop()
+    return {"seen": per_seen, "queued": per_queued, "queue": per_queue}
+
+
+def url(i: int) -> str:
+    return f"http://www{i % 5000}.example{i % 7}.com/section{i % 13}/page-{i}.html?q={i % 97}"
+
+
+def fill(store: RedisQueueStore, n: int, queues: int) -> None:
+    """``n`` realistic queued URIs (a link two hops from a seed) over ``queues`` hosts."""
+    by_shard: dict[int, list[tuple[str, int, bytes]]] = {}
+    for i in range(n):
+        host = f"www{i % queues}.example.com"
+        curi = CrawlURI(
+            f"http://{host}/section{i % 13}/page-{i}.html",
+            via=f"http://{host}/section{i % 13}/",
+            hop_path="LL",
+        )
+        curi.queue_key = host
+        curi.ordinal = i + 1
+        skey = sort_key(curi.directive, 1, curi.ordinal)
+        server = f"{host}:80"
+        entries = by_shard.setdefault(store.shard_of(server), [])
+        entries.append((f"{host}\t{server}", skey >> 48, skey.to_bytes(8, "big") + curi.to_bytes()))
+        if len(entries) >= 500:
+            store.schedule(store.shard_of(server), entries)
+            by_shard[store.shard_of(server)] = []
+    for shard, entries in by_shard.items():
+        if entries:
+            store.schedule(shard, entries)
+
+
+# ------------------------------------------------------------------------------ 3. claims
+def claim_bench(n: int, tmp: Path) -> list[dict[str, Any]]:
+    rows = []
+    for threads in (1, 8):
+        server = redis_server(tmp / f"redis-claim{threads}")
+        try:
+            store = RedisQueueStore(RedisQueueStoreParams(url=server.url, namespace="b1:"))
+            store.open(tmp)
+            fill(store, n, 2000)
+            store.close()
+            pol = PolitenessConfig(
+                delay_factor=0, min_delay_ms=0, max_delay_ms=0, host_max_connections=0
+            )
+            frontier = RedisFrontier(
+                RedisQueueStore(RedisQueueStoreParams(url=server.url, namespace="b1:")),
+                HostnameQueueAssignmentPolicy(),
+                RedisUriUniqFilter(RedisUriUniqFilterParams(url=server.url, namespace="b1:")),
+                FrontierConfig(politeness=pol),
+            )
+            frontier.open(tmp)
+            done = [0]
+
+            def work(frontier: RedisFrontier = frontier, done: list[int] = done) -> None:
+                while (curi := frontier.next(0.2)) is not None:
+                    curi.status = 200
+                    frontier.finished(curi)
+                    done[0] += 1  # a racy count is close enough for a rate
+
+            started = time.perf_counter()
+            pool = [threading.Thread(target=work) for _ in range(threads)]
+            for t in pool:
+                t.start()
+            for t in pool:
+                t.join()
+            frontier.flush()
+            elapsed = time.perf_counter() - started
+            frontier.close()
+            rows.append({"threads": threads, "uris": done[0], "per_s": done[0] / elapsed})
+        finally:
+            server.stop()
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pages", type=int, default=6000)
+    parser.add_argument("--seen", type=int, default=1_000_000)
+    parser.add_argument("--claims", type=int, default=40_000)
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    parser.add_argument("--only", choices=("crawl", "memory", "claims"), help="run one part")
+    args = parser.parse_args()
+    if args.quick:
+        args.pages, args.seen, args.claims = 2000, 100_000, 5000
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as name:
+        tmp = Path(name)
+        part = args.only
+        crawl = crawl_bench(args.pages, tmp) if part in (None, "crawl") else []
+        memory = memory_bench(args.seen, tmp) if part in (None, "memory") else {}
+        claims = claim_bench(args.claims, tmp) if part in (None, "claims") else []
+    print("\n## Crawl: pages/s by worker processes (politeness off, WARC on)")
+    print(f"{'workers':>7} {'pages':>7} {'s':>7} {'pages/s':>8} {'crawler CPU ms/page':>20} "
+          f"{'Redis CPU ms/page':>18} {'Redis calls/page':>17}")  # fmt: skip
+    for r in crawl:
+        print(
+            f"{r['workers']:>7} {r['pages']:>7} {r['seconds']:>7.1f} {r['pages_per_s']:>8.0f} "
+            f"{r['crawler_cpu_ms_per_page']:>20.2f} {r['redis_cpu_ms_per_page']:>18.3f} "
+            f"{r['redis_calls_per_page']:>17.1f}"
+        )
+    print(f"(load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    if len(crawl) == 2 and crawl[0]["pages_per_s"]:
+        print(f"speed-up 2 workers / 1: {crawl[1]['pages_per_s'] / crawl[0]['pages_per_s']:.2f}x")
+    if memory:
+        print(f"\n## Redis memory ({args.seen:,} URLs)")
+        print(f"per seen URL:   {memory['seen']:6.1f} bytes (goal <= 16)")
+        print(f"per queued URL: {memory['queued']:6.1f} bytes")
+        print(f"per queue:      {memory['queue']:6.1f} bytes")
+    print("\n## Claim + complete from one process")
+    for r in claims:
+        print(f"{r['threads']:>2} threads: {r['per_s']:8.0f} URIs/s ({r['uris']} URIs)")
+    if crawl:
+        per_page_ms = crawl[-1]["redis_cpu_ms_per_page"]
+        cap = 1000 / per_page_ms if per_page_ms else float("inf")
+        want = 10 * 16 * crawl[0]["pages_per_s"]
+        print(
+            f"\n## Projection: 10 machines x 16 workers at {crawl[0]['pages_per_s']:.0f} pages/s "
+            f"each want {want:,.0f} pages/s; one Redis main thread at "
+            f"{per_page_ms:.3f} CPU-ms/page carries ~{cap:,.0f} pages/s, so the crawl gets "
+            f"{min(want, cap):,.0f} pages/s (bottleneck: "
+            f"{'the Redis main thread: use a Cluster of >= ' if cap < want else 'the workers'}"
+            f"{int(want / cap) + 1 if cap < want else ''}{' masters' if cap < want else ''})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

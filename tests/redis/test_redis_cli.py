@@ -1,0 +1,88 @@
+"""The commands a user types: ``crawler run ORDER --workers N``, ``crawler worker ORDER --redis
+URL`` joining from elsewhere, and ``crawler status`` on the distributed run directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from crawllog_parser import parse_file
+from redis_servers import RedisServer
+
+from crawler.demo import SampleSite
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+
+def _cli(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "crawler", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def test_run_with_workers_and_a_worker_joining_from_elsewhere(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    with SampleSite(pages_per_host=40, latency_s=0.03) as site:
+        store = {"class": "crawler.frontier.RedisQueueStore", "params": {"url": redis_server.url}}
+        sets: list[str] = []
+        for item in (
+            f"seeds.urls={site.base_urls!r}",
+            "seeds.file=null",
+            "name=cli-test",
+            "toe_threads=2",
+            "logging.console=false",
+            f"frontier.store={json.dumps(store)}",
+        ):
+            sets += ["--set", item]
+        run_dir = tmp_path / "run"
+        launcher = _cli("run", str(EXAMPLE), "--workers", "1", "--run-dir", str(run_dir), *sets)
+        assert launcher.stdout is not None
+        assert launcher.stdout.readline().strip() == str(run_dir)
+        log = run_dir / "workers" / "w01" / "logs" / "crawl.log"
+        deadline = time.monotonic() + 60
+        while not (log.exists() and log.read_text().count("\n") >= 5):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        joiner_dir = tmp_path / "elsewhere"
+        joiner = _cli(
+            "worker", str(EXAMPLE), "--redis", redis_server.url, "--run-dir", str(joiner_dir), *sets
+        )
+        status = subprocess.run(
+            [sys.executable, "-m", "crawler", "status", str(run_dir)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert status.returncode == 0, status.stderr
+        assert "crawl 'cli-test'" in status.stdout and "RUNNING" in status.stdout
+        _, joiner_err = joiner.communicate(timeout=90)
+        out, err = launcher.communicate(timeout=90)
+        assert launcher.returncode == 0, err
+        assert joiner.returncode == 0, joiner_err
+        assert "URIs logged by 1 workers" in out
+        expected = site.expected_urls(obey_robots=True)
+        assert set(site.counts()) == expected
+    mine = {line.uri for line in parse_file(log)}
+    theirs = {line.uri for line in parse_file(joiner_dir / "logs" / "crawl.log")}
+    assert theirs - {u for u in theirs if u.endswith("robots.txt") or u.startswith("dns:")}
+    assert expected <= mine | theirs
+    final = subprocess.run(
+        [sys.executable, "-m", "crawler", "status", str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert "FINISHED" in final.stdout
