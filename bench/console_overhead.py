@@ -1,6 +1,6 @@
 """Measures the console's cost on a running crawl (not a test; run it by hand):
 
-    .venv/bin/python tests/console/console_overhead.py [--seconds 30]
+    .venv/bin/python bench/console_overhead.py [--seconds 30]
 
 Two crawls of the sample site (latency 20 ms, 4 threads), each launched through the console's
 API: during the first nobody looks; during the second a headless Chromium shows the run view
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "console"))
 
 from console_support import ROOT, ConsoleProc, chromium, wait_until
 
