@@ -113,8 +113,12 @@ class WorkQueueFrontier:
             self.gate,
             queue_precedence_function(config),
             config.precedence_floor,
-            self._cond.notify,
+            self._notify,
         )
+        # While a thread is in finished() it will call next() right after: the first queue its
+        # finish makes ready is left for it (no wake-up, no thread hand-off); others wake waiters.
+        self._quiet = False
+        self._suppressed = 0
         self._in_flight: dict[str, WorkQueue] = {}
         self._log = rec.RecoveryLog(store)
         self._ordinal = 0
@@ -343,8 +347,10 @@ class WorkQueueFrontier:
                 q = self._owner(curi)
                 if status != FetchStatus.DEFERRED:
                     self._charge(q, self._cost(curi))
+                self._quietly(True)
                 now = self._release(q, curi, backoff_s, hold_s)
                 self.sched.snooze(q, now + delay_s, now)
+                self._quietly(False)
                 batch = self._log.batch()
                 batch.puts.append((q.key, q.current_key, value))
                 batch.meta[q.meta_name] = q.to_meta()
@@ -374,8 +380,10 @@ class WorkQueueFrontier:
             self.totals[total] += 1
             self._log.recovered.discard(curi.uri)
             journal = self._log.final(q, kind, batch)
+            self._quietly(True)
             now = self._release(q, curi, backoff_s, hold_s)
             self.sched.snooze(q, now + max(delay_ms / 1000.0, backoff_s), now)
+            self._quietly(False)
             batch.meta[q.meta_name] = q.to_meta()
             self._store.write(batch)
             self._finishing += 1
@@ -391,6 +399,23 @@ class WorkQueueFrontier:
                 if not self._finishing and not self._queued:
                     self._cond.notify_all()
         return True
+
+    def _notify(self) -> None:
+        """Wake one thread blocked in ``next()`` (called with the lock held)."""
+        if self._quiet:
+            self._suppressed += 1
+        else:
+            self._cond.notify()
+
+    def _quietly(self, begin: bool) -> None:
+        """Bracket finished()'s scheduling: all but one wake-up go out at the end."""
+        if begin:
+            self._quiet, self._suppressed = True, 0
+            return
+        self._quiet = False
+        if self._suppressed > 1:
+            self._cond.notify(self._suppressed - 1)
+        self._suppressed = 0
 
     def _charge(self, q: WorkQueue, cost: int) -> None:
         q.last_cost = cost
