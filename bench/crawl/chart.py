@@ -15,6 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib import ticker
 
 ORDER = ("crawler", "scrapy", "scrapy-jobdir", "wget2", "wget")
 COLOURS = {
@@ -46,6 +47,8 @@ def plot(report: dict[str, Any], path: Path) -> None:
             bars = ax.bar(names, values, color=colours)
             if key == "pages_per_s":
                 ax.set_yscale("log")
+                ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+                ax.yaxis.set_minor_formatter(ticker.NullFormatter())
                 truth = report["ground_truth"][corpus]["urls"]
                 ax.set_title(f"{TITLES.get(corpus, corpus)} ({truth} URLs)", fontsize=10)
             ax.set_ylabel(label, fontsize=9)

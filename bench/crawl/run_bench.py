@@ -85,7 +85,8 @@ def build_corpora(names: list[str]) -> list[peers.Corpus]:
 
 def ground_truth(corpus: peers.Corpus) -> dict[str, Any]:
     """The corpus's reachable URLs, cached for the generated site (keyed by its parameters)."""
-    cache = OUT / f"truth-{corpus.name}-{len(corpus.starts)}-{len(corpus.roots)}.json.gz"
+    site = next(iter(corpus.roots.values())).parent.name if corpus.name == "gen" else "docs"
+    cache = OUT / f"truth-{corpus.name}-{site}.json.gz"
     key = {"starts": corpus.starts, "roots": {o: str(p) for o, p in corpus.roots.items()}}
     if corpus.name == "gen":
         first_root = next(iter(corpus.roots.values()))
@@ -326,7 +327,10 @@ def main() -> int:
     (OUT / "results.json").write_text(json.dumps(report, indent=1))
     print()
     print(table(summary, truths))
-    print(f"\nwrote {OUT / 'results.json'}")
+    import report_md
+
+    (OUT / "results.md").write_text(report_md.markdown(report))
+    print(f"\nwrote {OUT / 'results.json'} and results.md")
     try:
         import chart
 
