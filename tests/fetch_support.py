@@ -10,13 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import structlog
+from processor_context import make_context
 
-from crawler import DecideRuleSequence, ManualClock, ProcessorContext
+from crawler import ProcessorContext
 from crawler.history import CrawlHistory
-from crawler.order.schema import CrawlOrder, OperatorConfig
-from crawler.servers import ServerCache
-from crawler.stats import CrawlStats
+from crawler.order.schema import OperatorConfig
 
 
 def make_ctx(
@@ -27,23 +25,12 @@ def make_ctx(
     **order: Any,
 ) -> ProcessorContext:
     """A context like the controller's, with a ManualClock and a fresh ServerCache."""
-    return ProcessorContext(
-        run_dir=tmp_path,
-        state_dir=tmp_path / "state",
-        order=CrawlOrder(
-            name="t",
-            operator=OperatorConfig(contact_url="http://x/", from_email="ops@x.example"),
-            **order,
-        ),
-        stats=CrawlStats(),
-        logger=structlog.get_logger(),
-        clock=ManualClock(),
-        stopping=stopping or threading.Event(),
-        servers=ServerCache(),
-        scope=DecideRuleSequence(),
-        schedule=lambda curi: True,
-        uri_error=lambda base, message, raw: None,
+    return make_context(
+        tmp_path,
         history=history,
+        stopping=stopping,
+        operator=OperatorConfig(contact_url="http://x/", from_email="ops@x.example"),
+        **order,
     )
 
 

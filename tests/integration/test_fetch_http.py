@@ -14,12 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import structlog
+from fetch_support import make_ctx
 
-from crawler import CrawlURI, DecideRuleSequence, ManualClock, ProcessorContext, Recording
-from crawler.order.schema import CrawlOrder, OperatorConfig
-from crawler.servers import ServerCache
-from crawler.stats import CrawlStats
+from crawler import CrawlURI, ProcessorContext, Recording
 from processors.fetch import FetchHTTP, FetchHTTPParams
 
 pytestmark = pytest.mark.integration
@@ -136,26 +133,6 @@ def site() -> Iterator[Site]:
 
 def base(site: Site) -> str:
     return f"http://127.0.0.1:{site.server_address[1]}"
-
-
-def make_ctx(tmp_path: Path, **order: Any) -> ProcessorContext:
-    return ProcessorContext(
-        run_dir=tmp_path,
-        state_dir=tmp_path / "state",
-        order=CrawlOrder(
-            name="t",
-            operator=OperatorConfig(contact_url="http://x/", from_email="ops@x.example"),
-            **order,
-        ),
-        stats=CrawlStats(),
-        logger=structlog.get_logger(),
-        clock=ManualClock(),
-        stopping=threading.Event(),
-        servers=ServerCache(),
-        scope=DecideRuleSequence(),
-        schedule=lambda curi: True,
-        uri_error=lambda base, message, raw: None,
-    )
 
 
 @pytest.fixture

@@ -9,13 +9,9 @@ import threading
 from pathlib import Path
 
 import pytest
-import structlog
+from processor_context import make_context
 
-from crawler import CrawlURI, DecideRuleSequence, ManualClock, Recording
-from crawler.order.schema import CrawlOrder
-from crawler.processor import ProcessorContext
-from crawler.servers import ServerCache
-from crawler.stats import CrawlStats
+from crawler import CrawlURI, Recording
 from processors.write import MirrorPathMapper, MirrorWriterProcessor
 
 pytestmark = pytest.mark.integration
@@ -102,22 +98,6 @@ def test_fuzzed_uris_always_resolve_inside_the_mirror_root(tmp_path: Path) -> No
 
 
 # ----------------------------------------------------------------------------- the processor
-def context(run_dir: Path) -> ProcessorContext:
-    return ProcessorContext(
-        run_dir=run_dir,
-        state_dir=run_dir / "state",
-        order=CrawlOrder(name="t", operator={"contact_url": "http://x/"}),
-        stats=CrawlStats(),
-        logger=structlog.get_logger(),
-        clock=ManualClock(),
-        stopping=threading.Event(),
-        servers=ServerCache(),
-        scope=DecideRuleSequence(),
-        schedule=lambda curi: True,
-        uri_error=lambda base, message, raw: None,
-    )
-
-
 def fetched(uri: str, body: bytes, status: int = 200, **headers: str) -> CrawlURI:
     rec = Recording(in_memory_bytes=1024)
     rec.write_body(body)
@@ -129,7 +109,7 @@ def fetched(uri: str, body: bytes, status: int = 200, **headers: str) -> CrawlUR
 @pytest.fixture
 def mirror(tmp_path: Path) -> MirrorWriterProcessor:
     proc = MirrorWriterProcessor("mirror")
-    proc.start(context(tmp_path))
+    proc.start(make_context(tmp_path))
     return proc
 
 

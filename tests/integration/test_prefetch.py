@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-import structlog
+from processor_context import make_context
 from pydantic import ValidationError
 
 from crawler import (
@@ -25,9 +25,7 @@ from crawler import (
     ProcessorContext,
     ProcessResult,
 )
-from crawler.order.schema import CrawlOrder, OperatorConfig, RobotsConfig
-from crawler.servers import ServerCache
-from crawler.stats import CrawlStats
+from crawler.order.schema import RobotsConfig
 from processors.fetch import FetchHTTP
 from processors.prefetch import (
     PreconditionEnforcer,
@@ -85,22 +83,11 @@ class AcceptIfContains(DecideRule[Params]):
 
 
 def make_ctx(tmp_path: Path, policy: Literal["obey", "ignore"] = "obey") -> ProcessorContext:
-    return ProcessorContext(
-        run_dir=tmp_path,
-        state_dir=tmp_path / "state",
-        order=CrawlOrder(
-            name="t",
-            operator=OperatorConfig(contact_url="http://x/"),
-            robots=RobotsConfig(policy=policy),
-        ),
-        stats=CrawlStats(),
-        logger=structlog.get_logger(),
-        clock=ManualClock(),
-        stopping=threading.Event(),
-        servers=ServerCache(),
+    return make_context(
+        tmp_path,
         scope=DecideRuleSequence([AcceptIfContains()]),
         schedule=lambda curi: None,
-        uri_error=lambda base, message, raw: None,
+        robots=RobotsConfig(policy=policy),
     )
 
 

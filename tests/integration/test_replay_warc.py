@@ -23,15 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import structlog
+from processor_context import make_context
 from warcio.archiveiterator import ArchiveIterator
 
-from crawler import CrawlURI, DecideRuleSequence, ManualClock, ProcessorContext, RevisitInfo
+from crawler import CrawlURI, ManualClock, ProcessorContext, RevisitInfo
 from crawler.history import CrawlHistory
-from crawler.order.schema import CrawlOrder, OperatorConfig
 from crawler.recording import Recording
-from crawler.servers import ServerCache
-from crawler.stats import CrawlStats
 from processors.fetch import FetchHTTP
 from processors.write import WARCWriterParams, WARCWriterProcessor
 
@@ -129,20 +126,7 @@ def site() -> Iterator[str]:
 
 
 def make_ctx(run_dir: Path, clock: ManualClock, history: CrawlHistory | None) -> ProcessorContext:
-    return ProcessorContext(
-        run_dir=run_dir,
-        state_dir=run_dir / "state",
-        order=CrawlOrder(name="replay", operator=OperatorConfig(contact_url="http://x/")),
-        stats=CrawlStats(),
-        logger=structlog.get_logger(),
-        clock=clock,
-        stopping=threading.Event(),
-        servers=ServerCache(),
-        scope=DecideRuleSequence(),
-        schedule=lambda curi: True,
-        uri_error=lambda base, message, raw: None,
-        history=history,
-    )
+    return make_context(run_dir, clock=clock, history=history, name="replay")
 
 
 def crawl(

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import structlog
+from processor_context import make_context
 
-from crawler import CrawlURI, DecideRuleSequence, ManualClock, Recording, RevisitInfo
+from crawler import CrawlURI, Recording, RevisitInfo
 from crawler.history import CrawlHistory
-from crawler.order.schema import CrawlOrder
-from crawler.processor import ProcessorContext
-from crawler.servers import ServerCache
-from crawler.stats import CrawlStats
 from processors.write import WARCWriterParams, WARCWriterProcessor
 from tests.integration.test_warc_writer import fetched, records, warcio_check, warcs
 
@@ -30,28 +25,11 @@ def history(tmp_path: Path) -> Iterator[CrawlHistory]:
     db.close()
 
 
-def context(run_dir: Path, history: CrawlHistory | None) -> ProcessorContext:
-    return ProcessorContext(
-        run_dir=run_dir,
-        state_dir=run_dir / "state",
-        order=CrawlOrder(name="t", operator={"contact_url": "http://x/"}),
-        stats=CrawlStats(),
-        logger=structlog.get_logger(),
-        clock=ManualClock(),
-        stopping=threading.Event(),
-        servers=ServerCache(),
-        scope=DecideRuleSequence(),
-        schedule=lambda curi: True,
-        uri_error=lambda base, message, raw: None,
-        history=history,
-    )
-
-
 def writer_for(
     tmp_path: Path, history: CrawlHistory | None, **params: object
 ) -> WARCWriterProcessor:
     writer = WARCWriterProcessor("warc", WARCWriterParams.model_validate(params))
-    writer.start(context(tmp_path, history))
+    writer.start(make_context(tmp_path, history=history))
     return writer
 
 

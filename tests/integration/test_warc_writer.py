@@ -10,15 +10,11 @@ import threading
 from pathlib import Path
 
 import pytest
-import structlog
+from processor_context import make_context
 from pydantic import ValidationError
 from warcio.archiveiterator import ArchiveIterator
 
-from crawler import CrawlURI, DecideRuleSequence, Link, ManualClock, Recording
-from crawler.order.schema import CrawlOrder
-from crawler.processor import ProcessorContext
-from crawler.servers import ServerCache
-from crawler.stats import CrawlStats
+from crawler import CrawlURI, Link, Recording
 from processors.write import WARCWriterParams, WARCWriterProcessor
 
 pytestmark = pytest.mark.integration
@@ -27,20 +23,7 @@ WARCIO = Path(sys.executable).with_name("warcio")
 NAME_RE = re.compile(r"^WEB-\d{17}-\d{5}-\d+~[^~/]+\.warc\.gz$")
 
 
-def context(run_dir: Path) -> ProcessorContext:
-    return ProcessorContext(
-        run_dir=run_dir,
-        state_dir=run_dir / "state",
-        order=CrawlOrder(name="t", operator={"contact_url": "http://x/"}),
-        stats=CrawlStats(),
-        logger=structlog.get_logger(),
-        clock=ManualClock(),
-        stopping=threading.Event(),
-        servers=ServerCache(),
-        scope=DecideRuleSequence(),
-        schedule=lambda curi: True,
-        uri_error=lambda base, message, raw: None,
-    )
+context = make_context
 
 
 def fetched(n: int, body: bytes, truncated: str | None = None) -> CrawlURI:

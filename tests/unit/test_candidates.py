@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
-import structlog
+from processor_context import make_context
 
 from crawler import (
     CrawlURI,
@@ -14,14 +13,9 @@ from crawler import (
     DecideRuleSequence,
     Hop,
     Link,
-    ManualClock,
     NoParams,
     SchedulingDirective,
 )
-from crawler.order.schema import CrawlOrder
-from crawler.processor import ProcessorContext
-from crawler.servers import ServerCache
-from crawler.stats import CrawlStats
 from processors.postprocess import CandidatesParams, CandidatesProcessor
 
 
@@ -41,15 +35,8 @@ class Harness:
     def __init__(self, params: CandidatesParams | None = None) -> None:
         self.scheduled: list[CrawlURI] = []
         self.errors: list[tuple[str | None, str, str]] = []
-        self.ctx = ProcessorContext(
-            run_dir=Path("."),
-            state_dir=Path("."),
-            order=CrawlOrder(name="t", operator={"contact_url": "http://x/"}),
-            stats=CrawlStats(),
-            logger=structlog.get_logger(),
-            clock=ManualClock(),
-            stopping=threading.Event(),
-            servers=ServerCache(),
+        self.ctx = make_context(
+            Path("."),
             scope=DecideRuleSequence([AcceptAll(), RejectHost()]),
             schedule=self._schedule,
             uri_error=lambda base, msg, raw: self.errors.append((base, msg, raw)),

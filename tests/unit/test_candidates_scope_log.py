@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
-import structlog
+from processor_context import make_context
 
 from crawler import CrawlURI, DecideRuleSequence, Link, ManualClock
 from crawler.decide import (
@@ -14,10 +13,6 @@ from crawler.decide import (
     RuleContext,
     SurtPrefixedDecideRule,
 )
-from crawler.order.schema import CrawlOrder
-from crawler.processor import ProcessorContext
-from crawler.servers import ServerCache
-from crawler.stats import CrawlStats
 from processors.postprocess import CandidatesParams, CandidatesProcessor
 
 
@@ -27,18 +22,11 @@ def start(run_dir: Path, log: bool) -> tuple[CandidatesProcessor, list[CrawlURI]
     )
     scope.bind(RuleContext(seeds=["http://site.example/"]))
     scheduled: list[CrawlURI] = []
-    ctx = ProcessorContext(
-        run_dir=run_dir,
-        state_dir=run_dir / "state",
-        order=CrawlOrder(name="t", operator={"contact_url": "http://x/"}),
-        stats=CrawlStats(),
-        logger=structlog.get_logger(),
+    ctx = make_context(
+        run_dir,
         clock=ManualClock(1_700_000_000.25),
-        stopping=threading.Event(),
-        servers=ServerCache(),
         scope=scope,
         schedule=lambda curi: scheduled.append(curi) is None,
-        uri_error=lambda base, msg, raw: None,
     )
     proc = CandidatesProcessor("candidates", CandidatesParams(log_scope_decisions=log))
     proc.start(ctx)

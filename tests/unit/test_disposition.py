@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-import structlog
+from processor_context import make_context
 
-from crawler import CrawlURI, DecideRuleSequence, ManualClock
+from crawler import CrawlURI
 from crawler.frontier import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
-from crawler.order.schema import CrawlOrder
-from crawler.processor import ProcessorContext
 from crawler.servers import ServerCache
-from crawler.stats import CrawlStats
 from processors.postprocess import DispositionParams, DispositionProcessor
 
 
@@ -26,19 +22,7 @@ def processor(
     servers = ServerCache()
     if robots_txt is not None:
         servers.update_robots("site.example:80", 200, robots_txt, 0.0)
-    ctx = ProcessorContext(
-        run_dir=Path("."),
-        state_dir=Path("."),
-        order=CrawlOrder(name="t", operator={"contact_url": "http://x/"}, **order),
-        stats=CrawlStats(),
-        logger=structlog.get_logger(),
-        clock=ManualClock(),
-        stopping=threading.Event(),
-        servers=servers,
-        scope=DecideRuleSequence(),
-        schedule=lambda curi: True,
-        uri_error=lambda base, msg, raw: None,
-    )
+    ctx = make_context(Path("."), servers=servers, **order)
     proc = DispositionProcessor("disposition", params)
     proc.start(ctx)
     return proc
