@@ -56,9 +56,17 @@ def kill_after(proc: subprocess.Popen[str], run_dir: Path, lines: int) -> bool:
 
 
 def settled_counts(site: SampleSite) -> Counter[str]:
-    # Requests the dead process had in flight are answered (and logged) after the latency.
-    time.sleep(LATENCY_S * 5)
-    return site.counts()
+    """The request counts once requests the dead process had in flight were all answered (and
+    logged): the log has not grown for a while (bounded, for a loaded machine)."""
+    counts = site.counts()
+    quiet_since = time.monotonic()
+    deadline = quiet_since + 5
+    while time.monotonic() < deadline and time.monotonic() - quiet_since < LATENCY_S * 10:
+        time.sleep(LATENCY_S)
+        now = site.counts()
+        if now != counts:
+            counts, quiet_since = now, time.monotonic()
+    return counts
 
 
 @pytest.mark.parametrize("kill_fractions", [(0.05, 0.5, 0.9), (0.02, 0.25, 0.45, 0.7)])
