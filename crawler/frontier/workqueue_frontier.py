@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,10 @@ class WorkQueueFrontier:
         self._ordinal_reserved = 0
         self._queued = 0
         self._finishing = 0
+        # While URIs recovered from a crash are re-scheduling their links: canonicals another
+        # thread is adding to the uniq filter right now (not yet marked as queued), so a
+        # recovered URI re-finding one does not take it for a link lost in the crash.
+        self._adding: Counter[str] = Counter()
         self.totals = {"succeeded": 0, "failed": 0, "disregarded": 0}
         self._opened = False
         self._closed = False
@@ -210,14 +215,31 @@ class WorkQueueFrontier:
             # Durable before the uniq check: after a crash this URI's links are re-checked.
             with self._cond:
                 self._log.mark_in_flight(via_q)
-        if not self._uniq.add(canonical):
-            if not self._log.recovered or curi.via not in self._log.recovered:
+        if not self._log.recovered:
+            if not self._uniq.add(canonical):
                 return False
-            with self._cond:
-                if not self._log.was_lost(canonical):
+            return self._enqueue(curi)
+        with self._cond:
+            self._adding[canonical] += 1
+        try:
+            if not self._uniq.add(canonical):
+                if curi.via not in self._log.recovered:
                     return False
-            self._logger.info("lost_uri_requeued", uri=uri)
-        return self._enqueue(curi)
+                with self._cond:
+                    self._adding[canonical] -= 1
+                    while self._adding[canonical] > 0 and not self._closed:
+                        self._cond.wait(0.5)  # another thread is queuing it: not lost
+                    self._adding[canonical] += 1
+                    if not self._log.was_lost(canonical):
+                        return False
+                self._logger.info("lost_uri_requeued", uri=uri)
+            return self._enqueue(curi)
+        finally:
+            with self._cond:
+                self._adding[canonical] -= 1
+                if self._adding[canonical] <= 0:
+                    del self._adding[canonical]
+                    self._cond.notify_all()
 
     def _enqueue(self, curi: CrawlURI) -> bool:
         # A via in flight is on the calling thread, so its entry cannot change under us.
