@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from crawler.order.components import show_processor_main
 from crawler.order.errors import OrderError
-from crawler.order.loader import load_order, validate_main
+from crawler.order.loader import load_order, require_contact_url, validate_main
 
 if TYPE_CHECKING:
     from crawler.controller import CrawlController
@@ -213,6 +213,7 @@ def cmd_run(
 
     try:
         order = load_order(order_path, sets)
+        require_contact_url(order)  # before a run directory is made for a crawl that can't start
     except OrderError as error:
         print(str(error), file=err)
         return 2
