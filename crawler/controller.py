@@ -19,6 +19,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -214,6 +215,7 @@ class CrawlController:
             schedule=self.schedule,
             uri_error=self._uri_error,
             history=self.history,
+            schedule_many=self.schedule_many,
         )
         for chain in self.chains.chains:
             for proc in chain:
@@ -305,6 +307,21 @@ class CrawlController:
             self.stats.note_scheduled(curi.uri)
             return True
         return False
+
+    def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]:
+        """:meth:`schedule` each of ``curis`` (one page's outlinks) in one frontier call."""
+        result = [False] * len(curis)
+        if self.frontier is None:
+            return result
+        blocks = self.block_rules.blocks
+        offered = [i for i, c in enumerate(curis) if c.hop_path.endswith("P") or not blocks(c.uri)]
+        if not offered:
+            return result
+        queued = self.frontier.schedule_many([curis[i] for i in offered])
+        for i, ok in zip(offered, queued, strict=True):
+            result[i] = ok
+        self.stats.note_scheduled_many([c.uri for c, ok in zip(curis, result, strict=True) if ok])
+        return result
 
     def _schedule_seed(self, uri: str) -> bool:
         self.stats.note_seed(uri)

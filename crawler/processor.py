@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar, final
@@ -67,7 +67,8 @@ ProcessResult.SKIP_TO_POST = ProcessResult("skip_to_post")
 class ProcessorContext:
     """What a processor may use once the crawl starts. Every member is thread-safe.
 
-    ``schedule`` offers a CrawlURI to the frontier as it is (callers scope it first);
+    ``schedule`` offers a CrawlURI to the frontier as it is (callers scope it first) and
+    ``schedule_many`` several at once (a page's outlinks; one flag per URI, True if queued);
     ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
     the crawl is ending, so long operations can give up early; ``history`` holds the fetch and
     payload-digest history of this run (conditional requests, revisit records).
@@ -85,6 +86,7 @@ class ProcessorContext:
     schedule: Callable[[CrawlURI], bool]
     uri_error: Callable[[str | None, str, str], None]
     history: CrawlHistory | None = None
+    schedule_many: Callable[[Sequence[CrawlURI]], list[bool]] | None = None
 
 
 P = TypeVar("P", bound=Params)

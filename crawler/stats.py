@@ -128,6 +128,13 @@ class CrawlStats:
         with self._lock:
             self._host(host).scheduled += 1
 
+    def note_scheduled_many(self, uris: list[str]) -> None:
+        """:meth:`note_scheduled` for several URIs under one lock hold."""
+        hosts = [host_of(uri) for uri in uris]
+        with self._lock:
+            for host in hosts:
+                self._host(host).scheduled += 1
+
     def record_final(self, curi: CrawlURI) -> None:
         """Count one URI's final disposition (the moment its crawl.log line is written)."""
         self._record(

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from crawler.curi import CrawlURI
 
 
@@ -52,6 +54,15 @@ class Frontier(Protocol):
         """Queue ``curi`` if its canonical form was never seen (or it is force-fetched).
 
         Returns True when it was queued. Never raises for a bad URI: it is refused and logged.
+        """
+        ...
+
+    def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]:
+        """:meth:`schedule` each of ``curis`` in order (typically the outlinks of one page).
+
+        Returns one flag per URI, True where it was queued. Implementations share the work
+        among them (one lock hold, one store write, one round trip) so a page's links cost
+        little more than one link.
         """
         ...
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +219,10 @@ class RedisFrontier:
             self._store.unschedule(shard, qid, member)
             return False
         return True
+
+    def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]:
+        """:meth:`schedule` each of ``curis`` in order."""
+        return [self.schedule(curi) for curi in curis]
 
     def _record(self, curi: CrawlURI) -> bool:
         """Record ``curi.canonical`` in the uniq filter; False if another worker was first."""

@@ -35,7 +35,7 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -240,6 +240,10 @@ class WorkQueueFrontier:
                 if self._adding[canonical] <= 0:
                     del self._adding[canonical]
                     self._cond.notify_all()
+
+    def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]:
+        """:meth:`schedule` each of ``curis`` in order."""
+        return [self.schedule(curi) for curi in curis]
 
     def _enqueue(self, curi: CrawlURI) -> bool:
         # A via in flight is on the calling thread, so its entry cannot change under us.
