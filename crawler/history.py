@@ -15,8 +15,9 @@ history is opened as a second, read-only source consulted after this run's own, 
 can send conditional requests and write revisits against the earlier crawl's WARCs. Nothing is
 ever written to it (LevelDB itself may tidy its log on open; the earlier crawl must not be running).
 
-Thread-safe: plyvel reads and writes are; one lock makes the read-merge-write of each ``record_*``
-atomic (local disk only, never network I/O under it). Heritrix counterpart:
+Thread-safe: plyvel reads and writes are; a lock per key stripe (64) makes the read-merge-write
+of each ``record_*`` atomic for its key (local disk only, never network I/O under it).
+Heritrix counterpart:
 ``PersistStoreProcessor`` / ``FetchHistoryProcessor`` (fetch history) and the
 ``ContentDigestHistory`` store used by ``ContentDigestHistoryLoader`` /
 ``ContentDigestHistoryStorer`` (URL-agnostic dedup).
@@ -84,6 +85,9 @@ def _resolve_import(path: Path) -> Path:
     raise FileNotFoundError(f"no crawl history database under {path}")
 
 
+_STRIPES = 64
+
+
 class CrawlHistory:
     """Fetch and payload-digest history of a crawl (see the module docstring)."""
 
@@ -91,6 +95,9 @@ class CrawlHistory:
         self._db = db
         self._imported = imported
         self._lock = threading.Lock()
+        # Read-modify-write of one key is atomic under that key's stripe: no crawl-wide lock
+        # held across the database's I/O (which lets other threads run into it and queue).
+        self._stripes = [threading.Lock() for _ in range(_STRIPES)]
         self.path = path
 
     @classmethod
@@ -146,7 +153,7 @@ class CrawlHistory:
         last_modified = curi.header("Last-Modified")
         if warc_target_uri == curi.uri:
             warc_target_uri = None
-        with self._lock:
+        with self._stripes[hash(key) % _STRIPES]:
             if revisit is not None and not (digest and etag and last_modified):
                 raw = self._get(key)
                 if raw is not None:
@@ -190,7 +197,7 @@ class CrawlHistory:
         with its count increased.
         """
         key = _DIGEST + payload_digest.encode("ascii", "replace")
-        with self._lock:
+        with self._stripes[hash(key) % _STRIPES]:
             raw = self._get(key)
             if raw is None:
                 entry = DigestHistoryEntry(

@@ -48,7 +48,15 @@ def log14(epoch_s: float) -> str:
 def stamp17(epoch_ms: int) -> str:
     """``yyyymmddhhmmssSSS`` (UTC) for a time in milliseconds since the epoch."""
     seconds, millis = divmod(int(epoch_ms), 1000)
-    return time.strftime("%Y%m%d%H%M%S", time.gmtime(seconds)) + f"{millis:03d}"
+    global _stamp_cache
+    cached_second, prefix = _stamp_cache  # one tuple, replaced atomically: thread-safe
+    if cached_second != seconds:
+        prefix = time.strftime("%Y%m%d%H%M%S", time.gmtime(seconds))
+        _stamp_cache = (seconds, prefix)
+    return f"{prefix}{millis:03d}"
+
+
+_stamp_cache: tuple[int, str] = (-1, "")
 
 
 def format_crawl_line(curi: CrawlURI, now_s: float, extra_info: bool = True) -> str:

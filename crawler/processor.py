@@ -69,6 +69,8 @@ class ProcessorContext:
 
     ``schedule`` offers a CrawlURI to the frontier as it is (callers scope it first) and
     ``schedule_many`` several at once (a page's outlinks; one flag per URI, True if queued);
+    ``seen_recently`` says, per URI and without I/O, which the frontier surely has seen (when
+    the frontier can tell);
     ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
     the crawl is ending, so long operations can give up early; ``history`` holds the fetch and
     payload-digest history of this run (conditional requests, revisit records).
@@ -87,6 +89,7 @@ class ProcessorContext:
     uri_error: Callable[[str | None, str, str], None]
     history: CrawlHistory | None = None
     schedule_many: Callable[[Sequence[CrawlURI]], list[bool]] | None = None
+    seen_recently: Callable[[Sequence[str]], list[bool]] | None = None
 
 
 P = TypeVar("P", bound=Params)

@@ -12,6 +12,7 @@ it is no longer being added to.
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator
@@ -24,6 +25,29 @@ _SCHEME_BEFORE_COLON = re.compile(r"[a-zA-Z][a-zA-Z0-9+\-]*:(?![0-9])")
 
 
 def surt(uri: str) -> str:
+    """The lower-cased SURT form of an (already normalized) URI; only the authority changes.
+
+    ``dns:host`` becomes ``dns:(tld,…,)``; a string without a scheme is treated as
+    ``host[:port]/path``. The authority's transform is cached (a crawl meets few authorities
+    and asks for many SURTs of each).
+    """
+    sep = uri.find("://")
+    if sep >= 0:
+        end = len(uri)
+        for delim in "/?#":
+            at = uri.find(delim, sep + 3)
+            if 0 <= at < end:
+                end = at
+        return _surt_authority(uri[:end]) + uri[end:].lower()
+    return _surt(uri)
+
+
+@functools.lru_cache(maxsize=8192)
+def _surt_authority(scheme_authority: str) -> str:
+    return _surt(scheme_authority)
+
+
+def _surt(uri: str) -> str:
     """The lower-cased SURT form of an (already normalized) URI; only the authority changes.
 
     ``dns:host`` becomes ``dns:(tld,…,)``; a string without a scheme is treated as

@@ -87,28 +87,33 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
         return self._db
 
     def write(self, batch: StoreBatch) -> None:
+        self.write_many([batch])
+
+    def write_many(self, batches: list[StoreBatch]) -> None:
+        """Apply ``batches`` in order as one atomic write (a group commit)."""
         db = self._require()
         floor, last_head = self._floor, self._last_head
         with db.write_batch(sync=self.params.sync_writes) as wb:
-            for queue_key, key in batch.deletes:
-                wb.delete(_PENDING + queue_key.encode() + b"\x00" + key.to_bytes(8, "big"))
-                if last_head.get(queue_key) == key:
-                    # Everything below the head was already gone: the floor may pass it.
-                    floor[queue_key] = key + 1
-                    del last_head[queue_key]
-            for queue_key, key, value in batch.puts:
-                check_queue_key(queue_key)
-                wb.put(_PENDING + queue_key.encode() + b"\x00" + key.to_bytes(8, "big"), value)
-                if key < floor.get(queue_key, 0):
-                    floor[queue_key] = key
-                head = last_head.get(queue_key)
-                if head is not None and key < head:
-                    del last_head[queue_key]
-            for name, meta in batch.meta.items():
-                if meta is None:
-                    wb.delete(_META + name.encode())
-                else:
-                    wb.put(_META + name.encode(), meta)
+            for batch in batches:
+                for queue_key, key in batch.deletes:
+                    wb.delete(_PENDING + queue_key.encode() + b"\x00" + key.to_bytes(8, "big"))
+                    if last_head.get(queue_key) == key:
+                        # Everything below the head was already gone: the floor may pass it.
+                        floor[queue_key] = key + 1
+                        del last_head[queue_key]
+                for queue_key, key, value in batch.puts:
+                    check_queue_key(queue_key)
+                    wb.put(_PENDING + queue_key.encode() + b"\x00" + key.to_bytes(8, "big"), value)
+                    if key < floor.get(queue_key, 0):
+                        floor[queue_key] = key
+                    head = last_head.get(queue_key)
+                    if head is not None and key < head:
+                        del last_head[queue_key]
+                for name, meta in batch.meta.items():
+                    if meta is None:
+                        wb.delete(_META + name.encode())
+                    else:
+                        wb.put(_META + name.encode(), meta)
 
     def head(self, queue_key: str) -> tuple[int, bytes] | None:
         db = self._require()
@@ -121,6 +126,23 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
                 return key, value
         self._last_head.pop(queue_key, None)
         return None
+
+    def head_many(self, queue_key: str, limit: int) -> list[tuple[int, bytes]]:
+        """Up to ``limit`` pending records of ``queue_key``, lowest sort keys first."""
+        db = self._require()
+        prefix = _PENDING + queue_key.encode() + b"\x00"
+        start = prefix + self._floor.get(queue_key, 0).to_bytes(8, "big")
+        rows: list[tuple[int, bytes]] = []
+        with db.iterator(start=start, stop=prefix + b"\xff" * 9) as it:
+            for raw_key, value in it:
+                rows.append((int.from_bytes(raw_key[len(prefix) :], "big"), value))
+                if len(rows) >= limit:
+                    break
+        if rows:
+            self._last_head[queue_key] = rows[0][0]
+        else:
+            self._last_head.pop(queue_key, None)
+        return rows
 
     def get_meta(self, name: str) -> bytes | None:
         value: bytes | None = self._require().get(_META + name.encode())

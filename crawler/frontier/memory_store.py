@@ -65,6 +65,13 @@ class MemoryQueueStore(QueueStoreBase[NoParams]):
             heapq.heappop(heap)
         return None
 
+    def head_many(self, queue_key: str, limit: int) -> list[tuple[int, bytes]]:
+        """Up to ``limit`` pending records of ``queue_key``, lowest sort keys first."""
+        q = self._queues.get(queue_key)
+        if q is None:
+            return []
+        return [(k, q.records[k]) for k in heapq.nsmallest(limit, q.records)]
+
     def get_meta(self, name: str) -> bytes | None:
         return self._meta.get(name)
 

@@ -60,6 +60,7 @@ from crawler.frontier.workqueue import (
     RETIRED,
     WorkQueue,
 )
+from crawler.frontier.write_behind_store import WriteBehindStore
 from crawler.order.schema import FrontierConfig
 from crawler.uniq.uniq_filter import UriUniqFilter
 
@@ -87,7 +88,8 @@ class WorkQueueFrontier:
         uri_error: Callable[[str | None, str, str], None] | None = None,
         crawl_log: Path | None = None,
     ) -> None:
-        self._store = store
+        # Store I/O happens outside self._cond: see WriteBehindStore.
+        self._store = WriteBehindStore(store)
         self._policy = policy
         self._uniq = uniq
         self._config = config
@@ -121,7 +123,7 @@ class WorkQueueFrontier:
         self._quiet = False
         self._suppressed = 0
         self._in_flight: dict[str, WorkQueue] = {}
-        self._log = rec.RecoveryLog(store)
+        self._log = rec.RecoveryLog(self._store)
         self._ordinal = 0
         self._ordinal_reserved = 0
         self._queued = 0
@@ -166,6 +168,7 @@ class WorkQueueFrontier:
             self.totals = restored.totals
             self._store.write(StoreBatch(meta={rec.FRONTIER_META: self._counters_meta()}))
             self._opened = True
+        self._store.sync()
         if self.sched.queues:
             self._logger.info(
                 "frontier_reopened",
@@ -215,6 +218,7 @@ class WorkQueueFrontier:
             # Durable before the uniq check: after a crash this URI's links are re-checked.
             with self._cond:
                 self._log.mark_in_flight(via_q)
+            self._store.sync()
         if not self._log.recovered:
             if not self._uniq.add(canonical):
                 return False
@@ -242,50 +246,126 @@ class WorkQueueFrontier:
                     self._cond.notify_all()
 
     def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]:
-        """:meth:`schedule` each of ``curis`` in order."""
-        return [self.schedule(curi) for curi in curis]
+        """:meth:`schedule` each of ``curis`` in order, sharing the work: one uniq-filter call,
+        one lock hold and one store write for the lot."""
+        if self._closed:
+            return [False] * len(curis)
+        if self._log.recovered:
+            return [self.schedule(curi) for curi in curis]  # crash recovery: the careful path
+        out = [False] * len(curis)
+        canonical_of = self._prepare.canonical
+        forced: list[int] = []
+        checked: list[int] = []
+        for i, curi in enumerate(curis):
+            try:
+                curi.canonical = canonical_of(curi.uri)
+            except ValueError as exc:
+                if self._uri_error is not None:
+                    self._uri_error(curi.via, str(exc), curi.uri)
+                continue
+            (forced if curi.force_fetch else checked).append(i)
+        if checked:
+            # Links recorded lately are answered without I/O; only the rest need the via's
+            # in-flight marker and the filter's check-and-add.
+            maybe = self._uniq.maybe_new([curis[i].canonical for i in checked])
+            checked = [i for i, new in zip(checked, maybe, strict=True) if new]
+        if checked:
+            self._mark_vias_in_flight({curis[i].via for i in checked})
+            added = self._uniq.add_many([curis[i].canonical for i in checked])
+            checked = [i for i, new in zip(checked, added, strict=True) if new]
+        for i in forced:
+            self._uniq.add_force(curis[i].canonical)
+        chosen = sorted(forced + checked) if forced else checked
+        queued = self._enqueue_many([curis[i] for i in chosen])
+        for i, ok in zip(chosen, queued, strict=True):
+            out[i] = ok
+        return out
+
+    def seen_recently(self, uris: Sequence[str]) -> list[bool]:
+        """True for each URI the uniq filter recorded lately (answered without I/O or lock).
+
+        A True is final (the URI was scheduled); a False only means "not known cheaply". Lets
+        a caller skip the per-link work (scope rules) for the links of a page seen already.
+        """
+        canonical_of = self._prepare.canonical
+        canonicals: list[str] = []
+        for uri in uris:
+            try:
+                canonicals.append(canonical_of(uri))
+            except ValueError:
+                canonicals.append("")
+        return [not new for new in self._uniq.maybe_new(canonicals)]
+
+    def _mark_vias_in_flight(self, vias: set[str | None]) -> None:
+        """Durable before the uniq check: after a crash these URIs' links are re-checked."""
+        marks = [q for via in vias if via and (q := self._in_flight.get(via)) and not q.marked]
+        if marks:
+            with self._cond:
+                for q in marks:
+                    self._log.mark_in_flight(q)
+            self._store.sync()
 
     def _enqueue(self, curi: CrawlURI) -> bool:
-        # A via in flight is on the calling thread, so its entry cannot change under us.
-        via_q = self._in_flight.get(curi.via) if curi.via else None
-        try:
-            key = self._prepare.queue_key(
-                curi, (via_q.key, via_q.current_key) if via_q is not None else None
-            )
-        except ValueError as exc:
-            if self._uri_error is not None:
-                self._uri_error(curi.via, str(exc), curi.uri)
-            return False
-        curi.queue_key = key
-        value = curi.to_bytes()
-        mark = rec.mark_name(curi.canonical)
+        return self._enqueue_many([curi])[0]
+
+    def _enqueue_many(self, curis: list[CrawlURI]) -> list[bool]:
+        """Queue ``curis`` (already past the uniq filter) with one store write."""
+        out = [False] * len(curis)
+        entries: list[tuple[int, CrawlURI, bytes, str]] = []
+        for i, curi in enumerate(curis):
+            # A via in flight is on the calling thread, so its entry cannot change under us.
+            via_q = self._in_flight.get(curi.via) if curi.via else None
+            try:
+                key = self._prepare.queue_key(
+                    curi, (via_q.key, via_q.current_key) if via_q is not None else None
+                )
+            except ValueError as exc:
+                if self._uri_error is not None:
+                    self._uri_error(curi.via, str(exc), curi.uri)
+                continue
+            curi.queue_key = key
+            entries.append((i, curi, curi.to_bytes(), rec.mark_name(curi.canonical)))
+        if not entries:
+            return out
         with self._cond:
             if self._closed:
-                return False
-            self._ordinal += 1
-            curi.ordinal = ordinal = self._ordinal
-            q = self.sched.get_or_add(key)
-            q.size += 1
-            q.total_enqueues += 1
-            q.last_queued = curi.uri
-            if q.state == EXHAUSTED:
-                q.best_uri_precedence = curi.precedence
-                self.sched.deactivate(q)
-            elif curi.precedence < q.best_uri_precedence:
-                q.best_uri_precedence = curi.precedence
-                if q.state == INACTIVE and self.sched.precedence_of(q) < q.precedence:
-                    self.sched.deactivate(q)  # to the FIFO of its better precedence
-            if q.state != RETIRED:
-                self._queued += 1
+                return out
             batch = self._log.batch()
-            batch.puts.append((key, sort_key(curi.directive, curi.precedence, ordinal), value))
-            batch.meta[q.meta_name] = q.to_meta()
-            batch.meta[mark] = b""
-            if ordinal >= self._ordinal_reserved:
-                self._ordinal_reserved = ordinal + ORDINAL_BLOCK
+            touched: dict[str, WorkQueue] = {}
+            for i, curi, value, mark in entries:
+                q = self._add_locked(curi)
+                touched[q.key] = q
+                skey = sort_key(curi.directive, curi.precedence, curi.ordinal)
+                batch.puts.append((q.key, skey, value))
+                batch.meta[mark] = b""
+                out[i] = True
+            for q in touched.values():
+                batch.meta[q.meta_name] = q.to_meta()
+            if self._ordinal >= self._ordinal_reserved:
+                self._ordinal_reserved = self._ordinal + ORDINAL_BLOCK
                 batch.meta[rec.FRONTIER_META] = self._counters_meta()
             self._store.write(batch)
-        return True
+        self._store.sync()
+        return out
+
+    def _add_locked(self, curi: CrawlURI) -> WorkQueue:
+        """Give ``curi`` its ordinal and count it in its queue (lock held)."""
+        self._ordinal += 1
+        curi.ordinal = self._ordinal
+        q = self.sched.get_or_add(curi.queue_key)
+        q.size += 1
+        q.total_enqueues += 1
+        q.last_queued = curi.uri
+        if q.state == EXHAUSTED:
+            q.best_uri_precedence = curi.precedence
+            self.sched.deactivate(q)
+        elif curi.precedence < q.best_uri_precedence:
+            q.best_uri_precedence = curi.precedence
+            if q.state == INACTIVE and self.sched.precedence_of(q) < q.precedence:
+                self.sched.deactivate(q)  # to the FIFO of its better precedence
+        if q.state != RETIRED:
+            self._queued += 1
+        return q
 
     # ---------------------------------------------------------------- next
     def next(self, timeout_s: float) -> CrawlURI | None:
@@ -381,6 +461,7 @@ class WorkQueueFrontier:
                 batch.puts.append((q.key, q.current_key, value))
                 batch.meta[q.meta_name] = q.to_meta()
                 self._store.write(batch)
+            self._store.sync()
             return False
         delay_ms = curi.politeness_delay_ms
         if delay_ms < 0:
@@ -414,6 +495,8 @@ class WorkQueueFrontier:
             self._store.write(batch)
             self._finishing += 1
         try:
+            # Durable before crawl.log has the line: a crash cannot log a URI twice.
+            self._store.sync()
             if self._on_final is not None:
                 self._on_final(curi)
         except Exception:
@@ -468,6 +551,8 @@ class WorkQueueFrontier:
     def _retire(self, q: WorkQueue) -> None:
         self._queued -= q.size
         self.sched.retire(q)
+        # Made durable by the next sync of any thread; lost in a crash, the queue is simply
+        # retired again when it is next handed out over budget.
         self._store.write(StoreBatch(meta={q.meta_name: q.to_meta()}))
         self._logger.info("queue_retired", queue=q.key, queued=q.size, spent=q.total_spent)
 

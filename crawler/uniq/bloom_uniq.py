@@ -132,6 +132,9 @@ class BloomUriUniqFilter(UriUniqFilter[BloomUriUniqFilterParams]):
                 self._over_capacity(bits)
             return new
 
+    def maybe_new(self, canonicals: list[str]) -> list[bool]:
+        return self._recent.unknown([self._hash(c) for c in canonicals])
+
     def add_many(self, canonicals: Iterable[str]) -> list[bool]:
         hashes = [self._hash(c) for c in canonicals]
         recent = self._recent

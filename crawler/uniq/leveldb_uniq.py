@@ -138,10 +138,14 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
             recent.remember(fp)
             return True
 
+    def maybe_new(self, canonicals: list[str]) -> list[bool]:
+        function = self._function
+        return self._recent.unknown([fingerprint(c, function) for c in canonicals])
+
     def add_many(self, canonicals: Iterable[str]) -> list[bool]:
         function, recent = self._function, self._recent
         fps = [fingerprint(c, function) for c in canonicals]
-        out = [fp not in recent for fp in fps]
+        out = recent.unknown(fps)
         if not any(out):
             return out
         with self._lock:

@@ -33,6 +33,11 @@ class RecentKeys(Generic[K]):
     def __contains__(self, key: K) -> bool:
         return key in self._young or key in self._old
 
+    def unknown(self, keys: list[K]) -> list[bool]:
+        """True for each key not remembered (one call for a page's worth of keys)."""
+        young, old = self._young, self._old
+        return [not (key in young or key in old) for key in keys]
+
     def remember(self, key: K) -> None:
         """Add ``key`` (caller holds the filter's lock)."""
         if not self.capacity:

@@ -13,6 +13,7 @@ Heritrix counterpart: ``UriUniqFilter`` (``alreadyIncluded``), ``BdbUriUniqFilte
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -61,9 +62,15 @@ def fingerprint(canonical: str, function: FingerprintFunction = "mmh3") -> bytes
     """
     if function == "mmh3":
         # Always bytes: mmh3 given a str holding a lone surrogate crashes the process.
-        prefix: bytes = mmh3.hash_bytes(authority_part(canonical).encode("utf-8", "surrogatepass"))
-        return prefix[:3] + mmh3.hash_bytes(canonical.encode("utf-8", "surrogatepass"))[:8]
+        whole: bytes = mmh3.hash_bytes(canonical.encode("utf-8", "surrogatepass"))
+        return _authority_prefix(authority_part(canonical)) + whole[:8]
     return digest128(authority_part(canonical), function)[:3] + digest128(canonical, function)[:8]
+
+
+@functools.lru_cache(maxsize=8192)
+def _authority_prefix(authority: str) -> bytes:
+    """The 3-byte mmh3 prefix of an authority (cached: a crawl has few, each with many URIs)."""
+    return mmh3.hash_bytes(authority.encode("utf-8", "surrogatepass"))[:3]
 
 
 class UriUniqFilter(Generic[P]):
@@ -95,6 +102,14 @@ class UriUniqFilter(Generic[P]):
     def add_many(self, canonicals: Iterable[str]) -> list[bool]:
         """:meth:`add` for each, in order (subclasses batch the I/O and the locking)."""
         return [self.add(c) for c in canonicals]
+
+    def maybe_new(self, canonicals: list[str]) -> list[bool]:
+        """False for each canonical known, cheaply and without I/O, to be recorded already.
+
+        True means "ask :meth:`add`". Records nothing; a False is final (it was recorded
+        durably). The default knows nothing cheaply: all True.
+        """
+        return [True] * len(canonicals)
 
     def count(self) -> int:
         """How many distinct URIs were recorded (the crawl's "discovered")."""

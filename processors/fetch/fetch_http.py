@@ -59,6 +59,7 @@ from processors.fetch.http_heads import (
     request_head,
     response_head,
 )
+from processors.fetch.origin_pools import OriginPools
 from processors.fetch.user_agent import user_agent
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def _history_date(entry: FetchHistoryEntry) -> str:
 class FetchHTTP(Processor[FetchHTTPParams]):
     """Fetches http(s) URIs into a :class:`~crawler.recording.Recording`."""
 
-    _client: httpx.Client | None = None
+    _transport: httpx.BaseTransport | None = None
 
     def should_process(self, curi: CrawlURI) -> bool:
         uri = curi.uri
@@ -119,60 +120,63 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             headers.append((name.strip(), value.strip()))
         if p.accept_compression:
             headers.append(("Accept-Encoding", "gzip, deflate, br"))
-        pool = p.max_connections or ctx.order.toe_threads
-        read_s = min(p.read_timeout_s, p.timeout_s)
-        transport = httpx.HTTPTransport(
-            verify=True if p.verify_tls else _archival_tls_context(),
-            http1=True,
-            http2=p.http2,
-            limits=httpx.Limits(
-                max_connections=pool,
-                max_keepalive_connections=pool,
-                keepalive_expiry=p.keepalive_expiry_s,
-            ),
-            proxy=p.proxy_url,
-            trust_env=False,
-        )
-        # httpx offers no hook for the socket layer; httpcore's pool takes a network backend,
-        # set before the first connection is made.
-        connection_pool: Any = getattr(transport, "_pool", None)
-        if (
-            connection_pool is None
-            or not hasattr(connection_pool, "_network_backend")
-            or not hasattr(httpx.Client, "_send_single_request")
-        ):
-            raise RuntimeError(f"{self.name}: unsupported httpx/httpcore version")
-        connection_pool._network_backend = GuardedBackend(
-            None if p.proxy_url else ctx.servers, ctx.stopping, p.stop_grace_s
-        )
-        cookies = CookieJar(DefaultCookiePolicy(allowed_domains=[])) if p.ignore_cookies else None
-        client = httpx.Client(
-            transport=transport,
-            timeout=httpx.Timeout(
-                connect=p.connect_timeout_s, read=read_s, write=read_s, pool=p.connect_timeout_s
-            ),
-            follow_redirects=False,
-            cookies=cookies,
-            trust_env=False,
-        )
-        # httpx merges its defaults (own User-Agent, Accept: */*, Accept-Encoding) into
-        # whatever is set; ours override, and Accept-Encoding goes unless asked for.
-        client.headers = httpx.Headers(headers)
+        # httpx's client defaults (Accept: */*, Connection: keep-alive) under ours;
+        # Accept-Encoding goes unless asked for.
+        base = httpx.Client(trust_env=False).headers
+        base.update(headers)
         if not p.accept_compression:
-            del client.headers["Accept-Encoding"]
-        self._client = client
+            del base["Accept-Encoding"]
+        self._base_headers: list[tuple[bytes, bytes]] = base.raw
+        read_s = min(p.read_timeout_s, p.timeout_s)
+        self._extensions = {
+            "timeout": httpx.Timeout(
+                connect=p.connect_timeout_s, read=read_s, write=read_s, pool=p.connect_timeout_s
+            ).as_dict()
+        }
+        self._cookies = httpx.Cookies(
+            CookieJar(DefaultCookiePolicy(allowed_domains=[])) if p.ignore_cookies else None
+        )
+        backend = GuardedBackend(None if p.proxy_url else ctx.servers, ctx.stopping, p.stop_grace_s)
+        pool_size = p.max_connections or ctx.order.toe_threads
+        tls: ssl.SSLContext | bool = True if p.verify_tls else _archival_tls_context()
+
+        def make_transport() -> httpx.HTTPTransport:
+            transport = httpx.HTTPTransport(
+                verify=tls,
+                http1=True,
+                http2=p.http2,
+                limits=httpx.Limits(
+                    max_connections=pool_size,
+                    max_keepalive_connections=pool_size,
+                    keepalive_expiry=p.keepalive_expiry_s,
+                ),
+                proxy=p.proxy_url,
+                trust_env=False,
+            )
+            # httpx offers no hook for the socket layer; httpcore's pool takes a network
+            # backend, set before the first connection is made.
+            connection_pool: Any = getattr(transport, "_pool", None)
+            if connection_pool is None or not hasattr(connection_pool, "_network_backend"):
+                raise RuntimeError(f"{self.name}: unsupported httpx/httpcore version")
+            connection_pool._network_backend = backend
+            return transport
+
+        # Through a proxy every request goes to one place: one pool. Else one per origin.
+        self._transport = make_transport() if p.proxy_url else OriginPools(make_transport)
+        if not p.proxy_url:
+            make_transport().close()  # fail now, not at the first fetch, on an unknown httpcore
 
     def stop(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
+        transport, self._transport = self._transport, None
+        if transport is not None:
             # stop() must never raise.
             with contextlib.suppress(Exception):
-                client.close()
+                transport.close()
 
     def inner_process(self, curi: CrawlURI) -> None:
         ctx = self.context
-        client = self._client
-        if client is None:
+        transport = self._transport
+        if transport is None:
             raise RuntimeError(f"processor {self.name!r} used after stop()")
         curi.close_recording()
         started = time.monotonic()
@@ -180,7 +184,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         rec = Recording(self.params.in_memory_bytes)
         try:
             with fetch_deadline(started + self.params.timeout_s):
-                self._fetch(client, curi, rec)
+                self._fetch(transport, curi, rec)
         finally:
             curi.fetch_duration_ms = int((time.monotonic() - started) * 1000)
             if curi.status > 0:
@@ -193,21 +197,21 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         if is_robots_uri(curi.uri):
             self._update_robots(ctx, curi)
 
-    def _fetch(self, client: httpx.Client, curi: CrawlURI, rec: Recording) -> None:
+    def _fetch(self, transport: httpx.BaseTransport, curi: CrawlURI, rec: Recording) -> None:
         p = self.params
         headers: dict[str, str] = {}
         via = curi.via
         if p.send_referer and via and via[:4].lower() == "http" and via.isascii():
             headers["Referer"] = via
         previous = self._conditional_headers(curi, headers)
-        response = self._send(client, curi, headers)
+        response = self._send(transport, curi, headers)
         if response is None:
             return
         if response.status_code == 401 and p.credentials:
             authorization = self._authorization(curi, response)
             if authorization is not None:
                 response.close()
-                response = self._send(client, curi, {**headers, "Authorization": authorization})
+                response = self._send(transport, curi, {**headers, "Authorization": authorization})
                 if response is None:
                     return
         try:
@@ -225,26 +229,44 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             curi.annotate("duplicate:" + NOT_MODIFIED_PROFILE)
 
     def _send(
-        self, client: httpx.Client, curi: CrawlURI, headers: dict[str, str]
+        self, transport: httpx.BaseTransport, curi: CrawlURI, headers: dict[str, str]
     ) -> httpx.Response | None:
-        """Send the GET and return the response with its head read, or None (status set)."""
+        """Send the GET and return the response with its head read, or None (status set).
+
+        Straight to the transport, not through ``httpx.Client.send``: even with redirects off
+        that builds the next request of every 3xx and raises on a malformed Location, losing
+        a response the crawl must record; and the client's per-request bookkeeping (cookie
+        extraction without a Set-Cookie, logging, timing) costs more than the rest.
+        """
+        base = self._base_headers
+        if headers:
+            added = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+            names = {name.lower() for name, _ in added}
+            merged = [(name, value) for name, value in base if name.lower() not in names]
+            merged += added
+        else:
+            merged = list(base)
+        cookies = self._cookies
         try:
-            request = client.build_request("GET", curi.uri, headers=headers)
+            request = httpx.Request("GET", curi.uri, headers=merged, extensions=self._extensions)
+            if cookies.jar:
+                cookies.set_cookie_header(request)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError) as exc:
             self._fail(curi, FetchStatus.UNFETCHABLE_URI, exc)
             return None
         try:
-            # Not client.send(): even with follow_redirects=False it builds the next request of
-            # every 3xx and raises RemoteProtocolError on a malformed Location, losing a response
-            # that the crawl must record (ExtractorHTTP reports the Location to uri-errors.log).
-            response: httpx.Response = client._send_single_request(request)
-            return response
+            response = transport.handle_request(request)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             self._fail(curi, _failure_status(exc), exc)
+            return None
         except CrawlStoppingError as exc:
             # Retryable: a resumed crawl fetches it again.
             self._fail(curi, FetchStatus.CONNECT_LOST, exc)
-        return None
+            return None
+        response.request = request
+        if b"set-cookie" in (name.lower() for name, _ in response.headers.raw):
+            cookies.extract_cookies(response)
+        return response
 
     def _conditional_headers(
         self, curi: CrawlURI, headers: dict[str, str]

@@ -5,9 +5,12 @@ every accepted candidate; may set ``curi.status = -63``. For each outlink: norma
 one goes to uri-errors.log through ``ctx.uri_error`` and is skipped), create the child
 (``curi.create_child``), give redirects and first-level embeds the MEDIUM scheduling directive,
 force-fetch a redirect whose canonical form equals its via's (else the uniq filter would drop
-it), ask the scope (``ctx.scope``) and schedule only on ACCEPT. Identical link strings are
-handled once per page. Outlinks of a URI whose status is not in [200, 400) are dropped unless
-``process_error_outlinks`` (Heritrix's default).
+it), ask the scope (``ctx.scope``); the accepted ones go to the frontier together, in one
+``ctx.schedule_many`` call (``ctx.schedule`` each when the context has none). Identical link
+strings are handled once per page; with ``skip_seen``, links the frontier surely saw already
+(``ctx.seen_recently``, no I/O) skip the scope and the frontier altogether. Outlinks of a URI
+whose status is not in [200, 400) are dropped unless ``process_error_outlinks`` (Heritrix's
+default).
 
 A prerequisite (set by the PreconditionEnforcer, with its P hop and force-fetch) is scoped and
 scheduled whatever the URI's status; if it cannot be normalized or the scope rejects it, the URI
@@ -36,6 +39,7 @@ from crawler import (
     DecideResult,
     FetchStatus,
     Hop,
+    Link,
     Params,
     Processor,
     ProcessorContext,
@@ -58,6 +62,11 @@ class CandidatesParams(Params):
     )
     log_scope_decisions: bool = Field(
         False, description="write every scope decision, with the deciding rule, to logs/scope.log"
+    )
+    skip_seen: bool = Field(
+        True,
+        description="skip the scope for links the frontier surely saw already (then out-of-"
+        "scope counts cover unseen links only); off while scope decisions are logged",
     )
 
 
@@ -117,11 +126,12 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             return
         if not self.params.process_error_outlinks and not 200 <= curi.status < 400:
             return
-        schedule = ctx.schedule
+        accepted: list[CrawlURI] = []
         embed_hops = self.params.preference_embed_hops
         seen_raw: set[tuple[str, str]] = set()
         seen: set[tuple[str, str]] = set()
         scheduled = rejected = bad = 0
+        links: list[tuple[str, Link]] = []
         for link in curi.outlinks:
             raw_key = (link.uri, link.hop)
             if raw_key in seen_raw:
@@ -137,6 +147,17 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             if key in seen:
                 continue
             seen.add(key)
+            links.append((uri, link))
+        seen_recently = ctx.seen_recently
+        if seen_recently is not None and self.params.skip_seen and self._scope_log is None:
+            # A redirect to its own canonical form is force-fetched: never skipped.
+            known = seen_recently([uri for uri, _ in links])
+            links = [
+                pair
+                for pair, old in zip(links, known, strict=True)
+                if not old or pair[1].hop == Hop.REFER
+            ]
+        for uri, link in links:
             child = curi.create_child(uri, link.hop, link.context)
             if link.hop == Hop.REFER:
                 child.directive = SchedulingDirective.MEDIUM
@@ -150,10 +171,14 @@ class CandidatesProcessor(Processor[CandidatesParams]):
                 bad += 1
                 continue
             if decision is DecideResult.ACCEPT:
-                if schedule(child):
-                    scheduled += 1
+                accepted.append(child)
             else:
                 rejected += 1
+        if accepted:
+            if ctx.schedule_many is not None:
+                scheduled = sum(ctx.schedule_many(accepted))
+            else:
+                scheduled = sum(ctx.schedule(child) for child in accepted)
         with self._lock:
             self._scheduled += scheduled
             self._rejected += rejected

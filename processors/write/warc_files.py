@@ -74,6 +74,9 @@ class WARCFileSet:
         Returns the file's final name (without ``.open``) and the offset the bytes start at.
         On ``OSError`` the file is marked ``.invalid`` and the error re-raised.
         """
+        # An in-memory spool goes out in one write (one system call under the lock).
+        getvalue = getattr(getattr(spool, "_file", None), "getvalue", None)
+        data: bytes | None = getvalue() if getvalue is not None else None
         with self._lock:
             try:
                 if self._file is not None and self._file.tell() > self._max_bytes:
@@ -82,7 +85,10 @@ class WARCFileSet:
                     self._open_file()
                 assert self._file is not None and self._path is not None
                 offset = self._file.tell()
-                shutil.copyfileobj(spool, self._file, _COPY_CHUNK_BYTES)
+                if data is not None:
+                    self._file.write(data if len(data) == size else data[:size])
+                else:
+                    shutil.copyfileobj(spool, self._file, _COPY_CHUNK_BYTES)
                 self._file.flush()
             except OSError:
                 self._invalidate()

@@ -10,7 +10,9 @@ threads. Heritrix counterpart: the ``*RecordBuilder`` classes of ``modules/.../w
 
 from __future__ import annotations
 
+import hashlib
 import time
+from random import getrandbits
 from typing import IO, Any
 
 from warcio.recordloader import ArcWarcRecord
@@ -18,6 +20,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from crawler import CrawlURI
+from crawler.recording import sha1_base32
 from processors.write.warc_streams import ConcatStream, GzipMember
 
 CONFORMS_TO = {
@@ -25,8 +28,23 @@ CONFORMS_TO = {
     "1.1": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
 }
 HTTP_RESPONSE = "application/http; msgtype=response"
+_DIGEST_CHUNK_BYTES = 1 << 20
 HTTP_REQUEST = "application/http; msgtype=request"
 WARC_FIELDS = "application/warc-fields"
+
+
+def new_record_id() -> str:
+    """A ``WARC-Record-ID``: a random (version 4) UUID URN.
+
+    From the ``random`` module, seeded from the OS at start-up: unique is all an id must be,
+    and asking the OS for 16 bytes per record costs a system call and a thread switch.
+    """
+    h = f"{getrandbits(124):031x}"  # 122 bits used; version nibble 4, variant bits 10
+    return f"<urn:uuid:{h[:8]}-{h[8:12]}-4{h[12:15]}-{_VARIANT[h[15]]}{h[16:19]}-{h[19:31]}>"
+
+
+# The variant nibble: its two high bits are 10, its two low bits random (from a hex digit).
+_VARIANT = {d: "89ab"[int(d, 16) & 3] for d in "0123456789abcdef"}
 
 
 def revisit_profile(profile: str, warc_version: str) -> str:
@@ -37,12 +55,15 @@ def revisit_profile(profile: str, warc_version: str) -> str:
 class WARCRecordWriter:
     """Writes single WARC records (see the module docstring). Thread-safe (no mutable state)."""
 
-    __slots__ = ("compress", "compress_level", "warc_version")
+    __slots__ = ("_writer", "compress", "compress_level", "warc_version")
 
     def __init__(self, warc_version: str, compress: bool, compress_level: int) -> None:
         self.warc_version = warc_version
         self.compress = compress
         self.compress_level = compress_level
+        # warcio's record serialization keeps no per-record state on the writer (the output
+        # is an argument), so one instance serves every record and thread.
+        self._writer = _RawWARCWriter(None, gzip=False, warc_version=warc_version)
 
     def write(
         self,
@@ -63,15 +84,25 @@ class WARCRecordWriter:
         """
         level = self.compress_level if compress_level is None else compress_level
         member = GzipMember(out, level) if self.compress else None
-        writer = _RawWARCWriter(member or out, gzip=False, warc_version=self.warc_version)
+        writer = self._writer
         warc_headers = StatusAndHeaders("", [], protocol=writer.warc_version)
-        record_id = writer._make_warc_id()
+        record_id = new_record_id()
         warc_headers.add_header("WARC-Type", kind)
         warc_headers.add_header("WARC-Record-ID", record_id)
         if uri:
             warc_headers.add_header("WARC-Target-URI", uri)
         for name, value in headers:
             warc_headers.add_header(name, value)
+        # The block digest, computed here in one pass (warcio would read the block in small
+        # pieces through its own digester); warcio skips digesting when the header is set.
+        digest = hashlib.sha1(head, usedforsecurity=False)
+        if body is not None and body_size:
+            start, left = body.tell(), body_size
+            while left > 0 and (chunk := body.read(min(left, _DIGEST_CHUNK_BYTES))):
+                digest.update(chunk)
+                left -= len(chunk)
+            body.seek(start)
+        warc_headers.add_header("WARC-Block-Digest", sha1_base32(digest.digest()))
         length = len(head) + body_size
         # warcio writes only the HTTP headers of a record it knows as "revisit"; our revisit
         # block is already exactly the bytes to write, so warcio is told a neutral type.
@@ -79,7 +110,7 @@ class WARCRecordWriter:
             "warc", "resource", warc_headers, ConcatStream(head, body), None, content_type, length
         )
         record.payload_length = length
-        writer.write_record(record)
+        writer._write_warc_record(member or out, record)
         if member is not None:
             member.finish()
         return str(record_id)

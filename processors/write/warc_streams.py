@@ -7,7 +7,7 @@ Neither is thread-safe; each serves one record being written by one thread.
 from __future__ import annotations
 
 import zlib
-from typing import IO
+from typing import IO, Any
 
 
 class ConcatStream:
@@ -56,24 +56,48 @@ class ConcatStream:
 class GzipMember:
     """Writes everything given to it as one gzip member into ``out``; :meth:`finish` ends it.
 
-    ``flush`` is a no-op so the member is not cut by the writer's own flushes.
+    Up to ``BUFFER_BYTES`` the data is gathered and compressed in one call at :meth:`finish`:
+    every zlib call lets another thread take the interpreter, so a record written in a dozen
+    small pieces would cost a dozen thread switches. Past that it streams. ``flush`` is a no-op
+    so the member is not cut by the writer's own flushes.
     """
 
-    __slots__ = ("_compressor", "_out")
+    BUFFER_BYTES = 1 << 20
+
+    __slots__ = ("_buffered", "_compressor", "_level", "_out", "_parts")
 
     def __init__(self, out: IO[bytes], level: int) -> None:
         self._out = out
-        self._compressor = zlib.compressobj(level, zlib.DEFLATED, zlib.MAX_WBITS + 16)
+        self._level = level
+        self._parts: list[bytes] = []
+        self._buffered = 0
+        self._compressor: Any = None
 
     def write(self, data: bytes) -> int:
+        size = len(data)
+        if self._compressor is None:
+            self._parts.append(data)
+            self._buffered += size
+            if self._buffered <= self.BUFFER_BYTES:
+                return size
+            self._compressor = zlib.compressobj(self._level, zlib.DEFLATED, _GZIP_WBITS)
+            data = b"".join(self._parts)
+            self._parts = []
         compressed = self._compressor.compress(data)
         if compressed:
             self._out.write(compressed)
-        return len(data)
+        return size
 
     def flush(self) -> None:
         """Nothing: a gzip member must not be split by intermediate flushes."""
 
     def finish(self) -> None:
         """End the gzip member."""
-        self._out.write(self._compressor.flush())
+        if self._compressor is None:
+            self._out.write(zlib.compress(b"".join(self._parts), self._level, _GZIP_WBITS))
+            self._parts = []
+        else:
+            self._out.write(self._compressor.flush())
+
+
+_GZIP_WBITS = zlib.MAX_WBITS + 16

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from processor_context import make_context
@@ -143,3 +144,47 @@ def test_unschedulable_prerequisite_fails_the_uri_with_minus_63() -> None:
         curi.prerequisite = curi.create_child(prereq_uri, Hop.PREREQ)
         assert h.run(curi) == []
         assert curi.status == -63
+
+
+def test_links_the_frontier_saw_already_skip_the_scope_but_redirects_do_not() -> None:
+    asked: list[str] = []
+
+    class Counting(DecideRule[NoParams]):
+        def decide(self, curi: CrawlURI) -> DecideResult:
+            asked.append(curi.uri)
+            return DecideResult.ACCEPT
+
+    h = Harness()
+    seen = {"http://site.example/old.html", "http://site.example/moved"}
+    h.proc.ctx = dataclasses.replace(
+        h.ctx,
+        scope=DecideRuleSequence([Counting()]),
+        seen_recently=lambda uris: [u in seen for u in uris],
+    )
+    scheduled = h.run(
+        page(
+            Link("http://site.example/old.html", Hop.LINK, "a/@href"),
+            Link("http://site.example/new.html", Hop.LINK, "a/@href"),
+            Link("http://site.example/moved", Hop.REFER, None),
+        )
+    )
+    assert asked == ["http://site.example/new.html", "http://site.example/moved"]
+    assert [c.uri for c in scheduled] == asked
+
+
+def test_logging_scope_decisions_asks_the_scope_for_every_link(tmp_path: Path) -> None:
+    scheduled: list[CrawlURI] = []
+    ctx = dataclasses.replace(
+        make_context(
+            tmp_path,
+            scope=DecideRuleSequence([AcceptAll()]),
+            schedule=lambda curi: scheduled.append(curi) is None,
+        ),
+        seen_recently=lambda uris: [True] * len(uris),
+    )
+    proc = CandidatesProcessor("candidates", CandidatesParams(log_scope_decisions=True))
+    proc.start(ctx)
+    proc.process(page(Link("http://site.example/old.html", Hop.LINK, "a/@href")))
+    proc.stop()
+    assert [c.uri for c in scheduled] == ["http://site.example/old.html"]
+    assert "ACCEPT http://site.example/old.html" in (tmp_path / "logs/scope.log").read_text()

@@ -349,3 +349,34 @@ def test_many_threads_get_every_uri_exactly_once(tmp_path: Path) -> None:
     assert len(taken) == len(set(taken)) == expected
     assert h.frontier.snapshot().succeeded == expected
     assert h.frontier.is_empty()
+
+
+def test_schedule_many_queues_a_pages_links_like_schedule_one_by_one(h: Harness) -> None:
+    assert h.add("http://a.test/")
+    page = h.take()
+    assert page is not None
+    links = [
+        page.create_child("http://a.test/one", Hop.LINK, None),
+        page.create_child("http://b.test/two", Hop.LINK, None),
+        page.create_child("http://www.a.test/one", Hop.LINK, None),  # same canonical
+        page.create_child("http://a.test/", Hop.LINK, None),  # already seen
+        page.create_child("http://", Hop.LINK, None),  # no host
+        page.create_child("http://a.test/", Hop.REFER, None),
+    ]
+    links[-1].force_fetch = True
+    assert h.frontier.schedule_many(links) == [True, True, False, False, False, True]
+    assert [e[2] for e in h.uri_errors] == ["http://"]
+    assert h.frontier.snapshot().queued == 4  # the page itself, one, two, the forced refetch
+    h.done(page)
+    fetched = set()
+    while (curi := h.take()) is not None:
+        fetched.add(curi.uri)
+        h.done(curi)
+    assert fetched == {"http://a.test/one", "http://b.test/two", "http://a.test/"}
+    assert [c.uri for c in h.finals].count("http://a.test/") == 2
+
+
+def test_schedule_many_keeps_fifo_order_across_the_batch(h: Harness) -> None:
+    uris = [f"http://a.test/{n}" for n in range(50)]
+    assert all(h.frontier.schedule_many([CrawlURI(u) for u in uris]))
+    assert drain_one_queue(h) == uris
