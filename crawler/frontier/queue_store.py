@@ -20,7 +20,13 @@ Contract (what :class:`~crawler.frontier.workqueue_frontier.WorkQueueFrontier` r
    ``get_meta`` is a point read. Both see all writes that returned.
 4. ``open`` refuses a state it cannot use with
    :class:`~crawler.frontier.frontier.FrontierStateError` (locked by another process, corrupt).
-5. Calls are serialized by the frontier's lock: a store need not be thread-safe.
+5. Calls are serialized (by the frontier's
+   :class:`~crawler.frontier.write_behind_store.WriteBehindStore`): a store need not be
+   thread-safe.
+
+Optional, used when present: ``write_many(batches)`` applies several batches, in order, as one
+atomic write (group commit); ``head_many(queue, limit)`` returns up to ``limit`` lowest records
+(the frontier caches a queue's first records and reads the store again only when they run out).
 
 A Redis store (shared by many crawler processes) maps this as: one sorted set per queue (score =
 sort key, member = record, or a list when only FIFO order is needed) plus a hash for metadata;
