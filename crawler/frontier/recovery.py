@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -194,15 +195,17 @@ class RecoveryLog:
 
     def __init__(self, store: QueueStore) -> None:
         self._store = store
-        self._done: list[str] = []
+        # Appended without the frontier's lock (deque appends and pops are atomic).
+        self._done: deque[str] = deque()
         self.recovered: set[str] = set()
 
     def batch(self) -> StoreBatch:
         """A new batch, with the journal deletions that are due."""
         batch = StoreBatch()
-        if self._done:
-            batch.meta = dict.fromkeys(self._done)
-            self._done = []
+        done = self._done
+        if done:
+            names = [done.popleft() for _ in range(len(done))]
+            batch.meta = dict.fromkeys(names)
         return batch
 
     def mark_in_flight(self, q: WorkQueue) -> None:
@@ -229,5 +232,7 @@ class RecoveryLog:
         return name
 
     def logged(self, name: str) -> None:
-        """The crawl.log line of journal entry ``name`` is written: delete it in a later batch."""
+        """The crawl.log line of journal entry ``name`` is written: delete it in a later batch.
+
+        Needs no lock."""
         self._done.append(name)

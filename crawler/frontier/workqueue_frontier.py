@@ -128,6 +128,7 @@ class WorkQueueFrontier:
         self._ordinal_reserved = 0
         self._queued = 0
         self._finishing = 0
+        self._finishing_lock = threading.Lock()  # finished() leaves without the frontier's lock
         # While URIs recovered from a crash are re-scheduling their links: canonicals another
         # thread is adding to the uniq filter right now (not yet marked as queued), so a
         # recovered URI re-finding one does not take it for a link lost in the crash.
@@ -493,7 +494,8 @@ class WorkQueueFrontier:
             self._quietly(False)
             batch.meta[q.meta_name] = q.to_meta()
             self._store.write(batch)
-            self._finishing += 1
+            with self._finishing_lock:
+                self._finishing += 1
         try:
             # Durable before crawl.log has the line: a crash cannot log a URI twice.
             self._store.sync()
@@ -502,10 +504,12 @@ class WorkQueueFrontier:
         except Exception:
             self._logger.exception("frontier_on_final_failed", uri=curi.uri)
         finally:
-            with self._cond:
-                self._log.logged(journal)
+            self._log.logged(journal)
+            with self._finishing_lock:
                 self._finishing -= 1
-                if not self._finishing and not self._queued:
+                idle = not self._finishing
+            if idle and not self._queued:
+                with self._cond:
                     self._cond.notify_all()
         return True
 
