@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,7 +74,9 @@ class DigestHistoryEntry:
 
 
 def _encode(entry: FetchHistoryEntry | DigestHistoryEntry) -> bytes:
-    return json.dumps(astuple(entry), separators=(",", ":"), ensure_ascii=False).encode()
+    # The fields in order (what dataclasses.astuple gives, without its deep copying).
+    values = [getattr(entry, name) for name in type(entry).__slots__]
+    return json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def _resolve_import(path: Path) -> Path:
@@ -175,6 +177,41 @@ class CrawlHistory:
             )
             self._db.put(key, _encode(entry))
         return entry
+
+    def record_new_capture(
+        self,
+        curi: CrawlURI,
+        warc_record_id: str,
+        warc_date: str,
+        warc_filename: str | None,
+        warc_offset: int | None,
+        payload_digest: str,
+    ) -> None:
+        """:meth:`record_fetch` and :meth:`record_digest` of a full response whose payload
+        :meth:`lookup_digest` just said is new, in one write (no read-back of either key)."""
+        fetch = FetchHistoryEntry(
+            status=curi.status,
+            fetch_time_s=curi.fetch_start_ms / 1000.0,
+            payload_digest=curi.payload_digest,
+            etag=curi.header("ETag"),
+            last_modified=curi.header("Last-Modified"),
+            warc_record_id=warc_record_id,
+            warc_date=warc_date,
+            warc_filename=warc_filename,
+            warc_offset=warc_offset,
+        )
+        digest = DigestHistoryEntry(curi.uri, warc_date, warc_record_id, warc_filename, warc_offset)
+        db = self._db
+        if db is None:
+            raise RuntimeError("CrawlHistory is closed")
+        with db.write_batch() as wb:
+            wb.put(_FETCH + curi.uri.encode("utf-8", "surrogateescape"), _encode(fetch))
+            wb.put(_DIGEST + payload_digest.encode("ascii", "replace"), _encode(digest))
+
+    @property
+    def has_imported(self) -> bool:
+        """Whether an earlier crawl's history was imported (read-only) beside this one."""
+        return self._imported is not None
 
     # ----------------------------------------------------------------- digest history
     def lookup_digest(self, payload_digest: str) -> DigestHistoryEntry | None:

@@ -279,6 +279,10 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         # A 304 for robots.txt would leave no rules to parse.
         if is_robots_uri(curi.uri):
             return None
+        # Without an imported history only a URI fetched again in this crawl can have an
+        # entry: a forced re-fetch, or a retry (the uniq filter lets nothing else through).
+        if not (history.has_imported or curi.force_fetch or curi.fetch_attempts):
+            return None
         entry = history.fetch_history(curi.uri)
         if entry is None or not entry.payload_digest:
             return None

@@ -41,6 +41,12 @@ class Referent:
     payload_digest: str | None
 
 
+def digest_checked(curi: CrawlURI, dedup: bool, dedup_min_size_bytes: int) -> bool:
+    """Whether :func:`find_referent` looks the payload's digest up (it can be deduplicated)."""
+    rec = curi.recording
+    return dedup and not rec.truncated and rec.body_size >= max(dedup_min_size_bytes, 1)
+
+
 def find_referent(
     curi: CrawlURI, history: CrawlHistory | None, dedup: bool, dedup_min_size_bytes: int
 ) -> Referent | None:
@@ -85,12 +91,7 @@ def find_referent(
             None,
             revisit.payload_digest or digest,
         )
-    if (
-        not dedup
-        or history is None
-        or rec.truncated
-        or rec.body_size < max(dedup_min_size_bytes, 1)
-    ):
+    if history is None or not digest_checked(curi, dedup, dedup_min_size_bytes):
         return None
     entry = history.lookup_digest(digest)
     if entry is None:
@@ -118,15 +119,20 @@ def remember_capture(
     date: str,
     filename: str,
     offset: int,
+    digest_new: bool = False,
 ) -> None:
     """After writing: this URI's fetch history and its payload's digest history.
 
     ``record_id``/``date``/``filename``/``offset`` describe the record just written (a full
     response when ``referent`` is None). Truncated or empty payloads never become the original
-    capture of a digest.
+    capture of a digest. ``digest_new``: :func:`find_referent` just looked the digest up and
+    found nothing, so both entries go in one write without reading them back.
     """
     rec = curi.recording
     digest = curi.payload_digest or rec.payload_digest
+    if referent is None and digest_new:
+        history.record_new_capture(curi, record_id, date, filename, offset, digest)
+        return
     if referent is None:
         history.record_fetch(curi, record_id, date, filename, offset)
         if not rec.truncated and rec.body_size > 0:

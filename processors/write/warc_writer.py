@@ -47,6 +47,7 @@ from processors.fetch.user_agent import user_agent
 from processors.write.revisits import (
     IDENTICAL_PAYLOAD_DIGEST,
     Referent,
+    digest_checked,
     find_referent,
     remember_capture,
 )
@@ -223,7 +224,9 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         curi.extra_info["warcFilename"] = name
         curi.extra_info["warcFileOffset"] = offset
         if history is not None and not is_dns:
-            remember_capture(curi, history, referent, first_id, date, name, offset)
+            p = self.params
+            digest_new = referent is None and digest_checked(curi, p.dedup, p.dedup_min_size_bytes)
+            remember_capture(curi, history, referent, first_id, date, name, offset, digest_new)
 
     # ----------------------------------------------------------------- records
     def _build_dns(self, curi: CrawlURI, out: IO[bytes]) -> tuple[str, str, list[str]]:
