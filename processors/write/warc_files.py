@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import socket
 import threading
 from collections.abc import Callable
@@ -51,6 +50,7 @@ class WARCFileSet:
         self._hostname = socket.gethostname()
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = None
+        self._offset = 0
         self._path: Path | None = None
         self._serial = 0
         self._last_stamp = ""
@@ -79,17 +79,18 @@ class WARCFileSet:
         data: bytes | None = getvalue() if getvalue is not None else None
         with self._lock:
             try:
-                if self._file is not None and self._file.tell() > self._max_bytes:
+                if self._file is not None and self._offset > self._max_bytes:
                     self._close_file()
                 if self._file is None:
                     self._open_file()
                 assert self._file is not None and self._path is not None
-                offset = self._file.tell()
+                offset = self._offset
                 if data is not None:
-                    self._file.write(data if len(data) == size else data[:size])
+                    _write_all(self._file, data if len(data) == size else data[:size])
                 else:
-                    shutil.copyfileobj(spool, self._file, _COPY_CHUNK_BYTES)
-                self._file.flush()
+                    while chunk := spool.read(_COPY_CHUNK_BYTES):
+                        _write_all(self._file, chunk)
+                self._offset += size
             except OSError:
                 self._invalidate()
                 raise
@@ -117,10 +118,12 @@ class WARCFileSet:
         self._serial += 1
         name = base + self._suffix
         path = self.directory / (name + ".open")
-        handle = open(path, "xb")  # noqa: SIM115 - closed in _close_file
+        # Unbuffered: each append is one system call, and the offset is counted, not asked for.
+        handle = open(path, "xb", buffering=0)  # noqa: SIM115 - closed in _close_file
         self._file, self._path = handle, path
         info = self._warcinfo(name)
-        handle.write(info)
+        _write_all(handle, info)
+        self._offset = len(info)
         self.bytes_written += len(info)
         self.warcinfo_records += 1
 
@@ -142,3 +145,13 @@ class WARCFileSet:
         if path is not None:
             with contextlib.suppress(OSError):
                 os.replace(path, path.with_name(path.name[: -len(".open")] + ".invalid"))
+
+
+def _write_all(handle: IO[bytes], data: bytes) -> None:
+    """Write all of ``data`` to an unbuffered file (a raw write may take only part of it)."""
+    view = memoryview(data)
+    while view:
+        written = handle.write(view)
+        if not written:
+            raise OSError(f"no progress writing {getattr(handle, 'name', 'a WARC file')}")
+        view = view[written:]
