@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -33,6 +34,7 @@ from typing import Any
 
 import httpcore
 from httpcore import NetworkBackend, NetworkStream, SyncBackend
+from httpcore._backends.sync import SyncStream
 
 from crawler.servers import ServerCache
 
@@ -102,14 +104,19 @@ class GuardedBackend(NetworkBackend):
             raise error("fetch deadline passed")
         return left if timeout is None else min(timeout, left)
 
-    def read(self, stream: NetworkStream, max_bytes: int, timeout: float | None) -> bytes:
-        """Read from ``stream`` within ``timeout``, the deadline and the stop, in poll slices."""
+    def read(
+        self, stream: Any, max_bytes: int, timeout: float | None, *, raw: bool = False
+    ) -> bytes:
+        """Read from ``stream`` within ``timeout``, the deadline and the stop, in poll slices
+        (``raw``: a :class:`GuardedStream`'s own socket read)."""
         budget = math.inf if timeout is None else timeout
+        read = stream.raw_read if raw else stream.read
         while True:
             wait = min(self.clamp(budget, httpcore.ReadTimeout), self._poll_s)
             began = time.monotonic()
             try:
-                return stream.read(max_bytes, wait)
+                data: bytes = read(max_bytes, wait)
+                return data
             except httpcore.ReadTimeout:
                 budget -= time.monotonic() - began
                 if budget <= 0:
@@ -154,19 +161,60 @@ class GuardedBackend(NetworkBackend):
 
 
 class GuardedStream(NetworkStream):
-    """A socket stream whose every operation is bounded by its :class:`GuardedBackend`."""
+    """A socket stream whose every operation is bounded by its :class:`GuardedBackend`.
 
-    __slots__ = ("_backend", "_inner")
+    Over httpcore's plain socket stream it reads and writes the socket itself, setting the
+    socket's timeout only when it changes: httpcore sets it before every call, and each
+    ``settimeout`` is a system call that also lets other threads take the interpreter.
+    """
+
+    __slots__ = ("_backend", "_inner", "_peer", "_sock", "_timeout")
 
     def __init__(self, inner: NetworkStream, backend: GuardedBackend) -> None:
         self._inner = inner
         self._backend = backend
+        sock = getattr(inner, "_sock", None) if type(inner) is SyncStream else None
+        self._sock: socket.socket | None = sock if isinstance(sock, socket.socket) else None
+        self._timeout: float | None = -1.0
+        self._peer: Any = None
+
+    def _set_timeout(self, timeout: float) -> None:
+        if timeout != self._timeout:
+            assert self._sock is not None
+            self._sock.settimeout(timeout)
+            self._timeout = timeout
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._backend.read(self._inner, max_bytes, timeout)
+        if self._sock is None:
+            return self._backend.read(self._inner, max_bytes, timeout)
+        return self._backend.read(self, max_bytes, timeout, raw=True)
+
+    def raw_read(self, max_bytes: int, timeout: float) -> bytes:
+        """One ``recv`` within ``timeout`` (httpcore's exceptions), for the backend's loop."""
+        try:
+            self._set_timeout(timeout)
+            assert self._sock is not None
+            return self._sock.recv(max_bytes)
+        except TimeoutError as exc:
+            raise httpcore.ReadTimeout(exc) from exc
+        except OSError as exc:
+            raise httpcore.ReadError(exc) from exc
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, self._backend.clamp(timeout, httpcore.WriteTimeout))
+        limit = self._backend.clamp(timeout, httpcore.WriteTimeout)
+        sock = self._sock
+        if sock is None:
+            self._inner.write(buffer, limit)
+            return
+        try:
+            self._set_timeout(limit)
+            view = memoryview(buffer)
+            while view:
+                view = view[sock.send(view) :]
+        except TimeoutError as exc:
+            raise httpcore.WriteTimeout(exc) from exc
+        except OSError as exc:
+            raise httpcore.WriteError(exc) from exc
 
     def close(self) -> None:
         self._inner.close()
@@ -183,4 +231,8 @@ class GuardedStream(NetworkStream):
         return GuardedStream(stream, self._backend)
 
     def get_extra_info(self, info: str) -> Any:
+        if info == "server_addr":  # asked once per response: the peer never changes
+            if self._peer is None:
+                self._peer = self._inner.get_extra_info(info)
+            return self._peer
         return self._inner.get_extra_info(info)
