@@ -2,23 +2,28 @@
 
 1. Pages/s of a real crawl with 1 and 2 worker processes (``crawler run --workers N``) of a
    generated site served by nginx (bench/crawl/gensite.py), politeness off, WARC on, against a
-   redis-server with AOF (``appendfsync everysec``); Redis CPU and commands per page.
+   redis-server with AOF (``appendfsync everysec``): the median of ``--repeat`` runs, with the
+   load average before each; Redis CPU per page. Then one more crawl per worker count with
+   MONITOR on, counting the commands the workers send (scripts' inner calls excluded) per page,
+   by command and script: pipelined calls share a round trip, so round trips are at most this.
 2. Redis memory per seen URL (RedisUriUniqFilter), per queued URL and per queue
    (RedisQueueStore), with 10^6 URLs, from ``INFO memory`` deltas.
 3. Claim+complete (``next()`` + ``finished()``) throughput of the Redis frontier from one
-   process (1 and 8 threads), and the projection for 10 machines x 16 workers.
+   process (1, 4 and 16 threads), and the projection for 10 machines x 16 workers.
 
-Run: ``python bench/scale.py [--pages 6000] [--seen 1000000] [--quick]``. Needs redis-server
+Run: ``python bench/scale.py [--pages 15000] [--seen 1000000] [--quick]``. Needs redis-server
 (and nginx for part 1; without it part 1 is skipped).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -36,14 +41,18 @@ sys.path.insert(0, str(ROOT / "tests" / "redis"))
 from redis_servers import RedisServer  # noqa: E402
 
 from crawler.curi import CrawlURI  # noqa: E402
-from crawler.frontier import HostnameQueueAssignmentPolicy  # noqa: E402
+from crawler.frontier import HostnameQueueAssignmentPolicy, redis_scripts  # noqa: E402
 from crawler.frontier.queue_store import sort_key  # noqa: E402
 from crawler.frontier.redis_frontier import RedisFrontier  # noqa: E402
 from crawler.frontier.redis_store import RedisQueueStore, RedisQueueStoreParams  # noqa: E402
 from crawler.order.schema import FrontierConfig, PolitenessConfig  # noqa: E402
+from crawler.uniq import redis_uniq  # noqa: E402
 from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams  # noqa: E402
 
 PORT_BASE = 18301
+PARALLEL_QUEUES = 16
+"""Queues per host of the generated site (4 hosts): 64 queues for up to 2 x 16 threads, so each
+thread can have a queue of its own (with politeness off a queue is one fetch at a time)."""
 
 
 def redis_server(tmp: Path) -> RedisServer:
@@ -60,10 +69,13 @@ def used_memory(client: Any) -> int:
 
 
 # ------------------------------------------------------------------------------ 1. crawl
-def crawl_bench(pages: int, tmp: Path) -> list[dict[str, Any]]:
+def crawl_bench(
+    pages: int, tmp: Path, repeat: int, count_calls: bool = True
+) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Median rows (by pages/s) of ``repeat`` crawls per worker count, and the MONITOR counts."""
     if shutil.which("nginx") is None and not Path("/usr/sbin/nginx").exists():
         print("nginx not found: skipping the crawl benchmark", file=sys.stderr)
-        return []
+        return [], []
     from gensite import generate
     from nginx_server import NginxServer
 
@@ -73,17 +85,83 @@ def crawl_bench(pages: int, tmp: Path) -> list[dict[str, Any]]:
     sites = {PORT_BASE + h: site / f"h{h:02d}" for h in range(hosts)}
     nginx = NginxServer(tmp / "nginx", sites, workers=1)
     nginx.start()
-    rows = []
+    rows: list[dict[str, Any]] = []
+    calls: list[Any] = []
+    n = 0
     try:
         for workers in (1, 2):
-            server = redis_server(tmp / f"redis{workers}")
+            runs = []
+            for _ in range(repeat):
+                n += 1
+                server = redis_server(tmp / f"redis{n}")
+                try:
+                    runs.append(run_crawl(workers, server, nginx, hosts, tmp / f"run{n}"))
+                finally:
+                    server.stop()
+                print(f"  {workers} worker(s): {runs[-1]['pages_per_s']:.0f} pages/s "
+                      f"(load before {runs[-1]['load_before']:.2f})", file=sys.stderr)  # fmt: skip
+            runs.sort(key=lambda r: r["pages_per_s"])
+            row = dict(runs[len(runs) // 2])
+            row["all_pages_per_s"] = [r["pages_per_s"] for r in runs]
+            row["loads"] = [r["load_before"] for r in runs]
+            rows.append(row)
+        for workers in (1, 2) if count_calls else ():
+            n += 1
+            server = redis_server(tmp / f"redis{n}")
             try:
-                rows.append(run_crawl(workers, server, nginx, hosts, tmp / f"run{workers}"))
+                counter = CommandCounter(server.port)
+                counter.start()
+                row = run_crawl(workers, server, nginx, hosts, tmp / f"run{n}")
+                counter.stop()
+                calls.append((workers, row["pages"], counter.counts))
             finally:
                 server.stop()
     finally:
         nginx.stop()
-    return rows
+    return rows, calls
+
+
+def script_names() -> dict[bytes, str]:
+    """SHA1 -> name of the frontier's and the uniq filter's scripts (as EVALSHA names them)."""
+    named = {n: getattr(redis_scripts, n) for n in dir(redis_scripts) if n.isupper()}
+    named |= {"UNIQ_ADD": redis_uniq._ADD_SCRIPT, "UNIQ_CONTAINS": redis_uniq._CONTAINS_SCRIPT}
+    return {
+        hashlib.sha1(text.encode()).hexdigest().encode(): name
+        for name, text in named.items()
+        if isinstance(text, str)
+    }
+
+
+class CommandCounter(threading.Thread):
+    """Counts the commands clients send a redis-server (MONITOR), by command (EVALSHA by script
+    name); commands run inside scripts are not counted."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(daemon=True)
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.sendall(b"MONITOR\r\n")
+        self.names = script_names()
+        self.counts: dict[str, int] = {}
+
+    def run(self) -> None:
+        counts, names = self.counts, self.names
+        with self.sock.makefile("rb") as stream:
+            for line in stream:
+                if b" lua] " in line or not line.startswith(b"+"):
+                    continue
+                parts = line.split(b'"', 4)
+                if len(parts) < 3:
+                    continue
+                cmd = parts[1].decode("ascii", "replace").upper()
+                if cmd == "EVALSHA" and len(parts) > 3:
+                    cmd = names.get(parts[3][:40], "EVALSHA ?")
+                counts[cmd] = counts.get(cmd, 0) + 1
+
+    def stop(self) -> None:
+        time.sleep(0.2)  # the last replies of the monitor stream
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.join(5)
+        self.sock.close()
 
 
 def run_crawl(
@@ -98,13 +176,15 @@ def run_crawl(
         f"seeds.urls={json.dumps(seeds)}",
         f"frontier.store={json.dumps(store)}",
         "frontier.politeness.host_max_connections=0",
-        "frontier.queue_assignment.params.parallel_queues=8",
+        f"frontier.queue_assignment.params.parallel_queues={PARALLEL_QUEUES}",
         "toe_threads=16",
         f"name=scale-{workers}",
     ]
     client = redis.Redis(port=server.port)
+    load_before = os.getloadavg()[0]
     cpu0 = client.info("cpu")
-    calls0 = sum(v["calls"] for v in client.info("commandstats").values())
+    stats0 = client.info("commandstats")
+    calls0 = sum(v["calls"] for v in stats0.values())
     offset = nginx.log_offset()
     args = [sys.executable, "-m", "crawler", "run", str(ROOT / "bench" / "crawl" / "order.yaml")]
     args += ["--workers", str(workers), "--run-dir", str(run_dir)]
@@ -116,7 +196,12 @@ def run_crawl(
     worker_cpu_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     entries = nginx.read_log(offset)
     cpu1 = client.info("cpu")
-    calls1 = sum(v["calls"] for v in client.info("commandstats").values())
+    stats1 = client.info("commandstats")
+    calls1 = sum(v["calls"] for v in stats1.values())
+    usec = {
+        name.removeprefix("cmdstat_"): v["usec"] - stats0.get(name, {}).get("usec", 0)
+        for name, v in stats1.items()
+    }
     client.close()
     fetched = [e for e in entries if e.status == 200]
     span_s = max(e.time_s for e in entries) - min(e.time_s for e in entries)
@@ -129,6 +214,8 @@ def run_crawl(
         "redis_cpu_ms_per_page": 1000 * redis_cpu_s / max(1, len(fetched)),
         "crawler_cpu_ms_per_page": 1000 * worker_cpu_s / max(1, len(fetched)),
         "redis_calls_per_page": (calls1 - calls0) / max(1, len(fetched)),
+        "load_before": load_before,
+        "redis_usec_per_page": {k: v / max(1, len(fetched)) for k, v in usec.items()},
     }
 
 
@@ -200,7 +287,7 @@ def fill(store: RedisQueueStore, n: int, queues: int) -> None:
 # ------------------------------------------------------------------------------ 3. claims
 def claim_bench(n: int, tmp: Path) -> list[dict[str, Any]]:
     rows = []
-    for threads in (1, 8):
+    for threads in (1, 4, 16):
         server = redis_server(tmp / f"redis-claim{threads}")
         try:
             store = RedisQueueStore(RedisQueueStoreParams(url=server.url, namespace="b1:"))
@@ -225,6 +312,9 @@ def claim_bench(n: int, tmp: Path) -> list[dict[str, Any]]:
                     frontier.finished(curi)
                     done[0] += 1  # a racy count is close enough for a rate
 
+            client = redis.Redis(port=server.port)
+            rcpu0 = client.info("cpu")
+            cpu0 = time.process_time()
             started = time.perf_counter()
             pool = [threading.Thread(target=work) for _ in range(threads)]
             for t in pool:
@@ -233,8 +323,23 @@ def claim_bench(n: int, tmp: Path) -> list[dict[str, Any]]:
                 t.join()
             frontier.flush()
             elapsed = time.perf_counter() - started
+            cpu_s = time.process_time() - cpu0
+            rcpu1 = client.info("cpu")
+            client.close()
+            redis_s = sum(rcpu1[k] - rcpu0[k] for k in ("used_cpu_sys", "used_cpu_user"))
             frontier.close()
-            rows.append({"threads": threads, "uris": done[0], "per_s": done[0] / elapsed})
+            n_done = max(1, done[0])
+            rows.append(
+                {
+                    "threads": threads,
+                    "uris": done[0],
+                    "per_s": done[0] / elapsed,
+                    "cpu_us": 1e6 * cpu_s / n_done,
+                    "redis_us": 1e6 * redis_s / n_done,
+                    "rounds": frontier._exchange.rounds,
+                    "load": os.getloadavg()[0],
+                }
+            )
         finally:
             server.stop()
     return rows
@@ -242,32 +347,54 @@ def claim_bench(n: int, tmp: Path) -> list[dict[str, Any]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--pages", type=int, default=6000)
+    parser.add_argument("--pages", type=int, default=15000)
     parser.add_argument("--seen", type=int, default=1_000_000)
     parser.add_argument("--claims", type=int, default=40_000)
+    parser.add_argument("--repeat", type=int, default=3, help="crawls per worker count (median)")
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    parser.add_argument(
+        "--no-monitor", action="store_true", help="skip the crawls that count commands"
+    )
     parser.add_argument("--only", choices=("crawl", "memory", "claims"), help="run one part")
     args = parser.parse_args()
     if args.quick:
-        args.pages, args.seen, args.claims = 2000, 100_000, 5000
+        args.pages, args.seen, args.claims, args.repeat = 2000, 100_000, 5000, 1
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as name:
         tmp = Path(name)
         part = args.only
-        crawl = crawl_bench(args.pages, tmp) if part in (None, "crawl") else []
+        crawl, calls = (
+            crawl_bench(args.pages, tmp, args.repeat, not args.no_monitor)
+            if part in (None, "crawl")
+            else ([], [])
+        )
         memory = memory_bench(args.seen, tmp) if part in (None, "memory") else {}
         claims = claim_bench(args.claims, tmp) if part in (None, "claims") else []
-    print("\n## Crawl: pages/s by worker processes (politeness off, WARC on)")
+    print(f"\n## Crawl: pages/s by worker processes (politeness off, WARC on; median of "
+          f"{args.repeat})")  # fmt: skip
     print(f"{'workers':>7} {'pages':>7} {'s':>7} {'pages/s':>8} {'crawler CPU ms/page':>20} "
-          f"{'Redis CPU ms/page':>18} {'Redis calls/page':>17}")  # fmt: skip
+          f"{'Redis CPU ms/page':>18} {'all runs pages/s':>22} "
+          f"{'load before each':>18}")  # fmt: skip
     for r in crawl:
+        runs = "/".join(f"{v:.0f}" for v in r["all_pages_per_s"])
+        loads = "/".join(f"{v:.1f}" for v in r["loads"])
         print(
             f"{r['workers']:>7} {r['pages']:>7} {r['seconds']:>7.1f} {r['pages_per_s']:>8.0f} "
             f"{r['crawler_cpu_ms_per_page']:>20.2f} {r['redis_cpu_ms_per_page']:>18.3f} "
-            f"{r['redis_calls_per_page']:>17.1f}"
+            f"{runs:>22} {loads:>18}"
         )
     print(f"(load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     if len(crawl) == 2 and crawl[0]["pages_per_s"]:
         print(f"speed-up 2 workers / 1: {crawl[1]['pages_per_s'] / crawl[0]['pages_per_s']:.2f}x")
+    for r in crawl:
+        top = sorted(r["redis_usec_per_page"].items(), key=lambda kv: -kv[1])[:6]
+        print(f"Redis command time per page, {r['workers']} worker(s), us: "
+              + ", ".join(f"{k} {v:.0f}" for k, v in top))  # fmt: skip
+    for workers, pages, counts in calls:
+        total = sum(counts.values())
+        top = sorted(counts.items(), key=lambda kv: -kv[1])[:8]
+        detail = ", ".join(f"{k} {v / max(1, pages):.2f}" for k, v in top)
+        print(f"Redis commands sent per page, {workers} worker(s): {total / max(1, pages):.2f} "
+              f"({detail})")  # fmt: skip
     if memory:
         print(f"\n## Redis memory ({args.seen:,} URLs)")
         print(f"per seen URL:   {memory['seen']:6.1f} bytes (goal <= 16)")
@@ -275,9 +402,13 @@ def main() -> int:
         print(f"per queue:      {memory['queue']:6.1f} bytes")
     print("\n## Claim + complete from one process")
     for r in claims:
-        print(f"{r['threads']:>2} threads: {r['per_s']:8.0f} URIs/s ({r['uris']} URIs)")
+        print(
+            f"{r['threads']:>2} threads: {r['per_s']:8.0f} URIs/s ({r['uris']} URIs; "
+            f"{r['uris'] / max(1, r['rounds']):.1f} per round trip; CPU per URI: crawler "
+            f"{r['cpu_us']:.0f} us, Redis {r['redis_us']:.0f} us; load {r['load']:.1f})"
+        )
     if crawl:
-        per_page_ms = crawl[-1]["redis_cpu_ms_per_page"]
+        per_page_ms = crawl[-1]["redis_cpu_ms_per_page"] or 1e-9
         cap = 1000 / per_page_ms if per_page_ms else float("inf")
         want = 10 * 16 * crawl[0]["pages_per_s"]
         print(

@@ -124,6 +124,14 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("run_dir", type=Path, help=_RUN_DIR)
     report.add_argument("--plot", action="store_true", help="also write reports/progress.png")
     report.add_argument("--wait-s", type=float, default=30.0)
+    report.add_argument(
+        "--include",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="DIR",
+        help="distributed crawl: also the run directories of workers that ran elsewhere",
+    )
     return parser
 
 
@@ -329,6 +337,9 @@ def _operation(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.command == "block":
         return operations.cmd_block(args.run_dir, args.regex, args.wait_s, out, err)
     if args.command == "report":
+        run_dir = operations.resolve_run_dir(args.run_dir)
+        if distributed.distributed_info(run_dir) is not None:  # reports over every worker
+            return distributed.cmd_report(run_dir, args.include, out, err)
         return operations.cmd_report(args.run_dir, args.plot, args.wait_s, out, err)
     return 2
 

@@ -11,6 +11,9 @@
   It follows the crawl-wide control state (pause, unpause, terminate) and publishes a heartbeat.
 * :func:`cmd_status` / :func:`cmd_control`: ``crawler status|pause|unpause|terminate RUN_DIR``
   for a distributed run directory (one with ``distributed.json``): they act through Redis.
+* :func:`cmd_report` (``crawler report RUN_DIR [--include DIR...]``) and the end of
+  :func:`run_workers`: ``RUN_DIR/reports/`` covering every worker
+  (:mod:`crawler.reports.merged`), each worker's own reports staying in its directory.
 
 The order names the shared frontier with ``frontier.store: {class:
 crawler.frontier.RedisQueueStore, params: {url: ...}}``; each worker gets the crawl's namespace
@@ -45,6 +48,8 @@ from crawler.order import components
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order
 from crawler.order.schema import CrawlOrder
+from crawler.reports import write_reports
+from crawler.reports.merged import merged_reports, worker_dirs
 
 DISTRIBUTED_FILE = "distributed.json"
 REDIS_STORES = ("RedisQueueStore",)
@@ -148,6 +153,11 @@ def run_workers(
     registry.end(order.name, entry)
     registry.close()
     _print_totals(run_dir, ids, out)
+    try:
+        write_reports(run_dir / "reports", merged_reports(run_dir, name=order.name))
+        print(f"crawl-wide reports: {run_dir / 'reports'}", file=out)
+    except OSError as exc:
+        print(f"cannot write the crawl-wide reports: {exc}", file=err)
     return code
 
 
@@ -444,6 +454,27 @@ def cmd_control(kind: str, run_dir: Path, wait_s: float, out: TextIO, err: TextI
     except RedisUnavailableError as exc:
         print(f"cannot reach the crawl: {exc}", file=err)
         return 1
+
+
+def cmd_report(run_dir: Path, include: Sequence[Path], out: TextIO, err: TextIO) -> int:
+    """``crawler report RUN_DIR [--include DIR...]`` for a distributed run: write the crawl-wide
+    ``RUN_DIR/reports/`` from every worker's directory here (and ``include``: directories of
+    workers that ran on other machines, copied here); print the crawl report."""
+    info = distributed_info(run_dir)
+    if info is None:
+        print(f"{run_dir} is not a distributed crawl (no {DISTRIBUTED_FILE})", file=err)
+        return 2
+    missing = [str(d) for d in include if not d.is_dir()]
+    if missing:
+        print(f"not a directory: {', '.join(missing)}", file=err)
+        return 2
+    if not worker_dirs(run_dir, include):
+        print(f"{run_dir}: no worker run directories (workers/*/logs)", file=err)
+        return 1
+    texts = merged_reports(run_dir, include, name=str(info.get("name") or run_dir.name))
+    write_reports(run_dir / "reports", texts)
+    out.write(texts["crawl-report.txt"])
+    return 0
 
 
 # ---------------------------------------------------------------------------- entry point

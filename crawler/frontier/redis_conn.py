@@ -84,40 +84,73 @@ def is_cluster(client: Any) -> bool:
 
 
 def run_script(client: Any, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
-    """Run ``script`` once per ``(keys, args)`` call, in one round trip per server.
+    """Run ``script`` once per ``(keys, args)`` call, in one round trip per server."""
+    return run_calls(client, [(script, keys, args) for keys, args in calls])
+
+
+def run_calls(client: Any, calls: list[tuple[Any, list[str], list[Any]]]) -> list[Any]:
+    """Run each ``(script, keys, args)`` call, in order, in one round trip per server.
 
     redis-py refuses scripts in a cluster pipeline, so on a Cluster the calls are grouped by the
     node owning their first key and pipelined on that node's own connection; a call that meets a
     moved slot (resharding) is redone through the cluster client, which follows redirects.
+    Calls to different nodes are not ordered with respect to each other.
     """
     if not calls:
         return []
     if len(calls) == 1:
-        keys, args = calls[0]
+        script, keys, args = calls[0]
         return [script(keys=keys, args=args)]
     if not is_cluster(client):
-        pipe = client.pipeline(transaction=False)
-        for keys, args in calls:
-            script(keys=keys, args=args, client=pipe)
-        return list(pipe.execute())
+        return _pipelined(client, calls, list(range(len(calls))), [None] * len(calls), None)
     by_node: dict[str, tuple[Any, list[int]]] = {}
-    for i, (keys, _) in enumerate(calls):
+    for i, (_, keys, _) in enumerate(calls):
         node = client.get_node_from_key(keys[0])
         by_node.setdefault(node.name, (node, []))[1].append(i)
     out: list[Any] = [None] * len(calls)
     for node, indexes in by_node.values():
-        pipe = node.redis_connection.pipeline(transaction=False)
-        for i in indexes:
-            keys, args = calls[i]
-            script(keys=keys, args=args, client=pipe)
+        _pipelined(node.redis_connection, calls, indexes, out, client)
+    return out
+
+
+def _pipelined(
+    conn: Any,
+    calls: list[tuple[Any, list[str], list[Any]]],
+    indexes: list[int],
+    out: list[Any],
+    cluster: Any,
+) -> list[Any]:
+    """EVALSHA ``calls[indexes]`` in one pipeline on ``conn`` into ``out``.
+
+    redis-py's own script pipelining sends a SCRIPT EXISTS round trip before every pipeline;
+    here a script Redis does not know (it restarted) is loaded and its calls sent again.
+    ``cluster`` (the cluster client, or None) redoes calls that met a moved slot.
+    """
+    todo = indexes
+    for attempt in range(2):
+        pipe = conn.pipeline(transaction=False)
+        for i in todo:
+            script, keys, args = calls[i]
+            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
         results = pipe.execute(raise_on_error=False)
-        for i, result in zip(indexes, results, strict=True):
+        missing: list[int] = []
+        for i, result in zip(todo, results, strict=True):
+            if isinstance(result, NoScriptError) and attempt == 0:
+                missing.append(i)
+                continue
             if isinstance(result, ResponseError) and str(result).startswith(("MOVED", "ASK")):
-                keys, args = calls[i]
-                result = script(keys=keys, args=args)
+                if cluster is None:
+                    raise result
+                script, keys, args = calls[i]
+                result = script(keys=keys, args=args, client=cluster)
             elif isinstance(result, Exception):
                 raise result
             out[i] = result
+        if not missing:
+            break
+        for script in {id(calls[i][0]): calls[i][0] for i in missing}.values():
+            conn.script_load(script.script)
+        todo = missing
     return out
 
 

@@ -5,13 +5,19 @@ precedence, queue assignment, sort key, retries of -1/-2/-3/-50 up to ``max_retr
 ``retry_delay_s``, politeness delay, Retry-After back-off, bandwidth hold). The queue states are
 in Redis (see :mod:`crawler.frontier.redis_scripts`):
 
-* ``schedule``: canonicalize -> uniq filter (shared) -> queue key -> queue id ``key\\tserver``
-  -> shard of the server -> SCHEDULE (queue becomes ready unless one of its URIs is in flight).
-* ``next``: read the earliest ready queues of every shard (one pipelined round trip), try to
-  CLAIM due ones in random order (the script re-checks due time and the server cap, and leases
-  the head for ``lease_s``); sleep until the earliest due time (at most 0.5 s) otherwise.
-* ``finished``: FINISH removes (or, for a retry, rewrites) the URI, frees the server slot,
-  snoozes the queue for the politeness delay and wakes queues parked on the server.
+* ``schedule_many`` (a page's outlinks): canonicalize, drop duplicates within the batch, one
+  pipelined ``contains`` of the uniq filter, then SCHEDULE the new ones (queue id
+  ``key\\tserver``, shard of the server; one call per shard group, one round trip), then one
+  ``add_many`` of the uniq filter, then UNSCHEDULE any another worker recorded first: three round
+  trips per page whatever its link count. ``schedule`` is ``schedule_many`` of one.
+* ``next``: a round of this process's :class:`~crawler.frontier.redis_exchange.RedisExchange`
+  (run by the asking thread itself when none is under way, else awaited) leases due queues for
+  all waiting threads at once (CLAIM re-checks due time and the server cap and leases the head
+  for ``lease_s``), one round trip per batch; Redis is polled only while a thread waits.
+* ``finished``: FINISH (sent by the exchange with the next round) removes (or, for a retry,
+  rewrites) the URI, frees the server slot, snoozes the queue for the politeness delay, wakes
+  queues parked on the server and, when threads here wait and the queue may be fetched now,
+  leases its next URI to this worker in the same call.
 * a prerequisite (``P`` hop) of a URI in flight here stays in this worker (served first, retried
   here) and the via's queue stays leased until it is done: dns: and robots.txt results live in
   each worker's caches, so each worker fetches a host's robots.txt once, never for another.
@@ -24,14 +30,14 @@ budget; a hash-policy queue spanning servers is split per server. ``is_empty`` i
 reads of every shard's counters that agree (no operation in between) with nothing queued.
 
 Reads/writes on the CrawlURI as WorkQueueFrontier does. Thread-safe: per-call Redis scripts are
-atomic; local state (in-flight map, ordinals) is under one lock.
+atomic; local state (in-flight map, ordinals, the exchange's batches) is under one lock.
 """
 
 from __future__ import annotations
 
-import random
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,19 +52,16 @@ from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
 from crawler.frontier.preparer import FrontierPreparer
 from crawler.frontier.queue_store import sort_key
 from crawler.frontier.redis_conn import RedisUnavailableError
-from crawler.frontier.redis_outbox import FinishOutbox
+from crawler.frontier.redis_exchange import MAX_IDLE_SLEEP_S, Leased, RedisExchange
 from crawler.frontier.redis_store import ORDINAL_BLOCK, RedisQueueStore
 from crawler.order.schema import FrontierConfig
 from crawler.uniq.uniq_filter import UniqStateError, UriUniqFilter
 from crawler.urls import server_key
 
 _GATED = ("http:", "https:", "ftp:")
-CANDIDATES_PER_SHARD = 8
-CLAIM_BATCH = 8
-"""Queues claimed per round trip; those not handed out at once wait for this worker's threads."""
-CANDIDATES_TTL_S = 0.05
-"""How long a read of the ready queues serves claims (a stale one only costs failed claims)."""
-MAX_IDLE_SLEEP_S = 0.2
+PREFETCH = 0
+"""URIs leased ahead while threads wait, so the next round trip overlaps their work."""
+MAX_READ_WAIT_S = 5.0
 
 
 class _InFlight:
@@ -104,14 +107,18 @@ class RedisFrontier:
         self._local: list[tuple[float, CrawlURI]] = []
         self._local_out: dict[int, str] = {}
         self._waiting: dict[str, CrawlURI] = {}
-        self._cands: list[tuple[int, str]] = []
-        self._claimed: list[CrawlURI] = []
+        self._claimed: deque[CrawlURI] = deque()
         self._waiters = 0
         self._wake = threading.Condition(self._lock)
-        self._outbox = FinishOutbox(store, self._logger, self._released)
-        self._cands_at = -CANDIDATES_TTL_S
-        self._cands_wait_s = 0.0
-        self._cands_found = False
+        self._exchange = RedisExchange(
+            store,
+            self._logger,
+            self._lock,
+            max_conn=self._max_conn,
+            interval_ms=self._interval_ms,
+            demand=self._demand,
+            on_leased=self._leased,
+        )
         self._ordinal = 0
         self._ordinal_end = 0
         self._finishing = 0
@@ -120,30 +127,35 @@ class RedisFrontier:
 
     # ------------------------------------------------------------ lifecycle
     def open(self, state_dir: Path) -> None:
-        """Connect the store and the uniq filter; start the lease keeper thread."""
+        """Connect the store and the uniq filter; start the exchange and lease keeper threads."""
         self._store.open(state_dir)
         try:
             self._uniq.open(state_dir)
         except (UniqStateError, RedisUnavailableError) as exc:
             self._store.close()
             raise FrontierStateError(f"cannot open the already-seen filter: {exc}") from exc
-        self._outbox.start()
+        self._exchange.start()
         self._keeper = threading.Thread(target=self._keep_leases, name="lease-keeper", daemon=True)
         self._keeper.start()
 
     def close(self) -> None:
-        """Stop the lease keeper and disconnect. URIs still leased return after their lease."""
+        """Stop the threads and disconnect. URIs still leased return after their lease."""
         if self._closed.is_set():
             return
         self._closed.set()
         with self._lock:
             self._wake.notify_all()
-            unused, self._claimed = self._claimed, []
-        for curi in unused:  # claimed ahead, never handed out: back to their queues now
+        self._exchange.close()
+        with self._lock:
+            unused = list(self._claimed)
+            self._claimed.clear()
+        releases = []
+        for curi in unused:  # leased ahead, never handed out: back to their queues now
             entry = self._in_flight.pop(curi.uri)
-            args = [entry.member, "r", entry.member, int.from_bytes(entry.member[:8], "big") >> 48]
-            self._outbox.put((entry.shard, entry.qid, entry.server, [*args, 0, 0, 0, 0], curi.uri))
-        self._outbox.close()
+            score = int.from_bytes(entry.member[:8], "big") >> 48
+            args = [entry.member, "r", entry.member, score, 0, 0, 0, 0, 0, 0]
+            releases.append((entry.shard, entry.qid, entry.server, args, curi.uri))
+        self._exchange.send_now(releases)
         if self._keeper is not None:
             self._keeper.join(timeout=5)
         self._store.close()
@@ -162,6 +174,8 @@ class RedisFrontier:
                 reaped = self._store.reap(self._max_conn)
                 if reaped:
                     self._logger.warning("expired_leases_reaped", queues=reaped)
+                    with self._lock:
+                        self._exchange.poke(fresh=True)
             except RedisUnavailableError as exc:
                 self._logger.error("lease_keeper_redis_unavailable", error=str(exc))
             except Exception:
@@ -172,64 +186,123 @@ class RedisFrontier:
     # ------------------------------------------------------------ schedule
     def schedule(self, curi: CrawlURI) -> bool:
         """Queue ``curi`` unless already seen crawl-wide. True if queued."""
-        if self._closed.is_set():
-            return False
-        uri = curi.uri
-        prep = self._prep
-        try:
-            canonical = prep.canonical(uri)
-        except ValueError as exc:
-            if self._uri_error is not None:
-                self._uri_error(curi.via, str(exc), uri)
-            return False
-        curi.canonical = canonical
-        # Queue first, record second (re-checking): a worker killed in between leaves at worst a
-        # URI queued twice, never one recorded as seen but queued nowhere.
-        contains = getattr(self._uniq, "contains", None)
-        if not curi.force_fetch and contains is not None and contains(canonical):
-            return False
-        via = self._in_flight.get(curi.via) if curi.via and curi.hop_path.endswith("P") else None
-        try:
-            key = prep.queue_key(
-                curi,
-                None if via is None else (via.qid, int.from_bytes(via.member[:8], "big")),
-            )
-        except ValueError as exc:
-            if self._uri_error is not None:
-                self._uri_error(curi.via, str(exc), uri)
-            return False
-        if via is not None:
-            # A prerequisite (dns:, robots.txt) serves this worker's own caches: it stays here,
-            # handed out before anything else, so another worker never fetches it for nothing.
-            if not self._record(curi):
-                return False
-            curi.queue_key = key.rpartition("\t")[0]
-            with self._lock:
-                self._local.append((0.0, curi))
-                self._wake.notify()
-            return True
-        server = _server_of(uri) or ""
-        shard, qid = self._store.shard_of(server or key), f"{key}\t{server}"
-        curi.queue_key = key
-        curi.ordinal = self._next_ordinal()
-        skey = sort_key(curi.directive, curi.precedence, curi.ordinal)
-        member = skey.to_bytes(8, "big") + curi.to_bytes()
-        self._store.schedule(shard, [(qid, skey >> 48, member)])
-        if not self._record(curi):
-            self._store.unschedule(shard, qid, member)
-            return False
-        return True
+        return self.schedule_many((curi,))[0]
 
     def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]:
-        """:meth:`schedule` each of ``curis`` in order."""
-        return [self.schedule(curi) for curi in curis]
+        """Queue each of ``curis`` unless already seen crawl-wide (or earlier in ``curis``); one
+        flag per URI, True if queued. A few round trips whatever the count (module doc).
 
-    def _record(self, curi: CrawlURI) -> bool:
-        """Record ``curi.canonical`` in the uniq filter; False if another worker was first."""
+        Queue first, record second: a worker killed in between leaves at worst a URI queued
+        twice, never one recorded as seen but queued nowhere.
+        """
+        out = [False] * len(curis)
+        if self._closed.is_set():
+            return out
+        prep = self._prep
+        pending: list[int] = []
+        batch_seen: set[str] = set()
+        for i, curi in enumerate(curis):
+            try:
+                canonical = prep.canonical(curi.uri)
+            except ValueError as exc:
+                self._bad_uri(curi, exc)
+                continue
+            curi.canonical = canonical
+            if curi.via and curi.hop_path.endswith("P") and curi.via in self._in_flight:
+                out[i] = self._schedule_local(curi)
+                continue
+            if not curi.force_fetch:
+                if canonical in batch_seen:
+                    continue
+                batch_seen.add(canonical)
+            pending.append(i)
+        checked = [i for i in pending if not curis[i].force_fetch]
+        contains_many = getattr(self._uniq, "contains_many", None)
+        if checked and contains_many is not None:
+            found = contains_many([curis[i].canonical for i in checked])
+            seen = {i for i, hit in zip(checked, found, strict=True) if hit}
+            pending = [i for i in pending if i not in seen]
+        if not pending:
+            return out
+        placed = self._enqueue(curis, pending)
+        if not placed:
+            return out
+        recorded = self._uniq.add_many([curis[i].canonical for i, _, _, _ in placed])
+        undo: list[tuple[int, str, bytes]] = []
+        for (i, shard, qid, member), new in zip(placed, recorded, strict=True):
+            if new or curis[i].force_fetch:
+                out[i] = True
+            else:  # another worker (or an earlier URI of this batch) recorded it first
+                undo.append((shard, qid, member))
+        if undo:
+            self._store.unschedule_many(undo)
+        return out
+
+    def _enqueue(
+        self, curis: Sequence[CrawlURI], indexes: list[int]
+    ) -> list[tuple[int, int, str, bytes]]:
+        """SCHEDULE ``curis[indexes]`` (one round trip); ``(index, shard, qid, member)`` of each
+        one added."""
+        prep = self._prep
+        by_shard: dict[int, list[tuple[str, int, bytes]]] = {}
+        where: dict[int, list[int]] = {}
+        for i in indexes:
+            curi = curis[i]
+            try:
+                key = prep.queue_key(curi, None)
+            except ValueError as exc:
+                self._bad_uri(curi, exc)
+                continue
+            server = _server_of(curi.uri) or ""
+            shard = self._store.shard_of(server or key)
+            curi.queue_key = key
+            curi.ordinal = self._next_ordinal()
+            skey = sort_key(curi.directive, curi.precedence, curi.ordinal)
+            member = skey.to_bytes(8, "big") + curi.to_bytes()
+            by_shard.setdefault(shard, []).append((f"{key}\t{server}", skey >> 48, member))
+            where.setdefault(shard, []).append(i)
+        if not by_shard:
+            return []
+        added = self._store.schedule_many(by_shard)
+        placed: list[tuple[int, int, str, bytes]] = []
+        for shard, entries in by_shard.items():
+            for i, (qid, _, member), new in zip(where[shard], entries, added[shard], strict=True):
+                if new:
+                    placed.append((i, shard, qid, member))
+        placed.sort()
+        with self._lock:
+            self._exchange.poke(fresh=True)
+        return placed
+
+    def _schedule_local(self, curi: CrawlURI) -> bool:
+        """A prerequisite (dns:, robots.txt) of a URI in flight here serves this worker's own
+        caches: it stays here, handed out before anything else, so another worker never fetches
+        it for nothing."""
+        via = self._in_flight.get(curi.via or "")
+        if via is None:
+            return False
+        if not curi.force_fetch:
+            contains = getattr(self._uniq, "contains", None)
+            if contains is not None and contains(curi.canonical):
+                return False
+        try:
+            key = self._prep.queue_key(curi, (via.qid, int.from_bytes(via.member[:8], "big")))
+        except ValueError as exc:
+            self._bad_uri(curi, exc)
+            return False
         if curi.force_fetch:
             self._uniq.add_force(curi.canonical)
-            return True
-        return self._uniq.add(curi.canonical)
+        elif not self._uniq.add(curi.canonical):
+            return False
+        curi.queue_key = key.rpartition("\t")[0]
+        with self._lock:
+            self._local.append((0.0, curi))
+            self._wake.notify()
+        return True
+
+    def _bad_uri(self, curi: CrawlURI, exc: ValueError) -> None:
+        if self._uri_error is not None:
+            self._uri_error(curi.via, str(exc), curi.uri)
 
     def _next_ordinal(self) -> int:
         with self._lock:
@@ -241,98 +314,73 @@ class RedisFrontier:
 
     # ---------------------------------------------------------------- next
     def next(self, timeout_s: float) -> CrawlURI | None:
-        """A leased URI whose queue and server may be fetched now, or None after ``timeout_s``."""
+        """A leased URI whose queue and server may be fetched now, or None after ``timeout_s``.
+
+        Waits on this process's exchange thread; never calls Redis itself."""
         deadline = time.monotonic() + max(0.0, timeout_s)
         with self._lock:
             self._waiters += 1
-        try:
-            return self._next(deadline)
-        finally:
-            with self._lock:
+            try:
+                exchange = self._exchange
+                # Even with no time left, wait for one read of Redis begun after this call
+                # (bounded), so ``next(0)`` answers for the shared frontier as it is now.
+                read_by = -1
+                while not self._closed.is_set():
+                    curi, local_wait_s = self._take_local()
+                    if curi is not None:
+                        return curi
+                    if self._claimed:
+                        return self._claimed.popleft()
+                    if read_by < 0:
+                        read_by = exchange.reads_started + 1
+                    now = time.monotonic()
+                    if exchange.ready(now):
+                        exchange.round()  # this thread does the round trip: no hand-off
+                        continue
+                    remaining = deadline - now
+                    if remaining <= 0:
+                        if exchange.last_empty_read >= read_by or now > deadline + MAX_READ_WAIT_S:
+                            return None
+                        remaining = MAX_READ_WAIT_S
+                    exchange.poke()
+                    # The round under way wakes us when done; else wake when polling is due.
+                    poll_s = exchange.next_poll_s(now) if not exchange.busy else remaining
+                    self._wake.wait(min(remaining, local_wait_s, poll_s + 0.001))
+                return None
+            finally:
                 self._waiters -= 1
 
-    def _next(self, deadline: float) -> CrawlURI | None:
-        while not self._closed.is_set():
-            try:
-                curi, wait_s = self._try_claim()
-            except RedisUnavailableError as exc:
-                self._logger.error("frontier_redis_unavailable", error=str(exc))
-                curi, wait_s = None, MAX_IDLE_SLEEP_S
-            if curi is not None:
-                return curi
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            with self._lock:
-                if not self._claimed and not self._local and not self._closed.is_set():
-                    self._wake.wait(min(remaining, wait_s))
-        return None
+    def _demand(self) -> int:
+        """URIs the exchange should lease now (called with the lock held)."""
+        if not self._waiters:
+            return 0
+        return self._waiters + PREFETCH - len(self._claimed)
+
+    def _leased(self, leased: list[Leased]) -> None:
+        """Take URIs the exchange leased, if any, after a round (called with the lock held)."""
+        for shard, qid, server, member in leased:
+            curi = CrawlURI.from_bytes(member[8:])
+            curi.queue_key = qid.rpartition("\t")[0]
+            self._in_flight[curi.uri] = _InFlight(shard, qid, server, member)
+            self._claimed.append(curi)
+        if leased:
+            self._wake.notify(len(leased) + 1)  # and one to run the next round if still needed
+        else:  # a read found nothing: threads waiting for its answer may return
+            self._wake.notify_all()
 
     def _take_local(self) -> tuple[CrawlURI | None, float]:
-        """This worker's own due prerequisite, or how long until one is due (inf: none)."""
+        """This worker's own due prerequisite, or how long until one is due (under the lock)."""
+        if not self._local:
+            return None, MAX_IDLE_SLEEP_S
         now = time.monotonic()
-        with self._lock:
-            for i, (due_s, curi) in enumerate(self._local):
-                if due_s <= now:
-                    del self._local[i]
-                    if curi.uri not in self._in_flight:  # not a via coming back
-                        self._local_out[id(curi)] = curi.via or ""
-                    return curi, 0.0
-            soonest = min((due for due, _ in self._local), default=now + MAX_IDLE_SLEEP_S)
-        return None, soonest - now
-
-    def _try_claim(self) -> tuple[CrawlURI | None, float]:
-        local, local_wait_s = self._take_local()
-        if local is not None:
-            return local, 0.0
-        with self._lock:
-            if self._claimed:
-                return self._claimed.pop(), 0.0
-        refreshed = False
-        while True:
-            with self._lock:
-                fresh = time.monotonic() - self._cands_at < CANDIDATES_TTL_S
-                # Claim ahead only for threads already waiting here: a queue claimed ahead is
-                # out of the other workers' reach until one of ours takes it.
-                want = min(CLAIM_BATCH, max(1, self._waiters - len(self._claimed)))
-                batch = self._cands[-want:] if fresh else []
-                del self._cands[len(self._cands) - len(batch) :]
-            if not batch:
-                if refreshed or (fresh and not self._cands_found):
-                    break  # this thread, or another one just now, found nothing due
-                self._refresh_candidates()
-                refreshed = True
-                continue
-            items = [(shard, qid, qid.rpartition("\t")[2]) for shard, qid in batch]
-            members = self._store.claim_many(items, self._max_conn, self._interval_ms)
-            got: list[CrawlURI] = []
-            with self._lock:
-                for (shard, qid, server), member in zip(items, members, strict=True):
-                    if member is None:
-                        continue
-                    curi = CrawlURI.from_bytes(member[8:])
-                    curi.queue_key = qid.rpartition("\t")[0]
-                    self._in_flight[curi.uri] = _InFlight(shard, qid, server, member)
-                    got.append(curi)
-                if got:
-                    first = got.pop()
-                    if got:
-                        self._claimed.extend(got)
-                        self._wake.notify(len(got))
-                    return first, 0.0
-        return None, min(MAX_IDLE_SLEEP_S, local_wait_s, self._cands_wait_s)
-
-    def _refresh_candidates(self) -> None:
-        """Read the earliest queues of every shard (one round trip) into the shared cache: the
-        due ones, shuffled, for the threads to claim; the time until the next one is due."""
-        due, wait_ms = self._store.candidates(CANDIDATES_PER_SHARD)
-        random.shuffle(due)
-        wait_s = MAX_IDLE_SLEEP_S if wait_ms < 0 else wait_ms / 1000.0
-        with self._lock:
-            self._cands = due
-            self._cands_found = bool(due)
-            self._cands_at = time.monotonic()
-            self._cands_wait_s = min(MAX_IDLE_SLEEP_S, max(0.005, wait_s))
+        for i, (due_s, curi) in enumerate(self._local):
+            if due_s <= now:
+                del self._local[i]
+                if curi.uri not in self._in_flight:  # not a via coming back
+                    self._local_out[id(curi)] = curi.via or ""
+                return curi, 0.0
+        soonest = min(due for due, _ in self._local)
+        return None, max(0.001, soonest - now)
 
     # ------------------------------------------------------------ finished
     def finished(self, curi: CrawlURI) -> bool:
@@ -363,6 +411,7 @@ class RedisFrontier:
         backoff_ms = int(float(curi.data.pop(BACKOFF_MS_KEY, 0) or 0))
         hold_ms = int(float(curi.data.pop(SERVER_HOLD_MS_KEY, 0) or 0))
         max_conn = self._max_conn
+        interval_ms = self._interval_ms if entry.server else 0
         if status in RETRYABLE_STATUSES and curi.fetch_attempts < self._max_retries:
             delay_ms = max(int(curi.retry_delay_s * 1000), backoff_ms)
             curi.reset_for_retry()
@@ -370,7 +419,10 @@ class RedisFrontier:
             member = skey_bytes + curi.to_bytes()
             score = int.from_bytes(skey_bytes, "big") >> 48
             args = [entry.member, "r", member, score, delay_ms, backoff_ms, hold_ms, max_conn]
-            self._outbox.put((entry.shard, entry.qid, entry.server, args, curi.uri))
+            with self._lock:
+                self._exchange.put(
+                    (entry.shard, entry.qid, entry.server, [*args, 0, interval_ms], curi.uri)
+                )
             return False
         delay_ms = curi.politeness_delay_ms
         if delay_ms < 0:
@@ -390,6 +442,8 @@ class RedisFrontier:
             backoff_ms,
             hold_ms,
             max_conn,
+            0,
+            interval_ms,
         ]
         with self._lock:
             self._finishing += 1
@@ -400,8 +454,8 @@ class RedisFrontier:
                 self._on_final(curi)
         except Exception:
             self._logger.exception("frontier_on_final_failed", uri=curi.uri)
-        self._outbox.put((entry.shard, entry.qid, entry.server, args, curi.uri))
         with self._lock:
+            self._exchange.put((entry.shard, entry.qid, entry.server, args, curi.uri))
             self._finishing -= 1
         return True
 
@@ -418,6 +472,7 @@ class RedisFrontier:
             curi.reset_for_retry()
             with self._lock:
                 self._local.append((due_s, curi))
+                self._wake.notify()
             return False
         with self._lock:
             via = self._waiting.get(via_uri)
@@ -432,21 +487,14 @@ class RedisFrontier:
             self._logger.exception("frontier_on_final_failed", uri=curi.uri)
         return True
 
-    def _released(self) -> None:
-        """Queues this worker finished are back in Redis: look again now, not at the next poll."""
-        with self._lock:
-            if not self._cands:
-                self._cands_at = -CANDIDATES_TTL_S
-            self._wake.notify()
-
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Wait until every ``finished`` so far reached Redis; False on timeout."""
-        return self._outbox.wait_idle(timeout_s)
+        return self._exchange.wait_idle(timeout_s)
 
     @property
     def lost_leases(self) -> int:
         """URIs this worker finished after its lease had expired (another worker had them)."""
-        return self._outbox.lost_leases
+        return self._exchange.lost_leases
 
     # ------------------------------------------------------------- reports
     def is_empty(self) -> bool:
@@ -454,8 +502,9 @@ class RedisFrontier:
         with self._lock:
             if self._finishing or self._in_flight or self._local or self._local_out:
                 return False
-        if self._outbox.pending():
-            return False
+        with self._lock:
+            if self._exchange.pending():
+                return False
         try:
             first = self._store.shard_states()
             if any(s["queued"] or s["in_process"] for s in first):

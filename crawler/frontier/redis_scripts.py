@@ -10,13 +10,24 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
 ``T q:<qid>``   zset    a queue's URIs: score directive/precedence, member 8-byte sort key + URI
 ``T v:<srv>``   hash    a server's politeness: ``a`` fetches in progress, ``nb`` no start before
 ``T p:<srv>``   zset    queues parked on a server that had no free connection (FIFO by time)
+``T h``         zset    hungry workers: member worker id, score = ms until when it found
+                        nothing due in this shard while its threads waited
 ==============  ======  ==================================================================
 
 A queue id is ``<queue key>\\t<server>``: the shard is chosen by the server, so a server's state
 and all its queues share a slot and the server cap is checked in the same script that leases.
 An in-flight URI stays in its queue until :data:`FINISH` removes it, so a dead worker's URI is
 still at the head when :data:`REAP` hands its queue back. Times come from Redis ``TIME``, so
-machines with skewed clocks agree. Scripts return plain arrays; see each script's header.
+machines with skewed clocks agree.
+
+A FINISH may lease the queue's next URI to the same worker at once (``reclaim``), unless
+another worker is hungry in that shard: then the queue goes back to the ready set for whoever
+reads it first, so a worker that joins late is not starved by one that keeps its queues.
+
+Batching: each script handles a list of queues (or shards) in one call. On one redis-server the
+frontier sends a whole batch, whatever the shards, as one call; on a Cluster it sends one call
+per shard (so every call's keys share one slot), pipelined per node. Scripts return plain
+arrays; see each script's header.
 """
 
 from __future__ import annotations
@@ -27,7 +38,8 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 """
 
 _WAKE_PARKED = """
-local function wake_parked(srv_key, park_key, ready_key, now, max_conn)
+local function wake_parked(srv_key, park_key, ready_key, max_conn)
+  if redis.call('EXISTS', park_key) == 0 then return end
   local active = tonumber(redis.call('HGET', srv_key, 'a') or '0')
   local nb = tonumber(redis.call('HGET', srv_key, 'nb') or '0')
   local n = 1000000
@@ -40,140 +52,218 @@ local function wake_parked(srv_key, park_key, ready_key, now, max_conn)
 end
 """
 
+_CLAIM_FN = """
+-- K = offset of the queue's 8 keys: ready, lease, cur, stats, queue, server, park, hungry.
+-- Returns {1, member} (leased), {0, due_ms} (not yet), or {0} (nothing to hand out here).
+local function claim(K, qid, worker, lease_ms, max_conn, interval)
+  local due = redis.call('ZSCORE', KEYS[K + 1], qid)
+  if not due then return {0} end
+  due = tonumber(due)
+  if due > now then return {0, due} end
+  if redis.call('HEXISTS', KEYS[K + 3], qid) == 1 then
+    redis.call('ZREM', KEYS[K + 1], qid)
+    return {0}
+  end
+  local head = redis.call('ZRANGE', KEYS[K + 5], 0, 0)
+  if #head == 0 then
+    redis.call('ZREM', KEYS[K + 1], qid)
+    return {0}
+  end
+  local active = tonumber(redis.call('HGET', KEYS[K + 6], 'a') or '0')
+  if max_conn > 0 and active >= max_conn then
+    redis.call('ZREM', KEYS[K + 1], qid)
+    redis.call('ZADD', KEYS[K + 7], 'NX', now, qid)
+    return {0}
+  end
+  local nb = tonumber(redis.call('HGET', KEYS[K + 6], 'nb') or '0')
+  if now < nb then
+    redis.call('ZADD', KEYS[K + 1], nb, qid)
+    return {0, nb}
+  end
+  redis.call('ZREM', KEYS[K + 1], qid)
+  redis.call('ZADD', KEYS[K + 2], now + lease_ms, qid)
+  redis.call('HSET', KEYS[K + 3], qid, worker .. '\\n' .. head[1])
+  redis.call('HINCRBY', KEYS[K + 6], 'a', 1)
+  if interval > 0 then redis.call('HSET', KEYS[K + 6], 'nb', now + interval) end
+  redis.call('ZREM', KEYS[K + 8], worker)
+  return {1, head[1]}
+end
+"""
+
 SCHEDULE = (
     _NOW
     + """
--- KEYS: ready, cur, stats, then one queue zset per entry
--- ARGV: n, then (qid, score, member) per entry. Returns how many were added.
-local n = tonumber(ARGV[1])
-local added = 0
+-- KEYS: g groups (one per shard) of ready, cur, stats; then one queue zset per entry
+-- ARGV: g, then (group 1..g, qid, score, member) per entry. Returns 1/0 per entry (added).
+local g = tonumber(ARGV[1])
+local out = {}
+local added = {}
+local n = (#ARGV - 1) / 4
 for i = 1, n do
-  local qid = ARGV[2 + (i - 1) * 3]
-  local score = ARGV[3 + (i - 1) * 3]
-  local member = ARGV[4 + (i - 1) * 3]
-  if redis.call('ZADD', KEYS[3 + i], 'NX', score, member) == 1 then
-    added = added + 1
-    if redis.call('HEXISTS', KEYS[2], qid) == 0 then
-      redis.call('ZADD', KEYS[1], 'NX', now, qid)
+  local a = 2 + (i - 1) * 4
+  local k = (tonumber(ARGV[a]) - 1) * 3
+  local qid = ARGV[a + 1]
+  if redis.call('ZADD', KEYS[3 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
+    out[i] = 1
+    added[k] = (added[k] or 0) + 1
+    if redis.call('HEXISTS', KEYS[k + 2], qid) == 0 then
+      redis.call('ZADD', KEYS[k + 1], 'NX', now, qid)
     end
+  else
+    out[i] = 0
   end
 end
-redis.call('HINCRBY', KEYS[3], 'queued', added)
-redis.call('HINCRBY', KEYS[3], 'ops', 1)
-return added
+for k = 0, 3 * (g - 1), 3 do
+  redis.call('HINCRBY', KEYS[k + 3], 'queued', added[k] or 0)
+  redis.call('HINCRBY', KEYS[k + 3], 'ops', 1)
+end
+return out
 """
 )
 
 DUE = (
     _NOW
     + """
--- KEYS: ready;  ARGV: limit.  Returns {now, next due ms or -1, qid...}: up to ``limit`` queues
--- whose time has come (earliest first) and, if fewer, when the next one will.
-local limit = tonumber(ARGV[1])
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
-local nxt = -1
-if #due < limit then
-  local first = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSCORES',
-    'LIMIT', 0, 1)
-  if first[2] then nxt = tonumber(first[2]) end
+-- KEYS: ready and hungry of each shard;  ARGV: limit, worker, hungry_ms.  Returns {now, then
+-- per shard {next due ms or -1, qid...}}: up to ``limit`` queues whose time has come (earliest
+-- first) and, if fewer, when the next one will. When none of the shards has anything due, the
+-- worker is recorded as hungry in each for ``hungry_ms`` (0: not hungry).
+local limit, worker, hungry_ms = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local out = {now}
+local found = 0
+for k = 1, #KEYS, 2 do
+  local due = redis.call('ZRANGEBYSCORE', KEYS[k], '-inf', now, 'LIMIT', 0, limit)
+  local nxt = -1
+  if #due < limit then
+    local first = redis.call('ZRANGEBYSCORE', KEYS[k], '(' .. now, '+inf', 'WITHSCORES',
+      'LIMIT', 0, 1)
+    if first[2] then nxt = tonumber(first[2]) end
+  end
+  found = found + #due
+  local row = {nxt}
+  for i = 1, #due do row[#row + 1] = due[i] end
+  out[#out + 1] = row
 end
-local out = {now, nxt}
-for i = 1, #due do out[#out + 1] = due[i] end
+if found == 0 and hungry_ms > 0 then
+  -- one member per worker ever hungry here: no pruning needed, readers ignore old scores
+  for k = 2, #KEYS, 2 do redis.call('ZADD', KEYS[k], now + hungry_ms, worker) end
+end
 return out
 """
 )
 
 UNSCHEDULE = """
--- KEYS: ready, cur, stats, queue;  ARGV: qid, member.  Takes back a member SCHEDULE added
--- (another worker recorded the URI first). Returns 1 if it was still queued.
-if redis.call('ZREM', KEYS[4], ARGV[2]) == 0 then return 0 end
-redis.call('HINCRBY', KEYS[3], 'queued', -1)
-redis.call('HINCRBY', KEYS[3], 'ops', 1)
-if redis.call('ZCARD', KEYS[4]) == 0 and redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then
-  redis.call('ZREM', KEYS[1], ARGV[1])
+-- KEYS: 4 per entry: ready, cur, stats, queue;  ARGV: (qid, member) per entry.  Takes back
+-- members SCHEDULE added (another worker recorded the URI first). Returns 1/0 per entry
+-- (1: it was still queued).
+-- A member already handed out stays (it is being fetched; FINISH removes it).
+local out = {}
+for i = 0, #ARGV / 2 - 1 do
+  local K, qid, member = i * 4, ARGV[i * 2 + 1], ARGV[i * 2 + 2]
+  local cur = redis.call('HGET', KEYS[K + 2], qid)
+  if cur and string.sub(cur, -#member - 1) == '\\n' .. member then
+    out[#out + 1] = 0
+  elseif redis.call('ZREM', KEYS[K + 4], member) == 0 then
+    out[#out + 1] = 0
+  else
+    redis.call('HINCRBY', KEYS[K + 3], 'queued', -1)
+    redis.call('HINCRBY', KEYS[K + 3], 'ops', 1)
+    if redis.call('ZCARD', KEYS[K + 4]) == 0 and redis.call('HEXISTS', KEYS[K + 2], qid) == 0 then
+      redis.call('ZREM', KEYS[K + 1], qid)
+    end
+    out[#out + 1] = 1
+  end
 end
-return 1
+return out
 """
 
 CLAIM = (
     _NOW
+    + _CLAIM_FN
     + """
--- KEYS: ready, lease, cur, stats, queue, server, park
--- ARGV: qid, worker, lease_ms, max_conn, min_interval_ms
--- Returns {1, member} (leased), {0, due_ms} (not yet), or {0} (nothing to hand out here).
-local qid = ARGV[1]
-local due = redis.call('ZSCORE', KEYS[1], qid)
-if not due then return {0} end
-due = tonumber(due)
-if due > now then return {0, due} end
-if redis.call('HEXISTS', KEYS[3], qid) == 1 then
-  redis.call('ZREM', KEYS[1], qid)
-  return {0}
+-- KEYS: 8 per queue (ready, lease, cur, stats, queue, server, park, hungry)
+-- ARGV: worker, lease_ms, then (qid, max_conn, min_interval_ms) per queue
+-- Returns per queue {1, member} (leased), {0, due_ms} (not yet), or {0} (nothing here).
+local worker, lease_ms = ARGV[1], tonumber(ARGV[2])
+local out = {}
+for i = 0, (#ARGV - 2) / 3 - 1 do
+  local a = 3 + i * 3
+  out[#out + 1] = claim(i * 8, ARGV[a], worker, lease_ms, tonumber(ARGV[a + 1]),
+    tonumber(ARGV[a + 2]))
 end
-local head = redis.call('ZRANGE', KEYS[5], 0, 0)
-if #head == 0 then
-  redis.call('ZREM', KEYS[1], qid)
-  return {0}
-end
-local max_conn = tonumber(ARGV[4])
-local active = tonumber(redis.call('HGET', KEYS[6], 'a') or '0')
-if max_conn > 0 and active >= max_conn then
-  redis.call('ZREM', KEYS[1], qid)
-  redis.call('ZADD', KEYS[7], 'NX', now, qid)
-  return {0}
-end
-local nb = tonumber(redis.call('HGET', KEYS[6], 'nb') or '0')
-if now < nb then
-  redis.call('ZADD', KEYS[1], nb, qid)
-  return {0, nb}
-end
-redis.call('ZREM', KEYS[1], qid)
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), qid)
-redis.call('HSET', KEYS[3], qid, ARGV[2] .. '\\n' .. head[1])
-redis.call('HINCRBY', KEYS[6], 'a', 1)
-local interval = tonumber(ARGV[5])
-if interval > 0 then redis.call('HSET', KEYS[6], 'nb', now + interval) end
-return {1, head[1]}
+return out
 """
 )
+
+FINISH_ARGS = 11
+"""FINISH arguments per queue."""
 
 FINISH = (
     _NOW
     + _WAKE_PARKED
+    + _CLAIM_FN
     + """
--- KEYS: ready, lease, cur, stats, queue, server, park
--- ARGV: qid, worker, old member, kind (r retry | succeeded | failed | disregarded),
---       new member (retry), new score (retry), delay_ms, backoff_ms, hold_ms, max_conn
--- Returns 1, or 0 when this worker no longer holds the lease (it expired and was reaped).
-local qid = ARGV[1]
-if redis.call('HGET', KEYS[3], qid) ~= ARGV[2] .. '\\n' .. ARGV[3] then return 0 end
-redis.call('HDEL', KEYS[3], qid)
-redis.call('ZREM', KEYS[2], qid)
-redis.call('ZREM', KEYS[5], ARGV[3])
-local kind = ARGV[4]
-if kind == 'r' then
-  redis.call('ZADD', KEYS[5], ARGV[6], ARGV[5])
-else
-  redis.call('HINCRBY', KEYS[4], 'queued', -1)
-  redis.call('HINCRBY', KEYS[4], kind, 1)
+-- KEYS: 8 per queue (ready, lease, cur, stats, queue, server, park, hungry)
+-- ARGV: worker, lease_ms, then per queue: qid, old member, kind (r retry | succeeded | failed |
+--       disregarded), new member (retry), new score (retry), delay_ms, backoff_ms, hold_ms,
+--       max_conn, reclaim (1: lease the queue's next URI at once if it may be fetched now and
+--       no other worker is hungry in this shard), min_interval_ms
+-- Returns per queue {0} when this worker no longer held the lease (it expired and was reaped),
+-- {1} when finished, {1, member} when finished and the next URI leased to this worker, {2}
+-- when finished and the queue left to a hungry worker.
+local worker, lease_ms = ARGV[1], tonumber(ARGV[2])
+local out = {}
+for i = 0, (#ARGV - 2) / 11 - 1 do
+  local K, a = i * 8, 3 + i * 11
+  local qid = ARGV[a]
+  if redis.call('HGET', KEYS[K + 3], qid) ~= worker .. '\\n' .. ARGV[a + 1] then
+    out[#out + 1] = {0}
+  else
+    redis.call('HDEL', KEYS[K + 3], qid)
+    redis.call('ZREM', KEYS[K + 2], qid)
+    local removed = redis.call('ZREM', KEYS[K + 5], ARGV[a + 1])
+    local kind = ARGV[a + 2]
+    if kind == 'r' then
+      redis.call('ZADD', KEYS[K + 5], ARGV[a + 4], ARGV[a + 3])
+    else
+      redis.call('HINCRBY', KEYS[K + 4], 'queued', -removed)
+      redis.call('HINCRBY', KEYS[K + 4], kind, 1)
+    end
+    redis.call('HINCRBY', KEYS[K + 4], 'ops', 1)
+    local active = tonumber(redis.call('HGET', KEYS[K + 6], 'a') or '0')
+    if active > 0 then redis.call('HSET', KEYS[K + 6], 'a', active - 1) end
+    local nb = tonumber(redis.call('HGET', KEYS[K + 6], 'nb') or '0')
+    local backoff = tonumber(ARGV[a + 6])
+    if backoff > 0 and now + backoff > nb then nb = now + backoff end
+    local hold = tonumber(ARGV[a + 7])
+    if hold > 0 then
+      if nb < now then nb = now end
+      nb = nb + hold
+    end
+    if backoff > 0 or hold > 0 then redis.call('HSET', KEYS[K + 6], 'nb', nb) end
+    local max_conn = tonumber(ARGV[a + 8])
+    local row = {1}
+    if redis.call('ZCARD', KEYS[K + 5]) > 0 then
+      redis.call('ZADD', KEYS[K + 1], now + tonumber(ARGV[a + 5]), qid)
+      local reclaim = ARGV[a + 9] == '1'
+      if reclaim then
+        for _, w in ipairs(redis.call('ZRANGEBYSCORE', KEYS[K + 8], now, '+inf')) do
+          if w ~= worker then
+            reclaim = false
+            row[1] = 2
+          end
+        end
+      end
+      if reclaim then
+        local got = claim(K, qid, worker, lease_ms, max_conn, tonumber(ARGV[a + 10]))
+        if got[1] == 1 then row[2] = got[2] end
+      end
+    end
+    wake_parked(KEYS[K + 6], KEYS[K + 7], KEYS[K + 1], max_conn)
+    out[#out + 1] = row
+  end
 end
-redis.call('HINCRBY', KEYS[4], 'ops', 1)
-local active = tonumber(redis.call('HGET', KEYS[6], 'a') or '0')
-if active > 0 then redis.call('HSET', KEYS[6], 'a', active - 1) end
-local nb = tonumber(redis.call('HGET', KEYS[6], 'nb') or '0')
-local backoff = tonumber(ARGV[8])
-if backoff > 0 and now + backoff > nb then nb = now + backoff end
-local hold = tonumber(ARGV[9])
-if hold > 0 then
-  if nb < now then nb = now end
-  nb = nb + hold
-end
-if backoff > 0 or hold > 0 then redis.call('HSET', KEYS[6], 'nb', nb) end
-if redis.call('ZCARD', KEYS[5]) > 0 then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[7]), qid)
-end
-wake_parked(KEYS[6], KEYS[7], KEYS[1], now, tonumber(ARGV[10]))
-return 1
+return out
 """
 )
 
@@ -181,7 +271,7 @@ REAP = (
     _NOW
     + _WAKE_PARKED
     + """
--- KEYS: ready, lease, cur, stats, queue, server, park;  ARGV: qid, max_conn
+-- KEYS: ready, lease, cur, stats, queue, server, park, hungry;  ARGV: qid, max_conn
 -- Hands an expired lease's queue back (its URI is still at the head). Returns 1 if reaped.
 local qid = ARGV[1]
 local exp = redis.call('ZSCORE', KEYS[2], qid)
@@ -193,7 +283,7 @@ redis.call('HINCRBY', KEYS[4], 'ops', 1)
 local active = tonumber(redis.call('HGET', KEYS[6], 'a') or '0')
 if active > 0 then redis.call('HSET', KEYS[6], 'a', active - 1) end
 if redis.call('ZCARD', KEYS[5]) > 0 then redis.call('ZADD', KEYS[1], now, qid) end
-wake_parked(KEYS[6], KEYS[7], KEYS[1], now, tonumber(ARGV[2]))
+wake_parked(KEYS[6], KEYS[7], KEYS[1], tonumber(ARGV[2]))
 return 1
 """
 )
@@ -219,20 +309,25 @@ return renewed
 SHARD_STATE = (
     _NOW
     + """
--- KEYS: ready, lease, stats.  Returns {now, queued, ops, succeeded, failed, disregarded,
--- reaped, ready-now, snoozed, in-process, next due ms or -1, next lease expiry or -1}.
-local s = redis.call('HMGET', KEYS[3], 'queued', 'ops', 'succeeded', 'failed', 'disregarded',
-  'reaped')
-local out = {now}
-for i = 1, 6 do out[#out + 1] = tonumber(s[i] or '0') end
-local ready = redis.call('ZCOUNT', KEYS[1], '-inf', now)
-out[#out + 1] = ready
-out[#out + 1] = redis.call('ZCARD', KEYS[1]) - ready
-out[#out + 1] = redis.call('ZCARD', KEYS[2])
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-out[#out + 1] = first[2] and tonumber(first[2]) or -1
-local lease = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-out[#out + 1] = lease[2] and tonumber(lease[2]) or -1
-return out
+-- KEYS: 3 per shard: ready, lease, stats.  Returns per shard {now, queued, ops, succeeded,
+-- failed, disregarded, reaped, ready-now, snoozed, in-process, next due ms or -1, next lease
+-- expiry or -1}.
+local rows = {}
+for K = 0, #KEYS - 3, 3 do
+  local s = redis.call('HMGET', KEYS[K + 3], 'queued', 'ops', 'succeeded', 'failed',
+    'disregarded', 'reaped')
+  local out = {now}
+  for i = 1, 6 do out[#out + 1] = tonumber(s[i] or '0') end
+  local ready = redis.call('ZCOUNT', KEYS[K + 1], '-inf', now)
+  out[#out + 1] = ready
+  out[#out + 1] = redis.call('ZCARD', KEYS[K + 1]) - ready
+  out[#out + 1] = redis.call('ZCARD', KEYS[K + 2])
+  local first = redis.call('ZRANGE', KEYS[K + 1], 0, 0, 'WITHSCORES')
+  out[#out + 1] = first[2] and tonumber(first[2]) or -1
+  local lease = redis.call('ZRANGE', KEYS[K + 2], 0, 0, 'WITHSCORES')
+  out[#out + 1] = lease[2] and tonumber(lease[2]) or -1
+  rows[#rows + 1] = out
+end
+return rows
 """
 )

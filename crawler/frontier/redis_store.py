@@ -32,7 +32,7 @@ from crawler.frontier.queue_store import QueueStoreBase, StoreBatch
 from crawler.params import Params
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
     from crawler.clock import Clock
     from crawler.curi import CrawlURI
@@ -87,6 +87,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         self.shards = p.shards
         self.lease_ms = int(p.lease_s * 1000)
         self.client: Any = None
+        self.one_node = True
         self._scripts: dict[str, Any] = {}
         self._tags = [f"{{{self.ns}f{n}}}" for n in range(p.shards)]
 
@@ -128,6 +129,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             "SHARD_STATE",
         ):
             self._scripts[name] = client.register_script(getattr(redis_scripts, name))
+        self.one_node = not redis_conn.is_cluster(client)
         self.client = client
 
     def close(self) -> None:
@@ -218,7 +220,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         return zlib.crc32(server.encode("utf-8", "surrogatepass")) % self.shards
 
     def queue_keys(self, shard: int, qid: str, server: str) -> list[str]:
-        """KEYS of CLAIM/FINISH/REAP: ready, lease, cur, stats, queue, server, park."""
+        """KEYS of CLAIM/FINISH/REAP: ready, lease, cur, stats, queue, server, park, hungry."""
         t = self._tags[shard]
         return [
             f"{t}r",
@@ -228,6 +230,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             f"{t}q:{qid}",
             f"{t}v:{server}",
             f"{t}p:{server}",
+            f"{t}h",
         ]
 
     # ------------------------------------------------------------ calls
@@ -244,64 +247,191 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         )
         return end - ORDINAL_BLOCK + 1
 
+    def _groups(self, shards: Iterable[int]) -> list[list[int]]:
+        """Shards that one script call may span: all of them on one server, one on a Cluster."""
+        ordered = sorted(set(shards))
+        if self.one_node:
+            return [ordered] if ordered else []
+        return [[s] for s in ordered]
+
     def schedule(self, shard: int, entries: list[tuple[str, int, bytes]]) -> int:
         """Add ``(qid, score, member)`` entries of one shard; returns how many were new."""
-        t = self._tags[shard]
-        keys = [f"{t}r", f"{t}c", f"{t}s", *(f"{t}q:{qid}" for qid, _, _ in entries)]
-        args: list[Any] = [len(entries)]
-        for qid, score, member in entries:
-            args += (qid, score, member)
+        return sum(self.schedule_many({shard: entries})[shard])
+
+    def schedule_many(
+        self, by_shard: dict[int, list[tuple[str, int, bytes]]]
+    ) -> dict[int, list[bool]]:
+        """Add ``(qid, score, member)`` entries of several shards in one round trip per node;
+        per shard, whether each entry was new."""
         script = self._scripts["SCHEDULE"]
-        return int(self.call("schedule", lambda: script(keys=keys, args=args)))
+        calls: list[tuple[Any, list[str], list[Any]]] = []
+        order: list[list[int]] = []
+        for group in self._groups(s for s, entries in by_shard.items() if entries):
+            keys: list[str] = []
+            args: list[Any] = [len(group)]
+            queue_keys: list[str] = []
+            for g, shard in enumerate(group, 1):
+                t = self._tags[shard]
+                keys += (f"{t}r", f"{t}c", f"{t}s")
+                for qid, score, member in by_shard[shard]:
+                    queue_keys.append(f"{t}q:{qid}")
+                    args += (g, qid, score, member)
+            calls.append((script, keys + queue_keys, args))
+            order.append(group)
+        results = self.call("schedule", lambda: redis_conn.run_calls(self.client, calls))
+        out: dict[int, list[bool]] = {}
+        for group, flags in zip(order, results, strict=True):
+            it = iter(flags)
+            for shard in group:
+                out[shard] = [int(next(it)) == 1 for _ in by_shard[shard]]
+        return out
 
     def unschedule(self, shard: int, qid: str, member: bytes) -> bool:
         """Take back a member :meth:`schedule` added; False if it was already handed out."""
-        t = self._tags[shard]
-        keys = [f"{t}r", f"{t}c", f"{t}s", f"{t}q:{qid}"]
-        script = self._scripts["UNSCHEDULE"]
-        return int(self.call("unschedule", lambda: script(keys=keys, args=[qid, member]))) == 1
+        return self.unschedule_many([(shard, qid, member)])[0]
 
-    def candidates(self, per_shard: int) -> tuple[list[tuple[int, str]], int]:
+    def unschedule_many(self, items: list[tuple[int, str, bytes]]) -> list[bool]:
+        """Take back ``(shard, qid, member)`` entries :meth:`schedule_many` added (one round trip
+        per node); False where one was already handed out."""
+        script = self._scripts["UNSCHEDULE"]
+        calls: list[tuple[Any, list[str], list[Any]]] = []
+        index: list[list[int]] = []
+        by_shard: dict[int, list[int]] = {}
+        for i, (shard, _, _) in enumerate(items):
+            by_shard.setdefault(shard, []).append(i)
+        for group in self._groups(by_shard):
+            keys: list[str] = []
+            args: list[Any] = []
+            idx: list[int] = []
+            for shard in group:
+                t = self._tags[shard]
+                for i in by_shard[shard]:
+                    _, qid, member = items[i]
+                    keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}q:{qid}")
+                    args += (qid, member)
+                    idx.append(i)
+            calls.append((script, keys, args))
+            index.append(idx)
+        results = self.call("unschedule", lambda: redis_conn.run_calls(self.client, calls))
+        out = [False] * len(items)
+        for idx, flags in zip(index, results, strict=True):
+            for i, flag in zip(idx, flags, strict=True):
+                out[i] = int(flag) == 1
+        return out
+
+    def candidates(self, per_shard: int, hungry_ms: int = 0) -> tuple[list[tuple[int, str]], int]:
         """Due queues ``(shard, qid)`` of every shard (earliest first, up to ``per_shard`` each)
-        and the ms until the next one is due (-1: none is waiting), in one round trip."""
+        and the ms until the next one is due (-1: none is waiting), in one round trip. With
+        ``hungry_ms``, shards with nothing due record this worker as hungry for that long."""
+        calls = self._due_calls(per_shard, hungry_ms)
+        rows = self.call("candidates", lambda: redis_conn.run_calls(self.client, calls))
+        return self._parse_due(calls, rows)
+
+    def _due_calls(self, per_shard: int, hungry_ms: int) -> list[tuple[Any, list[str], list[Any]]]:
         script = self._scripts["DUE"]
-        calls: list[tuple[list[str], list[Any]]] = [([f"{t}r"], [per_shard]) for t in self._tags]
-        rows = self.call("candidates", lambda: redis_conn.run_script(self.client, script, calls))
+        return [
+            (
+                script,
+                [k for s in group for k in (f"{self._tags[s]}r", f"{self._tags[s]}h")],
+                [per_shard, self.worker, hungry_ms],
+            )
+            for group in self._groups(range(self.shards))
+        ]
+
+    def _parse_due(
+        self, calls: list[tuple[Any, list[str], list[Any]]], rows: list[Any]
+    ) -> tuple[list[tuple[int, str]], int]:
         due: list[tuple[int, str]] = []
         wait_ms = -1
-        for shard, row in enumerate(rows):
-            now_ms, next_ms = int(row[0]), int(row[1])
-            if next_ms >= 0 and (wait_ms < 0 or next_ms - now_ms < wait_ms):
-                wait_ms = max(0, next_ms - now_ms)
-            due.extend((shard, qid.decode("utf-8", "surrogateescape")) for qid in row[2:])
+        groups = self._groups(range(self.shards))
+        for group, row in zip(groups, rows, strict=True):
+            now_ms = int(row[0])
+            for shard, per in zip(group, row[1:], strict=True):
+                next_ms = int(per[0])
+                if next_ms >= 0 and (wait_ms < 0 or next_ms - now_ms < wait_ms):
+                    wait_ms = max(0, next_ms - now_ms)
+                due.extend((shard, q.decode("utf-8", "surrogateescape")) for q in per[1:])
         return due, wait_ms
+
+    def _queue_calls(
+        self, name: str, items: list[tuple[int, str, str, list[Any]]]
+    ) -> tuple[list[tuple[Any, list[str], list[Any]]], list[list[int]]]:
+        """Calls of the per-queue script ``name`` for ``(shard, qid, server, args)`` items:
+        one per group of shards, with the item indexes of each."""
+        script = self._scripts[name]
+        by_shard: dict[int, list[int]] = {}
+        for i, item in enumerate(items):
+            by_shard.setdefault(item[0], []).append(i)
+        calls: list[tuple[Any, list[str], list[Any]]] = []
+        index: list[list[int]] = []
+        for group in self._groups(by_shard):
+            keys: list[str] = []
+            args: list[Any] = [self.worker, self.lease_ms]
+            idx: list[int] = []
+            for shard in group:
+                for i in by_shard[shard]:
+                    _, qid, server, extra = items[i]
+                    keys += self.queue_keys(shard, qid, server)
+                    args.append(qid)
+                    args += extra
+                    idx.append(i)
+            calls.append((script, keys, args))
+            index.append(idx)
+        return calls, index
 
     def claim_many(
         self, items: list[tuple[int, str, str]], max_conn: int, interval_ms: int
     ) -> list[bytes | None]:
         """CLAIM each ``(shard, qid, server)`` in one round trip; the leased heads (or None)."""
-        script = self._scripts["CLAIM"]
-        calls: list[tuple[list[str], list[Any]]] = [
-            (
-                self.queue_keys(shard, qid, server),
-                [qid, self.worker, self.lease_ms, max_conn if server else 0,
-                 interval_ms if server else 0],
-            )
-            for shard, qid, server in items
-        ]  # fmt: skip
-        results = self.call("claim", lambda: redis_conn.run_script(self.client, script, calls))
-        return [bytes(r[1]) if int(r[0]) == 1 else None for r in results]
+        return self.exchange([], items, max_conn, interval_ms, 0)[1]
 
     def finish_many(self, items: list[tuple[int, str, str, list[Any]]]) -> list[bool]:
-        """FINISH each ``(shard, qid, server, args after qid and worker)`` in one round trip;
-        False where this worker no longer held the lease."""
-        script = self._scripts["FINISH"]
-        calls: list[tuple[list[str], list[Any]]] = [
-            (self.queue_keys(shard, qid, server), [qid, self.worker, *args])
-            for shard, qid, server, args in items
+        """FINISH each ``(shard, qid, server, args after qid)`` in one round trip; False where
+        this worker no longer held the lease."""
+        return [state > 0 for state, _ in self.exchange(items, [], 0, 0, 0)[0]]
+
+    def exchange(
+        self,
+        finishes: list[tuple[int, str, str, list[Any]]],
+        claims: list[tuple[int, str, str]],
+        max_conn: int,
+        interval_ms: int,
+        due_per_shard: int,
+        hungry_ms: int = 0,
+    ) -> tuple[
+        list[tuple[int, bytes | None]],
+        list[bytes | None],
+        tuple[list[tuple[int, str]], int] | None,
+    ]:
+        """One round trip (per node) of a worker's frontier traffic, in this order: FINISH each
+        of ``finishes`` (``(shard, qid, server, FINISH args after qid)``), CLAIM each of
+        ``claims`` (``(shard, qid, server)``), then read the due queues if ``due_per_shard``
+        (recording this worker as hungry for ``hungry_ms`` where nothing is due).
+
+        Returns per finish ``(state, member leased next or None)`` (state 0: the lease was
+        lost, 1: finished, 2: finished, the queue left to a hungry worker), per claim the
+        leased member or None, and :meth:`candidates`' answer (or None).
+        """
+        fcalls, findex = self._queue_calls("FINISH", finishes)
+        citems = [
+            (shard, qid, server, [max_conn if server else 0, interval_ms if server else 0])
+            for shard, qid, server in claims
         ]
-        results = self.call("finish", lambda: redis_conn.run_script(self.client, script, calls))
-        return [int(r) == 1 for r in results]
+        ccalls, cindex = self._queue_calls("CLAIM", citems)
+        dcalls = self._due_calls(due_per_shard, hungry_ms) if due_per_shard else []
+        calls = fcalls + ccalls + dcalls
+        rows = self.call("exchange", lambda: redis_conn.run_calls(self.client, calls))
+        done: list[tuple[int, bytes | None]] = [(0, None)] * len(finishes)
+        for idx, results in zip(findex, rows[: len(fcalls)], strict=True):
+            for i, r in zip(idx, results, strict=True):
+                done[i] = (int(r[0]), bytes(r[1]) if len(r) > 1 else None)
+        got: list[bytes | None] = [None] * len(claims)
+        crows = rows[len(fcalls) : len(fcalls) + len(ccalls)]
+        for idx, results in zip(cindex, crows, strict=True):
+            for i, r in zip(idx, results, strict=True):
+                got[i] = bytes(r[1]) if int(r[0]) == 1 else None
+        due = self._parse_due(dcalls, rows[len(fcalls) + len(ccalls) :]) if dcalls else None
+        return done, got, due
 
     def renew(self, held: dict[int, list[str]]) -> int:
         """Extend this worker's leases on ``{shard: [qid...]}``; returns how many it still holds."""
@@ -345,8 +475,17 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
     def shard_states(self) -> list[dict[str, int]]:
         """Counters and queue counts of every shard (SHARD_STATE's fields by name)."""
         script = self._scripts["SHARD_STATE"]
-        calls: list[tuple[list[str], list[Any]]] = [
-            ([f"{t}r", f"{t}l", f"{t}s"], []) for t in self._tags
+        groups = self._groups(range(self.shards))
+        calls: list[tuple[Any, list[str], list[Any]]] = [
+            (script, [k for s in g for k in self._state_keys(s)], []) for g in groups
         ]
-        rows = self.call("shard_states", lambda: redis_conn.run_script(self.client, script, calls))
-        return [dict(zip(_STATE_FIELDS, (int(v) for v in row), strict=True)) for row in rows]
+        rows = self.call("shard_states", lambda: redis_conn.run_calls(self.client, calls))
+        return [
+            dict(zip(_STATE_FIELDS, (int(v) for v in row), strict=True))
+            for group_rows in rows
+            for row in group_rows
+        ]
+
+    def _state_keys(self, shard: int) -> tuple[str, str, str]:
+        t = self._tags[shard]
+        return f"{t}r", f"{t}l", f"{t}s"

@@ -217,22 +217,16 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
             return out
         if self._client is None:
             raise RuntimeError("RedisUriUniqFilter is not open")
-        groups: dict[int, list[int]] = {}
-        if self._cluster:
-            shift = 64 - SHARD_BITS
-            for fp in todo:
-                groups.setdefault(fp >> shift, []).append(fp)
-        else:
-            groups[0] = list(todo)
+        groups = self._group(list(todo))
         retried: list[bool] = []
         results = redis_conn.retrying(
-            lambda: self._run(list(groups.values())),
+            lambda: self._run(groups),
             outage_timeout_s=self.params.outage_timeout_s,
             what="uniq_add",
             on_retry=lambda: retried.append(True),
         )
         with self._lock:
-            for group, flags in zip(groups.values(), results, strict=True):
+            for group, flags in zip(groups, results, strict=True):
                 for fp, flag in zip(group, flags, strict=True):
                     # After an outage a lost reply may hide our own insert: say "new" (a URI
                     # scheduled twice is fetched twice; one never scheduled would be lost).
@@ -240,24 +234,53 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
                     recent.remember(fp)
         return out
 
+    def maybe_new(self, canonicals: list[str]) -> list[bool]:
+        """False for each canonical this process saw Redis confirm as recorded (no I/O)."""
+        recent = self._recent
+        return [self.fp64(c) not in recent for c in canonicals]
+
     def contains(self, canonical: str) -> bool:
         """Whether ``canonical`` was recorded (no change). Lets the frontier queue a URI before
         recording it, so a worker killed in between leaves a duplicate, never a lost URI."""
-        fp = self.fp64(canonical)
-        if fp in self._recent:
-            return True
+        return self.contains_many((canonical,))[0]
+
+    def contains_many(self, canonicals: Iterable[str]) -> list[bool]:
+        """:meth:`contains` of each, in one round trip (one per node on a Cluster)."""
+        fps = [self.fp64(c) for c in canonicals]
+        recent = self._recent
+        out = [fp in recent for fp in fps]
+        todo = list({fp for fp, hit in zip(fps, out, strict=True) if not hit})
+        if not todo:
+            return out
         if self._client is None:
             raise RuntimeError("RedisUriUniqFilter is not open")
-        found = redis_conn.retrying(
-            lambda: self._run([[fp]], self._contains),
+        groups = self._group(todo)
+        results = redis_conn.retrying(
+            lambda: self._run(groups, self._contains),
             outage_timeout_s=self.params.outage_timeout_s,
             what="uniq_contains",
         )
-        if found[0][0]:
+        found = {
+            fp
+            for group, flags in zip(groups, results, strict=True)
+            for fp, flag in zip(group, flags, strict=True)
+            if flag
+        }
+        if found:
             with self._lock:
-                self._recent.remember(fp)
-            return True
-        return False
+                for fp in found:
+                    recent.remember(fp)
+        return [hit or fp in found for fp, hit in zip(fps, out, strict=True)]
+
+    def _group(self, fps: list[int]) -> list[list[int]]:
+        """``fps`` split into script calls: one on a server, one per shard on a Cluster."""
+        if not self._cluster:
+            return [fps]
+        groups: dict[int, list[int]] = {}
+        shift = 64 - SHARD_BITS
+        for fp in fps:
+            groups.setdefault(fp >> shift, []).append(fp)
+        return list(groups.values())
 
     def _run(self, groups: list[list[int]], script: Any = None) -> list[list[int]]:
         calls = [self._call_args(group) for group in groups]
@@ -295,6 +318,8 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         keys = [f"{{{self._ns}u{shard:02x}}}n" for shard in range(1 << SHARD_BITS)]
 
         def read() -> int:
+            if not self._cluster:  # one command, not one per shard
+                return sum(int(v) for v in self._client.mget(keys) if v is not None)
             pipe = self._client.pipeline(transaction=False)
             for key in keys:
                 pipe.get(key)

@@ -86,3 +86,17 @@ def test_run_with_workers_and_a_worker_joining_from_elsewhere(
         timeout=30,
     )
     assert "FINISHED" in final.stdout
+    # Crawl-wide reports: this machine's workers, then with the worker that ran "elsewhere".
+    counts = [len(p.read_text().splitlines()) for p in (log, joiner_dir / "logs" / "crawl.log")]
+    for extra, lines in (([], counts[0]), (["--include", str(joiner_dir)], sum(counts))):
+        report = subprocess.run(
+            [sys.executable, "-m", "crawler", "report", str(run_dir), *extra],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert report.returncode == 0, report.stderr
+        assert f"URIs processed: {lines}\n" in report.stdout
+        assert (
+            f"URIs processed: {lines}\n" in (run_dir / "reports" / "crawl-report.txt").read_text()
+        )

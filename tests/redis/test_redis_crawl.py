@@ -18,6 +18,7 @@ from redis_servers import RedisClusterServers, RedisServer, free_port
 
 from crawler.demo import SampleSite
 from crawler.distributed import cmd_control, cmd_status, run_workers
+from crawler.reports import REPORT_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
@@ -182,4 +183,15 @@ def test_a_crawl_runs_unchanged_on_a_redis_cluster(
         assert launch.code == 0, launch.err.getvalue()
         assert set(site.counts()) == site.expected_urls(obey_robots=True)
         assert _refetched(site, 2) == {}
-    assert len(list((tmp_path / "run" / "workers").glob("w0*/warcs/WEB-w0*.warc.gz"))) >= 2
+    run_dir = tmp_path / "run"
+    assert len(list((run_dir / "workers").glob("w0*/warcs/WEB-w0*.warc.gz"))) >= 2
+    # The crawl-wide reports count every line of every worker's crawl.log.
+    per_worker = [len(p.read_text().splitlines()) for p in run_dir.glob("workers/*/logs/crawl.log")]
+    assert len(per_worker) == 2 and min(per_worker) > 0
+    for name in REPORT_NAMES:
+        assert (run_dir / "reports" / name).is_file(), name
+    report = (run_dir / "reports" / "crawl-report.txt").read_text()
+    assert f"URIs processed: {sum(per_worker)}\n" in report
+    assert "crawl name: redis-test\n" in report
+    workers = (run_dir / "reports" / "workers-report.txt").read_text()
+    assert " total (2 workers)" in workers and str(sum(per_worker)) in workers.splitlines()[-1]

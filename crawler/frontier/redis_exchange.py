@@ -1,0 +1,271 @@
+"""RedisExchange: one thread per worker process that does the frontier's claim/finish traffic.
+
+Each round is one pipelined round trip (per Redis node) carrying, in order: the FINISHes the
+worker's threads put since the last round, CLAIMs of due queues read earlier, and, when those
+cannot meet the demand, a fresh read of the due queues. A FINISH may also lease its queue's
+next URI to this worker at once (``reclaim``) when threads are waiting and the queue may be
+fetched now: a finish and the next claim in one script call, with no read of the due queues.
+
+One round runs at a time per process. A thread that wants a URI runs the round itself when none
+is under way (no hand-off between threads); otherwise it waits for the round's URIs
+(``on_leased``). The exchange's own thread runs the rounds nobody else does: FINISHes gathered
+while every thread is fetching (after :data:`FINISH_LINGER_S`), and polls while threads wait
+and nothing is due (when the next queue is due, at most every :data:`HUNGRY_POLL_S`). So idle
+threads never poll Redis themselves. A leased URI stays leased in Redis until its FINISH is
+sent, so a worker killed meanwhile only leaves leases, which the reaper hands back.
+
+Thread-safety: shares the frontier's lock; ``demand`` and ``on_leased`` are called with it held.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from crawler.frontier.redis_conn import RedisUnavailableError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from crawler.frontier.redis_store import RedisQueueStore
+
+MAX_BATCH = 512
+CANDIDATES_PER_SHARD = 8
+CANDIDATES_TTL_S = 0.05
+"""How long a read of the due queues serves claims (a stale one only costs failed claims)."""
+MAX_IDLE_SLEEP_S = 0.2
+HUNGRY_POLL_S = 0.05
+"""How often a worker whose threads wait reads the due queues while none is due: a queue
+another worker releases (or leaves to it) is found within this."""
+YIELD_S = 0.05
+"""How long a worker that left a queue to a hungry worker waits before reading the due queues."""
+HUNGRY_MS = 500
+"""How long a read that found nothing due keeps other workers from reclaiming in its shards."""
+FINISH_LINGER_S = 0.003
+"""How long FINISHes wait for company while no thread here waits for a URI (the queues stay
+leased meanwhile, so this delays other workers' next fetch from them by as much)."""
+RECLAIM_ARG = 8
+"""Index of the reclaim flag in a FINISH item's args (after qid)."""
+
+FinishItem = tuple[int, str, str, list[Any], str]
+"""(shard, queue id, server, FINISH args after the qid, URI for the log)."""
+Leased = tuple[int, str, str, bytes]
+"""(shard, queue id, server, member) of a URI leased to this worker."""
+
+
+class RedisExchange:
+    """Batches a worker's FINISH and CLAIM traffic (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: RedisQueueStore,
+        logger: Any,
+        lock: threading.Lock,
+        *,
+        max_conn: int,
+        interval_ms: int,
+        demand: Callable[[], int],
+        on_leased: Callable[[list[Leased]], None],
+    ) -> None:
+        self._store = store
+        self._logger = logger
+        self._cond = threading.Condition(lock)
+        self._max_conn = max_conn
+        self._interval_ms = interval_ms
+        self._demand = demand
+        self._on_leased = on_leased
+        self._finishes: list[FinishItem] = []
+        self._sending = 0
+        self._cands: list[tuple[int, str]] = []
+        self._cands_at = -CANDIDATES_TTL_S
+        self._poll_at = 0.0
+        self._first_put = 0.0
+        self._busy = False
+        self._closed = False
+        self.lost_leases = 0
+        self.rounds = 0
+        self.reads_started = 0
+        self.last_empty_read = 0
+        """Number of the last read of the due queues that found none (reads are numbered from 1
+        as they start): a thread that asked after read n started knows nothing is due once this
+        is past n."""
+        self._thread = threading.Thread(target=self._run, name="frontier-exchange", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    # ------------------------------------------------------------ called with the lock held
+    def put(self, item: FinishItem) -> None:
+        """Queue a FINISH for the next round."""
+        if not self._finishes:
+            self._first_put = time.monotonic()
+        self._finishes.append(item)
+        self._cond.notify_all()
+
+    def poke(self, fresh: bool = False) -> None:
+        """The demand grew (or, ``fresh``, new queues may be due): run a round now."""
+        if fresh:
+            self._poll_at = 0.0
+            self._cands_at = -CANDIDATES_TTL_S
+        self._cond.notify_all()
+
+    def pending(self) -> int:
+        """FINISHes not yet acknowledged by Redis."""
+        return len(self._finishes) + self._sending
+
+    # ------------------------------------------------------------ any thread
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Wait until every FINISH put so far was sent; False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._finishes and not self._sending, timeout_s)
+
+    def close(self) -> None:
+        """Send the FINISHes put so far, stop the thread. Idempotent."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        if self._thread.is_alive():
+            self._thread.join(timeout=30)
+        with self._cond:
+            rest, self._finishes = self._finishes, []
+        if rest:
+            self._send(rest, [], 0)
+
+    def send_now(self, batch: list[FinishItem]) -> None:
+        """Send ``batch`` from the calling thread (after :meth:`close`)."""
+        if batch:
+            self._send(batch, [], 0)
+
+    def ready(self, now: float) -> bool:
+        """Whether a thread that wants URIs should run a round now (lock held): none is under
+        way and FINISHes wait or the due queues may have changed."""
+        return not self._busy and (bool(self._finishes) or now >= self._poll_at)
+
+    @property
+    def busy(self) -> bool:
+        """Whether a round is under way."""
+        return self._busy
+
+    def next_poll_s(self, now: float) -> float:
+        """Seconds until a round is worth running for a waiting thread (lock held)."""
+        return max(0.0, self._poll_at - now)
+
+    # ------------------------------------------------------------ rounds
+    def _run(self) -> None:
+        """The background thread: rounds nobody else runs (FINISHes while every thread is busy
+        fetching, polls while threads wait)."""
+        cond = self._cond
+        with cond:
+            while True:
+                while True:
+                    now = time.monotonic()
+                    if self._busy:
+                        cond.wait()
+                        continue
+                    if self._closed:
+                        break
+                    want = self._demand()
+                    if want > 0 and (self._finishes or now >= self._poll_at):
+                        break
+                    if self._finishes:
+                        # No thread waits: let FINISHes gather a moment, one round trip for many.
+                        linger_s = self._first_put + FINISH_LINGER_S - now
+                        if linger_s <= 0:
+                            break
+                        cond.wait(linger_s)
+                        continue
+                    cond.wait(self._poll_at - now if want > 0 else None)
+                if self._closed and not self._finishes:
+                    return
+                self.round()
+
+    def round(self) -> None:
+        """One round trip for the current demand (lock held on entry and exit; released during
+        the I/O). Callers check :meth:`ready` first; one round runs at a time."""
+        cond = self._cond
+        want = 0 if self._closed else self._demand()
+        self._busy = True
+        batch = self._finishes[:MAX_BATCH]
+        del self._finishes[:MAX_BATCH]
+        self._first_put = time.monotonic()
+        self._sending = len(batch)
+        reclaims = 0
+        for item in batch:
+            if reclaims >= want:
+                break
+            item[3][RECLAIM_ARG] = 1
+            reclaims += 1
+        rest = want - reclaims
+        fresh = time.monotonic() - self._cands_at < CANDIDATES_TTL_S
+        claims = self._cands[-rest:] if fresh and rest > 0 else []
+        del self._cands[len(self._cands) - len(claims) :]
+        need_due = rest > len(claims)
+        if need_due:
+            self.reads_started += 1
+        cond.release()
+        try:
+            ok, leased, due, yielded = self._send(
+                batch, claims, CANDIDATES_PER_SHARD if need_due else 0
+            )
+        finally:
+            cond.acquire()
+            self._busy = False
+            self._sending = 0
+        self.rounds += 1
+        now = time.monotonic()
+        if not ok:
+            self._poll_at = now + MAX_IDLE_SLEEP_S
+        elif yielded:
+            self._poll_at = now + YIELD_S  # give the hungry worker a head start
+        elif due is not None:
+            found, wait_ms = due
+            random.shuffle(found)
+            self._cands, self._cands_at = found, now
+            if leased or found:
+                self._poll_at = 0.0
+            else:
+                self.last_empty_read = self.reads_started
+                wait_s = HUNGRY_POLL_S if wait_ms < 0 else wait_ms / 1000.0
+                self._poll_at = now + min(HUNGRY_POLL_S, max(0.002, wait_s))
+        elif batch:
+            self._poll_at = 0.0  # queues were just released: they may be due
+        self._on_leased(leased)
+        cond.notify_all()
+
+    def _send(
+        self, batch: list[FinishItem], claims: list[tuple[int, str]], due_per_shard: int
+    ) -> tuple[bool, list[Leased], tuple[list[tuple[int, str]], int] | None, bool]:
+        """One round trip: whether it went through, the URIs leased to this worker, the due
+        queues read (or None), whether a queue was left to a hungry worker."""
+        citems = [(shard, qid, qid.rpartition("\t")[2]) for shard, qid in claims]
+        try:
+            done, got, due = self._store.exchange(
+                [(s, q, srv, args) for s, q, srv, args, _ in batch],
+                citems,
+                self._max_conn,
+                self._interval_ms,
+                due_per_shard,
+                HUNGRY_MS,
+            )
+        except RedisUnavailableError as exc:
+            # Past the outage timeout: the leases expire and the URIs are crawled again.
+            self._logger.error("frontier_exchange_failed", uris=len(batch), error=str(exc))
+            return False, [], None, False
+        except Exception:
+            self._logger.exception("frontier_exchange_failed", uris=len(batch))
+            return False, [], None, False
+        leased: list[Leased] = []
+        yielded = False
+        for (state, member), (shard, qid, server, _, uri) in zip(done, batch, strict=True):
+            if not state:
+                self.lost_leases += 1
+                self._logger.warning("lease_lost", uri=uri, queue=qid)
+            elif member is not None:
+                leased.append((shard, qid, server, member))
+            yielded = yielded or state == 2
+        for member, (shard, qid, server) in zip(got, citems, strict=True):
+            if member is not None:
+                leased.append((shard, qid, server, member))
+        return True, leased, due, yielded
