@@ -26,18 +26,35 @@ LOG_NAMES = (
     "nonfatal-errors.log",
 )
 
-_second_cache: tuple[int, str] = (-1, "")
+
+class _SecondFormat:
+    """``time.strftime`` of a whole UTC second, remembered for the last second asked.
+
+    Thread-safe: the cache is one tuple, replaced atomically.
+    """
+
+    __slots__ = ("_cache", "_pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self._pattern = pattern
+        self._cache: tuple[int, str] = (-1, "")
+
+    def __call__(self, second: int) -> str:
+        cached_second, text = self._cache
+        if cached_second != second:
+            text = time.strftime(self._pattern, time.gmtime(second))
+            self._cache = (second, text)
+        return text
+
+
+_ISO_SECOND = _SecondFormat("%Y-%m-%dT%H:%M:%S")
+_STAMP_SECOND = _SecondFormat("%Y%m%d%H%M%S")
 
 
 def log17(epoch_s: float) -> str:
     """``yyyy-mm-ddThh:mm:ss.SSSZ`` (UTC) for a time in seconds since the epoch."""
     whole, millis = divmod(round(epoch_s * 1000), 1000)
-    global _second_cache
-    cached_second, prefix = _second_cache  # one tuple, replaced atomically: thread-safe
-    if cached_second != whole:
-        prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
-        _second_cache = (whole, prefix)
-    return f"{prefix}.{millis:03d}Z"
+    return f"{_ISO_SECOND(whole)}.{millis:03d}Z"
 
 
 def log14(epoch_s: float) -> str:
@@ -48,15 +65,7 @@ def log14(epoch_s: float) -> str:
 def stamp17(epoch_ms: int) -> str:
     """``yyyymmddhhmmssSSS`` (UTC) for a time in milliseconds since the epoch."""
     seconds, millis = divmod(int(epoch_ms), 1000)
-    global _stamp_cache
-    cached_second, prefix = _stamp_cache  # one tuple, replaced atomically: thread-safe
-    if cached_second != seconds:
-        prefix = time.strftime("%Y%m%d%H%M%S", time.gmtime(seconds))
-        _stamp_cache = (seconds, prefix)
-    return f"{prefix}{millis:03d}"
-
-
-_stamp_cache: tuple[int, str] = (-1, "")
+    return f"{_STAMP_SECOND(seconds)}{millis:03d}"
 
 
 def format_crawl_line(curi: CrawlURI, now_s: float, extra_info: bool = True) -> str:

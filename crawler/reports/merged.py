@@ -26,7 +26,7 @@ from typing import Any
 
 from crawler.logs import LOG_NAMES
 from crawler.reports import CrawlSummary, render_reports
-from crawler.reports.offline import _log_span_ms, _status_text, run_seeds
+from crawler.reports.offline import log_span_ms, run_seeds, status_text
 from crawler.reports.runtime import basic_frontier_report, processors_report, threads_summary_report
 from crawler.stats import CrawlStats, StatsCounts
 from crawler.status import read_status
@@ -78,7 +78,7 @@ def merged_reports(
     crawl_name = name or (str(latest["job"]) if latest else run_dir.name)
     elapsed_ms = max(
         [round(float(d.get("elapsed_s", 0)) * 1000) for d in docs]
-        + [_log_span_ms(w / "logs" / LOG_NAMES[0]) for w in dirs if not read_status(w)],
+        + [log_span_ms(w / "logs" / LOG_NAMES[0]) for w in dirs if not read_status(w)],
         default=0,
     )
     summary = CrawlSummary(
@@ -105,7 +105,7 @@ def _crawl_status(docs: list[dict[str, Any]], workers: int) -> str:
     """The crawl's status: a running or dead worker's if any, else the most common ending."""
     if not docs:
         return "Unknown - no status.json"
-    texts = [_status_text(d) for d in docs]
+    texts = [status_text(d) for d in docs]
     unfinished = [t for d, t in zip(docs, texts, strict=True) if d.get("state") != "FINISHED"]
     if unfinished:
         return unfinished[0]

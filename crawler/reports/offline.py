@@ -47,7 +47,7 @@ def run_seeds(run_dir: Path) -> tuple[str, ...]:
     return tuple(seeds.uris)
 
 
-def _log_span_ms(crawl_log: Path) -> float:
+def log_span_ms(crawl_log: Path) -> float:
     """Milliseconds between the first and last crawl.log lines (0 if fewer than two)."""
     try:
         with crawl_log.open(encoding="utf-8", errors="replace") as fh:
@@ -62,7 +62,7 @@ def _log_span_ms(crawl_log: Path) -> float:
         return 0.0
 
 
-def _status_text(doc: dict[str, Any] | None) -> str:
+def status_text(doc: dict[str, Any] | None) -> str:
     if doc is None:
         return "Unknown - no status.json"
     state = str(doc.get("state", "?"))
@@ -81,9 +81,9 @@ def reports_from_run_dir(run_dir: Path, now_s: float | None = None) -> dict[str,
     stats.replay_crawl_log(crawl_log)
     totals = stats.totals()
     doc = read_status(run_dir)
-    elapsed_ms = round(float(doc["elapsed_s"]) * 1000) if doc else _log_span_ms(crawl_log)
+    elapsed_ms = round(float(doc["elapsed_s"]) * 1000) if doc else log_span_ms(crawl_log)
     name = str(doc["job"]) if doc else run_dir.name
-    summary = CrawlSummary(name, _status_text(doc), elapsed_ms, run_seeds(run_dir))
+    summary = CrawlSummary(name, status_text(doc), elapsed_ms, run_seeds(run_dir))
     frontier: dict[str, Any] = dict(doc.get("frontier", {})) if doc else {}
     if doc:
         frontier.setdefault("discovered", doc.get("discovered", 0))
