@@ -55,12 +55,15 @@ def revisit_profile(profile: str, warc_version: str) -> str:
 class WARCRecordWriter:
     """Writes single WARC records (see the module docstring). Thread-safe (no mutable state)."""
 
-    __slots__ = ("_writer", "compress", "compress_level", "warc_version")
+    __slots__ = ("_writer", "compress", "compress_level", "compressor", "warc_version")
 
-    def __init__(self, warc_version: str, compress: bool, compress_level: int) -> None:
+    def __init__(
+        self, warc_version: str, compress: bool, compress_level: int, compressor: str = "zlib"
+    ) -> None:
         self.warc_version = warc_version
         self.compress = compress
         self.compress_level = compress_level
+        self.compressor = compressor
         # warcio's record serialization keeps no per-record state on the writer (the output
         # is an argument), so one instance serves every record and thread.
         self._writer = _RawWARCWriter(None, gzip=False, warc_version=warc_version)
@@ -83,7 +86,7 @@ class WARCRecordWriter:
         the gzip member uncompressed, for payloads that are compressed already).
         """
         level = self.compress_level if compress_level is None else compress_level
-        member = GzipMember(out, level) if self.compress else None
+        member = GzipMember(out, level, self.compressor) if self.compress else None
         writer = self._writer
         warc_headers = StatusAndHeaders("", [], protocol=writer.warc_version)
         record_id = new_record_id()

@@ -27,7 +27,10 @@ new one. File naming, ``.open``, warcinfo and rollover: :mod:`processors.write.w
 
 Thread-safety: records of one URI are built and compressed by the calling thread into a spool
 (no lock held), then appended under the file set's lock (a plain copy), so threads compress in
-parallel. Heritrix counterpart: ``WARCWriterChainProcessor`` with ``ContentDigestHistoryLoader`` /
+parallel. Members are deflated with ISA-L by default (``compressor: isal``, level 3: about
+five times faster than zlib's level 6 for a few percent more bytes); ``compressor: zlib``
+with ``compress_level: 6`` writes what Heritrix writes. Heritrix counterpart:
+``WARCWriterChainProcessor`` with ``ContentDigestHistoryLoader`` /
 ``ContentDigestHistoryStorer`` and ``FetchHistoryProcessor`` (dedup).
 """
 
@@ -40,7 +43,7 @@ import traceback
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from crawler import CrawlURI, Params, Processor, ProcessorContext, __version__
 from processors.fetch.user_agent import user_agent
@@ -72,6 +75,8 @@ _TRUNCATED = {
     "disconnect": "disconnect",
 }
 _SPOOL_IN_MEMORY_BYTES = 4 * 1024 * 1024
+_ISAL_MAX_LEVEL = 3
+
 _TEMPLATE_FIELDS = {
     "prefix": "WEB",
     "timestamp17": "0" * 17,
@@ -88,7 +93,12 @@ class WARCWriterParams(Params):
     directory: str = Field("warcs", description="where WARCs go, relative to the run directory")
     max_file_size_bytes: int = Field(1_000_000_000, gt=0, description="roll over past this size")
     compress: bool = Field(True, description="gzip each record (.warc.gz) or not (.warc)")
-    compress_level: int = Field(6, ge=1, le=9, description="zlib level of the gzip members")
+    compressor: Literal["isal", "zlib"] = Field(
+        "isal", description="deflate library: isal (ISA-L, ~5x faster) or zlib (as Heritrix)"
+    )
+    compress_level: int = Field(
+        3, ge=1, le=9, description="level of the gzip members: isal 1-3, zlib 1-9"
+    )
     write_requests: bool = Field(True, description="write a request record per fetch")
     write_metadata: bool = Field(True, description="write a metadata record (via, hops, outlinks)")
     warc_version: Literal["1.0", "1.1"] = Field("1.1", description="WARC format version")
@@ -113,6 +123,15 @@ class WARCWriterParams(Params):
         description="write nothing for a duplicate payload (annotated unwritten:identicalDigest)",
     )
 
+    @model_validator(mode="after")
+    def _level_fits_compressor(self) -> WARCWriterParams:
+        if self.compressor == "isal" and self.compress_level > _ISAL_MAX_LEVEL:
+            raise ValueError(
+                f"compress_level {self.compress_level} is past isal's levels 1-"
+                f"{_ISAL_MAX_LEVEL}: use 1-{_ISAL_MAX_LEVEL}, or compressor: zlib for levels 1-9"
+            )
+        return self
+
     @field_validator("template")
     @classmethod
     def _template_formats(cls, value: str) -> str:
@@ -129,7 +148,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         p = self.params
-        self._records = WARCRecordWriter(p.warc_version, p.compress, p.compress_level)
+        self._records = WARCRecordWriter(p.warc_version, p.compress, p.compress_level, p.compressor)
         self._files: WARCFileSet | None = None
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from crawler.chain import CHAIN_NAMES
 from crawler.order.components import params_model_for, resolve_class
+from crawler.order.errors import OrderError
 from crawler.order.loader import build_all, default_order_path, load_order, validate_main
 from crawler.order.schema import CrawlOrder
 
@@ -114,3 +115,24 @@ def test_example_job_validates_with_its_own_settings() -> None:
     assert validate_main(EXAMPLE, [], out, err) == 0, err.getvalue()
     assert err.getvalue() == ""
     assert yaml.safe_load(out.getvalue())["name"] == "example"
+
+
+def test_a_compress_level_past_isals_range_names_the_fix() -> None:
+    try:
+        load_order(default_order_path(), ("chains.write.warc_writer.params.compress_level=6",))
+    except OrderError as exc:
+        (text,) = [str(issue) for issue in exc.issues]
+    else:
+        raise AssertionError("compress_level 6 with isal was accepted")
+    assert text.startswith("chains.write[0] (warc_writer).params")
+    assert "compress_level 6 is past isal's levels 1-3" in text
+    assert "compressor: zlib" in text
+    order = load_order(
+        default_order_path(),
+        (
+            "chains.write.warc_writer.params.compress_level=6",
+            "chains.write.warc_writer.params.compressor=zlib",
+        ),
+    )
+    writer = next(spec for spec in order.chains.write if spec.name == "warc_writer")
+    assert writer.params["compress_level"] == 6
