@@ -184,7 +184,7 @@ class GuardedStream(NetworkStream):
     timeouts and httpcore's checks are used.
     """
 
-    __slots__ = ("_backend", "_inner", "_peer", "_received", "_sock", "_timeout")
+    __slots__ = ("_backend", "_inner", "_peer", "_received", "_send_timeout", "_sock", "_timeout")
 
     def __init__(self, inner: NetworkStream, backend: GuardedBackend) -> None:
         self._inner = inner
@@ -192,22 +192,32 @@ class GuardedStream(NetworkStream):
         sock = getattr(inner, "_sock", None) if type(inner) is SyncStream else None
         self._sock: socket.socket | None = sock if isinstance(sock, socket.socket) else None
         self._timeout: float | None = -1.0
+        self._send_timeout = -1.0
         self._peer: Any = None
         self._received = 0
         if self._sock is not None and _KERNEL_TIMEOUTS:
             self._sock.settimeout(None)
 
-    def _set_timeout(self, timeout: float) -> None:
-        if timeout != self._timeout:
-            sock = self._sock
-            assert sock is not None
-            if _KERNEL_TIMEOUTS:
-                value = _timeval(timeout)
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, value)
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, value)
+    def _set_timeout(self, timeout: float, reading: bool) -> None:
+        """Bound the next recv (``reading``) or send by ``timeout`` seconds.
+
+        With kernel timeouts the receive and send limits are separate options, each set only
+        when its value changes; otherwise the one Python socket timeout serves both.
+        """
+        if not _KERNEL_TIMEOUTS:
+            if timeout != self._timeout:
+                assert self._sock is not None
+                self._sock.settimeout(timeout)
+                self._timeout = timeout
+            return
+        if (self._timeout if reading else self._send_timeout) != timeout:
+            assert self._sock is not None
+            option = socket.SO_RCVTIMEO if reading else socket.SO_SNDTIMEO
+            self._sock.setsockopt(socket.SOL_SOCKET, option, _timeval(timeout))
+            if reading:
+                self._timeout = timeout
             else:
-                sock.settimeout(timeout)
-            self._timeout = timeout
+                self._send_timeout = timeout
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         if self._sock is None:
@@ -217,7 +227,7 @@ class GuardedStream(NetworkStream):
     def raw_read(self, max_bytes: int, timeout: float) -> bytes:
         """One ``recv`` within ``timeout`` (httpcore's exceptions), for the backend's loop."""
         try:
-            self._set_timeout(timeout)
+            self._set_timeout(timeout, True)
             assert self._sock is not None
             data = self._sock.recv(max_bytes)
         except (TimeoutError, BlockingIOError) as exc:  # BlockingIOError: SO_RCVTIMEO ran out
@@ -234,7 +244,7 @@ class GuardedStream(NetworkStream):
             self._inner.write(buffer, limit)
             return
         try:
-            self._set_timeout(limit)
+            self._set_timeout(limit, False)
             view = memoryview(buffer)
             while view:
                 view = view[sock.send(view) :]
