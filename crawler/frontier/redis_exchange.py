@@ -5,6 +5,9 @@ worker's threads put since the last round, CLAIMs of due queues read earlier, an
 cannot meet the demand, a fresh read of the due queues. A FINISH may also lease its queue's
 next URI to this worker at once (``reclaim``) when threads are waiting and the queue may be
 fetched now: a finish and the next claim in one script call, with no read of the due queues.
+It does not when another worker, hungry in that shard, holds two or more URIs fewer than this
+one (``held``): then the queue goes to the ready set for that worker, so workers end up sharing
+the queues evenly without passing them back and forth.
 
 One round runs at a time per process. A thread that wants a URI runs the round itself when none
 is under way (no hand-off between threads); otherwise it waits for the round's URIs
@@ -68,6 +71,7 @@ class RedisExchange:
         interval_ms: int,
         demand: Callable[[], int],
         on_leased: Callable[[list[Leased]], None],
+        held: Callable[[], int] = lambda: 0,
     ) -> None:
         self._store = store
         self._logger = logger
@@ -76,6 +80,7 @@ class RedisExchange:
         self._interval_ms = interval_ms
         self._demand = demand
         self._on_leased = on_leased
+        self._held = held
         self._finishes: list[FinishItem] = []
         self._sending = 0
         self._cands: list[tuple[int, str]] = []
@@ -248,6 +253,7 @@ class RedisExchange:
                 self._interval_ms,
                 due_per_shard,
                 HUNGRY_MS,
+                self._held(),
             )
         except RedisUnavailableError as exc:
             # Past the outage timeout: the leases expire and the URIs are crawled again.

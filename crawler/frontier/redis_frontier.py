@@ -118,6 +118,7 @@ class RedisFrontier:
             interval_ms=self._interval_ms,
             demand=self._demand,
             on_leased=self._leased,
+            held=self._in_flight.__len__,
         )
         self._ordinal = 0
         self._ordinal_end = 0

@@ -10,8 +10,9 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
 ``T q:<qid>``   zset    a queue's URIs: score directive/precedence, member 8-byte sort key + URI
 ``T v:<srv>``   hash    a server's politeness: ``a`` fetches in progress, ``nb`` no start before
 ``T p:<srv>``   zset    queues parked on a server that had no free connection (FIFO by time)
-``T h``         zset    hungry workers: member worker id, score = ms until when it found
-                        nothing due in this shard while its threads waited
+``T h``         zset    hungry workers: member worker id, score = (ms until when it found
+                        nothing due in this shard while its threads waited) x 1024 + the
+                        number of URIs it held then (capped at 1023)
 ==============  ======  ==================================================================
 
 A queue id is ``<queue key>\\t<server>``: the shard is chosen by the server, so a server's state
@@ -21,8 +22,11 @@ still at the head when :data:`REAP` hands its queue back. Times come from Redis 
 machines with skewed clocks agree.
 
 A FINISH may lease the queue's next URI to the same worker at once (``reclaim``), unless
-another worker is hungry in that shard: then the queue goes back to the ready set for whoever
-reads it first, so a worker that joins late is not starved by one that keeps its queues.
+another worker is hungry in that shard and holds at least two URIs fewer: then the queue goes
+back to the ready set for whoever reads it first, so a worker that joins late is not starved by
+one that keeps its queues. Workers holding about as many keep theirs: when there are fewer
+queues than threads, queues passed back and forth through the ready set would each time wait
+for the next read (a worker holding one queue may thus keep it while another holds none).
 
 Batching: each script handles a list of queues (or shards) in one call. On one redis-server the
 frontier sends a whole batch, whatever the shards, as one call; on a Cluster it sends one call
@@ -35,6 +39,7 @@ from __future__ import annotations
 _NOW = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local HUNGRY_SCALE = 1024
 """
 
 _WAKE_PARKED = """
@@ -124,11 +129,13 @@ return out
 DUE = (
     _NOW
     + """
--- KEYS: ready and hungry of each shard;  ARGV: limit, worker, hungry_ms.  Returns {now, then
--- per shard {next due ms or -1, qid...}}: up to ``limit`` queues whose time has come (earliest
--- first) and, if fewer, when the next one will. When none of the shards has anything due, the
--- worker is recorded as hungry in each for ``hungry_ms`` (0: not hungry).
+-- KEYS: ready and hungry of each shard;  ARGV: limit, worker, hungry_ms, held.  Returns {now,
+-- then per shard {next due ms or -1, qid...}}: up to ``limit`` queues whose time has come
+-- (earliest first) and, if fewer, when the next one will. When none of the shards has anything
+-- due, the worker is recorded as hungry in each for ``hungry_ms`` (0: not hungry), with the
+-- number of URIs it holds (``held``).
 local limit, worker, hungry_ms = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local held = math.min(tonumber(ARGV[4] or '0'), HUNGRY_SCALE - 1)
 local out = {now}
 local found = 0
 for k = 1, #KEYS, 2 do
@@ -146,7 +153,8 @@ for k = 1, #KEYS, 2 do
 end
 if found == 0 and hungry_ms > 0 then
   -- one member per worker ever hungry here: no pruning needed, readers ignore old scores
-  for k = 2, #KEYS, 2 do redis.call('ZADD', KEYS[k], now + hungry_ms, worker) end
+  local score = string.format('%d', (now + hungry_ms) * HUNGRY_SCALE + held)
+  for k = 2, #KEYS, 2 do redis.call('ZADD', KEYS[k], score, worker) end
 end
 return out
 """
@@ -204,17 +212,19 @@ FINISH = (
     + _CLAIM_FN
     + """
 -- KEYS: 8 per queue (ready, lease, cur, stats, queue, server, park, hungry)
--- ARGV: worker, lease_ms, then per queue: qid, old member, kind (r retry | succeeded | failed |
---       disregarded), new member (retry), new score (retry), delay_ms, backoff_ms, hold_ms,
---       max_conn, reclaim (1: lease the queue's next URI at once if it may be fetched now and
---       no other worker is hungry in this shard), min_interval_ms
+-- ARGV: worker, lease_ms, held (URIs this worker holds besides these), then per queue: qid,
+--       old member, kind (r retry | succeeded | failed | disregarded), new member (retry), new
+--       score (retry), delay_ms, backoff_ms, hold_ms, max_conn, reclaim (1: lease the queue's
+--       next URI at once if it may be fetched now and no worker hungry in this shard holds two
+--       or more URIs fewer), min_interval_ms
 -- Returns per queue {0} when this worker no longer held the lease (it expired and was reaped),
 -- {1} when finished, {1, member} when finished and the next URI leased to this worker, {2}
 -- when finished and the queue left to a hungry worker.
-local worker, lease_ms = ARGV[1], tonumber(ARGV[2])
+local worker, lease_ms, held = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local hungry_from = string.format('%d', now * HUNGRY_SCALE)
 local out = {}
-for i = 0, (#ARGV - 2) / 11 - 1 do
-  local K, a = i * 8, 3 + i * 11
+for i = 0, (#ARGV - 3) / 11 - 1 do
+  local K, a = i * 8, 4 + i * 11
   local qid = ARGV[a]
   if redis.call('HGET', KEYS[K + 3], qid) ~= worker .. '\\n' .. ARGV[a + 1] then
     out[#out + 1] = {0}
@@ -247,8 +257,10 @@ for i = 0, (#ARGV - 2) / 11 - 1 do
       redis.call('ZADD', KEYS[K + 1], now + tonumber(ARGV[a + 5]), qid)
       local reclaim = ARGV[a + 9] == '1'
       if reclaim then
-        for _, w in ipairs(redis.call('ZRANGEBYSCORE', KEYS[K + 8], now, '+inf')) do
-          if w ~= worker then
+        local hungry = redis.call('ZRANGEBYSCORE', KEYS[K + 8], hungry_from, '+inf', 'WITHSCORES')
+        for j = 1, #hungry, 2 do
+          local theirs = tonumber(hungry[j + 1]) % HUNGRY_SCALE
+          if hungry[j] ~= worker and theirs + 1 < held then
             reclaim = false
             row[1] = 2
           end

@@ -319,21 +319,26 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                 out[i] = int(flag) == 1
         return out
 
-    def candidates(self, per_shard: int, hungry_ms: int = 0) -> tuple[list[tuple[int, str]], int]:
+    def candidates(
+        self, per_shard: int, hungry_ms: int = 0, held: int = 0
+    ) -> tuple[list[tuple[int, str]], int]:
         """Due queues ``(shard, qid)`` of every shard (earliest first, up to ``per_shard`` each)
         and the ms until the next one is due (-1: none is waiting), in one round trip. With
-        ``hungry_ms``, shards with nothing due record this worker as hungry for that long."""
-        calls = self._due_calls(per_shard, hungry_ms)
+        ``hungry_ms``, shards with nothing due record this worker as hungry for that long,
+        holding ``held`` URIs."""
+        calls = self._due_calls(per_shard, hungry_ms, held)
         rows = self.call("candidates", lambda: redis_conn.run_calls(self.client, calls))
         return self._parse_due(calls, rows)
 
-    def _due_calls(self, per_shard: int, hungry_ms: int) -> list[tuple[Any, list[str], list[Any]]]:
+    def _due_calls(
+        self, per_shard: int, hungry_ms: int, held: int
+    ) -> list[tuple[Any, list[str], list[Any]]]:
         script = self._scripts["DUE"]
         return [
             (
                 script,
                 [k for s in group for k in (f"{self._tags[s]}r", f"{self._tags[s]}h")],
-                [per_shard, self.worker, hungry_ms],
+                [per_shard, self.worker, hungry_ms, held],
             )
             for group in self._groups(range(self.shards))
         ]
@@ -354,10 +359,11 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         return due, wait_ms
 
     def _queue_calls(
-        self, name: str, items: list[tuple[int, str, str, list[Any]]]
+        self, name: str, items: list[tuple[int, str, str, list[Any]]], *extra_head: Any
     ) -> tuple[list[tuple[Any, list[str], list[Any]]], list[list[int]]]:
         """Calls of the per-queue script ``name`` for ``(shard, qid, server, args)`` items:
-        one per group of shards, with the item indexes of each."""
+        one per group of shards, with the item indexes of each. Each call's arguments start
+        with the worker, the lease time and ``extra_head``."""
         script = self._scripts[name]
         by_shard: dict[int, list[int]] = {}
         for i, item in enumerate(items):
@@ -366,7 +372,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         index: list[list[int]] = []
         for group in self._groups(by_shard):
             keys: list[str] = []
-            args: list[Any] = [self.worker, self.lease_ms]
+            args: list[Any] = [self.worker, self.lease_ms, *extra_head]
             idx: list[int] = []
             for shard in group:
                 for i in by_shard[shard]:
@@ -398,6 +404,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         interval_ms: int,
         due_per_shard: int,
         hungry_ms: int = 0,
+        held: int = 0,
     ) -> tuple[
         list[tuple[int, bytes | None]],
         list[bytes | None],
@@ -406,19 +413,21 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         """One round trip (per node) of a worker's frontier traffic, in this order: FINISH each
         of ``finishes`` (``(shard, qid, server, FINISH args after qid)``), CLAIM each of
         ``claims`` (``(shard, qid, server)``), then read the due queues if ``due_per_shard``
-        (recording this worker as hungry for ``hungry_ms`` where nothing is due).
+        (recording this worker as hungry for ``hungry_ms`` where nothing is due). ``held``:
+        how many URIs this worker holds besides those finished here (a FINISH leaves its queue
+        to a hungry worker holding two or more fewer instead of leasing the next URI).
 
         Returns per finish ``(state, member leased next or None)`` (state 0: the lease was
         lost, 1: finished, 2: finished, the queue left to a hungry worker), per claim the
         leased member or None, and :meth:`candidates`' answer (or None).
         """
-        fcalls, findex = self._queue_calls("FINISH", finishes)
+        fcalls, findex = self._queue_calls("FINISH", finishes, held)
         citems = [
             (shard, qid, server, [max_conn if server else 0, interval_ms if server else 0])
             for shard, qid, server in claims
         ]
         ccalls, cindex = self._queue_calls("CLAIM", citems)
-        dcalls = self._due_calls(due_per_shard, hungry_ms) if due_per_shard else []
+        dcalls = self._due_calls(due_per_shard, hungry_ms, held) if due_per_shard else []
         calls = fcalls + ccalls + dcalls
         rows = self.call("exchange", lambda: redis_conn.run_calls(self.client, calls))
         done: list[tuple[int, bytes | None]] = [(0, None)] * len(finishes)

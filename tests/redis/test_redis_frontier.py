@@ -136,6 +136,40 @@ def test_server_cap_holds_across_queues_and_workers(
     assert second is not None and second.uri != first.uri
 
 
+def _finish_wanting_more(w: Worker, curi: CrawlURI, held: int) -> tuple[int, bytes | None]:
+    """FINISH ``curi`` as a worker whose threads wait for more (reclaim requested), holding
+    ``held`` other URIs: (2, None) when its queue was left to a hungry worker, (1, member of the
+    queue's next URI) when reclaimed."""
+    entry = w.frontier._in_flight.pop(curi.uri)
+    args = [entry.member, "succeeded", b"", 0, 0, 0, 0, 0, 1, 0]
+    done, _, _ = w.frontier._store.exchange(
+        [(entry.shard, entry.qid, entry.server, args)], [], 0, 0, 0, held=held
+    )
+    return done[0]
+
+
+def test_a_queue_goes_to_a_hungry_worker_only_if_it_holds_two_fewer(
+    redis_server: RedisServer, workers: list[Worker]
+) -> None:
+    a, b = _two(redis_server, workers)
+    for q in ("q1", "q2", "q3"):
+        for i in (1, 2):
+            assert a.add(f"http://h.example/{q}/{i}", queue_key=q)
+    held = [a.take() for _ in range(3)]
+    assert all(c is not None for c in held)
+    assert b.take() is None  # every queue is leased to a: b is hungry, holding nothing
+    first, second, _ = held
+    assert first is not None and second is not None
+    # a still holds 2 URIs, b none: a's queue goes to b instead of to a's waiting thread.
+    assert _finish_wanting_more(a, first, held=2) == (2, None)
+    moved = b.take(timeout_s=2.0)
+    assert moved is not None and moved.uri == f"{first.uri[:-1]}2"
+    assert b.take() is None  # hungry again, now holding one
+    # a holds 1, b 1: a keeps its queue (no ping-pong through the ready set).
+    state, member = _finish_wanting_more(a, second, held=1)
+    assert state == 1 and member is not None and f"{second.uri[:-1]}2".encode() in member
+
+
 def test_retry_keeps_the_uri_at_the_head_and_counts_once(
     redis_server: RedisServer, workers: list[Worker]
 ) -> None:
