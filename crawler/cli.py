@@ -172,11 +172,25 @@ def cmd_resume(
     except OrderError as error:
         print(str(error), file=err)
         return 2
+    if not pin_cpus(order, err):
+        return 2
     print(run_dir, file=out, flush=True)
     display = _display(order, no_display, out)
     return _run_controller(
         lambda: CrawlController(order, run_dir, resume=True, display=display), run_dir, out, err
     )
+
+
+def pin_cpus(order: CrawlOrder, err: TextIO) -> bool:
+    """Apply the order's ``cpu_affinity`` to this process; False (reported) if it cannot be."""
+    from crawler import affinity
+
+    try:
+        affinity.apply(order.cpu_affinity)
+    except affinity.CpuAffinityError as exc:
+        print(f"invalid crawl order: {exc}", file=err)
+        return False
+    return True
 
 
 def _display(order: CrawlOrder, no_display: bool, out: TextIO) -> Display | None:
@@ -224,6 +238,8 @@ def cmd_run(
         require_contact_url(order)  # before a run directory is made for a crawl that can't start
     except OrderError as error:
         print(str(error), file=err)
+        return 2
+    if not pin_cpus(order, err):
         return 2
     if run_dir is None:
         run_dir = new_run_dir(order_path.resolve().parent)

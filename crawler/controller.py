@@ -231,7 +231,10 @@ class CrawlController:
         for uri in self.seed_uris:
             self._schedule_seed(uri)
         self.logger.info(
-            "crawl_prepared", seeds=len(self.seed_uris), threads=self.order.toe_threads
+            "crawl_prepared",
+            seeds=len(self.seed_uris),
+            threads=self.order.toe_threads,
+            cpus=sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         )
 
     def _build_frontier(self, state_dir: Path) -> Frontier:

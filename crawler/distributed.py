@@ -40,6 +40,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from crawler import affinity
 from crawler.controller import CrawlController, new_run_dir
 from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.redis_conn import RedisUnavailableError
@@ -114,6 +115,11 @@ def run_workers(
     except OrderError as error:
         print(str(error), file=err)
         return 2
+    try:
+        cpus = affinity.plan(order.cpu_affinity, workers)
+    except affinity.CpuAffinityError as exc:
+        print(f"invalid crawl order: {exc}", file=err)
+        return 2
     url = redis_url_of(order)
     if url is None or workers < 1:
         print(
@@ -148,7 +154,11 @@ def run_workers(
         file=out,
         flush=True,
     )
-    procs = [_spawn(order_path, sets, url, entry, wid, run_dir) for wid in ids]
+    procs = []
+    for i, wid in enumerate(ids):
+        # Each worker on CPUs of its own (the plan's), else where the OS puts it.
+        pin = [f"cpu_affinity={json.dumps(cpus[i])}"] if cpus else []
+        procs.append(_spawn(order_path, [*sets, *pin], url, entry, wid, run_dir))
     code = _supervise(procs, registry, order.name, entry)
     registry.end(order.name, entry)
     registry.close()
@@ -272,6 +282,11 @@ def worker_main(
         order = load_order(order_path, [*sets, *extra])
     except OrderError as error:
         print(str(error), file=err)
+        return 2
+    try:
+        affinity.apply(order.cpu_affinity)
+    except affinity.CpuAffinityError as exc:
+        print(f"invalid crawl order: {exc}", file=err)
         return 2
     if run_dir is None:
         run_dir = new_run_dir(order_path.resolve().parent / "workers" / wid)

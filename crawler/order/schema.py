@@ -171,6 +171,9 @@ class CrawlOrder(Section):
     operator: OperatorConfig = OperatorConfig()
     seeds: SeedsConfig = SeedsConfig()
     toe_threads: int = Field(25, ge=1, le=1000)
+    cpu_affinity: Literal["auto", "none"] | list[int] = Field(
+        "auto", description="auto | none | CPU numbers; see crawler.affinity"
+    )
     pause_at_start: bool = False
     limits: LimitsConfig = LimitsConfig()
     robots: RobotsConfig = RobotsConfig()
@@ -180,3 +183,15 @@ class CrawlOrder(Section):
     history: HistoryConfig = HistoryConfig()
     logging: LoggingConfig = LoggingConfig()
     base_dir: str = Field(".", description="directory of the order file; set by the loader")
+
+    @field_validator("cpu_affinity", mode="before")
+    @classmethod
+    def _cpu_list(cls, value: object) -> object:
+        if not isinstance(value, list) and value not in ("auto", "none"):
+            raise ValueError("use auto, none or a list of CPU numbers such as [0, 1]")
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("an empty CPU list: list CPU numbers, or use auto or none")
+            if any(not isinstance(cpu, int) or isinstance(cpu, bool) or cpu < 0 for cpu in value):
+                raise ValueError("CPU numbers are integers from 0")
+        return value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -156,3 +157,9 @@ def test_sigint_stops_a_running_crawl_cleanly(tmp_path: Path) -> None:
         in (run_dir / "logs" / "progress-statistics.log").read_text()
     )
     assert not list((run_dir / "warcs").glob("*.open"))
+    # cpu_affinity: auto pinned the crawl process to one of the CPUs this test may use.
+    events = [json.loads(line) for line in (run_dir / "logs" / "crawler.jsonl").open()]
+    (prepared,) = [e for e in events if e["event"] == "crawl_prepared"]
+    usable = sorted(os.sched_getaffinity(0))
+    assert len(prepared["cpus"]) == (1 if len(usable) > 1 else len(usable))
+    assert set(prepared["cpus"]) <= set(usable)
