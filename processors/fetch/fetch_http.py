@@ -1,15 +1,18 @@
-"""FetchHTTP: GET an http(s) URI and record the exchange byte for byte; the only httpx user.
+"""FetchHTTP: GET an http(s) URI and record the exchange byte for byte.
 
-One ``httpx.Client`` (opened in :meth:`FetchHTTP.start`, closed in :meth:`FetchHTTP.stop`) with a
-keep-alive pool sized for the ToeThreads (HTTP/2 offered over TLS with ``http2``) and one cookie
-jar serves every thread; httpx's pool is thread-safe and the processor keeps no per-URI state on
-``self``. Its sockets go through a :class:`~processors.fetch.guarded_backend.GuardedBackend`, so
-``timeout_s`` bounds the whole fetch — connect, a trickling response head, the body — and a
-stopping crawl cuts fetches after ``stop_grace_s``. Redirects are not followed (ExtractorHTTP
-turns ``Location`` into an ``R`` outlink). The body is read with ``iter_raw()`` — never
-``iter_bytes()``, which inflates nested gzip in one unbounded call — so the Recording holds the
-entity exactly as received (content-encoding kept, transfer-encoding removed), spooled to a temp
-file past ``in_memory_bytes``; extractors decode it, capped, with ``Recording.decoded_body``.
+Plain HTTP/1.1 (the default) goes through :class:`~processors.fetch.http11_client.Http11Client`:
+keep-alive connections pooled per origin, the request head recorded as sent and the response
+head as received. With ``http2: true`` (offered over TLS) or a ``proxy_url``, requests go
+through httpx instead (:class:`~processors.fetch.httpx_client.HttpxClient`). Either way one
+client and one cookie jar serve every thread, sockets come from a
+:class:`~processors.fetch.guarded_backend.GuardedBackend`, so ``timeout_s`` bounds the whole
+fetch — connect, a trickling response head, the body — and a stopping crawl cuts fetches after
+``stop_grace_s``. Redirects are not followed (ExtractorHTTP turns ``Location`` into an ``R``
+outlink). The body is read raw — never inflated here, so a nested ``gzip, gzip`` bomb costs
+nothing — so the Recording holds the entity exactly as received (content-encoding kept,
+transfer-encoding removed, the header renamed ``X-Crawler-Transfer-Encoding`` in the recorded
+head), spooled to a temp file past ``in_memory_bytes``; extractors decode it, capped, with
+``Recording.decoded_body``.
 
 A 401 whose challenge matches one of the order's ``credentials`` (same host, scheme, realm) is
 sent again with Basic or Digest authentication; the retried exchange is the one recorded. With
@@ -19,13 +22,14 @@ TLS certificates are not verified unless ``verify_tls`` (archives want what the 
 then old protocol versions and weak ciphers are accepted too.
 
 Reads ``curi.uri``, ``curi.via``. Writes ``status``/``http_status`` (the HTTP status, or -2
-connect failed (TLS failures included), -3 connection lost, -4 timeout before a response, -7
-unfetchable URI), ``http_version``, ``response_headers``, ``content_type``, ``content_length``,
-``content_size``, ``payload_digest``, ``fetch_start_ms``, ``fetch_duration_ms``, ``ip_address``
-(also noted in ``ctx.servers`` unless proxied), ``recording``, ``revisit`` and the annotations
-``lenTrunc``/``timeTrunc``/``stopTrunc``/``duplicate:server-not-modified``/``err=<Exception>``.
-After a server's ``/robots.txt`` it feeds ``ctx.servers.update_robots``. Heritrix counterpart:
-``org.archive.modules.fetcher.FetchHTTP`` (with FetchHTTP2's pooled keep-alive connections).
+connect failed (TLS failures included), -3 connection lost or a broken response, -4 timeout
+before a response, -7 unfetchable URI), ``http_version``, ``response_headers``,
+``content_type``, ``content_length``, ``content_size``, ``payload_digest``, ``fetch_start_ms``,
+``fetch_duration_ms``, ``ip_address`` (also noted in ``ctx.servers`` unless proxied),
+``recording``, ``revisit`` and the annotations ``lenTrunc``/``timeTrunc``/``stopTrunc``/
+``duplicate:server-not-modified``/``err=<Exception>``. After a server's ``/robots.txt`` it feeds
+``ctx.servers.update_robots``. Heritrix counterpart: ``org.archive.modules.fetcher.FetchHTTP``
+(with FetchHTTP2's pooled keep-alive connections).
 """
 
 from __future__ import annotations
@@ -34,9 +38,12 @@ import contextlib
 import importlib.util
 import ssl
 import time
+from collections.abc import Iterator
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
+import certifi
+import httpcore
 import httpx
 
 from crawler import (
@@ -52,29 +59,72 @@ from crawler.urls import UriError, host_port, server_key
 from processors.fetch.credentials import find_credential
 from processors.fetch.fetch_http_params import FetchHTTPParams
 from processors.fetch.guarded_backend import CrawlStoppingError, GuardedBackend, fetch_deadline
-from processors.fetch.http_heads import (
-    content_length,
-    error_name,
-    peer_ip,
-    request_head,
-    response_head,
-)
-from processors.fetch.origin_pools import OriginPools
+from processors.fetch.http11_client import Http11Client
+from processors.fetch.http_heads import content_length, error_name
+from processors.fetch.httpx_client import HttpxClient
 from processors.fetch.user_agent import user_agent
 
 if TYPE_CHECKING:
     from crawler.history import FetchHistoryEntry
 
 NOT_MODIFIED_PROFILE = "server-not-modified"
+_CONNECT_FAILED = (
+    httpx.ConnectTimeout,
+    httpx.ConnectError,
+    httpx.PoolTimeout,
+    httpcore.ConnectTimeout,
+    httpcore.ConnectError,
+)
+_TIMEOUTS = (httpx.TimeoutException, httpcore.TimeoutException)
+_UNFETCHABLE = (
+    httpx.UnsupportedProtocol,
+    httpx.LocalProtocolError,
+    httpx.InvalidURL,
+    httpcore.UnsupportedProtocol,
+    httpcore.LocalProtocolError,
+)
+_FETCH_ERRORS = (
+    httpx.HTTPError,
+    httpx.InvalidURL,
+    httpcore.TimeoutException,
+    httpcore.NetworkError,
+    httpcore.ProtocolError,
+    httpcore.UnsupportedProtocol,
+)
+_BODY_ERRORS = (httpx.HTTPError, httpcore.NetworkError, httpcore.ProtocolError)
 
 
-def _failure_status(exc: Exception) -> int:
+class _Response(Protocol):
+    """What FetchHTTP reads of a response, whichever client made it."""
+
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def http_version(self) -> str: ...
+    @property
+    def raw_headers(self) -> list[tuple[bytes, bytes]]: ...
+    @property
+    def peer_ip(self) -> str | None: ...
+    @property
+    def request_head(self) -> bytes: ...
+    @property
+    def response_head(self) -> bytes: ...
+    def iter_raw(self) -> Iterator[bytes]: ...
+    def close(self) -> None: ...
+
+
+class _Client(Protocol):
+    def send(self, uri: str, headers: list[tuple[bytes, bytes]]) -> _Response: ...
+    def close(self) -> None: ...
+
+
+def _failure_status(exc: BaseException) -> int:
     """Heritrix status for an error raised before a response head arrived."""
-    if isinstance(exc, httpx.ConnectTimeout | httpx.ConnectError | httpx.PoolTimeout):
+    if isinstance(exc, _CONNECT_FAILED):
         return FetchStatus.CONNECT_FAILED
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, _TIMEOUTS):
         return FetchStatus.TIMEOUT
-    if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError | httpx.InvalidURL):
+    if isinstance(exc, _UNFETCHABLE):
         return FetchStatus.UNFETCHABLE_URI
     return FetchStatus.CONNECT_LOST
 
@@ -92,16 +142,28 @@ def _archival_tls_context() -> ssl.SSLContext:
     return context
 
 
+def _verifying_tls_context() -> ssl.SSLContext:
+    """Certificates checked against certifi's roots, as httpx checks them."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 def _history_date(entry: FetchHistoryEntry) -> str:
     if entry.warc_date:
         return entry.warc_date
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(entry.fetch_time_s))
 
 
+def _as_httpx(uri: str, response: _Response) -> httpx.Response:
+    """An httpx view of a response head, for the cookie jar and Digest arithmetic."""
+    return httpx.Response(
+        response.status_code, headers=response.raw_headers, request=httpx.Request("GET", uri)
+    )
+
+
 class FetchHTTP(Processor[FetchHTTPParams]):
     """Fetches http(s) URIs into a :class:`~crawler.recording.Recording`."""
 
-    _transport: httpx.BaseTransport | None = None
+    _client: _Client | None = None
 
     def should_process(self, curi: CrawlURI) -> bool:
         uri = curi.uri
@@ -120,63 +182,55 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             headers.append((name.strip(), value.strip()))
         if p.accept_compression:
             headers.append(("Accept-Encoding", "gzip, deflate, br"))
-        # httpx's client defaults (Accept: */*, Connection: keep-alive) under ours;
-        # Accept-Encoding goes unless asked for.
-        base = httpx.Client(trust_env=False).headers
-        base.update(headers)
-        if not p.accept_compression:
-            del base["Accept-Encoding"]
-        self._base_headers: list[tuple[bytes, bytes]] = base.raw
-        read_s = min(p.read_timeout_s, p.timeout_s)
-        self._extensions = {
-            "timeout": httpx.Timeout(
-                connect=p.connect_timeout_s, read=read_s, write=read_s, pool=p.connect_timeout_s
-            ).as_dict()
-        }
+        names = {name.lower() for name, _ in headers}
+        if "accept" not in names:
+            headers.append(("Accept", "*/*"))
+        headers.append(("Connection", "keep-alive"))
+        self._base_headers: list[tuple[bytes, bytes]] = [
+            (k.encode("latin-1"), v.encode("latin-1")) for k, v in headers
+        ]
+        self._base_names = {name.lower() for name, _ in self._base_headers}
         self._cookies = httpx.Cookies(
             CookieJar(DefaultCookiePolicy(allowed_domains=[])) if p.ignore_cookies else None
         )
         backend = GuardedBackend(None if p.proxy_url else ctx.servers, ctx.stopping, p.stop_grace_s)
         pool_size = p.max_connections or ctx.order.toe_threads
-        tls: ssl.SSLContext | bool = True if p.verify_tls else _archival_tls_context()
-
-        def make_transport() -> httpx.HTTPTransport:
-            transport = httpx.HTTPTransport(
-                verify=tls,
-                http1=True,
+        read_s = min(p.read_timeout_s, p.timeout_s)
+        if p.http2 or p.proxy_url:
+            tls: ssl.SSLContext | bool = True if p.verify_tls else _archival_tls_context()
+            self._client = HttpxClient(
+                backend,
+                tls,
                 http2=p.http2,
-                limits=httpx.Limits(
-                    max_connections=pool_size,
-                    max_keepalive_connections=pool_size,
-                    keepalive_expiry=p.keepalive_expiry_s,
-                ),
-                proxy=p.proxy_url,
-                trust_env=False,
+                proxy_url=p.proxy_url,
+                pool_size=pool_size,
+                keepalive_expiry_s=p.keepalive_expiry_s,
+                connect_timeout_s=p.connect_timeout_s,
+                read_timeout_s=read_s,
             )
-            # httpx offers no hook for the socket layer; httpcore's pool takes a network
-            # backend, set before the first connection is made.
-            connection_pool: Any = getattr(transport, "_pool", None)
-            if connection_pool is None or not hasattr(connection_pool, "_network_backend"):
-                raise RuntimeError(f"{self.name}: unsupported httpx/httpcore version")
-            connection_pool._network_backend = backend
-            return transport
-
-        # Through a proxy every request goes to one place: one pool. Else one per origin.
-        self._transport = make_transport() if p.proxy_url else OriginPools(make_transport)
-        if not p.proxy_url:
-            make_transport().close()  # fail now, not at the first fetch, on an unknown httpcore
+            return
+        context = _verifying_tls_context() if p.verify_tls else _archival_tls_context()
+        context.set_alpn_protocols(["http/1.1"])
+        self._client = Http11Client(
+            backend,
+            context,
+            connect_timeout_s=p.connect_timeout_s,
+            read_timeout_s=read_s,
+            keepalive_expiry_s=p.keepalive_expiry_s,
+            max_idle=max(64, 4 * pool_size),
+        )
 
     def stop(self) -> None:
-        transport, self._transport = self._transport, None
-        if transport is not None:
+        client, self._client = self._client, None
+        if client is not None:
             # stop() must never raise.
             with contextlib.suppress(Exception):
-                transport.close()
+                client.close()
 
     def inner_process(self, curi: CrawlURI) -> None:
         ctx = self.context
-        transport = self._transport
-        if transport is None:
+        client = self._client
+        if client is None:
             raise RuntimeError(f"processor {self.name!r} used after stop()")
         curi.close_recording()
         started = time.monotonic()
@@ -184,7 +238,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         rec = Recording(self.params.in_memory_bytes)
         try:
             with fetch_deadline(started + self.params.timeout_s):
-                self._fetch(transport, curi, rec)
+                self._fetch(client, curi, rec)
         finally:
             curi.fetch_duration_ms = int((time.monotonic() - started) * 1000)
             if curi.status > 0:
@@ -197,21 +251,21 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         if is_robots_uri(curi.uri):
             self._update_robots(ctx, curi)
 
-    def _fetch(self, transport: httpx.BaseTransport, curi: CrawlURI, rec: Recording) -> None:
+    def _fetch(self, client: _Client, curi: CrawlURI, rec: Recording) -> None:
         p = self.params
         headers: dict[str, str] = {}
         via = curi.via
         if p.send_referer and via and via[:4].lower() == "http" and via.isascii():
             headers["Referer"] = via
         previous = self._conditional_headers(curi, headers)
-        response = self._send(transport, curi, headers)
+        response = self._send(client, curi, headers)
         if response is None:
             return
         if response.status_code == 401 and p.credentials:
             authorization = self._authorization(curi, response)
             if authorization is not None:
                 response.close()
-                response = self._send(transport, curi, {**headers, "Authorization": authorization})
+                response = self._send(client, curi, {**headers, "Authorization": authorization})
                 if response is None:
                     return
         try:
@@ -228,44 +282,38 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             )
             curi.annotate("duplicate:" + NOT_MODIFIED_PROFILE)
 
-    def _send(
-        self, transport: httpx.BaseTransport, curi: CrawlURI, headers: dict[str, str]
-    ) -> httpx.Response | None:
-        """Send the GET and return the response with its head read, or None (status set).
-
-        Straight to the transport, not through ``httpx.Client.send``: even with redirects off
-        that builds the next request of every 3xx and raises on a malformed Location, losing
-        a response the crawl must record; and the client's per-request bookkeeping (cookie
-        extraction without a Set-Cookie, logging, timing) costs more than the rest.
-        """
+    def _send(self, client: _Client, curi: CrawlURI, headers: dict[str, str]) -> _Response | None:
+        """Send the GET and return the response with its head read, or None (status set)."""
         base = self._base_headers
-        if headers:
-            added = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
-            names = {name.lower() for name, _ in added}
-            merged = [(name, value) for name, value in base if name.lower() not in names]
-            merged += added
-        else:
-            merged = list(base)
         cookies = self._cookies
         try:
-            request = httpx.Request("GET", curi.uri, headers=merged, extensions=self._extensions)
             if cookies.jar:
-                cookies.set_cookie_header(request)
+                probe = httpx.Request("GET", curi.uri)
+                cookies.set_cookie_header(probe)
+                if "cookie" in probe.headers:
+                    headers = {**headers, "Cookie": probe.headers["cookie"]}
+            if headers:
+                added = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+                names = {name.lower() for name, _ in added}
+                merged = [(name, value) for name, value in base if name.lower() not in names]
+                merged += added
+            else:
+                merged = base
         except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError) as exc:
             self._fail(curi, FetchStatus.UNFETCHABLE_URI, exc)
             return None
         try:
-            response = transport.handle_request(request)
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            response = client.send(curi.uri, merged)
+        except _FETCH_ERRORS as exc:
             self._fail(curi, _failure_status(exc), exc)
             return None
         except CrawlStoppingError as exc:
             # Retryable: a resumed crawl fetches it again.
             self._fail(curi, FetchStatus.CONNECT_LOST, exc)
             return None
-        response.request = request
-        if b"set-cookie" in (name.lower() for name, _ in response.headers.raw):
-            cookies.extract_cookies(response)
+        if any(name.lower() == b"set-cookie" for name, _ in response.raw_headers):
+            with contextlib.suppress(httpx.HTTPError, httpx.InvalidURL, ValueError):
+                cookies.extract_cookies(_as_httpx(curi.uri, response))
         return response
 
     def _conditional_headers(
@@ -295,29 +343,33 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             sent = True
         return entry if sent else None
 
-    def _authorization(self, curi: CrawlURI, challenged: httpx.Response) -> str | None:
+    def _authorization(self, curi: CrawlURI, challenged: _Response) -> str | None:
         """The Authorization answering a 401 with the order's credential for this host."""
         try:
             host, port = host_port(curi.uri)
         except (UriError, ValueError):
             return None
+        try:
+            view = _as_httpx(curi.uri, challenged)
+        except (httpx.InvalidURL, ValueError):
+            return None
         credential = find_credential(
-            self.params.credentials, host, port, challenged.headers.get_list("www-authenticate")
+            self.params.credentials, host, port, view.headers.get_list("www-authenticate")
         )
-        return credential.authorization(challenged) if credential is not None else None
+        return credential.authorization(view) if credential is not None else None
 
-    def _read_response(self, response: httpx.Response, curi: CrawlURI, rec: Recording) -> None:
+    def _read_response(self, response: _Response, curi: CrawlURI, rec: Recording) -> None:
         curi.status = curi.http_status = response.status_code
         curi.http_version = response.http_version
         curi.response_headers = [
             (name.decode("latin-1"), value.decode("latin-1"))
-            for name, value in response.headers.raw
+            for name, value in response.raw_headers
         ]
         curi.content_type = curi.header("content-type")
         curi.content_length = content_length(curi.header("content-length"))
-        curi.ip_address = peer_ip(response)
-        rec.request_head = request_head(response.request)
-        rec.response_head = response_head(response)
+        curi.ip_address = response.peer_ip
+        rec.request_head = response.request_head
+        rec.response_head = response.response_head
         limit = self.params.max_length_bytes
         try:
             for chunk in response.iter_raw():
@@ -326,12 +378,12 @@ class FetchHTTP(Processor[FetchHTTPParams]):
                     rec.truncated = "length"
                     break
                 rec.write_body(chunk)
-        except httpx.TimeoutException:
+        except _TIMEOUTS:
             rec.truncated = "time"
         except CrawlStoppingError:
             rec.truncated = "unspecified"
             curi.annotate("stopTrunc")
-        except httpx.HTTPError as exc:
+        except _BODY_ERRORS as exc:
             self._fail(curi, FetchStatus.CONNECT_LOST, exc)
         if rec.truncated == "length":
             curi.annotate("lenTrunc")
@@ -352,7 +404,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             return
         max_bytes = ctx.order.robots.max_size_bytes
         body: bytes | None = None
-        rec: Any = curi.recording
+        rec = curi.recording
         if rec is not None and 200 <= curi.status < 300:
             # One byte over the limit tells the parser the file was cut (so it drops the
             # partial last line).

@@ -1,0 +1,430 @@
+"""Http11Client: FetchHTTP's HTTP/1.1 client — GETs over pooled keep-alive connections, the
+exchange recorded as sent and received.
+
+Why not httpx here: per page the crawler spent more interpreter time in httpx, httpcore and h11
+(request and response objects, pool bookkeeping, event machinery) than in parsing and
+extracting the page; this client does the same exchange in a fraction of it. And an archive
+wants the response head byte for byte as the server sent it — httpx hands over parsed headers
+only. httpx stays FetchHTTP's client for what this one does not do: HTTP/2 and proxies.
+
+* Sockets come from a :class:`~processors.fetch.guarded_backend.GuardedBackend` (the fetch's
+  total deadline, the crawl's stop grace, the host's cached IP, kernel socket timeouts); TLS
+  through its ``start_tls`` with SNI. Errors are httpcore's exception classes, as with httpx,
+  so statuses and ``err=`` annotations do not depend on the client: ``ConnectError`` /
+  ``ConnectTimeout`` (-2), ``ReadTimeout`` (-4 before the head), ``RemoteProtocolError``,
+  ``ReadError``, ``WriteError`` (-3), ``UnsupportedProtocol`` / ``LocalProtocolError`` (-7).
+* One pool of idle connections per origin (scheme, host, port); an idle connection is reused
+  unless it expired (``keepalive_expiry_s``) or the kernel shows the server hung up or sent
+  unasked bytes; at most ``max_idle`` are kept in all (oldest closed first). A GET that finds
+  a reused connection dead before any byte of the response arrives is sent once more on a
+  new connection (the server closed it while idle), as browsers do.
+* Heads: :mod:`processors.fetch.http11_head`. 1xx responses are read past. The body is yielded
+  as received, de-chunked, by :meth:`Http11Response.iter_raw`; a connection goes back to the
+  pool only when its response was read to the end and may be kept alive.
+
+Thread-safety: :meth:`Http11Client.send` may be called from many threads; the pool is guarded
+by one lock held for list operations only (sockets are closed outside it). A response and its
+connection belong to the calling thread until :meth:`Http11Response.close`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any, Final
+from urllib.parse import quote, urlsplit
+
+import httpcore
+
+from processors.fetch.guarded_backend import GuardedBackend
+from processors.fetch.http11_head import (
+    CHUNKED,
+    LENGTH,
+    MAX_HEAD_BYTES,
+    NO_BODY,
+    ResponseHead,
+    chunk_size,
+    head_end,
+    parse_response_head,
+    request_head,
+)
+
+READ_BYTES: Final = 65536
+_MAX_LINE_BYTES: Final = 4096
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+_TARGET_SAFE: Final = "!$&'()*+,/:;=?@[]~%"
+_LINE_END_BYTES: Final = (13, 10)
+_STALE: Final = (httpcore.ReadError, httpcore.WriteError, httpcore.RemoteProtocolError)
+
+Origin = tuple[str, str, int]
+
+
+class Http11Connection:
+    """One open connection: its stream, bytes read but not yet used, and when it went idle."""
+
+    __slots__ = ("buf", "idle_since", "peer_ip", "received", "stream")
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.buf = bytearray()
+        self.idle_since = 0.0
+        self.peer_ip: str | None = None
+        self.received = False  # any byte of a response on this connection's current exchange
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.stream.close()
+
+
+class Http11Response:
+    """A response whose head was read; the body is read with :meth:`iter_raw`.
+
+    ``head`` is the raw response head (Transfer-Encoding renamed), ``request_head`` the bytes
+    sent. Not thread-safe: one thread reads it; :meth:`close` must be called (idempotent).
+    """
+
+    __slots__ = (
+        "_client",
+        "_closed",
+        "_complete",
+        "_conn",
+        "_origin",
+        "_read_timeout",
+        "head",
+        "request_head",
+    )
+
+    def __init__(
+        self,
+        client: Http11Client,
+        origin: Origin,
+        conn: Http11Connection,
+        head: ResponseHead,
+        sent: bytes,
+    ) -> None:
+        self._client = client
+        self._origin = origin
+        self._conn = conn
+        self._read_timeout = client.read_timeout_s
+        self._closed = False
+        self._complete = head.framing == NO_BODY
+        self.head = head
+        self.request_head = sent
+
+    @property
+    def status_code(self) -> int:
+        return self.head.status
+
+    @property
+    def http_version(self) -> str:
+        return self.head.http_version
+
+    @property
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        return self.head.headers
+
+    @property
+    def response_head(self) -> bytes:
+        return self.head.raw
+
+    @property
+    def peer_ip(self) -> str | None:
+        conn = self._conn
+        if conn.peer_ip is None:
+            addr = conn.stream.get_extra_info("server_addr")
+            if isinstance(addr, tuple) and addr:
+                conn.peer_ip = str(addr[0])
+        return conn.peer_ip
+
+    def iter_raw(self) -> Iterator[bytes]:
+        """The body as received, transfer coding removed; raises httpcore's errors."""
+        head = self.head
+        if head.framing == NO_BODY:
+            return
+        conn = self._conn
+        buf = conn.buf
+        read = conn.stream.read
+        timeout = self._read_timeout
+        if head.framing == LENGTH:
+            yield from self._counted(head.length, conn, read, timeout, True)
+        elif head.framing == CHUNKED:
+            while size := chunk_size(self._line(conn)):
+                yield from self._counted(size, conn, read, timeout, False)
+                if self._line(conn).strip(b"\r\n"):
+                    raise httpcore.RemoteProtocolError("chunk data longer than its size")
+            trailer_bytes = 0
+            while line := self._line(conn).strip(b"\r\n"):
+                trailer_bytes += len(line)
+                if trailer_bytes > MAX_HEAD_BYTES:
+                    raise httpcore.RemoteProtocolError("chunked trailer section too large")
+        else:
+            if buf:
+                yield bytes(buf)
+                buf.clear()
+            while data := read(READ_BYTES, timeout):
+                yield data
+        self._complete = True
+
+    @staticmethod
+    def _counted(
+        length: int, conn: Http11Connection, read: Any, timeout: float, whole: bool
+    ) -> Iterator[bytes]:
+        buf = conn.buf
+        left = length
+        if buf and left:
+            if len(buf) <= left:
+                piece = bytes(buf)
+                buf.clear()
+            else:
+                piece = bytes(buf[:left])
+                del buf[:left]
+            left -= len(piece)
+            yield piece
+        while left > 0:
+            data = read(min(left, READ_BYTES), timeout)
+            if not data:
+                what = f"received {length - left} bytes, expected {length}" if whole else "chunk"
+                raise httpcore.RemoteProtocolError(
+                    f"peer closed connection without sending complete message body: {what}"
+                )
+            left -= len(data)
+            yield data
+
+    def _line(self, conn: Http11Connection) -> bytes:
+        """The next line of a chunked body (with its end), read as needed."""
+        buf = conn.buf
+        while (end := buf.find(b"\n")) < 0:
+            if len(buf) > _MAX_LINE_BYTES:
+                raise httpcore.RemoteProtocolError("chunk line too long")
+            data = conn.stream.read(READ_BYTES, self._read_timeout)
+            if not data:
+                raise httpcore.RemoteProtocolError(
+                    "peer closed connection without sending complete message body: "
+                    "incomplete chunked read"
+                )
+            buf += data
+        line = bytes(buf[: end + 1])
+        del buf[: end + 1]
+        return line
+
+    def close(self) -> None:
+        """Give the connection back to the pool if the exchange ended cleanly, else close it."""
+        if self._closed:
+            return
+        self._closed = True
+        conn = self._conn
+        if self._complete and self.head.keep_alive and not conn.buf and self.head.status != 101:
+            self._client.checkin(self._origin, conn)
+        else:
+            conn.close()
+
+
+class Http11Client:
+    """HTTP/1.1 GETs over pooled connections (see the module docstring)."""
+
+    def __init__(
+        self,
+        backend: GuardedBackend,
+        tls_context: ssl.SSLContext,
+        *,
+        connect_timeout_s: float,
+        read_timeout_s: float,
+        keepalive_expiry_s: float,
+        max_idle: int,
+    ) -> None:
+        self._backend = backend
+        self._tls = tls_context
+        self._connect_timeout_s = connect_timeout_s
+        self.read_timeout_s = read_timeout_s
+        self._expiry_s = keepalive_expiry_s
+        self._max_idle = max(1, max_idle)
+        self._idle: dict[Origin, list[Http11Connection]] = {}
+        self._idle_count = 0
+        self._lock = threading.Lock()
+        self._closed = False
+        self._next_sweep = 0.0
+
+    def send(self, uri: str, headers: list[tuple[bytes, bytes]]) -> Http11Response:
+        """GET ``uri`` with ``headers`` (after Host); the response with its head read."""
+        scheme, host, port, target, host_header = split_uri(uri)
+        sent = request_head(target, host_header, headers)
+        origin = (scheme, host, port)
+        while True:
+            conn = self._checkout(origin)
+            reused = conn is not None
+            if conn is None:
+                conn = self._connect(scheme, host, port)
+            conn.received = False
+            try:
+                conn.stream.write(sent, self.read_timeout_s)
+                head = self._read_head(conn)
+            except _STALE:
+                conn.close()
+                if reused and not conn.received:
+                    continue  # closed by the server while idle: once more, on a new connection
+                raise
+            except BaseException:
+                conn.close()
+                raise
+            return Http11Response(self, origin, conn, head, sent)
+
+    def _connect(self, scheme: str, host: str, port: int) -> Http11Connection:
+        stream = self._backend.connect_tcp(host, port, timeout=self._connect_timeout_s)
+        if scheme == "https":
+            try:
+                stream = stream.start_tls(
+                    self._tls, server_hostname=host, timeout=self._connect_timeout_s
+                )
+            except BaseException:
+                stream.close()
+                raise
+        return Http11Connection(stream)
+
+    def _read_head(self, conn: Http11Connection) -> ResponseHead:
+        buf = conn.buf
+        searched = 0
+        while True:
+            if buf and buf[0] in _LINE_END_BYTES:
+                # Stray line ends before a status line (after a previous body) are skipped.
+                stripped = buf.lstrip(b"\r\n")
+                buf[:] = stripped
+            end = head_end(buf, max(0, searched - 2))
+            if end >= 0:
+                raw = bytes(buf[:end])
+                del buf[:end]
+                head = parse_response_head(raw)
+                if 100 <= head.status < 200 and head.status != 101:
+                    searched = 0
+                    continue  # informational: the final response follows
+                return head
+            if len(buf) > MAX_HEAD_BYTES:
+                raise httpcore.RemoteProtocolError(
+                    f"response head larger than {MAX_HEAD_BYTES // 1024} KiB"
+                )
+            searched = len(buf)
+            data = conn.stream.read(READ_BYTES, self.read_timeout_s)
+            if not data:
+                if not buf:
+                    raise httpcore.RemoteProtocolError(
+                        "Server disconnected without sending a response."
+                    )
+                raise httpcore.RemoteProtocolError("connection closed in the response head")
+            conn.received = True
+            buf += data
+
+    # ------------------------------------------------------------------ pool
+    def _checkout(self, origin: Origin) -> Http11Connection | None:
+        """An idle connection to ``origin`` that is still usable, or None."""
+        dead: list[Http11Connection] = []
+        found: Http11Connection | None = None
+        oldest = time.monotonic() - self._expiry_s
+        with self._lock:
+            conns = self._idle.get(origin)
+            while conns:
+                conn = conns.pop()
+                self._idle_count -= 1
+                if conn.idle_since < oldest:
+                    dead.append(conn)
+                    continue
+                found = conn
+                break
+        for conn in dead:
+            conn.close()
+        while found is not None and found.stream.get_extra_info("is_readable"):
+            found.close()  # hung up, or sent bytes nobody asked for
+            found = self._checkout(origin)
+        return found
+
+    def checkin(self, origin: Origin, conn: Http11Connection) -> None:
+        """Keep ``conn`` (its response read to the end) for the next request to ``origin``."""
+        now = time.monotonic()
+        conn.idle_since = now
+        dead: list[Http11Connection] = []
+        with self._lock:
+            if self._closed:
+                dead.append(conn)
+            else:
+                self._idle.setdefault(origin, []).append(conn)
+                self._idle_count += 1
+                if self._idle_count > self._max_idle or now >= self._next_sweep:
+                    dead = self._sweep_locked(now)
+        for old in dead:
+            old.close()
+
+    def _sweep_locked(self, now: float) -> list[Http11Connection]:
+        """Expired connections, then the oldest past ``max_idle``, out of the pool (lock held)."""
+        self._next_sweep = now + self._expiry_s
+        oldest = now - self._expiry_s
+        dead: list[Http11Connection] = []
+        for origin, conns in list(self._idle.items()):
+            keep = [c for c in conns if c.idle_since >= oldest]
+            dead += [c for c in conns if c.idle_since < oldest]
+            if keep:
+                self._idle[origin] = keep
+            else:
+                del self._idle[origin]
+        self._idle_count -= len(dead)
+        if self._idle_count > self._max_idle:
+            by_age = sorted(
+                ((c.idle_since, origin, c) for origin, cs in self._idle.items() for c in cs),
+                key=lambda item: item[0],
+            )
+            for _, origin, conn in by_age[: self._idle_count - self._max_idle]:
+                self._idle[origin].remove(conn)
+                if not self._idle[origin]:
+                    del self._idle[origin]
+                dead.append(conn)
+                self._idle_count -= 1
+        return dead
+
+    def idle_connections(self) -> int:
+        """How many idle connections the pool holds now."""
+        return self._idle_count
+
+    def close(self) -> None:
+        """Close every idle connection; connections given back later are closed. Idempotent."""
+        with self._lock:
+            self._closed = True
+            conns = [c for cs in self._idle.values() for c in cs]
+            self._idle.clear()
+            self._idle_count = 0
+        for conn in conns:
+            conn.close()
+
+
+def split_uri(uri: str) -> tuple[str, str, int, bytes, bytes]:
+    """(scheme, host, port, request target, Host header) of an http(s) URI.
+
+    Raises httpcore.UnsupportedProtocol for another scheme and httpcore.LocalProtocolError for
+    a URI that cannot be requested (no host, a bad port, a host IDNA cannot encode).
+    """
+    try:
+        parts = urlsplit(uri)
+        port_number = parts.port
+    except ValueError as exc:
+        raise httpcore.LocalProtocolError(f"invalid URI: {exc}") from exc
+    scheme = parts.scheme.lower()
+    default = _DEFAULT_PORTS.get(scheme)
+    if default is None:
+        raise httpcore.UnsupportedProtocol(f"scheme {scheme!r} is not http or https")
+    host = parts.hostname or ""
+    if not host:
+        raise httpcore.LocalProtocolError("URI without a host")
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError as exc:
+            raise httpcore.LocalProtocolError(f"host cannot be encoded: {exc}") from exc
+    port = port_number if port_number is not None else default
+    target = parts.path or "/"
+    if parts.query or "?" in uri.partition("#")[0]:
+        target += "?" + parts.query
+    if not target.isascii() or not target.isprintable() or " " in target:
+        target = quote(target, safe=_TARGET_SAFE)
+    shown = f"[{host}]" if ":" in host else host
+    if port != default:
+        shown += f":{port}"
+    return scheme, host, port, target.encode("ascii"), shown.encode("ascii")
