@@ -21,8 +21,43 @@ DEFAULT_IN_MEMORY_BYTES = 512 * 1024
 
 
 def sha1_base32(digest: bytes) -> str:
-    """``sha1:`` + RFC 4648 base32 of a SHA-1 digest (32 chars), as crawl.log and WARC print it."""
-    return "sha1:" + base64.b32encode(digest).decode("ascii")
+    """``sha1:`` + RFC 4648 base32 of a SHA-1 digest (32 chars), as crawl.log and WARC print it.
+
+    Exactly ``base64.b32encode(digest)`` for a 20-byte digest (other lengths go through
+    ``base64``), over twice as fast: Python 3.11's ``b32encode`` is a Python loop, and this
+    runs per record and per fetch. The 160 bits are spread, as one int, into 32 bytes of 5
+    bits each (halving the field width five times: 80 bits per 128, 40 per 64, 20 per 32,
+    10 per 16, 5 per 8), which one ``bytes.translate`` maps onto the alphabet. Pure, so
+    thread-safe.
+    """
+    if len(digest) != _SHA1_BYTES:
+        return "sha1:" + base64.b32encode(digest).decode("ascii")
+    n = int.from_bytes(digest, "big")
+    n = (n >> 80) << 128 | n & _LOW_80
+    low = n & _LOW_40_OF_128
+    n = (n ^ low) << 24 | low
+    low = n & _LOW_20_OF_64
+    n = (n ^ low) << 12 | low
+    low = n & _LOW_10_OF_32
+    n = (n ^ low) << 6 | low
+    low = n & _LOW_5_OF_16
+    n = (n ^ low) << 3 | low
+    return "sha1:" + n.to_bytes(32, "big").translate(_BASE32_OF_5_BITS).decode("ascii")
+
+
+def _low_bits_of_each(slot_bits: int, keep_bits: int, slots: int) -> int:
+    """A mask of the low ``keep_bits`` of each of ``slots`` fields ``slot_bits`` wide."""
+    field = (1 << keep_bits) - 1
+    return sum(field << (i * slot_bits) for i in range(slots))
+
+
+_SHA1_BYTES = 20
+_LOW_80 = (1 << 80) - 1
+_LOW_40_OF_128 = _low_bits_of_each(128, 40, 2)
+_LOW_20_OF_64 = _low_bits_of_each(64, 20, 4)
+_LOW_10_OF_32 = _low_bits_of_each(32, 10, 8)
+_LOW_5_OF_16 = _low_bits_of_each(16, 5, 16)
+_BASE32_OF_5_BITS = bytes.maketrans(bytes(range(32)), b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
 
 
 class Recording:

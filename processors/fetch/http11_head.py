@@ -58,12 +58,12 @@ def head_end(buf: bytes | bytearray, start: int = 0) -> int:
     A head ends at the first empty line, CRLF or bare LF.
     """
     crlf = buf.find(b"\n\r\n", start)
-    lf = buf.find(b"\n\n", start)
     if crlf < 0:
+        lf = buf.find(b"\n\n", start)
         return -1 if lf < 0 else lf + 2
-    if 0 <= lf < crlf:
-        return lf + 2
-    return crlf + 3
+    # A bare-LF blank line counts only before the CRLF one (the body may hold either).
+    lf = buf.find(b"\n\n", start, crlf + 1)
+    return lf + 2 if lf >= 0 else crlf + 3
 
 
 def parse_response_head(raw: bytes, head_request: bool = False) -> ResponseHead:

@@ -1,7 +1,8 @@
-"""Small file-like helpers for the WARC writer: a record block read from two parts, and one
-gzip member per record.
+"""gzip members for the WARC writer: each record is one member, compressed in one call when
+it is small (:func:`gzip_member`), or streamed through a :class:`GzipMember` when it is not.
 
-Neither is thread-safe; each serves one record being written by one thread.
+:func:`gzip_member` is pure; a :class:`GzipMember` serves one record being written by one
+thread and is not thread-safe.
 """
 
 from __future__ import annotations
@@ -12,47 +13,16 @@ from typing import IO, Any
 from isal import isal_zlib
 
 
-class ConcatStream:
-    """A seekable read-only stream over ``head`` bytes followed by the ``body`` file.
+def gzip_member(data: bytes, level: int, compressor: str = "zlib") -> bytes:
+    """``data`` as one complete gzip member, deflated in a single library call.
 
-    warcio reads a record's block once for its digest and again to write it; this avoids
-    copying a (possibly spooled-to-disk) body just to prepend the HTTP head.
+    ``compressor`` and ``level`` as for :class:`GzipMember` (level 0 stores with zlib). One
+    call rather than a compressor object: each zlib call lets another thread take the
+    interpreter, and a small record needs no more than one.
     """
-
-    __slots__ = ("_body", "_body_start", "_head", "_pos")
-
-    def __init__(self, head: bytes, body: IO[bytes] | None) -> None:
-        self._head = head
-        self._body = body
-        self._body_start = body.tell() if body is not None else 0
-        self._pos = 0
-
-    def read(self, size: int = -1) -> bytes:
-        head = self._head
-        pos = self._pos
-        if pos < len(head):
-            end = len(head) if size is None or size < 0 else min(len(head), pos + size)
-            chunk = head[pos:end]
-            self._pos = end
-            if end == len(head) and self._body is not None:
-                self._body.seek(self._body_start)
-            return chunk
-        if self._body is None:
-            return b""
-        chunk = self._body.read(-1 if size is None else size)
-        self._pos += len(chunk)
-        return chunk
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, pos: int, whence: int = 0) -> int:
-        if whence != 0:
-            raise OSError("ConcatStream only seeks from the start")
-        self._pos = pos
-        if self._body is not None and pos >= len(self._head):
-            self._body.seek(self._body_start + pos - len(self._head))
-        return pos
+    lib: Any = isal_zlib if compressor == "isal" and level > 0 else zlib
+    member: bytes = lib.compress(data, level, _GZIP_WBITS)
+    return member
 
 
 class GzipMember:
@@ -61,7 +31,7 @@ class GzipMember:
     Up to ``BUFFER_BYTES`` the data is gathered and compressed in one call at :meth:`finish`:
     every zlib call lets another thread take the interpreter, so a record written in a dozen
     small pieces would cost a dozen thread switches. Past that it streams. ``flush`` is a no-op
-    so the member is not cut by the writer's own flushes.
+    so the member is not cut by a caller's flushes.
 
     ``compressor`` names the deflate library: ``"isal"`` (ISA-L, levels 0-3, about five times
     faster than zlib at a ratio close to zlib's level 6) or ``"zlib"`` (levels 1-9). Level 0
