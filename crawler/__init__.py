@@ -2,24 +2,39 @@
 
 This package's public API is what processor authors need; the rest lives in submodules
 (``crawler.controller``, ``crawler.frontier``, ``crawler.uniq``, ``crawler.order``).
+
+The names of ``__all__`` are imported from their modules on first use (PEP 562), so a command
+that needs none of them (``crawler --help``) does not pay for pydantic; ``from crawler import
+CrawlURI`` works as with an eager import, and type checkers see the imports below.
 """
 
-from crawler.chain import CHAIN_NAMES, ProcessorChain, ProcessorChains
-from crawler.clock import Clock, ManualClock, SystemClock
-from crawler.curi import (
-    DISREGARDED_STATUSES,
-    RETRYABLE_STATUSES,
-    CrawlURI,
-    FetchStatus,
-    Hop,
-    Link,
-    RevisitInfo,
-    SchedulingDirective,
-)
-from crawler.decide.decide_rule import DecideResult, DecideRule, DecideRuleSequence, RuleContext
-from crawler.params import NoParams, Params
-from crawler.processor import Processor, ProcessorContext, ProcessResult
-from crawler.recording import Recording
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from crawler.chain import CHAIN_NAMES, ProcessorChain, ProcessorChains
+    from crawler.clock import Clock, ManualClock, SystemClock
+    from crawler.curi import (
+        DISREGARDED_STATUSES,
+        RETRYABLE_STATUSES,
+        CrawlURI,
+        FetchStatus,
+        Hop,
+        Link,
+        RevisitInfo,
+        SchedulingDirective,
+    )
+    from crawler.decide.decide_rule import (
+        DecideResult,
+        DecideRule,
+        DecideRuleSequence,
+        RuleContext,
+    )
+    from crawler.params import NoParams, Params
+    from crawler.processor import Processor, ProcessorContext, ProcessResult
+    from crawler.recording import Recording
 
 __version__ = "0.1.0"
 
@@ -50,3 +65,46 @@ __all__ = [
     "SystemClock",
     "__version__",
 ]
+
+_HOMES = {
+    "CHAIN_NAMES": "crawler.chain",
+    "ProcessorChain": "crawler.chain",
+    "ProcessorChains": "crawler.chain",
+    "Clock": "crawler.clock",
+    "ManualClock": "crawler.clock",
+    "SystemClock": "crawler.clock",
+    "DISREGARDED_STATUSES": "crawler.curi",
+    "RETRYABLE_STATUSES": "crawler.curi",
+    "CrawlURI": "crawler.curi",
+    "FetchStatus": "crawler.curi",
+    "Hop": "crawler.curi",
+    "Link": "crawler.curi",
+    "RevisitInfo": "crawler.curi",
+    "SchedulingDirective": "crawler.curi",
+    "DecideResult": "crawler.decide.decide_rule",
+    "DecideRule": "crawler.decide.decide_rule",
+    "DecideRuleSequence": "crawler.decide.decide_rule",
+    "RuleContext": "crawler.decide.decide_rule",
+    "NoParams": "crawler.params",
+    "Params": "crawler.params",
+    "Processor": "crawler.processor",
+    "ProcessorContext": "crawler.processor",
+    "ProcessResult": "crawler.processor",
+    "Recording": "crawler.recording",
+}
+"""Public name → the module defining it."""
+
+if not TYPE_CHECKING:
+    # Hidden from mypy: a visible module __getattr__ would type every misspelt name as Any.
+
+    def __getattr__(name: str) -> object:
+        """Import a public name from its module the first time it is asked for."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

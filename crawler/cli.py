@@ -3,6 +3,10 @@ commands on a run directory (status, pause, unpause, terminate, block, report).
 
 Exit codes: 0 the crawl finished (or the command succeeded), 1 crawl error, 2 bad usage or an
 invalid order.
+
+Each command imports what it needs when it runs: ``crawler --help`` and the operator's commands
+start in a fraction of the time the crawl's imports (pydantic, the processors, httpx) take, and
+``crawler run`` imports the web console's stack only in the console's own process.
 """
 
 from __future__ import annotations
@@ -14,11 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from crawler.order.components import show_processor_main
-from crawler.order.errors import OrderError
-from crawler.order.loader import load_order, require_contact_url, validate_main
-
 if TYPE_CHECKING:
+    from crawler.console.server import ConsoleProcess
     from crawler.controller import CrawlController
     from crawler.display import Display
     from crawler.order.schema import CrawlOrder
@@ -159,6 +160,8 @@ def cmd_resume(
 ) -> int:
     """Continue the crawl in ``run_dir`` from its saved state."""
     from crawler.controller import CrawlController
+    from crawler.order.errors import OrderError
+    from crawler.order.loader import load_order
 
     effective = run_dir / "order.effective.yaml"
     if not (run_dir / "state").is_dir() or not effective.is_file():
@@ -205,6 +208,7 @@ def _run_controller(
 ) -> int:
     started = time.monotonic()
     from crawler.frontier import FrontierStateError
+    from crawler.order.errors import OrderError
 
     try:
         controller = make()
@@ -232,6 +236,8 @@ def cmd_run(
 ) -> int:
     """Load, validate and run an order; prints the run directory first."""
     from crawler.controller import CrawlController, new_run_dir
+    from crawler.order.errors import OrderError
+    from crawler.order.loader import load_order, require_contact_url
 
     try:
         order = load_order(order_path, sets)
@@ -246,9 +252,11 @@ def cmd_run(
     else:
         run_dir.mkdir(parents=True, exist_ok=True)
     print(run_dir, file=out, flush=True)
-    from crawler.console.server import start_beside_crawl
+    console: ConsoleProcess | None = None
+    if console_bind is not None:
+        from crawler.console.server import start_beside_crawl
 
-    console = start_beside_crawl(console_bind, order_path, run_dir, out, err)
+        console = start_beside_crawl(console_bind, order_path, run_dir, out, err)
     display = _display(order, no_display, out)
     try:
         return _run_controller(
@@ -329,20 +337,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "resume":
         return cmd_resume(args.run_dir, args.sets, out, err, args.no_display)
     if args.command == "validate":
+        from crawler.order.loader import validate_main
+
         return validate_main(args.order, args.sets, out, err)
     if args.command == "show-processor":
+        from crawler.order.components import show_processor_main
+
         return show_processor_main(args.cls, out, err)
     if args.command == "demo":
         return cmd_demo(args.port, args.pages, args.run_dir, args.sets, out, err, args.no_display)
     return _operation(args, out, err)
 
 
+def _is_distributed(run_dir: Path) -> bool:
+    """Whether ``run_dir`` has the ``distributed.json`` of :mod:`crawler.distributed`, told
+    without importing that module (it imports the controller and redis)."""
+    return (run_dir / "distributed.json").is_file()
+
+
 def _operation(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from crawler import distributed, operations
+    from crawler import operations
 
     if args.command in ("status", "pause", "unpause", "terminate"):
         run_dir = operations.resolve_run_dir(args.run_dir)
-        if distributed.distributed_info(run_dir) is not None:  # workers steered through Redis
+        if _is_distributed(run_dir):  # workers steered through Redis
+            from crawler import distributed
+
             if args.command == "status":
                 return distributed.cmd_status(run_dir, args.json, out, err)
             return distributed.cmd_control(args.command, run_dir, args.wait_s, out, err)
@@ -354,7 +374,9 @@ def _operation(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return operations.cmd_block(args.run_dir, args.regex, args.wait_s, out, err)
     if args.command == "report":
         run_dir = operations.resolve_run_dir(args.run_dir)
-        if distributed.distributed_info(run_dir) is not None:  # reports over every worker
+        if _is_distributed(run_dir):  # reports over every worker
+            from crawler import distributed
+
             return distributed.cmd_report(run_dir, args.include, out, err)
         return operations.cmd_report(args.run_dir, args.plot, args.wait_s, out, err)
     return 2

@@ -5,22 +5,21 @@ Everything renders a status document (:mod:`crawler.status`). The controller's t
 :meth:`LiveDisplay.update` / :meth:`PlainDisplay.update` every ``interval_s`` seconds (never a
 ToeThread), so drawing costs the crawl one short GIL hold a few times a second. On a terminal
 the display is a rich ``Live`` region (log lines printed to stderr scroll above it); otherwise a
-plain line is printed every ``progress_interval_s``.
+plain line is printed every ``progress_interval_s``. rich is imported only when a live display
+is made or :func:`render` is called, so plain lines and ``crawler status`` do without it.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Protocol, TextIO
-
-from rich.console import Console, Group, RenderableType
-from rich.live import Live
-from rich.progress_bar import ProgressBar
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from crawler.reports.formats import format_bytes, format_clock
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+    from rich.live import Live
 
 LIVE_REFRESH_S = 0.5
 _QUEUE_STATES = ("in_process", "ready", "snoozed", "inactive", "retired", "exhausted")
@@ -48,6 +47,11 @@ def _queues_text(doc: dict[str, Any]) -> str:
 
 def render(doc: dict[str, Any]) -> RenderableType:
     """The live display's picture of one status document."""
+    from rich.console import Group
+    from rich.progress_bar import ProgressBar
+    from rich.table import Table
+    from rich.text import Text
+
     rates = _rates(doc)
     downloaded, discovered = int(doc.get("downloaded", 0)), int(doc.get("discovered", 0))
     threads = doc.get("threads", {})
@@ -101,11 +105,16 @@ class LiveDisplay:
     """A rich Live region on the terminal, redrawn on each :meth:`update`."""
 
     def __init__(self, console: Console | None = None) -> None:
+        from rich.console import Console
+
         self.interval_s = LIVE_REFRESH_S
         self.console = console or Console(file=sys.stdout)
         self._live: Live | None = None
 
     def start(self) -> None:
+        from rich.live import Live
+        from rich.text import Text
+
         self._live = Live(
             Text("starting…"),
             console=self.console,
@@ -150,6 +159,8 @@ def make_display(enabled: bool, stream: TextIO, progress_interval_s: float) -> D
     if not enabled:
         return None
     if stream.isatty():
+        from rich.console import Console
+
         return LiveDisplay(Console(file=stream))
     return PlainDisplay(stream, progress_interval_s)
 

@@ -6,10 +6,42 @@ reports — never its LevelDB state), steers it through the action directory lik
 commands, and launches a job's order as a detached ``crawler run``. The UI is plain JavaScript
 modules and CSS under ``static/``, shipped in the package. Heritrix counterpart: the web UI and
 REST API of its engine (``/engine``, ``/engine/job/<name>``).
+
+The names below are imported on first use: ``crawler run --console`` imports
+:mod:`crawler.console.server` only to start the console in a process of its own, and must not pay
+for FastAPI's import in the crawl's process.
 """
 
-from crawler.console.app import create_app
-from crawler.console.state import ConsoleState
-from crawler.console.workspace import Workspace
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from crawler.console.app import create_app
+    from crawler.console.state import ConsoleState
+    from crawler.console.workspace import Workspace
 
 __all__ = ["ConsoleState", "Workspace", "create_app"]
+
+_HOMES = {
+    "ConsoleState": "crawler.console.state",
+    "Workspace": "crawler.console.workspace",
+    "create_app": "crawler.console.app",
+}
+"""Public name → the module defining it."""
+
+if not TYPE_CHECKING:
+    # Hidden from mypy: a visible module __getattr__ would type every misspelt name as Any.
+
+    def __getattr__(name: str) -> object:
+        """Import a public name from its module the first time it is asked for (PEP 562)."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})
