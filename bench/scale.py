@@ -50,6 +50,8 @@ from crawler.uniq import redis_uniq  # noqa: E402
 from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams  # noqa: E402
 
 PORT_BASE = 18301
+THREADS = [16]
+"""Toe threads per worker (``--threads``)."""
 PARALLEL_QUEUES = 16
 """Queues per host of the generated site (4 hosts): 64 queues for up to 2 x 16 threads, so each
 thread can have a queue of its own (with politeness off a queue is one fetch at a time)."""
@@ -177,11 +179,12 @@ def run_crawl(
         f"frontier.store={json.dumps(store)}",
         "frontier.politeness.host_max_connections=0",
         f"frontier.queue_assignment.params.parallel_queues={PARALLEL_QUEUES}",
-        "toe_threads=16",
+        f"toe_threads={THREADS[0]}",
         f"name=scale-{workers}",
     ]
     client = redis.Redis(port=server.port)
     load_before = os.getloadavg()[0]
+    nginx_s0 = nginx_cpu_s(nginx)
     cpu0 = client.info("cpu")
     stats0 = client.info("commandstats")
     calls0 = sum(v["calls"] for v in stats0.values())
@@ -194,6 +197,7 @@ def run_crawl(
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     worker_cpu_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    nginx_s = nginx_cpu_s(nginx) - nginx_s0
     entries = nginx.read_log(offset)
     cpu1 = client.info("cpu")
     stats1 = client.info("commandstats")
@@ -213,10 +217,28 @@ def run_crawl(
         "pages_per_s": len(fetched) / span_s if span_s else 0.0,
         "redis_cpu_ms_per_page": 1000 * redis_cpu_s / max(1, len(fetched)),
         "crawler_cpu_ms_per_page": 1000 * worker_cpu_s / max(1, len(fetched)),
+        "nginx_cpu_ms_per_page": 1000 * nginx_s / max(1, len(fetched)),
         "redis_calls_per_page": (calls1 - calls0) / max(1, len(fetched)),
         "load_before": load_before,
         "redis_usec_per_page": {k: v / max(1, len(fetched)) for k, v in usec.items()},
     }
+
+
+def nginx_cpu_s(nginx: Any) -> float:
+    """CPU seconds (user + system) used so far by nginx's worker processes (Linux /proc)."""
+    master = nginx.proc.pid if nginx.proc is not None else None
+    total = 0
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == master:  # ppid; utime and stime are fields 14 and 15 of stat
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
 
 
 # ------------------------------------------------------------------------------ 2. memory
@@ -351,6 +373,7 @@ def main() -> int:
     parser.add_argument("--seen", type=int, default=1_000_000)
     parser.add_argument("--claims", type=int, default=40_000)
     parser.add_argument("--repeat", type=int, default=3, help="crawls per worker count (median)")
+    parser.add_argument("--threads", type=int, default=16, help="toe threads per worker")
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument(
         "--no-monitor", action="store_true", help="skip the crawls that count commands"
@@ -359,6 +382,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.pages, args.seen, args.claims, args.repeat = 2000, 100_000, 5000, 1
+    THREADS[0] = args.threads
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as name:
         tmp = Path(name)
         part = args.only
@@ -372,7 +396,7 @@ def main() -> int:
     print(f"\n## Crawl: pages/s by worker processes (politeness off, WARC on; median of "
           f"{args.repeat})")  # fmt: skip
     print(f"{'workers':>7} {'pages':>7} {'s':>7} {'pages/s':>8} {'crawler CPU ms/page':>20} "
-          f"{'Redis CPU ms/page':>18} {'all runs pages/s':>22} "
+          f"{'Redis CPU ms/page':>18} {'nginx CPU ms/page':>18} {'all runs pages/s':>22} "
           f"{'load before each':>18}")  # fmt: skip
     for r in crawl:
         runs = "/".join(f"{v:.0f}" for v in r["all_pages_per_s"])
@@ -380,7 +404,7 @@ def main() -> int:
         print(
             f"{r['workers']:>7} {r['pages']:>7} {r['seconds']:>7.1f} {r['pages_per_s']:>8.0f} "
             f"{r['crawler_cpu_ms_per_page']:>20.2f} {r['redis_cpu_ms_per_page']:>18.3f} "
-            f"{runs:>22} {loads:>18}"
+            f"{r['nginx_cpu_ms_per_page']:>18.3f} {runs:>22} {loads:>18}"
         )
     print(f"(load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     if len(crawl) == 2 and crawl[0]["pages_per_s"]:

@@ -37,6 +37,7 @@ OUTAGE_ERRORS: tuple[type[BaseException], ...] = (
 
 NoScriptError = redis.exceptions.NoScriptError
 ResponseError = redis.exceptions.ResponseError
+_REDIRECTS = (redis.exceptions.MovedError, redis.exceptions.AskError)
 
 
 class RedisUnavailableError(RuntimeError):
@@ -98,9 +99,6 @@ def run_calls(client: Any, calls: list[tuple[Any, list[str], list[Any]]]) -> lis
     """
     if not calls:
         return []
-    if len(calls) == 1:
-        script, keys, args = calls[0]
-        return [script(keys=keys, args=args)]
     if not is_cluster(client):
         return _pipelined(client, calls, list(range(len(calls))), [None] * len(calls), None)
     by_node: dict[str, tuple[Any, list[int]]] = {}
@@ -120,7 +118,7 @@ def _pipelined(
     out: list[Any],
     cluster: Any,
 ) -> list[Any]:
-    """EVALSHA ``calls[indexes]`` in one pipeline on ``conn`` into ``out``.
+    """EVALSHA ``calls[indexes]`` in one round trip on ``conn`` into ``out``.
 
     redis-py's own script pipelining sends a SCRIPT EXISTS round trip before every pipeline;
     here a script Redis does not know (it restarted) is loaded and its calls sent again.
@@ -128,17 +126,19 @@ def _pipelined(
     """
     todo = indexes
     for attempt in range(2):
-        pipe = conn.pipeline(transaction=False)
+        commands = []
         for i in todo:
             script, keys, args = calls[i]
-            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
-        results = pipe.execute(raise_on_error=False)
+            commands.append(("EVALSHA", script.sha, len(keys), *keys, *args))
+        results = _send(conn, commands)
         missing: list[int] = []
         for i, result in zip(todo, results, strict=True):
             if isinstance(result, NoScriptError) and attempt == 0:
                 missing.append(i)
                 continue
-            if isinstance(result, ResponseError) and str(result).startswith(("MOVED", "ASK")):
+            if isinstance(result, _REDIRECTS) or (
+                isinstance(result, ResponseError) and str(result).startswith(("MOVED", "ASK"))
+            ):
                 if cluster is None:
                     raise result
                 script, keys, args = calls[i]
@@ -152,6 +152,32 @@ def _pipelined(
             conn.script_load(script.script)
         todo = missing
     return out
+
+
+def _send(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Send ``commands`` in one write on a pooled connection of ``client`` (a plain, one-node
+    client) and read every reply, an error reply as its exception object.
+
+    redis-py's pipeline and script objects cost several times the interpreter time of the
+    round trip itself; the frontier sends a few of these per page. A connection that fails
+    mid-way is dropped, and the error raised for :func:`retrying` (the scripts are idempotent).
+    """
+    pool = client.connection_pool
+    connection = pool.get_connection()
+    try:
+        connection.send_packed_command(connection.pack_commands(commands), check_health=False)
+        replies: list[Any] = []
+        for _ in commands:
+            try:
+                replies.append(connection.read_response())
+            except ResponseError as exc:
+                replies.append(exc)
+        return replies
+    except BaseException:
+        connection.disconnect()
+        raise
+    finally:
+        pool.release(connection)
 
 
 def retrying(
