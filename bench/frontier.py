@@ -1,4 +1,4 @@
-"""``make bench-frontier``: the frontier benchmarks of issue 3, printed as tables.
+"""``make bench-frontier``: the frontier benchmarks, printed as tables.
 
 Sections (``--only`` picks some): ``throughput`` (schedule new / seen, next+finished over 10^3
 and 10^5 hosts; each uniq filter's add()), ``bloom`` (false-positive rate vs formula),

@@ -8,7 +8,7 @@ Hostname with ``parallel_queues: 50`` — (a) with politeness off and (b) with a
 queue, each without and with the server cap (``frontier.politeness.host_max_connections``).
 
 Ideal rate: each fetch holds a thread and a server slot ``latency_s``; a queue then waits
-``delay``: ideal = min(threads / L, queues / (L + delay), cap / L) — the issue's
+``delay``: ideal = min(threads / L, queues / (L + delay), cap / L) — the usual
 min(threads, queues) / (L + delay) when threads = queues and no cap binds. ``queues`` counts the
 queues the policy actually filled (ELF over an even bucket count fills half for URIs ending alike).
 The rate is measured from the site's request completions after a 2 s warm-up.

@@ -11,7 +11,7 @@
 3. Claim+complete (``next()`` + ``finished()``) throughput of the Redis frontier from one
    process (1, 4 and 16 threads), and the projection for 10 machines x 16 workers.
 
-Run: ``python bench/scale.py [--pages 15000] [--seen 1000000] [--quick]``. Needs redis-server
+Run: ``python bench/scale.py [--pages 15000] [--threads 25] [--seen 1000000] [--quick]``. Needs redis-server
 (and nginx for part 1; without it part 1 is skipped).
 """
 
@@ -50,8 +50,8 @@ from crawler.uniq import redis_uniq  # noqa: E402
 from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams  # noqa: E402
 
 PORT_BASE = 18301
-THREADS = [16]
-"""Toe threads per worker (``--threads``)."""
+THREADS = [25]
+"""Toe threads per worker (``--threads``; default: the default order's ``toe_threads``)."""
 PARALLEL_QUEUES = 16
 """Queues per host of the generated site (4 hosts): 64 queues for up to 2 x 16 threads, so each
 thread can have a queue of its own (with politeness off a queue is one fetch at a time)."""
@@ -373,7 +373,9 @@ def main() -> int:
     parser.add_argument("--seen", type=int, default=1_000_000)
     parser.add_argument("--claims", type=int, default=40_000)
     parser.add_argument("--repeat", type=int, default=3, help="crawls per worker count (median)")
-    parser.add_argument("--threads", type=int, default=16, help="toe threads per worker")
+    parser.add_argument(
+        "--threads", type=int, default=25, help="toe threads per worker (default order: 25)"
+    )
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument(
         "--no-monitor", action="store_true", help="skip the crawls that count commands"

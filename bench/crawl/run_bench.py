@@ -39,7 +39,7 @@ from nginx_server import LogEntry, NginxServer
 
 OUT = peers.ROOT / "bench" / "out"
 # 20,000 keeps three runs of every peer under ~30 minutes on 2 cores (Scrapy needs ~8 CPU-ms a
-# page); BENCH_PAGES=100000 is the full size (~35 minutes a run).
+# page); BENCH_PAGES=100000 is the full size (~35 minutes a run).
 DEFAULT_PAGES = 20_000
 DOCS_CANDIDATES = (
     "/usr/share/doc/python3-doc/html",
