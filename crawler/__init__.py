@@ -10,8 +10,9 @@ CrawlURI`` works as with an eager import, and type checkers see the imports belo
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from crawler.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from crawler.chain import CHAIN_NAMES, ProcessorChain, ProcessorChains
@@ -96,15 +97,4 @@ _HOMES = {
 
 if not TYPE_CHECKING:
     # Hidden from mypy: a visible module __getattr__ would type every misspelt name as Any.
-
-    def __getattr__(name: str) -> object:
-        """Import a public name from its module the first time it is asked for."""
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(home), name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

@@ -12,7 +12,7 @@ from typing import Any
 
 from processor_context import make_context
 
-from crawler import ProcessorContext
+from crawler import CrawlURI, ProcessorContext
 from crawler.history import CrawlHistory
 from crawler.order.schema import OperatorConfig
 
@@ -32,6 +32,13 @@ def make_ctx(
         operator=OperatorConfig(contact_url="http://x/", from_email="ops@x.example"),
         **order,
     )
+
+
+def fetch(proc: Any, uri: str) -> CrawlURI:
+    """Run FetchHTTP (or another processor) ``proc`` on a new CrawlURI of ``uri``."""
+    curi = CrawlURI(uri)
+    proc.process(curi)
+    return curi
 
 
 def read_head(conn: socket.socket, limit: int = 65536) -> bytes:

@@ -14,8 +14,9 @@ for FastAPI's import in the crawl's process.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from crawler.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from crawler.console.app import create_app
@@ -33,15 +34,4 @@ _HOMES = {
 
 if not TYPE_CHECKING:
     # Hidden from mypy: a visible module __getattr__ would type every misspelt name as Any.
-
-    def __getattr__(name: str) -> object:
-        """Import a public name from its module the first time it is asked for (PEP 562)."""
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(home), name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

@@ -1,8 +1,10 @@
-"""Raw request/response heads and small response facts for FetchHTTP's Recording.
+"""Heads rebuilt from httpx's parsed messages (its path: HTTP/2, proxies), and small response
+facts every FetchHTTP path uses (Content-Length, error names).
 
 httpx hands over parsed messages; the WARC needs the heads as bytes. The request head is rebuilt
 as h11 writes it for HTTP/1.1; the response head keeps the server's header names, values and
-order, with ``Transfer-Encoding`` renamed because the stored body is de-chunked.
+order, with ``Transfer-Encoding`` renamed because the stored body is de-chunked. (The HTTP/1.1
+client records both heads as they went over the wire.)
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import ssl
 
 import httpx
 
-RENAMED_TRANSFER_ENCODING = b"X-Crawler-Transfer-Encoding"
+from processors.fetch.http11_head import RENAMED_TRANSFER_ENCODING
 
 
 def request_head(request: httpx.Request) -> bytes:

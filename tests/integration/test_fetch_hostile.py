@@ -14,7 +14,7 @@ from typing import Any
 
 import brotlicffi as brotli  # type: ignore[import-untyped]
 import pytest
-from fetch_support import RawServer, RssSampler, make_ctx
+from fetch_support import RawServer, RssSampler, fetch, make_ctx
 
 from crawler import CrawlURI, ProcessorContext, Recording
 from processors.fetch import FetchHTTP, FetchHTTPParams
@@ -40,12 +40,6 @@ def fetcher(ctx: ProcessorContext) -> Iterator[FetchHTTP]:
     proc = started(ctx)
     yield proc
     proc.stop()
-
-
-def fetch(proc: FetchHTTP, uri: str) -> CrawlURI:
-    curi = CrawlURI(uri)
-    proc.process(curi)
-    return curi
 
 
 def recording(curi: CrawlURI) -> Recording:

@@ -237,7 +237,7 @@ def test_slow_drip_is_cut_at_the_total_timeout(crawl: HostileCrawl) -> None:
     ("target", "error"),
     [
         ("/cut-headers.html", None),
-        ("/huge-headers.html", "err=RemoteProtocolError"),  # h11's 16 KiB head limit
+        ("/huge-headers.html", "err=RemoteProtocolError"),  # past the 64 KiB head limit
         ("/short-body.html", "err=RemoteProtocolError"),
     ],
 )

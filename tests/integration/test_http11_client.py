@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fetch_support import RawServer, make_ctx, read_head
+from fetch_support import RawServer, fetch, make_ctx, read_head
 
 from crawler import CrawlURI, ProcessorContext, Recording
 from processors.fetch import FetchHTTP, FetchHTTPParams
@@ -33,12 +33,6 @@ def fetcher(ctx: ProcessorContext) -> Iterator[FetchHTTP]:
     proc.start(ctx)
     yield proc
     proc.stop()
-
-
-def fetch(proc: FetchHTTP, uri: str) -> CrawlURI:
-    curi = CrawlURI(uri)
-    proc.process(curi)
-    return curi
 
 
 def body_of(curi: CrawlURI) -> bytes:
