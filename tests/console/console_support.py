@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,7 +21,13 @@ from crawler.console.auth import TOKEN_ENV
 from crawler.console.server import READY_PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+SCREENSHOTS = (
+    ROOT / "docs" / "screenshots"
+    if os.environ.get("UPDATE_SCREENSHOTS")
+    else Path(tempfile.gettempdir()) / "crawler-console-screenshots"
+)
+"""The README's screenshots are rewritten only with UPDATE_SCREENSHOTS=1: a test run leaves the
+checkout as it found it."""
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -95,7 +102,7 @@ def chromium() -> Iterator[Any]:
 
 
 def save_screenshot(page: Any, name: str, **kwargs: Any) -> Path:
-    """A screenshot as a 256-colour PNG under docs/screenshots/ (small enough to commit)."""
+    """A screenshot as a 256-colour PNG (small enough to commit) under :data:`SCREENSHOTS`."""
     from PIL import Image
 
     raw = page.screenshot(**kwargs)
