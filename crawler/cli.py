@@ -71,6 +71,12 @@ def _parser() -> argparse.ArgumentParser:
     work.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
     work.add_argument("--run-dir", type=Path, help="this worker's run directory")
     work.add_argument("--worker-id", help="name in leases and file names (default host-pid)")
+    work.add_argument(
+        "--crawl-id",
+        type=int,
+        metavar="N",
+        help="join only crawl N of the order's name (`crawler run --workers` prints its id)",
+    )
 
     res = sub.add_parser("resume", help="continue a crawl after a stop or a crash (even kill -9)")
     res.add_argument("run_dir", type=Path, help="the run directory of the crawl")
@@ -333,6 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             err,
             worker_id=args.worker_id,
             run_dir=args.run_dir,
+            crawl_id=args.crawl_id,
         )
     if args.command == "resume":
         return cmd_resume(args.run_dir, args.sets, out, err, args.no_display)

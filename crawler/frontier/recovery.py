@@ -20,8 +20,8 @@ batches as the pending records it describes:
   by the filter but has no mark, the link was lost and is queued after all.
 
 Heritrix counterpart: the ``frontier.recover.gz`` journal and checkpoints, which need a clean
-checkpoint; this recovers from any point. Pure functions over a store, called under the
-frontier lock.
+checkpoint; this recovers from any point. Functions over a store (:func:`open_state` also
+opens it and the uniq filter, for the frontier's ``open``), called under the frontier lock.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from crawler.frontier.workqueue import EXHAUSTED, META_PREFIX, RETIRED, WorkQueu
 if TYPE_CHECKING:
     from crawler.frontier.queue_store import QueueStore
     from crawler.frontier.scheduler import QueueScheduler
+    from crawler.uniq.uniq_filter import UriUniqFilter
 
 FORMAT_VERSION = 2
 """Bumped whenever the store layout changes incompatibly."""
@@ -89,6 +90,13 @@ def load_counters(raw: bytes | None, where: Path) -> dict[str, Any]:
     return dict(saved)
 
 
+def counters_meta(ordinal_reserved: int) -> bytes:
+    """The ``frontier`` metadata value, read back by :func:`load_counters`."""
+    # Success/failure totals are sums over the queue records: nothing else to keep.
+    saved = {"version": FORMAT_VERSION, "ordinal_reserved": ordinal_reserved}
+    return json.dumps(saved).encode()
+
+
 def journal_value(kind: bytes, skey: int, record: bytes) -> bytes:
     """Final-journal value: disposition kind, the sort key, the pending record as it was."""
     return kind + skey.to_bytes(8, "big") + record
@@ -127,6 +135,14 @@ class RestoredState:
     )
     recovered_in_flight: int = 0
     requeued_unlogged: int = 0
+
+    def summary(self) -> dict[str, int]:
+        """The counts the frontier logs when it reopens a state."""
+        return {
+            "queued": self.queued,
+            "recovered_in_flight": self.recovered_in_flight,
+            "requeued_unlogged": self.requeued_unlogged,
+        }
 
 
 _TOTAL_OF_KIND = {KIND_SUCCEEDED: "succeeded", KIND_FAILED: "failed"}
@@ -183,6 +199,36 @@ def restore(
         out.totals["failed"] += q.failed
         out.totals["disregarded"] += q.disregarded
     return out
+
+
+def open_state(
+    store: QueueStore,
+    uniq: UriUniqFilter[Any],
+    sched: QueueScheduler,
+    state_dir: Path,
+    crawl_log: Path | None,
+) -> RestoredState:
+    """Open ``store`` and ``uniq`` under ``state_dir``, then :func:`restore` into ``sched``.
+
+    On failure closes what it opened and raises :class:`FrontierStateError` (an incompatible,
+    corrupt or locked state).
+    """
+    store.open(state_dir)
+    try:
+        uniq.open(state_dir)
+    except Exception as exc:
+        store.close()
+        raise FrontierStateError(
+            f"cannot open the already-seen filter in {state_dir}: {exc}"
+        ) from exc
+    try:
+        return restore(store, sched, state_dir, crawl_log)
+    except (ValueError, FrontierStateError) as exc:
+        store.close()
+        uniq.close()
+        if isinstance(exc, FrontierStateError):
+            raise
+        raise FrontierStateError(f"frontier state in {state_dir} is corrupt: {exc}") from exc
 
 
 class RecoveryLog:

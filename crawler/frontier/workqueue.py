@@ -97,6 +97,12 @@ class WorkQueue:
         """The queue's metadata name in the store."""
         return META_PREFIX + self.key
 
+    def expend(self, cost: int) -> None:
+        """Charge ``cost`` to this session's and the total budget (Heritrix's ``expend``)."""
+        self.last_cost = cost
+        self.total_spent += cost
+        self.session_spent += cost
+
     def to_meta(self) -> bytes:
         """Persistent part of the queue, for the store's metadata (comma-separated, compact)."""
         return (

@@ -1,0 +1,241 @@
+"""CrawlBuilder: wires one crawl's parts from its order, in its run directory, and unwires them.
+
+The CrawlController calls it while PREPARING, in this order: :meth:`~CrawlBuilder.claim_run_dir`
+(the order names a contact; no other live crawl owns the run directory, else
+:class:`CrawlInUseError`), :meth:`~CrawlBuilder.lay_out_run_dir` (subdirectories,
+``order.effective.yaml``, the PID file, the application log), :meth:`~CrawlBuilder.open_logs`
+(after reading back what the run directory keeps: statistics on resume, block rules),
+:meth:`~CrawlBuilder.build_frontier` (``order.frontier``'s store, queue-assignment policy and uniq
+filter, or the frontier a shared store brings), :meth:`~CrawlBuilder.open_server_journal`,
+:meth:`~CrawlBuilder.open_history` and :meth:`~CrawlBuilder.start_processors` (with their
+:class:`~crawler.processor.ProcessorContext`, rules bound to the seeds). At the end of the crawl
+:meth:`~CrawlBuilder.stop_processors` and :meth:`~CrawlBuilder.release_run_dir` undo it.
+:func:`new_run_dir` makes a fresh run directory for a new launch.
+
+The builder reads the crawl's parts from its :class:`WiredCrawl` (the CrawlController) and keeps
+nothing it builds: the controller holds that. Not thread-safe: the controller's thread only.
+Heritrix counterpart: the Spring wiring of ``crawler-beans.cxml`` (``CrawlJob``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import structlog
+
+from crawler.applog import close_app_logging, configure_app_logging
+from crawler.chain import ProcessorChains
+from crawler.clock import Clock
+from crawler.curi import CrawlURI
+from crawler.decide.decide_rule import DecideRuleSequence, RuleContext
+from crawler.frontier import WorkQueueFrontier
+from crawler.frontier.assignment import QueueAssignmentPolicy
+from crawler.frontier.frontier import Frontier
+from crawler.frontier.queue_store import QueueStore
+from crawler.history import CrawlHistory
+from crawler.logs import CrawlLogs
+from crawler.order import components
+from crawler.order.errors import OrderError, OrderIssue
+from crawler.order.loader import effective_yaml, require_contact_url
+from crawler.order.schema import CrawlOrder
+from crawler.processor import ProcessorContext
+from crawler.servers import ServerCache
+from crawler.stats import CrawlStats
+from crawler.status import is_running, read_status
+from crawler.steering import BlockRules
+from crawler.uniq import UriUniqFilter
+
+PID_FILE = "crawler.pid"
+RUN_SUBDIRS = ("logs", "warcs", "state", "reports", "action")
+
+
+class CrawlInUseError(OSError):
+    """The run directory belongs to a crawl that is still running."""
+
+
+def new_run_dir(job_dir: Path, now_s: float | None = None) -> Path:
+    """Create ``<job_dir>/runs/<UTC yyyymmddThhmmssZ>/`` (unique) and point ``latest`` at it."""
+    stamp = time.strftime(
+        "%Y%m%dT%H%M%SZ", time.gmtime(now_s if now_s is not None else time.time())
+    )
+    runs = job_dir / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    run_dir = runs / stamp
+    suffix = 1
+    while True:
+        try:
+            run_dir.mkdir()
+            break
+        except FileExistsError:
+            suffix += 1
+            run_dir = runs / f"{stamp}-{suffix}"
+    latest = job_dir / "latest"
+    try:
+        if latest.is_symlink() or latest.exists():
+            latest.unlink()
+        latest.symlink_to(run_dir.relative_to(job_dir))
+    except OSError:
+        pass
+    return run_dir
+
+
+class WiredCrawl(Protocol):
+    """What the builder reads of the crawl (the CrawlController's attributes and methods)."""
+
+    order: CrawlOrder
+    run_dir: Path
+    clock: Clock
+    logger: Any
+    stats: CrawlStats
+    servers: ServerCache
+    stopping: threading.Event
+    chains: ProcessorChains
+    scope: DecideRuleSequence
+    seed_uris: list[str]
+    block_rules: BlockRules
+
+    def schedule(self, curi: CrawlURI) -> bool: ...
+    def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]: ...
+
+
+class CrawlBuilder:
+    """Builds the parts of one crawl; ``on_final`` and ``uri_error`` are the crawl's callbacks
+    for the frontier (a URI's final disposition) and the processors (uri-errors.log)."""
+
+    def __init__(
+        self,
+        crawl: WiredCrawl,
+        on_final: Callable[[CrawlURI], None],
+        uri_error: Callable[[str | None, str, str], None],
+    ) -> None:
+        self._crawl = crawl
+        self.order = crawl.order
+        self.run_dir = crawl.run_dir
+        self.state_dir = crawl.run_dir / "state"
+        self._on_final = on_final
+        self._uri_error = uri_error
+
+    def claim_run_dir(self) -> None:
+        """Refuse an order without a contact URL, or a run directory a live crawl is using."""
+        require_contact_url(self.order)
+        live = read_status(self.run_dir)
+        if is_running(live) and live is not None and live.get("pid") != os.getpid():
+            raise CrawlInUseError(
+                f"{self.run_dir} is in use by a running crawl (pid {live.get('pid')}); "
+                "stop it first (crawler terminate)"
+            )
+
+    def lay_out_run_dir(self) -> Any:
+        """Create the run's directories, ``order.effective.yaml`` and the PID file, start the
+        application log; returns the crawl's logger."""
+        run = self.run_dir
+        for sub in RUN_SUBDIRS:
+            (run / sub).mkdir(parents=True, exist_ok=True)
+        (run / "order.effective.yaml").write_text(effective_yaml(self.order), encoding="utf-8")
+        (run / PID_FILE).write_text(f"{os.getpid()}\n", encoding="ascii")
+        configure_app_logging(run / "logs", self.order.logging.level, self.order.logging.console)
+        return structlog.get_logger("crawler").bind(crawl=self.order.name)
+
+    def open_logs(self, resume: bool) -> CrawlLogs:
+        """crawl.log and the other logs of ``logs/``, opened for appending. First, what the run
+        directory keeps is read back: on resume the statistics replay the crawl.log so far, and
+        the operator's block rules are loaded."""
+        c = self._crawl
+        if resume:
+            replayed = c.stats.replay_crawl_log(self.run_dir / "logs" / "crawl.log")
+            c.logger.info("crawl_resuming", finished_before=replayed)
+        c.block_rules.load()
+        return CrawlLogs(self.run_dir / "logs", extra_info=self.order.logging.crawl_log_extra_info)
+
+    def build_frontier(self) -> Frontier:
+        """The frontier of ``order.frontier``, opened on the run's state directory."""
+        c = self._crawl
+        fcfg = self.order.frontier
+        store = components.build_component(fcfg.store, QueueStore, "frontier.store")
+        policy = components.build_component(
+            fcfg.queue_assignment, QueueAssignmentPolicy, "frontier.queue_assignment"
+        )
+        bind = getattr(policy, "bind_servers", None)
+        if bind is not None:  # the IP policy keys queues by the addresses FetchDNS learns
+            bind(c.servers)
+        uniq = components.build_component(fcfg.uniq_filter, UriUniqFilter, "frontier.uniq_filter")
+        # A store shared by many processes (RedisQueueStore) brings its own frontier.
+        shared = getattr(store, "build_frontier", None)
+        make = shared if shared is not None else functools.partial(WorkQueueFrontier, store)
+        frontier: Frontier = make(
+            policy,
+            uniq,
+            fcfg,
+            clock=c.clock,
+            on_final=self._on_final,
+            logger=c.logger,
+            uri_error=self._uri_error,
+        )
+        frontier.open(self.state_dir)  # type: ignore[attr-defined]
+        return frontier
+
+    def open_server_journal(self) -> None:
+        """Journal robots.txt and DNS outcomes in ``state/servers.jsonl``: they survive a restart
+        (even kill -9), so a resumed crawl does not fetch them again."""
+        self._crawl.servers.attach_journal(self.state_dir / "servers.jsonl")
+
+    def open_history(self) -> CrawlHistory | None:
+        """The crawl history (``history`` in the order), or None when it is off."""
+        cfg = self.order.history
+        if not cfg.enabled:
+            return None
+        source = None
+        if cfg.import_from:
+            source = Path(self.order.base_dir) / Path(cfg.import_from).expanduser()
+        try:
+            return CrawlHistory.open(self.state_dir, source)
+        except (FileNotFoundError, ValueError) as exc:
+            raise OrderError([OrderIssue("history.import_from", str(exc))]) from None
+
+    def start_processors(self, frontier: Frontier, history: CrawlHistory | None) -> None:
+        """Bind each processor's ``should_process_rule`` to the seeds, then start the chains
+        with the processors' context."""
+        c = self._crawl
+        ctx = ProcessorContext(
+            run_dir=self.run_dir,
+            state_dir=self.state_dir,
+            order=self.order,
+            stats=c.stats,
+            logger=c.logger,
+            clock=c.clock,
+            stopping=c.stopping,
+            servers=c.servers,
+            scope=c.scope,
+            schedule=c.schedule,
+            uri_error=self._uri_error,
+            history=history,
+            schedule_many=c.schedule_many,
+            seen_recently=getattr(frontier, "seen_recently", None),
+        )
+        for chain in c.chains.chains:
+            for proc in chain:
+                if proc.should_process_rule is not None:
+                    proc.should_process_rule.bind(
+                        RuleContext(seeds=c.seed_uris, base_dir=self.order.base_dir)
+                    )
+        c.chains.start(ctx)
+
+    def stop_processors(self, history: CrawlHistory | None) -> None:
+        """Stop the chains (in reverse order), close the history and the servers' journal."""
+        self._crawl.chains.stop()
+        if history is not None:
+            history.close()
+        self._crawl.servers.close_journal()
+
+    def release_run_dir(self, logs: CrawlLogs | None) -> None:
+        """The crawl has ended: remove the PID file, close the logs and the application log."""
+        (self.run_dir / PID_FILE).unlink(missing_ok=True)
+        if logs is not None:
+            logs.close()
+        close_app_logging()

@@ -1,0 +1,190 @@
+"""The launcher of ``crawler run ORDER --workers N``: start a distributed crawl here, supervise
+its worker processes, write the crawl-wide reports.
+
+:func:`run_workers` registers the crawl in Redis (a fresh key namespace and a lock,
+:class:`~crawler.frontier.redis_registry.CrawlRegistry`), creates the run directory with
+``distributed.json`` and ``workers/<id>/`` (each worker's own logs, crawl.log, WARCs with the
+worker id in their prefix, reports, status.json), starts N worker processes (``python -m crawler
+worker ORDER --redis URL --worker-id ID --crawl-id N --run-dir DIR [--set K=V]...``, output in
+``workers/<id>.out``) and waits for them, keeping the crawl's lock meanwhile. A first
+SIGINT/SIGTERM asks every worker to stop cleanly (through Redis, so workers on other machines
+stop too); a second kills this machine's. At the end: the crawl's end in the registry, totals
+on ``out``, ``RUN_DIR/reports/`` over every worker (:mod:`crawler.reports.merged`).
+
+Thread-safety: one call runs one crawl; signal handlers are installed only when called from the
+main thread (else the caller stops the workers itself).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+from crawler import affinity
+from crawler.controller import new_run_dir
+from crawler.distributed.overrides import redis_url_of
+from crawler.distributed.run_info import write_distributed_info
+from crawler.frontier.redis_conn import RedisUnavailableError
+from crawler.frontier.redis_registry import CrawlEntry, CrawlRegistry, CrawlRegistryError
+from crawler.order.errors import OrderError
+from crawler.order.loader import load_order
+from crawler.reports import write_reports
+from crawler.reports.merged import merged_reports
+
+
+def run_workers(
+    order_path: Path,
+    sets: Sequence[str],
+    workers: int,
+    out: TextIO,
+    err: TextIO,
+    *,
+    run_dir: Path | None = None,
+) -> int:
+    """Start a distributed crawl with ``workers`` processes here; returns the exit code."""
+    try:
+        order = load_order(order_path, sets)
+    except OrderError as error:
+        print(str(error), file=err)
+        return 2
+    try:
+        cpus = affinity.plan(order.cpu_affinity, workers)
+    except affinity.CpuAffinityError as exc:
+        print(f"invalid crawl order: {exc}", file=err)
+        return 2
+    url = redis_url_of(order)
+    if url is None or workers < 1:
+        print(
+            "--workers needs a shared frontier: set frontier.store.class to "
+            "crawler.frontier.RedisQueueStore (params: {url: redis://HOST:6379/0})",
+            file=err,
+        )
+        return 2
+    try:
+        registry = CrawlRegistry(url)
+        entry = registry.start(order.name)
+    except (RedisUnavailableError, CrawlRegistryError) as exc:
+        print(f"cannot start the crawl: {exc}", file=err)
+        return 1
+    if run_dir is None:
+        run_dir = new_run_dir(order_path.resolve().parent)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    ids = [f"w{i:02d}" for i in range(1, workers + 1)]
+    info = {
+        "name": order.name,
+        "redis_url": url,
+        "namespace": entry.namespace,
+        "crawl_id": entry.crawl_id,
+        "workers": ids,
+        "host": socket.gethostname(),
+    }
+    write_distributed_info(run_dir, info)
+    print(run_dir, file=out, flush=True)
+    print(
+        f"crawl {order.name!r} id {entry.crawl_id} on {len(ids)} workers; others may join with "
+        f"`crawler worker {order_path} --redis {url}`",
+        file=out,
+        flush=True,
+    )
+    procs = []
+    for i, wid in enumerate(ids):
+        # Each worker on CPUs of its own (the plan's), else where the OS puts it.
+        pin = [f"cpu_affinity={json.dumps(cpus[i])}"] if cpus else []
+        procs.append(_spawn(order_path, [*sets, *pin], url, entry, wid, run_dir))
+    code = _supervise(procs, registry, order.name, entry)
+    registry.end(order.name, entry)
+    registry.close()
+    _print_totals(run_dir, ids, out)
+    try:
+        write_reports(run_dir / "reports", merged_reports(run_dir, name=order.name))
+        print(f"crawl-wide reports: {run_dir / 'reports'}", file=out)
+    except OSError as exc:
+        print(f"cannot write the crawl-wide reports: {exc}", file=err)
+    return code
+
+
+def _spawn(
+    order_path: Path, sets: Sequence[str], url: str, entry: CrawlEntry, wid: str, run_dir: Path
+) -> subprocess.Popen[bytes]:
+    wdir = run_dir / "workers" / wid
+    wdir.mkdir(parents=True, exist_ok=True)
+    args = [
+        sys.executable,
+        "-m",
+        "crawler",
+        "worker",
+        str(order_path),
+        "--redis",
+        url,
+        "--worker-id",
+        wid,
+        "--crawl-id",
+        str(entry.crawl_id),
+        "--run-dir",
+        str(wdir),
+    ]
+    for item in sets:
+        args += ["--set", item]
+    with (run_dir / "workers" / f"{wid}.out").open("ab") as log:
+        return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+
+
+def _supervise(
+    procs: list[subprocess.Popen[bytes]], registry: CrawlRegistry, name: str, entry: CrawlEntry
+) -> int:
+    signals = [0]
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        signals[0] += 1
+        if signals[0] == 1:
+            with contextlib.suppress(Exception):
+                registry.set_control(entry.namespace, "STOP")
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+        else:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, on_signal)
+    try:
+        while any(proc.poll() is None for proc in procs):
+            # A Redis outage: the workers wait it out too; the lock is renewed after it.
+            with contextlib.suppress(Exception):
+                registry.keep_lock(name)
+            time.sleep(1.0)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    codes = [proc.returncode for proc in procs]
+    return 0 if all(c == 0 for c in codes) else 1
+
+
+def _print_totals(run_dir: Path, ids: list[str], out: TextIO) -> None:
+    total = ok = 0
+    for wid in ids:
+        log = run_dir / "workers" / wid / "logs" / "crawl.log"
+        if not log.exists():
+            continue
+        with log.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                parts = line.split(None, 2)
+                if len(parts) >= 2:
+                    total += 1
+                    ok += parts[1].lstrip("-").isdigit() and int(parts[1]) > 0
+    print(f"URIs logged by {len(ids)} workers: {total} ({ok} downloaded)", file=out)
+    print(f"worker logs and WARCs: {run_dir / 'workers'}", file=out)

@@ -1,0 +1,63 @@
+"""How a crawl order joins a distributed crawl: its shared store's Redis URL, and the ``--set``
+overrides that attach one worker to the crawl.
+
+The order names the shared frontier with ``frontier.store: {class:
+crawler.frontier.RedisQueueStore, params: {url: ...}}``; each worker gets the crawl's namespace
+and its worker id as ``--set`` overrides, its WARC writers a prefix ending in the worker id, and
+a uniq filter that is not already Redis-backed is replaced by
+:class:`~crawler.uniq.redis_uniq.RedisUriUniqFilter` (per-worker sets would fetch every URI once
+per worker).
+
+Pure functions of the order (no I/O); thread-safe.
+"""
+
+from __future__ import annotations
+
+import json
+
+from crawler.order import components
+from crawler.order.errors import OrderError
+from crawler.order.schema import CrawlOrder
+
+REDIS_STORES = ("RedisQueueStore",)
+REDIS_UNIQ = "crawler.uniq.redis_uniq.RedisUriUniqFilter"
+
+
+def redis_url_of(order: CrawlOrder) -> str | None:
+    """The Redis URL of the order's shared frontier store, or None if the store is not Redis."""
+    spec = order.frontier.store
+    if spec.class_.rsplit(".", 1)[-1] not in REDIS_STORES:
+        return None
+    return str(spec.params.get("url") or "redis://127.0.0.1:6379/0")
+
+
+def worker_overrides(order: CrawlOrder, url: str, namespace: str, worker_id: str) -> list[str]:
+    """``--set`` overrides that attach a worker to the crawl in ``namespace``."""
+    q = json.dumps
+    sets = [
+        f"frontier.store.params.url={q(url)}",
+        f"frontier.store.params.namespace={q(namespace)}",
+        f"frontier.store.params.worker_id={q(worker_id)}",
+    ]
+    uniq = order.frontier.uniq_filter
+    if uniq.class_.rsplit(".", 1)[-1] == "RedisUriUniqFilter":
+        if not uniq.params.get("url"):
+            sets.append(f"frontier.uniq_filter.params.url={q(url)}")
+        sets.append(f"frontier.uniq_filter.params.namespace={q(namespace)}")
+    else:
+        spec = {"class": REDIS_UNIQ, "params": {"url": url, "namespace": namespace}}
+        sets.append(f"frontier.uniq_filter={q(spec)}")
+    for proc in order.chains.write:
+        prefix = proc.params.get("prefix")
+        if prefix is None:
+            try:
+                model = components.params_model_for(
+                    components.resolve_class(proc.class_, None, "chains.write"), None
+                )
+            except OrderError:
+                continue
+            field = model.model_fields.get("prefix")
+            prefix = field.default if field is not None else None
+        if isinstance(prefix, str):
+            sets.append(f"chains.write.{proc.name}.params.prefix={q(f'{prefix}-{worker_id}')}")
+    return sets

@@ -1,0 +1,145 @@
+"""A worker of a distributed crawl: ``crawler worker ORDER --redis URL`` (also what the launcher
+of ``crawler run --workers N`` starts, with ``--worker-id``, ``--crawl-id`` and ``--run-dir``).
+
+:func:`worker_main` joins the running crawl of the order's name, from this or another machine,
+loads the order again with the overrides that attach it to the crawl
+(:func:`~crawler.distributed.overrides.worker_overrides`; ``pause_at_start`` when the crawl is
+paused), pins its CPUs and runs a :class:`~crawler.controller.CrawlController` until the shared
+frontier is empty. With ``crawl_id`` it refuses to join a later crawl of the same name.
+
+:class:`ControlFollower`, a daemon thread beside the crawl, applies the crawl-wide control state
+(pause, unpause, terminate, set through Redis by any machine) to the controller every
+:data:`CONTROL_POLL_S` and publishes this worker's heartbeat (state, counts, busy threads) for
+``crawler status``. A Redis outage keeps the current state; the next beat catches up.
+
+Thread-safety: the follower only calls the controller's thread-safe operator methods.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from crawler import affinity
+from crawler.controller import CrawlController, new_run_dir
+from crawler.distributed.overrides import worker_overrides
+from crawler.frontier.frontier import FrontierStateError
+from crawler.frontier.redis_conn import RedisUnavailableError
+from crawler.frontier.redis_registry import CrawlRegistry, CrawlRegistryError
+from crawler.order.errors import OrderError
+from crawler.order.loader import load_order
+
+CONTROL_POLL_S = 0.5
+
+
+def worker_main(
+    order_path: Path,
+    redis_url: str,
+    sets: Sequence[str],
+    out: TextIO,
+    err: TextIO,
+    *,
+    worker_id: str | None = None,
+    run_dir: Path | None = None,
+    crawl_id: int | None = None,
+) -> int:
+    """Join the running crawl of ``order_path``'s name through ``redis_url``; crawl until done."""
+    try:
+        order = load_order(order_path, sets)
+        registry = CrawlRegistry(redis_url)
+        entry = registry.join(order.name)
+    except OrderError as error:
+        print(str(error), file=err)
+        return 2
+    except (RedisUnavailableError, CrawlRegistryError) as exc:
+        print(f"cannot join the crawl: {exc}", file=err)
+        return 1
+    if crawl_id is not None and entry.crawl_id != crawl_id:
+        print(f"crawl {crawl_id} of {order.name!r} is over (now {entry.crawl_id})", file=err)
+        return 1
+    wid = worker_id or f"{socket.gethostname()}-{os.getpid()}"
+    extra = worker_overrides(order, redis_url, entry.namespace, wid)
+    if registry.control(entry.namespace) == "PAUSED":
+        extra.append("pause_at_start=true")  # joining a paused crawl: stay paused
+    try:
+        order = load_order(order_path, [*sets, *extra])
+    except OrderError as error:
+        print(str(error), file=err)
+        return 2
+    try:
+        affinity.apply(order.cpu_affinity)
+    except affinity.CpuAffinityError as exc:
+        print(f"invalid crawl order: {exc}", file=err)
+        return 2
+    if run_dir is None:
+        run_dir = new_run_dir(order_path.resolve().parent / "workers" / wid)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    print(run_dir, file=out, flush=True)
+    try:
+        controller = CrawlController(order, run_dir)
+        keeper = ControlFollower(registry, entry.namespace, wid, controller)
+        keeper.start()
+        try:
+            code = controller.run()
+        finally:
+            keeper.stop()
+    except FrontierStateError as exc:
+        print(f"cannot open the crawl's state: {exc}", file=err)
+        return 1
+    except OrderError as error:
+        print(str(error), file=err)
+        return 2
+    print(f"{controller.exit_status}", file=out)
+    return code
+
+
+class ControlFollower(threading.Thread):
+    """Applies the crawl-wide control state to one worker's controller; sends heartbeats."""
+
+    def __init__(
+        self, registry: CrawlRegistry, ns: str, wid: str, controller: CrawlController
+    ) -> None:
+        super().__init__(name="crawl-control", daemon=True)
+        self.registry, self.ns, self.wid, self.controller = registry, ns, wid, controller
+        self._stop_event = threading.Event()
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=5)
+        self._beat()
+
+    def run(self) -> None:
+        while True:
+            try:
+                wish = self.registry.control(self.ns)
+            except Exception:  # noqa: BLE001 - Redis away: keep the current state
+                wish = ""
+            c = self.controller
+            if wish == "STOP" and not c.stopping.is_set():
+                c.request_stop("Finished - Ended by operator")
+            elif wish == "PAUSED" and c.state == "RUNNING":
+                c.pause()
+            elif wish == "RUNNING" and c.state in ("PAUSING", "PAUSED"):
+                c.unpause()
+            self._beat()
+            if self._stop_event.wait(CONTROL_POLL_S):
+                return
+
+    def _beat(self) -> None:
+        c = self.controller
+        counts = c.stats.counts()
+        doc = {
+            "pid": os.getpid(),
+            "state": c.state,
+            "run_dir": str(c.run_dir),
+            "downloaded": counts.succeeded,
+            "bytes": counts.bytes,
+            "busy_threads": c.pool.busy_threads() if c.pool is not None else 0,
+        }
+        with contextlib.suppress(Exception):  # Redis away: the next beat will do
+            self.registry.heartbeat(self.ns, self.wid, doc)

@@ -1,0 +1,117 @@
+"""LocalPrerequisites: the prerequisites a worker keeps to itself, and the URIs waiting on them.
+
+A prerequisite (``P`` hop: dns:, robots.txt) of a URI in flight here stays in this worker: its
+result lives in this worker's caches, so each worker fetches a host's robots.txt once and never
+for another. Such a URI never enters Redis: it waits here with a due time (0 when scheduled, a
+retry's delay after a retryable status), is handed out before anything from the shared
+frontier, and its final disposition goes to ``on_final`` like any other. Its via, deferred
+(-50) meanwhile, is held here with its queue still leased (as Heritrix keeps the queue busy) and
+comes back, first in line, once none of its prerequisites is pending.
+
+Thread-safety: shares the frontier's lock and wake condition; every method but :meth:`finish`
+is called with the lock held. :meth:`finish` takes it and calls ``on_final`` without it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from crawler.curi import RETRYABLE_STATUSES, CrawlURI
+from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
+from crawler.frontier.redis_exchange import MAX_IDLE_SLEEP_S
+
+if TYPE_CHECKING:
+    from crawler.frontier.redis_lease_keeper import InFlight
+
+
+class LocalPrerequisites:
+    """This worker's own prerequisites and the vias held for them (see the module docstring)."""
+
+    def __init__(
+        self,
+        wake: threading.Condition,
+        in_flight: dict[str, InFlight],
+        logger: Any,
+        *,
+        max_retries: int,
+        on_final: Callable[[CrawlURI], None] | None,
+    ) -> None:
+        self._wake = wake
+        self._in_flight = in_flight
+        self._logger = logger
+        self._max_retries = max_retries
+        self._on_final = on_final
+        self._due: list[tuple[float, CrawlURI]] = []
+        self._held: dict[str, CrawlURI] = {}
+        self.handed_out: dict[int, str] = {}
+        """``id()`` of each prerequisite being fetched here → its via's URI; ``finished`` pops
+        its URI's entry (lock held) to tell a local prerequisite from a leased URI."""
+
+    # ------------------------------------------------------------ called with the lock held
+    def add(self, curi: CrawlURI, due_s: float = 0.0) -> None:
+        """Hand ``curi`` out here once ``time.monotonic()`` reaches ``due_s``."""
+        self._due.append((due_s, curi))
+        self._wake.notify()
+
+    def take(self) -> tuple[CrawlURI | None, float]:
+        """A due prerequisite (or held via), or how long until one is due."""
+        if not self._due:
+            return None, MAX_IDLE_SLEEP_S
+        now = time.monotonic()
+        for i, (due_s, curi) in enumerate(self._due):
+            if due_s <= now:
+                del self._due[i]
+                if curi.uri not in self._in_flight:  # not a via coming back
+                    self.handed_out[id(curi)] = curi.via or ""
+                return curi, 0.0
+        soonest = min(due for due, _ in self._due)
+        return None, max(0.001, soonest - now)
+
+    def pending(self, via_uri: str) -> bool:
+        """Whether a prerequisite of ``via_uri`` is queued or being fetched here."""
+        return via_uri in self.handed_out.values() or any(c.via == via_uri for _, c in self._due)
+
+    def defer(self, via: CrawlURI) -> bool:
+        """Hold ``via``, deferred (-50), here with its queue still leased until its prerequisite
+        pending here is done (as Heritrix keeps the queue busy): no other worker takes its
+        queue's next URI meanwhile. False (not held) if no prerequisite of it is pending here
+        or it has no retry left."""
+        if via.fetch_attempts + 1 >= self._max_retries or not self.pending(via.uri):
+            return False
+        via.fetch_attempts += 1
+        via.reset_for_retry()
+        self._held[via.uri] = via
+        return True
+
+    def busy(self) -> bool:
+        """Whether any prerequisite is queued or being fetched here."""
+        return bool(self._due or self.handed_out)
+
+    # ------------------------------------------------------------ any thread
+    def finish(self, curi: CrawlURI, via_uri: str) -> bool:
+        """``finished`` of a prerequisite fetched here: retry it here (False), or record its
+        final disposition, release its via if it was the last one pending, and call
+        ``on_final`` (True)."""
+        curi.fetch_attempts += 1
+        curi.data.pop(BACKOFF_MS_KEY, None)
+        curi.data.pop(SERVER_HOLD_MS_KEY, None)
+        if curi.status in RETRYABLE_STATUSES and curi.fetch_attempts < self._max_retries:
+            due_s = time.monotonic() + max(0.0, curi.retry_delay_s)
+            curi.reset_for_retry()
+            with self._wake:
+                self.add(curi, due_s)
+            return False
+        with self._wake:
+            via = self._held.get(via_uri)
+            if via is not None and not self.pending(via_uri):
+                del self._held[via_uri]
+                self.add(via)
+        try:
+            if self._on_final is not None:
+                self._on_final(curi)
+        except Exception:
+            self._logger.exception("frontier_on_final_failed", uri=curi.uri)
+        return True

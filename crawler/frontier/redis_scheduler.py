@@ -1,0 +1,190 @@
+"""RedisScheduler: a worker's ``schedule_many`` into the shared frontier, in a few round trips.
+
+For a page's outlinks: canonicalize, drop duplicates within the batch, one pipelined
+``contains`` of the uniq filter, then SCHEDULE the new ones (queue id ``key\\tserver``, shard of
+the server; one call per shard group, one round trip), then one ``add_many`` of the uniq filter,
+then UNSCHEDULE any another worker recorded first: three round trips per page whatever its link
+count. Queue first, record second: a worker killed in between leaves at worst a URI queued
+twice, never one recorded as seen but queued nowhere.
+
+A prerequisite (``P`` hop) of a URI in flight here is not queued in Redis but kept by this
+worker (:class:`~crawler.frontier.redis_prerequisites.LocalPrerequisites`). Ordinals (the FIFO
+part of the sort key) come from crawl-wide blocks reserved in Redis.
+
+Reads/writes on the CrawlURI as WorkQueueFrontier's scheduling does (``canonical``,
+``queue_key``, ``ordinal``). Thread-safety: any thread; the ordinal block and the hand-over to
+the local prerequisites are under the frontier's lock, the rest touches no shared local state.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from crawler.frontier.queue_store import sort_key
+from crawler.frontier.redis_store import ORDINAL_BLOCK
+from crawler.urls import server_key
+
+if TYPE_CHECKING:
+    from crawler.curi import CrawlURI
+    from crawler.frontier.preparer import FrontierPreparer
+    from crawler.frontier.redis_exchange import RedisExchange
+    from crawler.frontier.redis_lease_keeper import InFlight
+    from crawler.frontier.redis_prerequisites import LocalPrerequisites
+    from crawler.frontier.redis_store import RedisQueueStore
+    from crawler.uniq.uniq_filter import UriUniqFilter
+
+_GATED = ("http:", "https:", "ftp:")
+
+
+class RedisScheduler:
+    """Schedules URIs into the shared frontier (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: RedisQueueStore,
+        uniq: UriUniqFilter[Any],
+        prep: FrontierPreparer,
+        lock: threading.Lock,
+        exchange: RedisExchange,
+        in_flight: dict[str, InFlight],
+        prerequisites: LocalPrerequisites,
+        uri_error: Callable[[str | None, str, str], None] | None,
+    ) -> None:
+        self._store = store
+        self._uniq = uniq
+        self._prep = prep
+        self._lock = lock
+        self._exchange = exchange
+        self._in_flight = in_flight
+        self._prerequisites = prerequisites
+        self._uri_error = uri_error
+        self._ordinal = 0
+        self._ordinal_end = 0
+
+    def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]:
+        """Queue each of ``curis`` unless already seen crawl-wide (or earlier in ``curis``); one
+        flag per URI, True if queued."""
+        out = [False] * len(curis)
+        prep = self._prep
+        pending: list[int] = []
+        batch_seen: set[str] = set()
+        for i, curi in enumerate(curis):
+            try:
+                canonical = prep.canonical(curi.uri)
+            except ValueError as exc:
+                self._bad_uri(curi, exc)
+                continue
+            curi.canonical = canonical
+            if curi.via and curi.hop_path.endswith("P") and curi.via in self._in_flight:
+                out[i] = self._schedule_local(curi)
+                continue
+            if not curi.force_fetch:
+                if canonical in batch_seen:
+                    continue
+                batch_seen.add(canonical)
+            pending.append(i)
+        checked = [i for i in pending if not curis[i].force_fetch]
+        contains_many = getattr(self._uniq, "contains_many", None)
+        if checked and contains_many is not None:
+            found = contains_many([curis[i].canonical for i in checked])
+            seen = {i for i, hit in zip(checked, found, strict=True) if hit}
+            pending = [i for i in pending if i not in seen]
+        if not pending:
+            return out
+        placed = self._enqueue(curis, pending)
+        if not placed:
+            return out
+        recorded = self._uniq.add_many([curis[i].canonical for i, _, _, _ in placed])
+        undo: list[tuple[int, str, bytes]] = []
+        for (i, shard, qid, member), new in zip(placed, recorded, strict=True):
+            if new or curis[i].force_fetch:
+                out[i] = True
+            else:  # another worker (or an earlier URI of this batch) recorded it first
+                undo.append((shard, qid, member))
+        if undo:
+            self._store.unschedule_many(undo)
+        return out
+
+    def _enqueue(
+        self, curis: Sequence[CrawlURI], indexes: list[int]
+    ) -> list[tuple[int, int, str, bytes]]:
+        """SCHEDULE ``curis[indexes]`` (one round trip); ``(index, shard, qid, member)`` of each
+        one added."""
+        prep = self._prep
+        by_shard: dict[int, list[tuple[str, int, bytes]]] = {}
+        where: dict[int, list[int]] = {}
+        for i in indexes:
+            curi = curis[i]
+            try:
+                key = prep.queue_key(curi, None)
+            except ValueError as exc:
+                self._bad_uri(curi, exc)
+                continue
+            server = _server_of(curi.uri) or ""
+            shard = self._store.shard_of(server or key)
+            curi.queue_key = key
+            curi.ordinal = self._next_ordinal()
+            skey = sort_key(curi.directive, curi.precedence, curi.ordinal)
+            member = skey.to_bytes(8, "big") + curi.to_bytes()
+            by_shard.setdefault(shard, []).append((f"{key}\t{server}", skey >> 48, member))
+            where.setdefault(shard, []).append(i)
+        if not by_shard:
+            return []
+        added = self._store.schedule_many(by_shard)
+        placed: list[tuple[int, int, str, bytes]] = []
+        for shard, entries in by_shard.items():
+            for i, (qid, _, member), new in zip(where[shard], entries, added[shard], strict=True):
+                if new:
+                    placed.append((i, shard, qid, member))
+        placed.sort()
+        with self._lock:
+            self._exchange.poke(fresh=True)
+        return placed
+
+    def _schedule_local(self, curi: CrawlURI) -> bool:
+        """A prerequisite (dns:, robots.txt) of a URI in flight here serves this worker's own
+        caches: it stays here, handed out before anything else, so another worker never fetches
+        it for nothing."""
+        via = self._in_flight.get(curi.via or "")
+        if via is None:
+            return False
+        if not curi.force_fetch:
+            contains = getattr(self._uniq, "contains", None)
+            if contains is not None and contains(curi.canonical):
+                return False
+        try:
+            key = self._prep.queue_key(curi, (via.qid, int.from_bytes(via.member[:8], "big")))
+        except ValueError as exc:
+            self._bad_uri(curi, exc)
+            return False
+        if curi.force_fetch:
+            self._uniq.add_force(curi.canonical)
+        elif not self._uniq.add(curi.canonical):
+            return False
+        curi.queue_key = key.rpartition("\t")[0]
+        with self._lock:
+            self._prerequisites.add(curi)
+        return True
+
+    def _bad_uri(self, curi: CrawlURI, exc: ValueError) -> None:
+        if self._uri_error is not None:
+            self._uri_error(curi.via, str(exc), curi.uri)
+
+    def _next_ordinal(self) -> int:
+        with self._lock:
+            if self._ordinal >= self._ordinal_end:
+                self._ordinal = self._store.reserve_ordinals()
+                self._ordinal_end = self._ordinal + ORDINAL_BLOCK
+            self._ordinal += 1
+            return self._ordinal
+
+
+def _server_of(uri: str) -> str | None:
+    if not uri.startswith(_GATED):
+        return None
+    try:
+        return server_key(uri)
+    except ValueError:
+        return None
