@@ -36,14 +36,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import ssl
 import time
-from collections.abc import Iterator
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-import certifi
-import httpcore
 import httpx
 
 from crawler import (
@@ -57,94 +53,24 @@ from crawler import (
 from crawler.robots import is_robots_uri
 from crawler.urls import UriError, host_port, server_key
 from processors.fetch.credentials import find_credential
+from processors.fetch.fetch_clients import (
+    BODY_ERRORS,
+    FETCH_ERRORS,
+    TIMEOUTS,
+    FetchClient,
+    FetchResponse,
+    failure_status,
+    make_client,
+)
 from processors.fetch.fetch_http_params import FetchHTTPParams
 from processors.fetch.guarded_backend import CrawlStoppingError, GuardedBackend, fetch_deadline
-from processors.fetch.http11_client import Http11Client
 from processors.fetch.http_heads import content_length, error_name
-from processors.fetch.httpx_client import HttpxClient
 from processors.fetch.user_agent import user_agent
 
 if TYPE_CHECKING:
     from crawler.history import FetchHistoryEntry
 
 NOT_MODIFIED_PROFILE = "server-not-modified"
-_CONNECT_FAILED = (
-    httpx.ConnectTimeout,
-    httpx.ConnectError,
-    httpx.PoolTimeout,
-    httpcore.ConnectTimeout,
-    httpcore.ConnectError,
-)
-_TIMEOUTS = (httpx.TimeoutException, httpcore.TimeoutException)
-_UNFETCHABLE = (
-    httpx.UnsupportedProtocol,
-    httpx.LocalProtocolError,
-    httpx.InvalidURL,
-    httpcore.UnsupportedProtocol,
-    httpcore.LocalProtocolError,
-)
-_FETCH_ERRORS = (
-    httpx.HTTPError,
-    httpx.InvalidURL,
-    httpcore.TimeoutException,
-    httpcore.NetworkError,
-    httpcore.ProtocolError,
-    httpcore.UnsupportedProtocol,
-)
-_BODY_ERRORS = (httpx.HTTPError, httpcore.NetworkError, httpcore.ProtocolError)
-
-
-class _Response(Protocol):
-    """What FetchHTTP reads of a response, whichever client made it."""
-
-    @property
-    def status_code(self) -> int: ...
-    @property
-    def http_version(self) -> str: ...
-    @property
-    def raw_headers(self) -> list[tuple[bytes, bytes]]: ...
-    @property
-    def peer_ip(self) -> str | None: ...
-    @property
-    def request_head(self) -> bytes: ...
-    @property
-    def response_head(self) -> bytes: ...
-    def iter_raw(self) -> Iterator[bytes]: ...
-    def close(self) -> None: ...
-
-
-class _Client(Protocol):
-    def send(self, uri: str, headers: list[tuple[bytes, bytes]]) -> _Response: ...
-    def close(self) -> None: ...
-
-
-def _failure_status(exc: BaseException) -> int:
-    """Heritrix status for an error raised before a response head arrived."""
-    if isinstance(exc, _CONNECT_FAILED):
-        return FetchStatus.CONNECT_FAILED
-    if isinstance(exc, _TIMEOUTS):
-        return FetchStatus.TIMEOUT
-    if isinstance(exc, _UNFETCHABLE):
-        return FetchStatus.UNFETCHABLE_URI
-    return FetchStatus.CONNECT_LOST
-
-
-def _archival_tls_context() -> ssl.SSLContext:
-    """Trust anything and speak to old servers too: an archive captures what is served."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    with contextlib.suppress(ssl.SSLError, ValueError):
-        context.set_ciphers("ALL:@SECLEVEL=0")
-    with contextlib.suppress(ssl.SSLError, ValueError):
-        context.minimum_version = ssl.TLSVersion.MINIMUM_SUPPORTED
-    context.options |= getattr(ssl, "OP_LEGACY_SERVER_CONNECT", 0)
-    return context
-
-
-def _verifying_tls_context() -> ssl.SSLContext:
-    """Certificates checked against certifi's roots, as httpx checks them."""
-    return ssl.create_default_context(cafile=certifi.where())
 
 
 def _history_date(entry: FetchHistoryEntry) -> str:
@@ -153,7 +79,7 @@ def _history_date(entry: FetchHistoryEntry) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(entry.fetch_time_s))
 
 
-def _as_httpx(uri: str, response: _Response) -> httpx.Response:
+def _as_httpx(uri: str, response: FetchResponse) -> httpx.Response:
     """An httpx view of a response head, for the cookie jar and Digest arithmetic."""
     return httpx.Response(
         response.status_code, headers=response.raw_headers, request=httpx.Request("GET", uri)
@@ -163,7 +89,7 @@ def _as_httpx(uri: str, response: _Response) -> httpx.Response:
 class FetchHTTP(Processor[FetchHTTPParams]):
     """Fetches http(s) URIs into a :class:`~crawler.recording.Recording`."""
 
-    _client: _Client | None = None
+    _client: FetchClient | None = None
 
     def should_process(self, curi: CrawlURI) -> bool:
         uri = curi.uri
@@ -194,31 +120,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             CookieJar(DefaultCookiePolicy(allowed_domains=[])) if p.ignore_cookies else None
         )
         backend = GuardedBackend(None if p.proxy_url else ctx.servers, ctx.stopping, p.stop_grace_s)
-        pool_size = p.max_connections or ctx.order.toe_threads
-        read_s = min(p.read_timeout_s, p.timeout_s)
-        if p.http2 or p.proxy_url:
-            tls: ssl.SSLContext | bool = True if p.verify_tls else _archival_tls_context()
-            self._client = HttpxClient(
-                backend,
-                tls,
-                http2=p.http2,
-                proxy_url=p.proxy_url,
-                pool_size=pool_size,
-                keepalive_expiry_s=p.keepalive_expiry_s,
-                connect_timeout_s=p.connect_timeout_s,
-                read_timeout_s=read_s,
-            )
-            return
-        context = _verifying_tls_context() if p.verify_tls else _archival_tls_context()
-        context.set_alpn_protocols(["http/1.1"])
-        self._client = Http11Client(
-            backend,
-            context,
-            connect_timeout_s=p.connect_timeout_s,
-            read_timeout_s=read_s,
-            keepalive_expiry_s=p.keepalive_expiry_s,
-            max_idle=max(64, 4 * pool_size),
-        )
+        self._client = make_client(p, backend, p.max_connections or ctx.order.toe_threads)
 
     def stop(self) -> None:
         client, self._client = self._client, None
@@ -251,7 +153,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         if is_robots_uri(curi.uri):
             self._update_robots(ctx, curi)
 
-    def _fetch(self, client: _Client, curi: CrawlURI, rec: Recording) -> None:
+    def _fetch(self, client: FetchClient, curi: CrawlURI, rec: Recording) -> None:
         p = self.params
         headers: dict[str, str] = {}
         via = curi.via
@@ -282,7 +184,9 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             )
             curi.annotate("duplicate:" + NOT_MODIFIED_PROFILE)
 
-    def _send(self, client: _Client, curi: CrawlURI, headers: dict[str, str]) -> _Response | None:
+    def _send(
+        self, client: FetchClient, curi: CrawlURI, headers: dict[str, str]
+    ) -> FetchResponse | None:
         """Send the GET and return the response with its head read, or None (status set)."""
         base = self._base_headers
         cookies = self._cookies
@@ -304,8 +208,8 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             return None
         try:
             response = client.send(curi.uri, merged)
-        except _FETCH_ERRORS as exc:
-            self._fail(curi, _failure_status(exc), exc)
+        except FETCH_ERRORS as exc:
+            self._fail(curi, failure_status(exc), exc)
             return None
         except CrawlStoppingError as exc:
             # Retryable: a resumed crawl fetches it again.
@@ -343,7 +247,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             sent = True
         return entry if sent else None
 
-    def _authorization(self, curi: CrawlURI, challenged: _Response) -> str | None:
+    def _authorization(self, curi: CrawlURI, challenged: FetchResponse) -> str | None:
         """The Authorization answering a 401 with the order's credential for this host."""
         try:
             host, port = host_port(curi.uri)
@@ -358,7 +262,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         )
         return credential.authorization(view) if credential is not None else None
 
-    def _read_response(self, response: _Response, curi: CrawlURI, rec: Recording) -> None:
+    def _read_response(self, response: FetchResponse, curi: CrawlURI, rec: Recording) -> None:
         curi.status = curi.http_status = response.status_code
         curi.http_version = response.http_version
         curi.response_headers = [
@@ -378,12 +282,12 @@ class FetchHTTP(Processor[FetchHTTPParams]):
                     rec.truncated = "length"
                     break
                 rec.write_body(chunk)
-        except _TIMEOUTS:
+        except TIMEOUTS:
             rec.truncated = "time"
         except CrawlStoppingError:
             rec.truncated = "unspecified"
             curi.annotate("stopTrunc")
-        except _BODY_ERRORS as exc:
+        except BODY_ERRORS as exc:
             self._fail(curi, FetchStatus.CONNECT_LOST, exc)
         if rec.truncated == "length":
             curi.annotate("lenTrunc")

@@ -29,197 +29,26 @@ connection belong to the calling thread until :meth:`Http11Response.close`.
 
 from __future__ import annotations
 
-import contextlib
 import ssl
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any, Final
-from urllib.parse import quote, urlsplit
+from typing import Final
 
 import httpcore
 
 from processors.fetch.guarded_backend import GuardedBackend
 from processors.fetch.http11_head import (
-    CHUNKED,
-    LENGTH,
     MAX_HEAD_BYTES,
-    NO_BODY,
     ResponseHead,
-    chunk_size,
     head_end,
     parse_response_head,
     request_head,
+    split_uri,
 )
+from processors.fetch.http11_response import READ_BYTES, Http11Connection, Http11Response, Origin
 
-READ_BYTES: Final = 65536
-_MAX_LINE_BYTES: Final = 4096
-_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
-_TARGET_SAFE: Final = "!$&'()*+,/:;=?@[]~%"
 _LINE_END_BYTES: Final = (13, 10)
 _STALE: Final = (httpcore.ReadError, httpcore.WriteError, httpcore.RemoteProtocolError)
-
-Origin = tuple[str, str, int]
-
-
-class Http11Connection:
-    """One open connection: its stream, bytes read but not yet used, and when it went idle."""
-
-    __slots__ = ("buf", "idle_since", "peer_ip", "received", "stream")
-
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-        self.buf = bytearray()
-        self.idle_since = 0.0
-        self.peer_ip: str | None = None
-        self.received = False  # any byte of a response on this connection's current exchange
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.stream.close()
-
-
-class Http11Response:
-    """A response whose head was read; the body is read with :meth:`iter_raw`.
-
-    ``head`` is the raw response head (Transfer-Encoding renamed), ``request_head`` the bytes
-    sent. Not thread-safe: one thread reads it; :meth:`close` must be called (idempotent).
-    """
-
-    __slots__ = (
-        "_client",
-        "_closed",
-        "_complete",
-        "_conn",
-        "_origin",
-        "_read_timeout",
-        "head",
-        "request_head",
-    )
-
-    def __init__(
-        self,
-        client: Http11Client,
-        origin: Origin,
-        conn: Http11Connection,
-        head: ResponseHead,
-        sent: bytes,
-    ) -> None:
-        self._client = client
-        self._origin = origin
-        self._conn = conn
-        self._read_timeout = client.read_timeout_s
-        self._closed = False
-        self._complete = head.framing == NO_BODY
-        self.head = head
-        self.request_head = sent
-
-    @property
-    def status_code(self) -> int:
-        return self.head.status
-
-    @property
-    def http_version(self) -> str:
-        return self.head.http_version
-
-    @property
-    def raw_headers(self) -> list[tuple[bytes, bytes]]:
-        return self.head.headers
-
-    @property
-    def response_head(self) -> bytes:
-        return self.head.raw
-
-    @property
-    def peer_ip(self) -> str | None:
-        conn = self._conn
-        if conn.peer_ip is None:
-            addr = conn.stream.get_extra_info("server_addr")
-            if isinstance(addr, tuple) and addr:
-                conn.peer_ip = str(addr[0])
-        return conn.peer_ip
-
-    def iter_raw(self) -> Iterator[bytes]:
-        """The body as received, transfer coding removed; raises httpcore's errors."""
-        head = self.head
-        if head.framing == NO_BODY:
-            return
-        conn = self._conn
-        buf = conn.buf
-        read = conn.stream.read
-        timeout = self._read_timeout
-        if head.framing == LENGTH:
-            yield from self._counted(head.length, conn, read, timeout, True)
-        elif head.framing == CHUNKED:
-            while size := chunk_size(self._line(conn)):
-                yield from self._counted(size, conn, read, timeout, False)
-                if self._line(conn).strip(b"\r\n"):
-                    raise httpcore.RemoteProtocolError("chunk data longer than its size")
-            trailer_bytes = 0
-            while line := self._line(conn).strip(b"\r\n"):
-                trailer_bytes += len(line)
-                if trailer_bytes > MAX_HEAD_BYTES:
-                    raise httpcore.RemoteProtocolError("chunked trailer section too large")
-        else:
-            if buf:
-                yield bytes(buf)
-                buf.clear()
-            while data := read(READ_BYTES, timeout):
-                yield data
-        self._complete = True
-
-    @staticmethod
-    def _counted(
-        length: int, conn: Http11Connection, read: Any, timeout: float, whole: bool
-    ) -> Iterator[bytes]:
-        buf = conn.buf
-        left = length
-        if buf and left:
-            if len(buf) <= left:
-                piece = bytes(buf)
-                buf.clear()
-            else:
-                piece = bytes(buf[:left])
-                del buf[:left]
-            left -= len(piece)
-            yield piece
-        while left > 0:
-            data = read(min(left, READ_BYTES), timeout)
-            if not data:
-                what = f"received {length - left} bytes, expected {length}" if whole else "chunk"
-                raise httpcore.RemoteProtocolError(
-                    f"peer closed connection without sending complete message body: {what}"
-                )
-            left -= len(data)
-            yield data
-
-    def _line(self, conn: Http11Connection) -> bytes:
-        """The next line of a chunked body (with its end), read as needed."""
-        buf = conn.buf
-        while (end := buf.find(b"\n")) < 0:
-            if len(buf) > _MAX_LINE_BYTES:
-                raise httpcore.RemoteProtocolError("chunk line too long")
-            data = conn.stream.read(READ_BYTES, self._read_timeout)
-            if not data:
-                raise httpcore.RemoteProtocolError(
-                    "peer closed connection without sending complete message body: "
-                    "incomplete chunked read"
-                )
-            buf += data
-        line = bytes(buf[: end + 1])
-        del buf[: end + 1]
-        return line
-
-    def close(self) -> None:
-        """Give the connection back to the pool if the exchange ended cleanly, else close it."""
-        if self._closed:
-            return
-        self._closed = True
-        conn = self._conn
-        if self._complete and self.head.keep_alive and not conn.buf and self.head.status != 101:
-            self._client.checkin(self._origin, conn)
-        else:
-            conn.close()
 
 
 class Http11Client:
@@ -393,38 +222,3 @@ class Http11Client:
             self._idle_count = 0
         for conn in conns:
             conn.close()
-
-
-def split_uri(uri: str) -> tuple[str, str, int, bytes, bytes]:
-    """(scheme, host, port, request target, Host header) of an http(s) URI.
-
-    Raises httpcore.UnsupportedProtocol for another scheme and httpcore.LocalProtocolError for
-    a URI that cannot be requested (no host, a bad port, a host IDNA cannot encode).
-    """
-    try:
-        parts = urlsplit(uri)
-        port_number = parts.port
-    except ValueError as exc:
-        raise httpcore.LocalProtocolError(f"invalid URI: {exc}") from exc
-    scheme = parts.scheme.lower()
-    default = _DEFAULT_PORTS.get(scheme)
-    if default is None:
-        raise httpcore.UnsupportedProtocol(f"scheme {scheme!r} is not http or https")
-    host = parts.hostname or ""
-    if not host:
-        raise httpcore.LocalProtocolError("URI without a host")
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError as exc:
-            raise httpcore.LocalProtocolError(f"host cannot be encoded: {exc}") from exc
-    port = port_number if port_number is not None else default
-    target = parts.path or "/"
-    if parts.query or "?" in uri.partition("#")[0]:
-        target += "?" + parts.query
-    if not target.isascii() or not target.isprintable() or " " in target:
-        target = quote(target, safe=_TARGET_SAFE)
-    shown = f"[{host}]" if ":" in host else host
-    if port != default:
-        shown += f":{port}"
-    return scheme, host, port, target.encode("ascii"), shown.encode("ascii")

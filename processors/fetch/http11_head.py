@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Final
+from urllib.parse import quote, urlsplit
 
 import httpcore
 
@@ -22,6 +23,9 @@ MAX_HEAD_BYTES: Final = 64 * 1024
 
 RENAMED_TRANSFER_ENCODING: Final = b"X-Crawler-Transfer-Encoding"
 """What ``Transfer-Encoding`` becomes in the recorded head: the stored body is de-chunked."""
+
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+_TARGET_SAFE: Final = "!$&'()*+,/:;=?@[]~%"
 
 NO_BODY: Final = 0
 LENGTH: Final = 1
@@ -155,3 +159,38 @@ def chunk_size(line: bytes) -> int:
 
 
 _HEX_DIGITS: Final = b"0123456789abcdefABCDEF"
+
+
+def split_uri(uri: str) -> tuple[str, str, int, bytes, bytes]:
+    """(scheme, host, port, request target, Host header) of an http(s) URI.
+
+    Raises httpcore.UnsupportedProtocol for another scheme and httpcore.LocalProtocolError for
+    a URI that cannot be requested (no host, a bad port, a host IDNA cannot encode).
+    """
+    try:
+        parts = urlsplit(uri)
+        port_number = parts.port
+    except ValueError as exc:
+        raise httpcore.LocalProtocolError(f"invalid URI: {exc}") from exc
+    scheme = parts.scheme.lower()
+    default = _DEFAULT_PORTS.get(scheme)
+    if default is None:
+        raise httpcore.UnsupportedProtocol(f"scheme {scheme!r} is not http or https")
+    host = parts.hostname or ""
+    if not host:
+        raise httpcore.LocalProtocolError("URI without a host")
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError as exc:
+            raise httpcore.LocalProtocolError(f"host cannot be encoded: {exc}") from exc
+    port = port_number if port_number is not None else default
+    target = parts.path or "/"
+    if parts.query or "?" in uri.partition("#")[0]:
+        target += "?" + parts.query
+    if not target.isascii() or not target.isprintable() or " " in target:
+        target = quote(target, safe=_TARGET_SAFE)
+    shown = f"[{host}]" if ":" in host else host
+    if port != default:
+        shown += f":{port}"
+    return scheme, host, port, target.encode("ascii"), shown.encode("ascii")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import httpcore
 import pytest
 
-from processors.fetch.http11_client import split_uri
 from processors.fetch.http11_head import (
     CHUNKED,
     LENGTH,
@@ -15,6 +14,7 @@ from processors.fetch.http11_head import (
     head_end,
     parse_response_head,
     request_head,
+    split_uri,
 )
 
 

@@ -1,0 +1,137 @@
+"""FetchHTTP's clients: which one serves a crawl, what FetchHTTP reads of their responses, and
+what their failures mean in Heritrix statuses.
+
+:func:`make_client` picks :class:`~processors.fetch.http11_client.Http11Client` (HTTP/1.1 over
+TCP or TLS, the default) or :class:`~processors.fetch.httpx_client.HttpxClient` (``http2: true``
+or a ``proxy_url``), each with the TLS context the order asks for: an archival one that trusts
+anything and speaks to old servers (``verify_tls: false``, the default) or certifi's roots.
+Both clients raise their library's exception classes (httpcore's or httpx's), so
+:data:`FETCH_ERRORS`, :data:`BODY_ERRORS` and :func:`failure_status` cover both, and a crawl.log
+reads the same whichever client fetched. Pure functions and immutable tuples: thread-safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ssl
+from collections.abc import Iterator
+from typing import Protocol
+
+import certifi
+import httpcore
+import httpx
+
+from crawler import FetchStatus
+from processors.fetch.fetch_http_params import FetchHTTPParams
+from processors.fetch.guarded_backend import GuardedBackend
+from processors.fetch.http11_client import Http11Client
+from processors.fetch.httpx_client import HttpxClient
+
+_CONNECT_FAILED = (
+    httpx.ConnectTimeout,
+    httpx.ConnectError,
+    httpx.PoolTimeout,
+    httpcore.ConnectTimeout,
+    httpcore.ConnectError,
+)
+TIMEOUTS = (httpx.TimeoutException, httpcore.TimeoutException)
+"""A read past its time: -4 before the response head, ``timeTrunc`` in the body."""
+_UNFETCHABLE = (
+    httpx.UnsupportedProtocol,
+    httpx.LocalProtocolError,
+    httpx.InvalidURL,
+    httpcore.UnsupportedProtocol,
+    httpcore.LocalProtocolError,
+)
+FETCH_ERRORS = (
+    httpx.HTTPError,
+    httpx.InvalidURL,
+    httpcore.TimeoutException,
+    httpcore.NetworkError,
+    httpcore.ProtocolError,
+    httpcore.UnsupportedProtocol,
+)
+"""What sending a request may raise (:func:`failure_status` gives the URI's status)."""
+BODY_ERRORS = (httpx.HTTPError, httpcore.NetworkError, httpcore.ProtocolError)
+"""What reading a body may raise besides a timeout (the URI gets -3)."""
+
+
+class FetchResponse(Protocol):
+    """What FetchHTTP reads of a response, whichever client made it."""
+
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def http_version(self) -> str: ...
+    @property
+    def raw_headers(self) -> list[tuple[bytes, bytes]]: ...
+    @property
+    def peer_ip(self) -> str | None: ...
+    @property
+    def request_head(self) -> bytes: ...
+    @property
+    def response_head(self) -> bytes: ...
+    def iter_raw(self) -> Iterator[bytes]: ...
+    def close(self) -> None: ...
+
+
+class FetchClient(Protocol):
+    """Sends a GET (``headers`` after Host) and returns the response with its head read."""
+
+    def send(self, uri: str, headers: list[tuple[bytes, bytes]]) -> FetchResponse: ...
+    def close(self) -> None: ...
+
+
+def failure_status(exc: BaseException) -> int:
+    """Heritrix status for an error raised before a response head arrived."""
+    if isinstance(exc, _CONNECT_FAILED):
+        return FetchStatus.CONNECT_FAILED
+    if isinstance(exc, TIMEOUTS):
+        return FetchStatus.TIMEOUT
+    if isinstance(exc, _UNFETCHABLE):
+        return FetchStatus.UNFETCHABLE_URI
+    return FetchStatus.CONNECT_LOST
+
+
+def make_client(p: FetchHTTPParams, backend: GuardedBackend, pool_size: int) -> FetchClient:
+    """The client for ``p``: httpx for HTTP/2 or a proxy, else the HTTP/1.1 client."""
+    read_s = min(p.read_timeout_s, p.timeout_s)
+    if p.http2 or p.proxy_url:
+        return HttpxClient(
+            backend,
+            True if p.verify_tls else archival_tls_context(),
+            http2=p.http2,
+            proxy_url=p.proxy_url,
+            pool_size=pool_size,
+            keepalive_expiry_s=p.keepalive_expiry_s,
+            connect_timeout_s=p.connect_timeout_s,
+            read_timeout_s=read_s,
+        )
+    context = verifying_tls_context() if p.verify_tls else archival_tls_context()
+    context.set_alpn_protocols(["http/1.1"])
+    return Http11Client(
+        backend,
+        context,
+        connect_timeout_s=p.connect_timeout_s,
+        read_timeout_s=read_s,
+        keepalive_expiry_s=p.keepalive_expiry_s,
+        max_idle=max(64, 4 * pool_size),
+    )
+
+
+def archival_tls_context() -> ssl.SSLContext:
+    """Trust anything and speak to old servers too: an archive captures what is served."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with contextlib.suppress(ssl.SSLError, ValueError):
+        context.set_ciphers("ALL:@SECLEVEL=0")
+    with contextlib.suppress(ssl.SSLError, ValueError):
+        context.minimum_version = ssl.TLSVersion.MINIMUM_SUPPORTED
+    context.options |= getattr(ssl, "OP_LEGACY_SERVER_CONNECT", 0)
+    return context
+
+
+def verifying_tls_context() -> ssl.SSLContext:
+    """Certificates checked against certifi's roots, as httpx checks them."""
+    return ssl.create_default_context(cafile=certifi.where())
