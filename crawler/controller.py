@@ -112,8 +112,8 @@ class CrawlController:
     def prepare(self) -> None:
         """Create the run's directories, open logs and frontier, start processors, add seeds."""
         self._builder.claim_run_dir()
-        self._set_state("PREPARING")
         self.logger = self._builder.lay_out_run_dir()
+        self._set_state("PREPARING")
         self.logs = self._builder.open_logs(self.resume)
         self.reporter.publish_status()
         self.seed_module.load(self.logger, self._uri_error)

@@ -159,6 +159,10 @@ def test_sigint_stops_a_running_crawl_cleanly(tmp_path: Path) -> None:
     assert not list((run_dir / "warcs").glob("*.open"))
     # cpu_affinity: auto pinned the crawl process to one of the CPUs this test may use.
     events = [json.loads(line) for line in (run_dir / "logs" / "crawler.jsonl").open()]
+    # every state change reaches the run's app log, PREPARING included, tagged with the crawl
+    states = [e["state"] for e in events if e["event"] == "crawl_state"]
+    assert states[0] == "PREPARING" and states[-1] == "FINISHED"
+    assert all(e.get("crawl") for e in events if e["event"] == "crawl_state")
     (prepared,) = [e for e in events if e["event"] == "crawl_prepared"]
     usable = sorted(os.sched_getaffinity(0))
     assert len(prepared["cpus"]) == (1 if len(usable) > 1 else len(usable))
