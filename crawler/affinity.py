@@ -31,13 +31,30 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
+from crawler.order.errors import OrderError, OrderIssue
+
 AUTO = "auto"
 NONE = "none"
 _SAMPLE_S = 0.05
 
 
-class CpuAffinityError(ValueError):
-    """The order names CPUs this process may not use."""
+class CpuAffinityError(OrderError):
+    """The order names CPUs this process may not use: an invalid order, reported like the
+    others (its YAML path ``cpu_affinity``, the value, the fix)."""
+
+    def __init__(
+        self, wanted: Sequence[int], missing: Sequence[int], usable: Sequence[int]
+    ) -> None:
+        super().__init__(
+            [
+                OrderIssue(
+                    "cpu_affinity",
+                    f"CPU {', '.join(map(str, missing))} is not usable here",
+                    list(wanted),
+                    f"usable: {', '.join(map(str, usable))}; list usable CPUs, or use auto or none",
+                )
+            ]
+        )
 
 
 def usable_cpus() -> list[int]:
@@ -111,10 +128,7 @@ def plan(
     wanted = [int(cpu) for cpu in setting]
     missing = sorted(set(wanted) - set(cpus))
     if missing:
-        raise CpuAffinityError(
-            f"cpu_affinity: CPU {', '.join(map(str, missing))} is not usable here (usable: "
-            f"{', '.join(map(str, cpus))}); list usable CPUs, or use auto or none"
-        )
+        raise CpuAffinityError(wanted, missing, cpus)
     if processes == 1:
         return [sorted(set(wanted))]
     return [[wanted[i % len(wanted)]] for i in range(processes)]

@@ -165,6 +165,7 @@ def cmd_resume(
     run_dir: Path, sets: Sequence[str], out: TextIO, err: TextIO, no_display: bool = False
 ) -> int:
     """Continue the crawl in ``run_dir`` from its saved state."""
+    from crawler import affinity
     from crawler.controller import CrawlController
     from crawler.order.errors import OrderError
     from crawler.order.loader import load_order
@@ -178,28 +179,15 @@ def cmd_resume(
         return 2
     try:
         order = load_order(effective, sets)
+        affinity.apply(order.cpu_affinity)
     except OrderError as error:
         print(str(error), file=err)
-        return 2
-    if not pin_cpus(order, err):
         return 2
     print(run_dir, file=out, flush=True)
     display = _display(order, no_display, out)
     return _run_controller(
         lambda: CrawlController(order, run_dir, resume=True, display=display), run_dir, out, err
     )
-
-
-def pin_cpus(order: CrawlOrder, err: TextIO) -> bool:
-    """Apply the order's ``cpu_affinity`` to this process; False (reported) if it cannot be."""
-    from crawler import affinity
-
-    try:
-        affinity.apply(order.cpu_affinity)
-    except affinity.CpuAffinityError as exc:
-        print(f"invalid crawl order: {exc}", file=err)
-        return False
-    return True
 
 
 def _display(order: CrawlOrder, no_display: bool, out: TextIO) -> Display | None:
@@ -241,6 +229,7 @@ def cmd_run(
     console_bind: str | None = None,
 ) -> int:
     """Load, validate and run an order; prints the run directory first."""
+    from crawler import affinity
     from crawler.controller import CrawlController, new_run_dir
     from crawler.order.errors import OrderError
     from crawler.order.loader import load_order, require_contact_url
@@ -248,10 +237,9 @@ def cmd_run(
     try:
         order = load_order(order_path, sets)
         require_contact_url(order)  # before a run directory is made for a crawl that can't start
+        affinity.apply(order.cpu_affinity)
     except OrderError as error:
         print(str(error), file=err)
-        return 2
-    if not pin_cpus(order, err):
         return 2
     if run_dir is None:
         run_dir = new_run_dir(order_path.resolve().parent)

@@ -54,13 +54,9 @@ def run_workers(
     """Start a distributed crawl with ``workers`` processes here; returns the exit code."""
     try:
         order = load_order(order_path, sets)
+        cpus = affinity.plan(order.cpu_affinity, workers)
     except OrderError as error:
         print(str(error), file=err)
-        return 2
-    try:
-        cpus = affinity.plan(order.cpu_affinity, workers)
-    except affinity.CpuAffinityError as exc:
-        print(f"invalid crawl order: {exc}", file=err)
         return 2
     url = redis_url_of(order)
     if url is None or workers < 1:

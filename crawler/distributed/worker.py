@@ -68,19 +68,15 @@ def worker_main(
         extra.append("pause_at_start=true")  # joining a paused crawl: stay paused
     try:
         order = load_order(order_path, [*sets, *extra])
+        affinity.apply(order.cpu_affinity)
     except OrderError as error:
         print(str(error), file=err)
         return 2
     try:
-        affinity.apply(order.cpu_affinity)
-    except affinity.CpuAffinityError as exc:
-        print(f"invalid crawl order: {exc}", file=err)
-        return 2
-    if run_dir is None:
-        run_dir = new_run_dir(order_path.resolve().parent / "workers" / wid)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    print(run_dir, file=out, flush=True)
-    try:
+        if run_dir is None:
+            run_dir = new_run_dir(order_path.resolve().parent / "workers" / wid)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        print(run_dir, file=out, flush=True)
         controller = CrawlController(order, run_dir)
         keeper = ControlFollower(registry, entry.namespace, wid, controller)
         keeper.start()
@@ -88,7 +84,7 @@ def worker_main(
             code = controller.run()
         finally:
             keeper.stop()
-    except FrontierStateError as exc:
+    except (FrontierStateError, OSError) as exc:
         print(f"cannot open the crawl's state: {exc}", file=err)
         return 1
     except OrderError as error:

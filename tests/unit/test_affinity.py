@@ -55,8 +55,9 @@ def test_a_cpu_that_is_not_usable_is_a_clear_error() -> None:
     with pytest.raises(affinity.CpuAffinityError) as info:
         affinity.plan([1, 7], 1, usable=[0, 1])
     text = str(info.value)
-    assert "CPU 7 is not usable" in text
+    assert "cpu_affinity: CPU 7 is not usable here (got [1, 7])" in text
     assert "usable: 0, 1" in text
+    assert isinstance(info.value, OrderError)  # reported by every command as an invalid order
 
 
 def test_the_most_idle_cpu_ranks_first() -> None:
