@@ -160,7 +160,7 @@ def _send(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
 
     redis-py's pipeline and script objects cost several times the interpreter time of the
     round trip itself; the frontier sends a few of these per page. A connection that fails
-    mid-way is dropped, and the error raised for :func:`retrying` (the scripts are idempotent).
+    mid-way is dropped, and the error raised for :func:`retrying` (see its contract on replays).
     """
     pool = client.connection_pool
     connection = pool.get_connection()

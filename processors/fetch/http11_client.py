@@ -147,6 +147,15 @@ class Http11Client:
     # ------------------------------------------------------------------ pool
     def _checkout(self, origin: Origin) -> Http11Connection | None:
         """An idle connection to ``origin`` that is still usable, or None."""
+        while (found := self._pop_unexpired(origin)) is not None:
+            if not found.stream.get_extra_info("is_readable"):
+                return found
+            found.close()  # hung up, or sent bytes nobody asked for
+        return None
+
+    def _pop_unexpired(self, origin: Origin) -> Http11Connection | None:
+        """The newest idle connection to ``origin`` that has not expired (expired ones met on
+        the way are closed), or None."""
         dead: list[Http11Connection] = []
         found: Http11Connection | None = None
         oldest = time.monotonic() - self._expiry_s
@@ -155,16 +164,12 @@ class Http11Client:
             while conns:
                 conn = conns.pop()
                 self._idle_count -= 1
-                if conn.idle_since < oldest:
-                    dead.append(conn)
-                    continue
-                found = conn
-                break
+                if conn.idle_since >= oldest:
+                    found = conn
+                    break
+                dead.append(conn)
         for conn in dead:
             conn.close()
-        while found is not None and found.stream.get_extra_info("is_readable"):
-            found.close()  # hung up, or sent bytes nobody asked for
-            found = self._checkout(origin)
         return found
 
     def checkin(self, origin: Origin, conn: Http11Connection) -> None:
