@@ -86,6 +86,9 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         self.worker = p.worker_id
         self.shards = p.shards
         self.lease_ms = int(p.lease_s * 1000)
+        self.pace_args: list[Any] = [0] * 6
+        """FINISH's pace parameters (``redis_scripts.PACE_FN``); all 0 = no adaptive pace. The
+        frontier sets them from the order's ``frontier.pace``."""
         self.client: Any = None
         self.one_node = True
         self._scripts: dict[str, Any] = {}
@@ -421,7 +424,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         lost, 1: finished, 2: finished, the queue left to a hungry worker), per claim the
         leased member or None, and :meth:`candidates`' answer (or None).
         """
-        fcalls, findex = self._queue_calls("FINISH", finishes, held)
+        fcalls, findex = self._queue_calls("FINISH", finishes, held, *self.pace_args)
         citems = [
             (shard, qid, server, [max_conn if server else 0, interval_ms if server else 0])
             for shard, qid, server in claims

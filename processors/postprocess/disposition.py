@@ -16,7 +16,11 @@ all queues of that server — so the cap holds even when a host is spread over m
 Back-off (beyond Heritrix): a 503 or 429 with ``Retry-After`` (seconds or an HTTP date), up to
 ``respect_retry_after_up_to_s`` (0 = ignore), snoozes the queue and holds its server that long.
 Retry delay: the order's ``retry_delay_s`` for -1/-2/-3; a -50 keeps the wait the pre chain chose
-(0: at once, after its prerequisite), 0 otherwise.
+(0: at once, after its prerequisite); for a retried HTTP status (``frontier.retries.
+http_statuses``) the exponential back-off of :class:`~crawler.frontier.RetryPolicy` for this
+attempt — except a 429/503 (``frontier.pace.signal_statuses``) without Retry-After while the
+adaptive pace is on: the server's pace, which that answer just lengthened, spaces the retry
+(a back-off on the queue would stall every other URI of the host with it); 0 otherwise.
 Every parameter left unset (None) takes the order's ``frontier.politeness`` /
 ``frontier.retries`` value.
 
@@ -31,7 +35,7 @@ from typing import Any
 from pydantic import Field
 
 from crawler import CrawlURI, FetchStatus, Params, Processor, ProcessorContext
-from crawler.frontier import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY, retry_after_s
+from crawler.frontier import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY, RetryPolicy, retry_after_s
 from crawler.urls import UriError, server_key
 from processors.fetch.user_agent import user_agent
 
@@ -73,6 +77,8 @@ class DispositionProcessor(Processor[DispositionParams]):
         self._retry_after_cap_s = 300.0
         self._obey_robots = True
         self._user_agent = ""
+        self._retry: RetryPolicy | None = None
+        self._paced: frozenset[int] = frozenset()
 
     def start(self, ctx: ProcessorContext) -> None:
         super().start(ctx)
@@ -96,11 +102,19 @@ class DispositionProcessor(Processor[DispositionParams]):
         )
         self._obey_robots = order.robots.policy != "ignore"
         self._user_agent = user_agent(order)
+        self._retry = RetryPolicy(order.frontier.retries)
+        pace = order.frontier.pace
+        self._paced = frozenset(pace.signal_statuses) if pace.enabled else frozenset()
 
     def inner_process(self, curi: CrawlURI) -> None:
-        if curi.status in _DELAYED_RETRY_STATUSES:
+        status = curi.status
+        retry = self._retry
+        if status in _DELAYED_RETRY_STATUSES:
             curi.retry_delay_s = float(self._retry_delay_s)
-        elif curi.status != FetchStatus.DEFERRED:
+        elif status >= 400 and retry is not None and retry.is_http_retry_status(status):
+            paced = status in self._paced
+            curi.retry_delay_s = 0.0 if paced else retry.http_backoff_s(curi.fetch_attempts + 1)
+        elif status != FetchStatus.DEFERRED:
             curi.retry_delay_s = 0.0
         # A deferred URI keeps the wait a pre-fetch processor chose (0 unless it is waiting
         # for another queue's prerequisite).

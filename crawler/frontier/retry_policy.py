@@ -1,0 +1,52 @@
+"""RetryPolicy: which finished URIs go back to their queue, and how long an HTTP retry waits.
+
+Two kinds of retry (order section ``frontier.retries``):
+
+* the crawler's own failures -1/-2/-3/-50 (:data:`~crawler.curi.RETRYABLE_STATUSES`), as in
+  Heritrix: up to ``max_retries`` attempts in all, ``retry_delay_s`` apart (-50 at once);
+* HTTP answers that ask to come back later (``http_statuses``: 408, 429, 500, 502, 503, 504 by
+  default), as Scrapy's RetryMiddleware does: up to ``http_max_tries`` attempts in all. The
+  n-th retry waits ``http_backoff_s`` x 2^(n-1), capped at ``http_backoff_max_s``; a
+  ``Retry-After`` the DispositionProcessor honoured replaces that wait. The last answer is the
+  URI's final status (crawl.log shows it once, with the ``Nt`` attempts annotation).
+
+The default of 3 attempts is Scrapy's (``RETRY_TIMES = 2``): a transient 5xx or a 429 usually
+clears within a retry or two, while a server that keeps failing costs at most two more fetches
+per URI. Heritrix retries none of these.
+
+Pure and immutable: thread-safe.
+"""
+
+from __future__ import annotations
+
+from crawler.curi import RETRYABLE_STATUSES
+from crawler.order.schema import RetriesConfig
+
+
+class RetryPolicy:
+    """The retry decision and HTTP back-off of one order (see the module docstring)."""
+
+    __slots__ = ("_backoff_max_s", "_backoff_s", "_http", "_http_max_tries", "_max_retries")
+
+    def __init__(self, config: RetriesConfig) -> None:
+        self._max_retries = config.max_retries
+        self._http = frozenset(config.http_statuses)
+        self._http_max_tries = config.http_max_tries
+        self._backoff_s = config.http_backoff_s
+        self._backoff_max_s = config.http_backoff_max_s
+
+    def retries(self, status: int, attempts: int) -> bool:
+        """Whether a URI that ended with ``status`` after ``attempts`` attempts (this one
+        counted) is tried again."""
+        if status in RETRYABLE_STATUSES:
+            return attempts < self._max_retries
+        return status in self._http and attempts < self._http_max_tries
+
+    def is_http_retry_status(self, status: int) -> bool:
+        """Whether ``status`` is one of the HTTP statuses retried."""
+        return status in self._http
+
+    def http_backoff_s(self, attempts: int) -> float:
+        """Wait before the retry that follows attempt number ``attempts`` (1 = the first)."""
+        exponent = min(max(attempts - 1, 0), 30)
+        return min(self._backoff_s * (1 << exponent), self._backoff_max_s)

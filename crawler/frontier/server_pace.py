@@ -1,0 +1,130 @@
+"""ServerPace: the adaptive pace of one server (host:port) — AIMD on the gap between fetch starts.
+
+The order's politeness is a guess made before the crawl; the server's answers say how fast it
+really wants to be asked. Each server keeps a *gap*, the least time between two fetch starts to
+it, that the server cap (:class:`~crawler.frontier.server_gate.ServerGate`, or its Redis twin in
+:mod:`~crawler.frontier.redis_scripts`) enforces across every queue of the server, on top of
+whatever the politeness says:
+
+* a *signal* — an answer in ``signal_statuses`` (429, 503), or a response slower than
+  ``slow_response_factor`` x the server's usual time and ``slow_response_min_ms`` more — makes
+  the gap ``increase_factor`` times longer (multiplicative increase). While no answer since the
+  last increase was healthy (the server refuses everything: we are still far too fast), the
+  factor is ``fast_increase_factor``. From no gap at all, the first gap is the time between two
+  recent answers of the server (how fast we were going), times that factor;
+* a signal from a fetch that started before the last increase says nothing new (it was sent at
+  the old pace) and is ignored, so a burst of refusals in flight raises the gap once;
+* each healthy answer takes ``decrease_fraction`` of the gap's last peak off the gap (additive
+  decrease): the gap shrinks slowly back toward zero, probing for the server's real limit;
+* the gap never exceeds ``max_gap_ms``.
+
+The usual response time is a moving average of the server's fetch durations (slow ones too, so
+a server that stays slower becomes the new usual after a few dozen answers).
+
+:class:`PaceState` holds one server's numbers; :class:`ServerPace` is the arithmetic, with the
+time passed in (seconds, any monotonic clock) so tests drive it with a fake clock. Not
+thread-safe: the gate's owner (the frontier, under its lock) calls it. The Redis frontier runs the
+same arithmetic in its FINISH script (:data:`~crawler.frontier.redis_scripts.PACE_FN`), with the
+state in the server's hash.
+"""
+
+from __future__ import annotations
+
+from crawler.order.schema import PaceConfig
+
+MIN_FIRST_GAP_S = 0.001
+"""The first gap is at least this (two answers at the same instant say little)."""
+MAX_SAMPLE_S = 1.0
+"""Longest time between two answers that counts toward the recent pace."""
+BASELINE_WEIGHT = 0.05
+"""Weight of a new fetch duration in the server's usual response time."""
+INTERVAL_WEIGHT = 0.125
+"""Weight of a new interval between answers in the server's recent pace."""
+
+
+class PaceState:
+    """One server's pace (seconds). ``gap_s`` is what the gate enforces; 0 = no constraint."""
+
+    __slots__ = (
+        "baseline_s",
+        "gap_s",
+        "healthy",
+        "interval_s",
+        "last_answer_s",
+        "peak_s",
+        "raised_s",
+    )
+
+    def __init__(self) -> None:
+        self.gap_s = 0.0
+        self.peak_s = 0.0
+        self.raised_s = -1.0
+        self.healthy = False
+        self.baseline_s = -1.0
+        self.interval_s = 0.0
+        self.last_answer_s = -1.0
+
+
+class ServerPace:
+    """The AIMD arithmetic of the order's ``frontier.pace`` (see the module docstring)."""
+
+    __slots__ = (
+        "_decrease",
+        "_factor",
+        "_fast",
+        "_max_gap_s",
+        "_slow_factor",
+        "_slow_min_s",
+        "_statuses",
+        "enabled",
+    )
+
+    def __init__(self, config: PaceConfig) -> None:
+        self.enabled = config.enabled
+        self._statuses = frozenset(config.signal_statuses)
+        self._factor = config.increase_factor
+        self._fast = config.fast_increase_factor
+        self._decrease = config.decrease_fraction
+        self._max_gap_s = config.max_gap_ms / 1000.0
+        self._slow_factor = config.slow_response_factor
+        self._slow_min_s = config.slow_response_min_ms / 1000.0
+
+    def observe(
+        self, st: PaceState, now_s: float, started_s: float, status: int, duration_s: float
+    ) -> bool:
+        """Take the answer to a fetch that started at ``started_s`` and took ``duration_s``
+        (negative: unknown) with ``status``. True if the gap grew."""
+        last = st.last_answer_s
+        if last >= 0:
+            st.interval_s += (min(now_s - last, MAX_SAMPLE_S) - st.interval_s) * INTERVAL_WEIGHT
+        st.last_answer_s = now_s
+        signal = status in self._statuses
+        if duration_s >= 0 and status > 0:
+            base = st.baseline_s
+            if base < 0:
+                st.baseline_s = duration_s
+            else:
+                if duration_s > self._slow_factor * base and duration_s - base > self._slow_min_s:
+                    signal = True
+                st.baseline_s = base + (duration_s - base) * BASELINE_WEIGHT
+        if signal:
+            return self._raise(st, now_s, started_s)
+        if st.gap_s > 0 and status > 0:
+            st.healthy = True
+            gap = st.gap_s - st.peak_s * self._decrease
+            st.gap_s = gap if gap > MIN_FIRST_GAP_S / 10 else 0.0
+        return False
+
+    def _raise(self, st: PaceState, now_s: float, started_s: float) -> bool:
+        if started_s < st.raised_s:
+            return False
+        gap = st.gap_s
+        factor = self._factor if st.healthy else self._fast
+        if gap <= 0:
+            gap = max(st.interval_s, MIN_FIRST_GAP_S)
+            factor = self._fast
+        gap = min(gap * factor, self._max_gap_s)
+        st.gap_s = st.peak_s = gap
+        st.raised_s = now_s
+        st.healthy = False
+        return True
