@@ -10,8 +10,8 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
 ``T q:<qid>``   zset    a queue's URIs: score directive/precedence, member 8-byte sort key + URI
 ``T v:<srv>``   hash    a server's politeness: ``a`` fetches in progress, ``nb`` no start before;
                         its adaptive pace (:data:`PACE_FN`): ``g`` gap ms, ``gp`` its last peak,
-                        ``gr`` ms of the last increase, ``gh`` 1 once healthy since, ``lb``
-                        usual fetch ms, ``iv`` ms between recent answers, ``la`` last answer
+                        ``gr`` ms of the last increase, ``gk`` healthy answers since, ``gs`` the
+                        known limit (0: none yet), ``lb`` usual fetch ms, ``iv`` ms between recent answers, ``la`` last answer
 ``T p:<srv>``   zset    queues parked on a server that had no free connection (FIFO by time)
 ``T h``         zset    hungry workers: member worker id, score = (ms until when it found
                         nothing due in this shard while its threads waited) x 1024 + the
@@ -38,6 +38,8 @@ arrays; see each script's header.
 """
 
 from __future__ import annotations
+
+from crawler.frontier.server_pace import FAST_DESCENT, FAST_RAMP_ANSWERS, MIN_FIRST_GAP_S
 
 _NOW = """
 local t = redis.call('TIME')
@@ -100,22 +102,27 @@ local function claim(K, qid, worker, lease_ms, max_conn, interval)
 end
 """
 
-PACE_FN = """
+PACE_FN = (
+    f"local FAST_RAMP_ANSWERS, FAST_DESCENT = {FAST_RAMP_ANSWERS}, {FAST_DESCENT}\n"
+    f"local MIN_FIRST_GAP_MS = {MIN_FIRST_GAP_S * 1000:.3f}\n"
+    + """
 -- The adaptive pace of crawler.frontier.server_pace.ServerPace, on a server's hash.
 -- kind: -1 nothing fetched (no-op), 0 an answer, 1 a signal status, 2 no answer (failed);
 -- age: ms since the fetch started; dur: its duration ms (-1 unknown); P: the pace parameters
 -- {factor, fast, decrease, max_gap_ms, slow_factor, slow_min_ms}.
 local function pace(srv_key, kind, age, dur, P)
   if kind < 0 then return end
-  local f = redis.call('HMGET', srv_key, 'g', 'gp', 'gr', 'gh', 'lb', 'iv', 'la')
+  local f = redis.call('HMGET', srv_key, 'g', 'gp', 'gr', 'gk', 'lb', 'iv', 'la', 'gs')
   local g, gp = tonumber(f[1] or '0'), tonumber(f[2] or '0')
-  local gr, gh = tonumber(f[3] or '-1'), f[4] == '1'
+  local gr, gk = tonumber(f[3] or '-1'), tonumber(f[4] or '0')
   local lb, iv, la = tonumber(f[5] or '-1'), tonumber(f[6] or '0'), tonumber(f[7] or '-1')
+  local gs = tonumber(f[8] or '0')
   if la >= 0 then
     local d = now - la
     if d > 1000 then d = 1000 end
     iv = iv + (d - iv) * 0.125
   end
+  la = now
   local signal = kind == 1
   if dur >= 0 and kind <= 1 then
     if lb < 0 then
@@ -127,29 +134,31 @@ local function pace(srv_key, kind, age, dur, P)
   end
   if signal then
     if now - age >= gr then
-      local factor = P[2]
-      if gh then factor = P[1] end
-      if g <= 0 then
-        g = iv
-        if g < 1 then g = 1 end
-        factor = P[2]
-      end
-      g = g * factor
+      local factor = P[1]
+      if gk < FAST_RAMP_ANSWERS and gs == 0 then factor = P[2] else gs = g end
+      gk = 0
+      if g <= 0 then g = iv end
+      g = math.max(g, MIN_FIRST_GAP_MS / factor) * factor
       if g > P[4] then g = P[4] end
-      gp, gr, gh = g, now, false
+      gp, gr = g, now
+      local nb = tonumber(redis.call('HGET', srv_key, 'nb') or '0')
+      if now + g > nb then redis.call('HSET', srv_key, 'nb', now + math.ceil(g)) end
     end
   elseif g > 0 and kind == 0 then
-    gh = true
-    g = g - gp * P[3]
-    if g < 0.1 then g = 0 end
+    gk = gk + 1
+    if g > gs * P[1] then
+      g = g - g * P[3] * FAST_DESCENT
+    else
+      g = g - gp * P[3]
+    end
+    if g < MIN_FIRST_GAP_MS / 100 then g = 0 end
   end
-  local ghs = '0'
-  if gh then ghs = '1' end
   redis.call('HSET', srv_key, 'g', string.format('%.3f', g), 'gp', string.format('%.3f', gp),
-    'gr', string.format('%d', gr), 'gh', ghs, 'lb', string.format('%.3f', lb),
-    'iv', string.format('%.3f', iv), 'la', string.format('%d', la))
+    'gr', string.format('%d', gr), 'gk', string.format('%d', gk), 'gs', string.format('%.3f', gs),
+    'lb', string.format('%.3f', lb), 'iv', string.format('%.3f', iv), 'la', string.format('%d', la))
 end
 """
+)
 
 SCHEDULE = (
     _NOW

@@ -103,7 +103,10 @@ class ServerGate(Generic[T]):
         st = srv.pace
         if st is None:
             st = srv.pace = PaceState()
-        return self.pace.observe(st, now_s, started_s, status, duration_s)
+        if not self.pace.observe(st, now_s, started_s, status, duration_s):
+            return False
+        srv.not_before_s = max(srv.not_before_s, now_s + st.gap_s)
+        return True
 
     def gap_s(self, key: str) -> float:
         """The adaptive gap between fetch starts to ``key`` now (0: none)."""

@@ -8,14 +8,21 @@ whatever the politeness says:
 
 * a *signal* — an answer in ``signal_statuses`` (429, 503), or a response slower than
   ``slow_response_factor`` x the server's usual time and ``slow_response_min_ms`` more — makes
-  the gap ``increase_factor`` times longer (multiplicative increase). While no answer since the
-  last increase was healthy (the server refuses everything: we are still far too fast), the
-  factor is ``fast_increase_factor``. From no gap at all, the first gap is the time between two
-  recent answers of the server (how fast we were going), times that factor;
+  the gap ``increase_factor`` times longer (multiplicative increase). Until the server's limit
+  is known, a signal that comes before :data:`FAST_RAMP_ANSWERS` healthy answers since the last
+  increase (that increase was not enough: we are still far too fast) makes it
+  ``fast_increase_factor`` times longer instead — a ramp; any other signal sets the *known
+  limit*, the gap it came at. From no gap at all, the first gap is the time between two recent
+  answers of the server (how fast we were going) times the fast factor, and at least
+  :data:`MIN_FIRST_GAP_S`;
 * a signal from a fetch that started before the last increase says nothing new (it was sent at
   the old pace) and is ignored, so a burst of refusals in flight raises the gap once;
 * each healthy answer takes ``decrease_fraction`` of the gap's last peak off the gap (additive
-  decrease): the gap shrinks slowly back toward zero, probing for the server's real limit;
+  decrease): the gap shrinks slowly back toward zero, probing for the server's real limit.
+  While the gap is more than ``increase_factor`` times the known limit (or no limit is known)
+  it shrinks faster, by :data:`FAST_DESCENT` x ``decrease_fraction`` of itself per answer, so
+  the overshoot of a ramp, or a lone signal, is soon undone;
+* the server's next fetch start is pushed one new gap after an increase.
 * the gap never exceeds ``max_gap_ms``.
 
 The usual response time is a moving average of the server's fetch durations (slow ones too, so
@@ -32,14 +39,20 @@ from __future__ import annotations
 
 from crawler.order.schema import PaceConfig
 
-MIN_FIRST_GAP_S = 0.001
-"""The first gap is at least this (two answers at the same instant say little)."""
+MIN_FIRST_GAP_S = 0.01
+"""The first gap is at least this: a server that refused us is asked at most 100 times a second
+until it has answered well for a while (fewer refusals while the pace finds its limit)."""
+FAST_DESCENT = 16
+"""How much faster the gap shrinks while far above the gap that last drew a signal."""
 MAX_SAMPLE_S = 1.0
 """Longest time between two answers that counts toward the recent pace."""
 BASELINE_WEIGHT = 0.05
 """Weight of a new fetch duration in the server's usual response time."""
 INTERVAL_WEIGHT = 0.125
 """Weight of a new interval between answers in the server's recent pace."""
+FAST_RAMP_ANSWERS = 10
+"""A signal after fewer healthy answers than this since the last increase takes the fast factor:
+at a pace the server can bear, the slow decrease takes far more answers to draw a signal."""
 
 
 class PaceState:
@@ -48,9 +61,10 @@ class PaceState:
     __slots__ = (
         "baseline_s",
         "gap_s",
-        "healthy",
         "interval_s",
         "last_answer_s",
+        "limit_gap_s",
+        "ok_since_raise",
         "peak_s",
         "raised_s",
     )
@@ -59,7 +73,8 @@ class PaceState:
         self.gap_s = 0.0
         self.peak_s = 0.0
         self.raised_s = -1.0
-        self.healthy = False
+        self.ok_since_raise = 0
+        self.limit_gap_s = 0.0
         self.baseline_s = -1.0
         self.interval_s = 0.0
         self.last_answer_s = -1.0
@@ -110,21 +125,27 @@ class ServerPace:
         if signal:
             return self._raise(st, now_s, started_s)
         if st.gap_s > 0 and status > 0:
-            st.healthy = True
-            gap = st.gap_s - st.peak_s * self._decrease
-            st.gap_s = gap if gap > MIN_FIRST_GAP_S / 10 else 0.0
+            st.ok_since_raise += 1
+            gap = st.gap_s
+            if gap > st.limit_gap_s * self._factor:
+                gap -= gap * self._decrease * FAST_DESCENT
+            else:
+                gap -= st.peak_s * self._decrease
+            st.gap_s = gap if gap > MIN_FIRST_GAP_S / 100 else 0.0
         return False
 
     def _raise(self, st: PaceState, now_s: float, started_s: float) -> bool:
         if started_s < st.raised_s:
             return False
         gap = st.gap_s
-        factor = self._factor if st.healthy else self._fast
-        if gap <= 0:
-            gap = max(st.interval_s, MIN_FIRST_GAP_S)
+        if st.ok_since_raise < FAST_RAMP_ANSWERS and not st.limit_gap_s:
             factor = self._fast
-        gap = min(gap * factor, self._max_gap_s)
+        else:
+            factor = self._factor
+            st.limit_gap_s = gap
+        st.ok_since_raise = 0
+        gap = max(gap if gap > 0 else st.interval_s, MIN_FIRST_GAP_S / factor) * factor
+        gap = min(gap, self._max_gap_s)
         st.gap_s = st.peak_s = gap
         st.raised_s = now_s
-        st.healthy = False
         return True

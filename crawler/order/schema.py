@@ -113,9 +113,9 @@ class PaceConfig(Section):
 
     enabled: bool = True
     signal_statuses: list[int] = Field(default_factory=lambda: [429, 503])
-    increase_factor: float = Field(1.25, ge=1.0)
-    fast_increase_factor: float = Field(2.0, ge=1.0)
-    decrease_fraction: float = Field(0.002, gt=0, le=1.0)
+    increase_factor: float = Field(1.15, ge=1.0)
+    fast_increase_factor: float = Field(4.0, ge=1.0)
+    decrease_fraction: float = Field(0.001, gt=0, le=1.0)
     max_gap_ms: int = Field(30000, ge=0)
     slow_response_factor: float = Field(4.0, ge=1.0)
     slow_response_min_ms: int = Field(1000, ge=0)

@@ -18,9 +18,11 @@ Back-off (beyond Heritrix): a 503 or 429 with ``Retry-After`` (seconds or an HTT
 Retry delay: the order's ``retry_delay_s`` for -1/-2/-3; a -50 keeps the wait the pre chain chose
 (0: at once, after its prerequisite); for a retried HTTP status (``frontier.retries.
 http_statuses``) the exponential back-off of :class:`~crawler.frontier.RetryPolicy` for this
-attempt — except a 429/503 (``frontier.pace.signal_statuses``) without Retry-After while the
-adaptive pace is on: the server's pace, which that answer just lengthened, spaces the retry
-(a back-off on the queue would stall every other URI of the host with it); 0 otherwise.
+attempt — except the first retry of a 429/503 (``frontier.pace.signal_statuses``) while the
+adaptive pace is on: that one waits only for the server's pace, which the answer just
+lengthened (a back-off would stall every other URI of the URI's queue with it, and at a pace
+that keeps under the server's limit the retry is answered); a Retry-After is applied by the
+frontier whichever is longer; 0 otherwise.
 Every parameter left unset (None) takes the order's ``frontier.politeness`` /
 ``frontier.retries`` value.
 
@@ -112,8 +114,10 @@ class DispositionProcessor(Processor[DispositionParams]):
         if status in _DELAYED_RETRY_STATUSES:
             curi.retry_delay_s = float(self._retry_delay_s)
         elif status >= 400 and retry is not None and retry.is_http_retry_status(status):
-            paced = status in self._paced
-            curi.retry_delay_s = 0.0 if paced else retry.http_backoff_s(curi.fetch_attempts + 1)
+            attempt = curi.fetch_attempts + 1
+            if status in self._paced:
+                attempt -= 1
+            curi.retry_delay_s = retry.http_backoff_s(attempt) if attempt > 0 else 0.0
         elif status != FetchStatus.DEFERRED:
             curi.retry_delay_s = 0.0
         # A deferred URI keeps the wait a pre-fetch processor chose (0 unless it is waiting
