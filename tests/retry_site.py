@@ -45,7 +45,7 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Retry-After"] = str(RETRY_AFTER_S)
         elif path == "/down-503.html":
             status, body = 503, b"down"
-        elif path not in PATHS:
+        elif path == "/gone-404.html" or path not in PATHS:
             status, body = 404, b"not here"
         self.send_response(status)
         for name, value in headers.items():

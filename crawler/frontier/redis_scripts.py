@@ -11,7 +11,8 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
 ``T v:<srv>``   hash    a server's politeness: ``a`` fetches in progress, ``nb`` no start before;
                         its adaptive pace (:data:`PACE_FN`): ``g`` gap ms, ``gp`` its last peak,
                         ``gr`` ms of the last increase, ``gk`` healthy answers since, ``gs`` the
-                        known limit (0: none yet), ``lb`` usual fetch ms, ``iv`` ms between recent answers, ``la`` last answer
+                        known limit (0: none yet), ``lb`` usual fetch ms, ``iv`` ms between
+                        recent answers, ``la`` last answer
 ``T p:<srv>``   zset    queues parked on a server that had no free connection (FIFO by time)
 ``T h``         zset    hungry workers: member worker id, score = (ms until when it found
                         nothing due in this shard while its threads waited) x 1024 + the
@@ -270,7 +271,7 @@ return out
 
 FINISH_ARGS = 14
 """FINISH arguments per queue."""
-FINISH_HEAD = 10
+FINISH_HEAD = 9
 """FINISH arguments before the first queue's."""
 
 FINISH = (
@@ -294,8 +295,8 @@ local P = {}
 for j = 1, 6 do P[j] = tonumber(ARGV[3 + j]) end
 local hungry_from = string.format('%d', now * HUNGRY_SCALE)
 local out = {}
-for i = 0, (#ARGV - 10) / 14 - 1 do
-  local K, a = i * 8, 11 + i * 14
+for i = 0, (#ARGV - 9) / 14 - 1 do
+  local K, a = i * 8, 10 + i * 14
   local qid = ARGV[a]
   if redis.call('HGET', KEYS[K + 3], qid) ~= worker .. '\\n' .. ARGV[a + 1] then
     out[#out + 1] = {0}
