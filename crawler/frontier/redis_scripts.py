@@ -40,7 +40,13 @@ arrays; see each script's header.
 
 from __future__ import annotations
 
-from crawler.frontier.server_pace import FAST_DESCENT, FAST_RAMP_ANSWERS, MIN_FIRST_GAP_S
+from crawler.frontier.server_pace import (
+    FAST_DESCENT,
+    FAST_RAMP_ANSWERS,
+    MIN_FIRST_GAP_S,
+    PLATEAU_MARGIN,
+    PLATEAU_SLOWDOWN,
+)
 
 _NOW = """
 local t = redis.call('TIME')
@@ -106,6 +112,7 @@ end
 PACE_FN = (
     f"local FAST_RAMP_ANSWERS, FAST_DESCENT = {FAST_RAMP_ANSWERS}, {FAST_DESCENT}\n"
     f"local MIN_FIRST_GAP_MS = {MIN_FIRST_GAP_S * 1000:.3f}\n"
+    f"local PLATEAU_MARGIN, PLATEAU_SLOWDOWN = {PLATEAU_MARGIN}, {PLATEAU_SLOWDOWN}\n"
     + """
 -- The adaptive pace of crawler.frontier.server_pace.ServerPace, on a server's hash.
 -- kind: -1 nothing fetched (no-op), 0 an answer, 1 a signal status, 2 no answer (failed);
@@ -149,8 +156,10 @@ local function pace(srv_key, kind, age, dur, P)
     gk = gk + 1
     if g > gs * P[1] then
       g = g - g * P[3] * FAST_DESCENT
-    else
+    elseif g > gs * PLATEAU_MARGIN then
       g = g - gp * P[3]
+    else
+      g = g - gp * P[3] / PLATEAU_SLOWDOWN
     end
     if g < MIN_FIRST_GAP_MS / 100 then g = 0 end
   end

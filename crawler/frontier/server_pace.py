@@ -21,7 +21,9 @@ whatever the politeness says:
   decrease): the gap shrinks slowly back toward zero, probing for the server's real limit.
   While the gap is more than ``increase_factor`` times the known limit (or no limit is known)
   it shrinks faster, by :data:`FAST_DESCENT` x ``decrease_fraction`` of itself per answer, so
-  the overshoot of a ramp, or a lone signal, is soon undone;
+  the overshoot of a ramp, or a lone signal, is soon undone; within :data:`PLATEAU_MARGIN` of
+  the known limit it shrinks :data:`PLATEAU_SLOWDOWN` times slower (a limiter with a burst
+  hides an overdraft for a while: probing past the limit slowly keeps refusals rare);
 * the server's next fetch start is pushed one new gap after an increase.
 * the gap never exceeds ``max_gap_ms``.
 
@@ -44,6 +46,10 @@ MIN_FIRST_GAP_S = 0.01
 until it has answered well for a while (fewer refusals while the pace finds its limit)."""
 FAST_DESCENT = 16
 """How much faster the gap shrinks while far above the gap that last drew a signal."""
+PLATEAU_MARGIN = 1.05
+"""Within this factor of the known limit the gap shrinks slower still."""
+PLATEAU_SLOWDOWN = 8
+"""How much slower the gap shrinks near the known limit."""
 MAX_SAMPLE_S = 1.0
 """Longest time between two answers that counts toward the recent pace."""
 BASELINE_WEIGHT = 0.05
@@ -127,10 +133,13 @@ class ServerPace:
         if st.gap_s > 0 and status > 0:
             st.ok_since_raise += 1
             gap = st.gap_s
-            if gap > st.limit_gap_s * self._factor:
+            limit = st.limit_gap_s
+            if gap > limit * self._factor:
                 gap -= gap * self._decrease * FAST_DESCENT
-            else:
+            elif gap > limit * PLATEAU_MARGIN:
                 gap -= st.peak_s * self._decrease
+            else:
+                gap -= st.peak_s * self._decrease / PLATEAU_SLOWDOWN
             st.gap_s = gap if gap > MIN_FIRST_GAP_S / 100 else 0.0
         return False
 
