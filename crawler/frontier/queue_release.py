@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from crawler.frontier.server_pace import timing_counts
+
 if TYPE_CHECKING:
     import threading
 
@@ -28,10 +30,14 @@ if TYPE_CHECKING:
 
 
 def fetch_answer(curi: CrawlURI) -> tuple[int, int, int] | None:
-    """``(status, fetch_start_ms, fetch_duration_ms)`` of a URI that was fetched, else None."""
+    """``(status, fetch_start_ms, fetch_duration_ms)`` of a URI that was fetched, else None.
+
+    The duration is -1 (says nothing of the server's response time) when the body was large or
+    cut short: see :func:`~crawler.frontier.server_pace.timing_counts`."""
     if curi.fetch_start_ms <= 0:
         return None
-    return curi.status, curi.fetch_start_ms, curi.fetch_duration_ms
+    duration_ms = curi.fetch_duration_ms if timing_counts(curi) else -1
+    return curi.status, curi.fetch_start_ms, duration_ms
 
 
 class QueueRelease:

@@ -57,6 +57,7 @@ from crawler.frontier.redis_scheduler import RedisScheduler
 from crawler.frontier.redis_snapshot import redis_snapshot, shared_frontier_empty
 from crawler.frontier.redis_store import RedisQueueStore
 from crawler.frontier.retry_policy import RetryPolicy
+from crawler.frontier.server_pace import timing_counts
 from crawler.order.schema import FrontierConfig
 from crawler.uniq.uniq_filter import UniqStateError, UriUniqFilter
 
@@ -298,7 +299,7 @@ class RedisFrontier:
         status = curi.status
         kind = 1 if status in self._signals else 0 if status > 0 else 2
         age_ms = max(0, int(self._clock.time() * 1000) - start_ms)
-        return kind, age_ms, curi.fetch_duration_ms
+        return kind, age_ms, curi.fetch_duration_ms if timing_counts(curi) else -1
 
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Wait until every ``finished`` so far reached Redis; False on timeout."""

@@ -12,7 +12,7 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
                         its adaptive pace (:data:`PACE_FN`): ``g`` gap ms, ``gp`` its last peak,
                         ``gr`` ms of the last increase, ``gk`` healthy answers since, ``gs`` the
                         known limit (0: none yet), ``lb`` usual fetch ms, ``iv`` ms between
-                        recent answers, ``la`` last answer
+                        recent answers, ``la`` last answer, ``ss`` slow answers in a row
 ``T p:<srv>``   zset    queues parked on a server that had no free connection (FIFO by time)
 ``T h``         zset    hungry workers: member worker id, score = (ms until when it found
                         nothing due in this shard while its threads waited) x 1024 + the
@@ -46,6 +46,7 @@ from crawler.frontier.server_pace import (
     MIN_FIRST_GAP_S,
     PLATEAU_MARGIN,
     PLATEAU_SLOWDOWN,
+    SLOW_STREAK,
 )
 
 _NOW = """
@@ -113,6 +114,7 @@ PACE_FN = (
     f"local FAST_RAMP_ANSWERS, FAST_DESCENT = {FAST_RAMP_ANSWERS}, {FAST_DESCENT}\n"
     f"local MIN_FIRST_GAP_MS = {MIN_FIRST_GAP_S * 1000:.3f}\n"
     f"local PLATEAU_MARGIN, PLATEAU_SLOWDOWN = {PLATEAU_MARGIN}, {PLATEAU_SLOWDOWN}\n"
+    f"local SLOW_STREAK = {SLOW_STREAK}\n"
     + """
 -- The adaptive pace of crawler.frontier.server_pace.ServerPace, on a server's hash.
 -- kind: -1 nothing fetched (no-op), 0 an answer, 1 a signal status, 2 no answer (failed);
@@ -120,11 +122,11 @@ PACE_FN = (
 -- {factor, fast, decrease, max_gap_ms, slow_factor, slow_min_ms}.
 local function pace(srv_key, kind, age, dur, P)
   if kind < 0 then return end
-  local f = redis.call('HMGET', srv_key, 'g', 'gp', 'gr', 'gk', 'lb', 'iv', 'la', 'gs')
+  local f = redis.call('HMGET', srv_key, 'g', 'gp', 'gr', 'gk', 'lb', 'iv', 'la', 'gs', 'ss')
   local g, gp = tonumber(f[1] or '0'), tonumber(f[2] or '0')
   local gr, gk = tonumber(f[3] or '-1'), tonumber(f[4] or '0')
   local lb, iv, la = tonumber(f[5] or '-1'), tonumber(f[6] or '0'), tonumber(f[7] or '-1')
-  local gs = tonumber(f[8] or '0')
+  local gs, ss = tonumber(f[8] or '0'), tonumber(f[9] or '0')
   if la >= 0 then
     local d = now - la
     if d > 1000 then d = 1000 end
@@ -136,7 +138,15 @@ local function pace(srv_key, kind, age, dur, P)
     if lb < 0 then
       lb = dur
     else
-      if dur > P[5] * lb and dur - lb > P[6] then signal = true end
+      if dur > P[5] * lb and dur - lb > P[6] then
+        ss = ss + 1
+        if ss >= SLOW_STREAK then
+          ss = 0
+          signal = true
+        end
+      else
+        ss = 0
+      end
       lb = lb + (dur - lb) * 0.05
     end
   end
@@ -165,6 +175,7 @@ local function pace(srv_key, kind, age, dur, P)
   end
   redis.call('HSET', srv_key, 'g', string.format('%.3f', g), 'gp', string.format('%.3f', gp),
     'gr', string.format('%d', gr), 'gk', string.format('%d', gk), 'gs', string.format('%.3f', gs),
+    'ss', string.format('%d', ss),
     'lb', string.format('%.3f', lb), 'iv', string.format('%.3f', iv), 'la', string.format('%d', la))
 end
 """

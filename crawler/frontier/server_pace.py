@@ -6,8 +6,10 @@ it, that the server cap (:class:`~crawler.frontier.server_gate.ServerGate`, or i
 :mod:`~crawler.frontier.redis_scripts`) enforces across every queue of the server, on top of
 whatever the politeness says:
 
-* a *signal* — an answer in ``signal_statuses`` (429, 503), or a response slower than
-  ``slow_response_factor`` x the server's usual time and ``slow_response_min_ms`` more — makes
+* a *signal* — an answer in ``signal_statuses`` (429, 503), or :data:`SLOW_STREAK` responses
+  in a row each slower than ``slow_response_factor`` x the server's usual time and
+  ``slow_response_min_ms`` more (only small, whole responses are timed: :func:`timing_counts`;
+  a lone slow page is the page, not the server) — makes
   the gap ``increase_factor`` times longer (multiplicative increase). Until the server's limit
   is known, a signal that comes before :data:`FAST_RAMP_ANSWERS` healthy answers since the last
   increase (that increase was not enough: we are still far too fast) makes it
@@ -39,13 +41,22 @@ state in the server's hash.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from crawler.order.schema import PaceConfig
 
-MIN_FIRST_GAP_S = 0.01
-"""The first gap is at least this: a server that refused us is asked at most 100 times a second
+if TYPE_CHECKING:
+    from crawler.curi import CrawlURI
+
+MIN_FIRST_GAP_S = 0.025
+"""The first gap is at least this: a server that refused us is asked at most 40 times a second
 until it has answered well for a while (fewer refusals while the pace finds its limit)."""
-FAST_DESCENT = 16
+FAST_DESCENT = 8
 """How much faster the gap shrinks while far above the gap that last drew a signal."""
+SLOW_STREAK = 3
+"""Slow responses in a row that make a signal."""
+TIMED_MAX_BYTES = 64 * 1024
+"""Larger bodies take long because they are large: their fetch time is not a server signal."""
 PLATEAU_MARGIN = 1.05
 """Within this factor of the known limit the gap shrinks slower still."""
 PLATEAU_SLOWDOWN = 8
@@ -61,6 +72,14 @@ FAST_RAMP_ANSWERS = 10
 at a pace the server can bear, the slow decrease takes far more answers to draw a signal."""
 
 
+def timing_counts(curi: CrawlURI) -> bool:
+    """Whether ``curi``'s fetch time may say how fast its server answers: a body of at most
+    :data:`TIMED_MAX_BYTES`, not cut short (``lenTrunc``, ``timeTrunc`` …)."""
+    if curi.content_size > TIMED_MAX_BYTES:
+        return False
+    return not any(a.endswith("Trunc") for a in curi.annotations)
+
+
 class PaceState:
     """One server's pace (seconds). ``gap_s`` is what the gate enforces; 0 = no constraint."""
 
@@ -73,6 +92,7 @@ class PaceState:
         "ok_since_raise",
         "peak_s",
         "raised_s",
+        "slow_streak",
     )
 
     def __init__(self) -> None:
@@ -81,6 +101,7 @@ class PaceState:
         self.raised_s = -1.0
         self.ok_since_raise = 0
         self.limit_gap_s = 0.0
+        self.slow_streak = 0
         self.baseline_s = -1.0
         self.interval_s = 0.0
         self.last_answer_s = -1.0
@@ -126,7 +147,12 @@ class ServerPace:
                 st.baseline_s = duration_s
             else:
                 if duration_s > self._slow_factor * base and duration_s - base > self._slow_min_s:
-                    signal = True
+                    st.slow_streak += 1
+                    if st.slow_streak >= SLOW_STREAK:
+                        st.slow_streak = 0
+                        signal = True
+                else:
+                    st.slow_streak = 0
                 st.baseline_s = base + (duration_s - base) * BASELINE_WEIGHT
         if signal:
             return self._raise(st, now_s, started_s)

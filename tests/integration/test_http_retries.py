@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from crawllog_parser import CrawlLogLine, parse_file
 from retry_site import RETRY_AFTER_S, RetrySite
+from warcio.archiveiterator import ArchiveIterator
 
 from crawler.controller import CrawlController
 from crawler.demo.rate_limited_server import RateLimitedSite
@@ -51,6 +52,7 @@ def run_crawl(run_dir: Path, sets: list[str]) -> list[CrawlLogLine]:
 class RetryCrawl:
     site: RetrySite
     lines: list[CrawlLogLine]
+    run_dir: Path
 
     def line(self, path: str) -> CrawlLogLine:
         found = [line for line in self.lines if line.uri == self.site.url(path)]
@@ -67,7 +69,7 @@ def retry_crawl(tmp_path_factory: pytest.TempPathFactory) -> RetryCrawl:
     run_dir = tmp_path_factory.mktemp("retries") / "run"
     with RetrySite() as site:
         lines = run_crawl(run_dir, crawl_sets(site.url("/")))
-    return RetryCrawl(site, lines)
+    return RetryCrawl(site, lines, run_dir)
 
 
 def test_a_500_then_200_ends_200_after_two_tries(retry_crawl: RetryCrawl) -> None:
@@ -92,6 +94,20 @@ def test_a_server_that_stays_down_ends_503_after_max_tries(retry_crawl: RetryCra
     assert len(retry_crawl.site.times("/down-503.html")) == 3
 
 
+def test_the_warc_holds_only_the_final_answer(retry_crawl: RetryCrawl) -> None:
+    statuses: dict[str, list[str]] = {}
+    for path in (retry_crawl.run_dir / "warcs").glob("*.warc.gz"):
+        with path.open("rb") as fh:
+            for record in ArchiveIterator(fh):
+                if record.rec_type in ("response", "revisit"):
+                    uri = record.rec_headers.get_header("WARC-Target-URI")
+                    statuses.setdefault(uri, []).append(record.http_headers.get_statuscode())
+    site = retry_crawl.site
+    assert statuses[site.url("/flaky-500.html")] == ["200"]
+    assert statuses[site.url("/busy-429.html")] == ["200"]
+    assert statuses[site.url("/down-503.html")] == ["503"]  # the last of its three answers
+
+
 def test_a_404_is_not_retried(retry_crawl: RetryCrawl) -> None:
     line = retry_crawl.line("/gone-404.html")
     assert line.status == 404
@@ -110,7 +126,7 @@ def test_retries_can_be_turned_off(tmp_path: Path) -> None:
         lines = run_crawl(
             tmp_path / "run", crawl_sets(site.url("/"), "frontier.retries.http_statuses=[]")
         )
-        crawl = RetryCrawl(site, lines)
+        crawl = RetryCrawl(site, lines, tmp_path / "run")
         assert crawl.line("/flaky-500.html").status == 500
         assert crawl.line("/down-503.html").status == 503
         assert len(site.times("/down-503.html")) == 1

@@ -17,7 +17,13 @@ from crawler.frontier import (
     WorkQueueFrontier,
     frontier_summary_report,
 )
-from crawler.frontier.server_pace import FAST_DESCENT, FAST_RAMP_ANSWERS, MIN_FIRST_GAP_S
+from crawler.frontier.server_pace import (
+    FAST_DESCENT,
+    FAST_RAMP_ANSWERS,
+    MIN_FIRST_GAP_S,
+    TIMED_MAX_BYTES,
+    timing_counts,
+)
 from crawler.order.schema import FrontierConfig, PaceConfig, PolitenessConfig
 from crawler.params import NoParams
 from crawler.uniq import MemoryUriUniqFilter
@@ -130,8 +136,20 @@ def test_a_response_far_slower_than_usual_is_a_signal() -> None:
     for _ in range(100):
         assert not a.answer(200, took_s=0.1)
     assert not a.answer(200, took_s=0.35)  # slower, but under slow_response_factor x usual
-    assert a.answer(200, after_s=3.0, took_s=2.5)  # 25x usual and >1 s more
+    assert not a.answer(200, after_s=3.0, took_s=2.5)  # 25x usual and >1 s more: once is the page
+    assert not a.answer(200, took_s=0.1)
+    assert not a.answer(200, after_s=3.0, took_s=2.5)
+    assert not a.answer(200, after_s=3.0, took_s=2.5)
+    assert a.answer(200, after_s=3.0, took_s=2.5)  # SLOW_STREAK in a row: the server is slow
     assert a.st.gap_s > 0
+
+
+def test_large_or_truncated_bodies_are_not_timed() -> None:
+    assert timing_counts(CrawlURI("http://h/", content_size=1000))
+    assert not timing_counts(CrawlURI("http://h/", content_size=TIMED_MAX_BYTES + 1))
+    cut = CrawlURI("http://h/", content_size=10)
+    cut.annotate("timeTrunc")
+    assert not timing_counts(cut)
 
 
 def test_disabled_pace_leaves_the_gate_alone() -> None:
