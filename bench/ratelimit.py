@@ -10,7 +10,7 @@ the host (``--workers 2`` on Redis with ``--redis``). The server's own counters 
 * ``429 %`` — the share of all requests (robots.txt and retries included) answered 429 (<= 1%);
 * ``lost`` — pages of the site whose final crawl.log status is not 200 (0).
 
-Run: ``python bench/ratelimit.py [--rates 10,25,100] [--seconds 40] [--retry-after] [--redis]``
+Run: ``python bench/ratelimit.py [--rates 10,25,100] [--seconds 60] [--retry-after] [--redis]``
 (``make bench-ratelimit``). Prints one table row per run.
 """
 
@@ -93,9 +93,11 @@ def one_run(
     mode = f"{queues} queue{'s' if queues > 1 else ''}" + (
         f", {workers} workers" if workers > 1 else ""
     )
+    share_ok = 100 * ok / span / rate
+    share_refused = 100 * refused / total
     return (
         f"| {rate:5.0f} | {mode:<20} | {len(site.page_urls):6d} | {ok / span:7.1f} | "
-        f"{100 * ok / span / rate:6.1f}% | {total:6d} | {refused:5d} | {100 * refused / total:5.2f}% | "
+        f"{share_ok:6.1f}% | {total:6d} | {refused:5d} | {share_refused:5.2f}% | "
         f"{lost:4d} | {elapsed:6.1f} |"
     )
 
@@ -103,7 +105,7 @@ def one_run(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rates", default="10,25,100", help="comma-separated R values")
-    parser.add_argument("--seconds", type=float, default=40.0, help="site size: R x this pages")
+    parser.add_argument("--seconds", type=float, default=60.0, help="site size: R x this pages")
     parser.add_argument("--queues", default="1,4", help="parallel_queues values to run")
     parser.add_argument("--retry-after", action="store_true", help="429s carry Retry-After")
     parser.add_argument("--keep", action="store_true", help="keep the run directories")
@@ -119,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         modes += [(int(q), 2) for q in args.queues.split(",")]
     print(f"burst {BURST}, politeness off, Retry-After {'on' if args.retry_after else 'off'}")
     print(
-        "|     R | mode                 |  pages |   200/s | % of R |   reqs |   429 | 429 % | lost |"
-        "   wall |"
+        "|     R | mode                 |  pages |   200/s | % of R |   reqs |   429 | 429 % |"
+        " lost |   wall |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     try:

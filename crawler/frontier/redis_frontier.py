@@ -325,6 +325,11 @@ class RedisFrontier:
         """Crawl-wide counts (all workers), from every shard's counters."""
         return redis_snapshot(self._store, self._uniq)
 
+    def paced_servers(self, limit: int = 20) -> list[tuple[str, float]]:
+        """``(server, gap between fetch starts in s)`` of the servers the crawl-wide adaptive
+        pace slows most, slowest first (read from Redis)."""
+        return self._store.paced_servers(limit)
+
     def queue_details(self, limit: int = 2000) -> list[Any]:
         """Per-queue detail is not kept for the shared frontier (reports show the counts)."""
         return []

@@ -484,6 +484,31 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         results = self.call("reap", lambda: redis_conn.run_script(self.client, script, calls))
         return sum(int(r) for r in results)
 
+    def paced_servers(self, limit: int) -> list[tuple[str, float]]:
+        """``(server, gap s)`` of the servers whose adaptive pace (``g`` in their hash) holds
+        them back most, longest gap first; [] on a Cluster (a scan would visit every node)."""
+        if not self.one_node:
+            return []
+        client = self.client
+
+        def scan() -> list[tuple[str, float]]:
+            keys = [k for t in self._tags for k in client.scan_iter(match=f"{t}v:*", count=1000)]
+            if not keys:
+                return []
+            pipe = client.pipeline(transaction=False)
+            for key in keys:
+                pipe.hget(key, "g")
+            rows = [
+                (key.decode("utf-8", "replace").split("v:", 1)[1], float(gap) / 1000.0)
+                for key, gap in zip(keys, pipe.execute(), strict=True)
+                if gap is not None and float(gap) > 0
+            ]
+            rows.sort(key=lambda r: (-r[1], r[0]))
+            return rows[:limit]
+
+        result: list[tuple[str, float]] = self.call("paced_servers", scan)
+        return result
+
     def shard_states(self) -> list[dict[str, int]]:
         """Counters and queue counts of every shard (SHARD_STATE's fields by name)."""
         script = self._scripts["SHARD_STATE"]

@@ -81,6 +81,7 @@ def test_refusals_seen_by_one_worker_pace_the_server_for_all(redis_server: Redis
         b.schedule(CrawlURI("http://h.example/other"))  # the same queue, so the same server
         assert b.next(0.3) is None  # b waits for the pace a's answers set
         assert a.next(0.3) is None
+        assert b.paced_servers() == [("h.example:80", pytest.approx(gap_s))]
     finally:
         a.close()
         b.close()
