@@ -88,6 +88,7 @@ class CrawlReporter:
         self._snapshot = FrontierSnapshot()
         self._last_doc: dict[str, Any] | None = None
         self._busiest: list[tuple[str, HostStats]] = []
+        self._paced: list[tuple[str, float]] = []
         self._processors: list[dict[str, Any]] = []
         self._slow_parts_due = 0.0
         self._display_due = 0.0
@@ -201,6 +202,8 @@ class CrawlReporter:
         mono_s = c.clock.monotonic()
         if mono_s >= self._slow_parts_due or c.state not in ("RUNNING", "PAUSED"):
             self._busiest = c.stats.busiest_hosts(10)
+            paced = getattr(c.frontier, "paced_servers", None)
+            self._paced = paced(10) if paced is not None else []
             self._processors = processor_entries(c.chains)
             self._slow_parts_due = mono_s + SLOW_PARTS_INTERVAL_S
         pool = c.pool
@@ -221,6 +224,9 @@ class CrawlReporter:
             seeds=len(c.seed_uris),
             processors=self._processors,
         )
+        doc["paced_servers"] = [
+            {"server": server, "gap_ms": round(gap_s * 1000, 1)} for server, gap_s in self._paced
+        ]
         self.status.publish(doc)
         self._last_doc = doc
         if c.display is not None and mono_s >= self._display_due:
