@@ -10,9 +10,12 @@ Two kinds of retry (order section ``frontier.retries``):
   ``Retry-After`` the DispositionProcessor honoured replaces that wait. The last answer is the
   URI's final status (crawl.log shows it once, with the ``Nt`` attempts annotation).
 
-The default of 3 attempts is Scrapy's (``RETRY_TIMES = 2``): a transient 5xx or a 429 usually
-clears within a retry or two, while a server that keeps failing costs at most two more fetches
-per URI. Heritrix retries none of these.
+The default is 4 attempts (3 retries), one more than Scrapy's ``RETRY_TIMES = 2``: Scrapy
+retries at once, so its retries span milliseconds; ours back off 1, 2 and 4 s, so together they
+ride out an outage or a restart of about 7 s, and a 429 drawn while the server's pace was still
+finding the server's limit (several queues or workers refused at once) gets a try at the pace
+that limit set. A server that keeps failing costs at most three more fetches per URI, seconds
+apart. Heritrix retries none of these.
 
 Pure and immutable: thread-safe.
 """

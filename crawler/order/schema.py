@@ -94,7 +94,7 @@ class RetriesConfig(Section):
         default_factory=lambda: [408, 429, 500, 502, 503, 504],
         description="HTTP statuses retried; [] = none (Heritrix)",
     )
-    http_max_tries: int = Field(3, ge=1, description="attempts in all for an HTTP status above")
+    http_max_tries: int = Field(4, ge=1, description="attempts in all for an HTTP status above")
     http_backoff_s: float = Field(1.0, ge=0, description="wait before the first HTTP retry")
     http_backoff_max_s: float = Field(60.0, ge=0, description="longest wait between HTTP retries")
 

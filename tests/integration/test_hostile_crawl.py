@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
 TOE_THREADS = 6
 MAX_ATTEMPTS = 3  # frontier.retries.max_retries in crawl_settings
-HTTP_TRIES = 3  # frontier.retries.http_max_tries (the default)
+HTTP_TRIES = 4  # frontier.retries.http_max_tries (the default)
 MAX_HOPS = 20  # the default scope's TooManyHopsDecideRule
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(120)]

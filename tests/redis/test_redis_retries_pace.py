@@ -100,6 +100,8 @@ def _crawl(run_dir: Path, url: str, seed: str, *extra: str) -> list[CrawlLogLine
         "frontier.politeness.min_delay_ms=0",
         "frontier.politeness.max_delay_ms=0",
         "frontier.retries.http_backoff_s=0.2",
+        # One server answers all the cases: its refusals would slow it for the others for long.
+        "frontier.pace.max_gap_ms=200",
         "limits.max_time_s=90",
         *extra,
     ]
@@ -123,8 +125,8 @@ def test_http_retries_end_the_same_with_two_workers(
         first, second = site.times("/busy-429.html")
         assert second - first >= RETRY_AFTER_S - 0.05
         down = by_uri[site.url("/down-503.html")]
-        assert (down.status, "3t" in down.annotations) == (503, True)
-        assert len(site.times("/down-503.html")) == 3
+        assert (down.status, "4t" in down.annotations) == (503, True)
+        assert len(site.times("/down-503.html")) == 4
         assert by_uri[site.url("/gone-404.html")].status == 404
 
 

@@ -13,11 +13,11 @@ from crawler.order.schema import RetriesConfig
 pytestmark = pytest.mark.timeout(10)
 
 
-def test_http_statuses_get_three_tries_by_default() -> None:
+def test_http_statuses_get_four_tries_by_default() -> None:
     policy = RetryPolicy(RetriesConfig())
     for status in (408, 429, 500, 502, 503, 504):
-        assert policy.retries(status, 1) and policy.retries(status, 2)
-        assert not policy.retries(status, 3)
+        assert policy.retries(status, 1) and policy.retries(status, 3)
+        assert not policy.retries(status, 4)
     for status in (200, 301, 404, 403, 501):
         assert not policy.retries(status, 1)
 
