@@ -155,8 +155,11 @@ local function pace(srv_key, kind, age, dur, P)
       local factor = P[1]
       if gk < FAST_RAMP_ANSWERS and gs == 0 then factor = P[2] else gs = g end
       gk = 0
-      if g <= 0 then g = iv end
-      g = math.max(g, MIN_FIRST_GAP_MS / factor) * factor
+      if g > 0 then
+        g = g * factor
+      else
+        g = math.max(iv * factor, MIN_FIRST_GAP_MS)
+      end
       if g > P[4] then g = P[4] end
       gp, gr = g, now
       local nb = tonumber(redis.call('HGET', srv_key, 'nb') or '0')

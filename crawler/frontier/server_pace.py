@@ -179,7 +179,7 @@ class ServerPace:
             factor = self._factor
             st.limit_gap_s = gap
         st.ok_since_raise = 0
-        gap = max(gap if gap > 0 else st.interval_s, MIN_FIRST_GAP_S / factor) * factor
+        gap = gap * factor if gap > 0 else max(st.interval_s * factor, MIN_FIRST_GAP_S)
         gap = min(gap, self._max_gap_s)
         st.gap_s = st.peak_s = gap
         st.raised_s = now_s

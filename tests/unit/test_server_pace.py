@@ -208,3 +208,17 @@ def test_429s_space_fetch_starts_across_queues_despite_zero_politeness(tmp_path:
     assert f.next(0) is not None
     report = frontier_summary_report(f, "job", clock.time())
     assert f"site.test:80 {gap * 1000:.0f}ms" in report.split("PACED SERVERS")[1]
+
+
+def test_the_first_gap_floor_does_not_apply_to_later_increases() -> None:
+    a = Answers()
+    a.answer(200)
+    a.answer(429)
+    for _ in range(2000):  # healthy long enough to shrink well under the first gap
+        a.answer(200)
+    for _ in range(FAST_RAMP_ANSWERS):
+        a.answer(200)
+    a.st.gap_s = small = MIN_FIRST_GAP_S / 4
+    a.st.limit_gap_s = small / 2
+    a.answer(429)
+    assert a.st.gap_s == pytest.approx(small * CONFIG.increase_factor)
