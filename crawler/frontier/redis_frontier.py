@@ -255,7 +255,7 @@ class RedisFrontier:
         max_conn = self._max_conn
         interval_ms = self._interval_ms if entry.server else 0
         paced = self._pace_args(curi, entry.server)
-        if self._retry.retries(status, curi.fetch_attempts):
+        if self._retry.take(curi):
             delay_ms = max(int(curi.retry_delay_s * 1000), backoff_ms)
             curi.reset_for_retry()
             skey_bytes = entry.member[:8]

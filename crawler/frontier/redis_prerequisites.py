@@ -99,7 +99,7 @@ class LocalPrerequisites:
         ``on_final`` (True)."""
         curi.fetch_attempts += 1
         curi.data.pop(SERVER_HOLD_MS_KEY, None)
-        if self._retry.retries(curi.status, curi.fetch_attempts):
+        if self._retry.take(curi):
             backoff_s = float(curi.data.get(BACKOFF_MS_KEY, 0) or 0) / 1000.0
             due_s = time.monotonic() + max(0.0, curi.retry_delay_s, backoff_s)
             curi.data.pop(BACKOFF_MS_KEY, None)

@@ -10,6 +10,10 @@ Two kinds of retry (order section ``frontier.retries``):
   ``Retry-After`` the DispositionProcessor honoured replaces that wait. The last answer is the
   URI's final status (crawl.log shows it once, with the ``Nt`` attempts annotation).
 
+HTTP tries are counted apart from ``fetch_attempts`` (in ``curi.data[HTTP_TRIES_KEY]``, kept
+across retries and removed at the end), so a URI first deferred (-50) for its robots.txt still
+gets all its HTTP tries; the ``Nt`` annotation counts every attempt, as before.
+
 The default is 4 attempts (3 retries), one more than Scrapy's ``RETRY_TIMES = 2``: Scrapy
 retries at once, so its retries span milliseconds; ours back off 1, 2 and 4 s, so together they
 ride out an outage or a restart of about 7 s, and a 429 drawn while the server's pace was still
@@ -22,8 +26,11 @@ Pure and immutable: thread-safe.
 
 from __future__ import annotations
 
-from crawler.curi import RETRYABLE_STATUSES
+from crawler.curi import RETRYABLE_STATUSES, CrawlURI
 from crawler.order.schema import RetriesConfig
+
+HTTP_TRIES_KEY = "frontier.http_tries"
+"""``curi.data`` key: HTTP answers of a retried status this URI has had so far."""
 
 
 class RetryPolicy:
@@ -44,6 +51,32 @@ class RetryPolicy:
         if status in RETRYABLE_STATUSES:
             return attempts < self._max_retries
         return status in self._http and attempts < self._http_max_tries
+
+    def http_try(self, curi: CrawlURI) -> int:
+        """The number of the HTTP try ``curi`` just made, counting only answers of a retried
+        status (1 = its first such answer)."""
+        return int(curi.data.get(HTTP_TRIES_KEY, 0)) + 1
+
+    def will_retry(self, curi: CrawlURI) -> bool:
+        """Whether :meth:`take` will send ``curi``, as it finished, back to its queue."""
+        status = curi.status
+        if status in RETRYABLE_STATUSES:
+            return curi.fetch_attempts + 1 < self._max_retries
+        return status in self._http and self.http_try(curi) < self._http_max_tries
+
+    def take(self, curi: CrawlURI) -> bool:
+        """The frontier's decision for a finished ``curi`` (``fetch_attempts`` already counts
+        this attempt): True to retry it. Counts its HTTP tries in ``curi.data``."""
+        status = curi.status
+        if status in RETRYABLE_STATUSES:
+            return curi.fetch_attempts < self._max_retries
+        if status in self._http:
+            tries = self.http_try(curi)
+            if tries < self._http_max_tries:
+                curi.data[HTTP_TRIES_KEY] = tries
+                return True
+        curi.data.pop(HTTP_TRIES_KEY, None)
+        return False
 
     def is_http_retry_status(self, status: int) -> bool:
         """Whether ``status`` is one of the HTTP statuses retried."""

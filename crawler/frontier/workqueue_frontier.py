@@ -265,7 +265,7 @@ class WorkQueueFrontier:
             backoff_s = float(data.pop(BACKOFF_MS_KEY, 0) or 0) / 1000.0
             hold_s = float(data.pop(SERVER_HOLD_MS_KEY, 0) or 0) / 1000.0
         fetched = fetch_answer(curi)
-        if self._retry.retries(status, curi.fetch_attempts):
+        if self._retry.take(curi):
             delay_s = max(0.0, curi.retry_delay_s, backoff_s)
             curi.reset_for_retry()
             value = curi.to_bytes()

@@ -114,7 +114,7 @@ class DispositionProcessor(Processor[DispositionParams]):
         if status in _DELAYED_RETRY_STATUSES:
             curi.retry_delay_s = float(self._retry_delay_s)
         elif status >= 400 and retry is not None and retry.is_http_retry_status(status):
-            attempt = curi.fetch_attempts + 1
+            attempt = retry.http_try(curi)
             if status in self._paced:
                 attempt -= 1
             curi.retry_delay_s = retry.http_backoff_s(attempt) if attempt > 0 else 0.0

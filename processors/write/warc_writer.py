@@ -203,11 +203,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             status > 0
             and curi.recording is not None
             and curi.uri.startswith(("http://", "https://", "dns:"))
-            and not (
-                status >= 400
-                and self._retry is not None
-                and self._retry.retries(status, curi.fetch_attempts + 1)
-            )
+            and not (status >= 400 and self._retry is not None and self._retry.will_retry(curi))
         )
 
     def inner_process(self, curi: CrawlURI) -> None:

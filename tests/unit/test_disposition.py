@@ -10,6 +10,7 @@ from processor_context import make_context
 
 from crawler import CrawlURI
 from crawler.frontier import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
+from crawler.frontier.retry_policy import HTTP_TRIES_KEY
 from crawler.servers import ServerCache
 from processors.postprocess import DispositionParams, DispositionProcessor
 
@@ -151,7 +152,8 @@ def test_http_retries_back_off_exponentially(
     status: int, attempts_before: int, expected_s: float
 ) -> None:
     curi = finished(status=status)
-    curi.fetch_attempts = attempts_before
+    if attempts_before:
+        curi.data[HTTP_TRIES_KEY] = attempts_before
     processor().process(curi)
     assert curi.retry_delay_s == expected_s
 

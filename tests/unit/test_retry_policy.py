@@ -49,3 +49,16 @@ def test_a_non_http_status_in_the_list_is_an_order_error(tmp_path: Path) -> None
     with pytest.raises(OrderError) as err:
         load_order(order)
     assert "frontier.retries.http_statuses" in str(err.value)
+
+
+def test_http_tries_are_counted_apart_from_deferrals() -> None:
+    from crawler.curi import CrawlURI
+
+    policy = RetryPolicy(RetriesConfig(http_max_tries=2))
+    curi = CrawlURI("http://h.example/", status=-50, fetch_attempts=1)
+    assert policy.take(curi)  # deferred for its robots.txt: not an HTTP try
+    curi.status, curi.fetch_attempts = 503, 2
+    assert policy.will_retry(curi) and policy.take(curi)
+    curi.status, curi.fetch_attempts = 503, 3
+    assert not policy.will_retry(curi) and not policy.take(curi)
+    assert "frontier.http_tries" not in curi.data  # gone once final
