@@ -86,7 +86,7 @@ class CrawlController:
         self.pool: ToePool | None = None
         self.chains = components.build_chains(order)
         self.scope = components.build_rules(order.scope, "scope")
-        self.seed_module = SeedModule(order, self.scope, self.stats, self.schedule)
+        self.seed_module = SeedModule(order, self.scope, self.stats, self.schedule, run_dir)
         self.seed_uris = self.seed_module.uris  # the same lists for the crawl's life
         self.seed_directives = self.seed_module.directives
         self.display = display
@@ -178,6 +178,11 @@ class CrawlController:
     def add_seeds(self, seeds: SeedList) -> int:
         """Add seeds (and scope directives) to the running crawl; returns how many were queued."""
         return self.seed_module.add(seeds)
+
+    def add_seed(self, uri: str, via: str | None) -> bool:
+        """Make ``uri`` a seed of the running crawl (a seed's redirect); see
+        :meth:`SeedModule.add_discovered`. Thread-safe."""
+        return self.seed_module.add_discovered(uri, via)
 
     def add_block_rule(self, pattern: str) -> None:
         """Block queued and future URIs matching ``pattern`` (kept in block-rules.txt)."""

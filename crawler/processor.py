@@ -71,6 +71,9 @@ class ProcessorContext:
     ``schedule_many`` several at once (a page's outlinks; one flag per URI, True if queued);
     ``seen_recently`` says, per URI and without I/O, which the frontier surely has seen (when
     the frontier can tell);
+    ``add_seed(uri, via)`` makes a normalized URI a seed of the running crawl (its SURT prefix
+    joins the scope, the seeds report lists it, ``crawler resume`` keeps it; False if it was one
+    already; the caller schedules it);
     ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
     the crawl is ending, so long operations can give up early; ``history`` holds the fetch and
     payload-digest history of this run (conditional requests, revisit records).
@@ -90,6 +93,7 @@ class ProcessorContext:
     history: CrawlHistory | None = None
     schedule_many: Callable[[Sequence[CrawlURI]], list[bool]] | None = None
     seen_recently: Callable[[Sequence[str]], list[bool]] | None = None
+    add_seed: Callable[[str, str | None], bool] | None = None
 
 
 P = TypeVar("P", bound=Params)

@@ -8,7 +8,13 @@ force-fetch a redirect back into its own redirect chain once and drop it the nex
 (:class:`~processors.postprocess.redirect_chain.RedirectChain`: ``A → A`` is fetched twice, not
 until the hop limit; the URI that was not followed gets the ``redirectLoop`` annotation), ask
 the scope (``ctx.scope``); the accepted ones go to the frontier together, in one
-``ctx.schedule_many`` call (``ctx.schedule`` each when the context has none). Identical link
+``ctx.schedule_many`` call (``ctx.schedule`` each when the context has none). With
+``seeds.redirects_new_seeds`` (Heritrix's ``seedsRedirectNewSeeds``) the redirect of a seed
+— and a chain of redirects from it, up to :data:`MAX_SEED_REDIRECT_HOPS` — is marked a seed
+and, once the scope accepts it, announced through ``ctx.add_seed`` before it is scheduled, so
+its SURT prefix joins the scope (a seed that moved to https, to www., to another host is
+crawled there); a redirect seed this process has not heard of (another worker found it) is
+announced when it is processed. Identical link
 strings are handled once per page; with ``skip_seen``, links the frontier surely saw already
 (``ctx.seen_recently``, no I/O) skip the scope and the frontier altogether. Outlinks of a URI
 whose status is not in [200, 400) are dropped unless ``process_error_outlinks`` (Heritrix's
@@ -52,6 +58,8 @@ from crawler.urls import Canonicalizer, UriError, normalize
 from processors.postprocess.redirect_chain import RedirectChain
 
 SCOPE_LOG = "scope.log"
+MAX_SEED_REDIRECT_HOPS = 5
+"""Most redirects from an original seed to a redirect target that still becomes a seed."""
 
 
 class CandidatesParams(Params):
@@ -128,6 +136,9 @@ class CandidatesProcessor(Processor[CandidatesParams]):
 
     def inner_process(self, curi: CrawlURI) -> None:
         ctx = self.context
+        add_seed = ctx.add_seed if ctx.order.seeds.redirects_new_seeds else None
+        if add_seed is not None and curi.is_seed and curi.hop_path:
+            add_seed(curi.uri, curi.via)  # found by another worker, or before a restart
         if curi.prerequisite is not None:
             self._schedule_prerequisite(ctx, curi, curi.prerequisite)
         if curi.status <= 0 or not curi.outlinks:
@@ -165,6 +176,13 @@ class CandidatesProcessor(Processor[CandidatesParams]):
                 for pair, old in zip(links, known, strict=True)
                 if not old or pair[1].hop == Hop.REFER
             ]
+        seed_redirects = (
+            add_seed is not None
+            and curi.is_seed
+            and curi.hop_count < MAX_SEED_REDIRECT_HOPS
+            and curi.hop_path.count(Hop.REFER) == len(curi.hop_path)
+        )
+        new_seeds: list[CrawlURI] = []
         for uri, link in links:
             child = curi.create_child(uri, link.hop, link.context)
             if link.hop == Hop.REFER:
@@ -172,6 +190,7 @@ class CandidatesProcessor(Processor[CandidatesParams]):
                     loops += 1
                     continue
                 child.directive = SchedulingDirective.MEDIUM
+                child.is_seed = seed_redirects
             elif 0 < _trailing_non_link_hops(child.hop_path) <= embed_hops:
                 child.directive = SchedulingDirective.MEDIUM
             try:
@@ -182,8 +201,13 @@ class CandidatesProcessor(Processor[CandidatesParams]):
                 continue
             if decision is DecideResult.ACCEPT:
                 accepted.append(child)
+                if child.is_seed:
+                    new_seeds.append(child)
             else:
                 rejected += 1
+        if add_seed is not None:
+            for child in new_seeds:
+                add_seed(child.uri, curi.uri)
         if accepted:
             if ctx.schedule_many is not None:
                 scheduled = sum(ctx.schedule_many(accepted))
