@@ -104,6 +104,7 @@ class WiredCrawl(Protocol):
     def schedule(self, curi: CrawlURI) -> bool: ...
     def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]: ...
     def add_seed(self, uri: str, via: str | None) -> bool: ...
+    def catch_up_seeds(self, curi: CrawlURI) -> None: ...
 
 
 class CrawlBuilder:
@@ -222,6 +223,7 @@ class CrawlBuilder:
             schedule_many=c.schedule_many,
             seen_recently=getattr(frontier, "seen_recently", None),
             add_seed=c.add_seed,
+            catch_up_seeds=c.catch_up_seeds,
         )
         for chain in c.chains.chains:
             for proc in chain:

@@ -74,6 +74,8 @@ class ProcessorContext:
     ``add_seed(uri, via)`` makes a normalized URI a seed of the running crawl (its SURT prefix
     joins the scope, the seeds report lists it, ``crawler resume`` keeps it; False if it was one
     already; the caller schedules it);
+    ``catch_up_seeds(curi)``, before ``curi``'s links are scoped, gives the scope the seeds that
+    other workers of a distributed crawl discovered and the URI's scheduler knew;
     ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
     the crawl is ending, so long operations can give up early; ``history`` holds the fetch and
     payload-digest history of this run (conditional requests, revisit records).
@@ -94,6 +96,7 @@ class ProcessorContext:
     schedule_many: Callable[[Sequence[CrawlURI]], list[bool]] | None = None
     seen_recently: Callable[[Sequence[str]], list[bool]] | None = None
     add_seed: Callable[[str, str | None], bool] | None = None
+    catch_up_seeds: Callable[[CrawlURI], None] | None = None
 
 
 P = TypeVar("P", bound=Params)

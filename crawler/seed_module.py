@@ -9,7 +9,11 @@ journal ``RUN_DIR/seeds-added.txt``), so ``crawler resume`` keeps them and their
 statistics; on resume the uniq filter already holds them). :meth:`~SeedModule.add` takes more seeds
 while the crawl runs (a ``*.seeds`` action file) and binds the scope again;
 :meth:`~SeedModule.add_discovered` makes one URI a seed (the target of a seed's redirect: Heritrix's
-``seedsRedirectNewSeeds``) and tells the scope of it without rebinding. Both write the journal.
+``seedsRedirectNewSeeds``) and tells the scope of it without rebinding (and, in a distributed
+crawl, the other workers, through :attr:`publish`). Both write the journal. In a distributed
+crawl every URI scheduled carries how many shared seeds its worker knew (:meth:`stamp`); a worker
+that processes a URI stamped ahead of itself fetches the ones it missed first
+(:meth:`catch_up_for`), so a page under a new seed is scoped alike by every worker.
 :attr:`uris` and :attr:`directives` are one list each for the crawl's life, changed in place, so
 whatever holds them (the controller, rules bound to the seeds) sees the seeds added later.
 
@@ -34,6 +38,9 @@ from crawler.order.schema import CrawlOrder
 from crawler.seeds import ADDED_SEEDS_FILE, SeedList, load_seeds, read_added_seeds
 from crawler.stats import CrawlStats
 
+SEEDS_VERSION_KEY = "seedsVersion"
+"""Key of ``CrawlURI.data``: how many shared seeds the worker that scheduled the URI knew."""
+
 
 class SeedModule:
     """The seeds and scope directives of one crawl."""
@@ -55,6 +62,13 @@ class SeedModule:
         self.directives: list[str] = []
         self._known: set[str] = set()
         self._lock = threading.Lock()
+        self.publish: Callable[[str, str | None], None] | None = None
+        """Set by a worker of a distributed crawl: tells the others of a discovered seed."""
+        self.fetch_shared: Callable[[int], list[tuple[str, str | None]]] | None = None
+        """Set by a worker of a distributed crawl: the shared seeds ``(uri, via)`` from the
+        n-th on."""
+        self.version = 0
+        """How many shared seeds this worker has applied (0 outside distributed crawls)."""
 
     def load(self, logger: Any, uri_error: Callable[[str | None, str, str], None]) -> None:
         """Read the order's seeds (bad ones are logged and skipped) and the journal's, then bind
@@ -97,9 +111,10 @@ class SeedModule:
             self._bind_scope()
         return sum(1 for uri in new if self._schedule_seed(uri))
 
-    def add_discovered(self, uri: str, via: str | None = None) -> bool:
+    def add_discovered(self, uri: str, via: str | None = None, *, announce: bool = True) -> bool:
         """Make ``uri`` (normalized) a seed of the running crawl: the scope learns its prefix,
-        the seeds report lists it, the journal keeps it. False if it was a seed already.
+        the seeds report lists it, the journal keeps it, and (with ``announce``) :attr:`publish`
+        tells the other workers. False if it was a seed already.
 
         The caller schedules the URI itself (with its hop path and via). Thread-safe.
         """
@@ -111,7 +126,48 @@ class SeedModule:
             self._write_journal([uri + (f"  # redirect of {via}" if via else "")])
             self.scope.seed_added(uri)
         self.stats.note_seed(uri)
+        publish = self.publish
+        if announce and publish is not None:
+            try:
+                publish(uri, via)
+                self.catch_up()  # so the version stamped on what this worker schedules counts it
+            except Exception as exc:  # noqa: BLE001 - the others learn it when they meet the URI
+                structlog.get_logger("crawler").warning(
+                    "added_seed_not_published", uri=uri, error=str(exc)
+                )
         return True
+
+    def catch_up(self, version: int = -1) -> None:
+        """Apply the shared seeds this worker has not applied yet — all of them, or only if
+        ``version`` (a URI's :data:`SEEDS_VERSION_KEY`) is ahead of :attr:`version`. Raises what
+        :attr:`fetch_shared` raises. Thread-safe (applying a seed twice is harmless)."""
+        fetch = self.fetch_shared
+        start = self.version
+        if fetch is None or 0 <= version <= start:
+            return
+        added = fetch(start)
+        for uri, via in added:
+            self.add_discovered(uri, via, announce=False)
+        with self._lock:
+            self.version = max(self.version, start + len(added))
+
+    def stamp(self, curis: Iterable[CrawlURI]) -> None:
+        """Write :attr:`version` on URIs about to be scheduled (when there is one), so whichever
+        worker processes them first catches up with the seeds this one knew."""
+        version = self.version
+        if version:
+            for curi in curis:
+                curi.data[SEEDS_VERSION_KEY] = version
+
+    def catch_up_for(self, curi: CrawlURI) -> None:
+        """:meth:`catch_up` with the version ``curi`` was scheduled with; a Redis failure is
+        logged and leaves the scope as it is."""
+        version = curi.data.get(SEEDS_VERSION_KEY)
+        if isinstance(version, int) and version > self.version:
+            try:
+                self.catch_up(version)
+            except Exception as exc:  # noqa: BLE001 - Redis away: the next poll catches up
+                structlog.get_logger("crawler").warning("added_seeds_not_fetched", error=str(exc))
 
     def _bind_scope(self) -> None:
         self.scope.bind(
