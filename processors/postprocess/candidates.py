@@ -136,18 +136,18 @@ class CandidatesProcessor(Processor[CandidatesParams]):
 
     def inner_process(self, curi: CrawlURI) -> None:
         ctx = self.context
-        add_seed = ctx.add_seed if ctx.order.seeds.redirects_new_seeds else None
-        if add_seed is not None:
-            if ctx.catch_up_seeds is not None:
-                ctx.catch_up_seeds(curi)  # seeds other workers found (a no-op in one process)
-            if curi.is_seed and curi.hop_path:
-                add_seed(curi.uri, curi.via)  # found by another worker, or before a restart
         if curi.prerequisite is not None:
             self._schedule_prerequisite(ctx, curi, curi.prerequisite)
         if curi.status <= 0 or not curi.outlinks:
             return
         if not self.params.process_error_outlinks and not 200 <= curi.status < 400:
             return
+        add_seed = ctx.add_seed if ctx.order.seeds.redirects_new_seeds else None
+        if add_seed is not None:
+            if ctx.catch_up_seeds is not None:
+                ctx.catch_up_seeds(curi)  # seeds other workers found (a no-op in one process)
+            if curi.is_seed and curi.hop_path:
+                add_seed(curi.uri, curi.via)  # found by another worker, or before a restart
         accepted: list[CrawlURI] = []
         embed_hops = self.params.preference_embed_hops
         seen_raw: set[tuple[str, str]] = set()
