@@ -86,7 +86,7 @@ class CrawlController:
         self.pool: ToePool | None = None
         self.chains = components.build_chains(order)
         self.scope = components.build_rules(order.scope, "scope")
-        self.seed_module = SeedModule(order, self.scope, self.stats, self.schedule)
+        self.seed_module = SeedModule(order, self.scope, self.stats, self.schedule, run_dir)
         self.seed_uris = self.seed_module.uris  # the same lists for the crawl's life
         self.seed_directives = self.seed_module.directives
         self.display = display
@@ -151,6 +151,7 @@ class CrawlController:
             self.block_rules.blocks(curi.uri) and not curi.hop_path.endswith("P")
         ):
             return False
+        self.seed_module.stamp((curi,))
         if self.frontier.schedule(curi):
             self.stats.note_scheduled(curi.uri)
             return True
@@ -165,6 +166,7 @@ class CrawlController:
         offered = [i for i, c in enumerate(curis) if c.hop_path.endswith("P") or not blocks(c.uri)]
         if not offered:
             return result
+        self.seed_module.stamp(curis)
         queued = self.frontier.schedule_many([curis[i] for i in offered])
         for i, ok in zip(offered, queued, strict=True):
             result[i] = ok
@@ -178,6 +180,16 @@ class CrawlController:
     def add_seeds(self, seeds: SeedList) -> int:
         """Add seeds (and scope directives) to the running crawl; returns how many were queued."""
         return self.seed_module.add(seeds)
+
+    def add_seed(self, uri: str, via: str | None) -> bool:
+        """Make ``uri`` a seed of the running crawl (a seed's redirect); see
+        :meth:`SeedModule.add_discovered`. Thread-safe."""
+        return self.seed_module.add_discovered(uri, via)
+
+    def catch_up_seeds(self, curi: CrawlURI) -> None:
+        """Before scoping ``curi``'s links: learn the seeds the worker that scheduled it knew
+        (distributed crawls; see :meth:`SeedModule.catch_up_for`). Thread-safe."""
+        self.seed_module.catch_up_for(curi)
 
     def add_block_rule(self, pattern: str) -> None:
         """Block queued and future URIs matching ``pattern`` (kept in block-rules.txt)."""

@@ -45,6 +45,7 @@ from crawler.order.errors import OrderError, OrderIssue
 from crawler.order.loader import effective_yaml, require_contact_url
 from crawler.order.schema import CrawlOrder
 from crawler.processor import ProcessorContext
+from crawler.seeds import read_added_seeds
 from crawler.servers import ServerCache
 from crawler.stats import CrawlStats
 from crawler.status import is_running, read_status
@@ -102,6 +103,8 @@ class WiredCrawl(Protocol):
 
     def schedule(self, curi: CrawlURI) -> bool: ...
     def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]: ...
+    def add_seed(self, uri: str, via: str | None) -> bool: ...
+    def catch_up_seeds(self, curi: CrawlURI) -> None: ...
 
 
 class CrawlBuilder:
@@ -148,7 +151,9 @@ class CrawlBuilder:
         the operator's block rules are loaded."""
         c = self._crawl
         if resume:
-            replayed = c.stats.replay_crawl_log(self.run_dir / "logs" / "crawl.log")
+            # Seeds that joined the crawl with a hop path (a seed's redirect) count as seeds.
+            added = set(read_added_seeds(self.run_dir).uris)
+            replayed = c.stats.replay_crawl_log(self.run_dir / "logs" / "crawl.log", added)
             c.logger.info("crawl_resuming", finished_before=replayed)
         c.block_rules.load()
         return CrawlLogs(self.run_dir / "logs", extra_info=self.order.logging.crawl_log_extra_info)
@@ -217,6 +222,8 @@ class CrawlBuilder:
             history=history,
             schedule_many=c.schedule_many,
             seen_recently=getattr(frontier, "seen_recently", None),
+            add_seed=c.add_seed,
+            catch_up_seeds=c.catch_up_seeds,
         )
         for chain in c.chains.chains:
             for proc in chain:

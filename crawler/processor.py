@@ -71,6 +71,11 @@ class ProcessorContext:
     ``schedule_many`` several at once (a page's outlinks; one flag per URI, True if queued);
     ``seen_recently`` says, per URI and without I/O, which the frontier surely has seen (when
     the frontier can tell);
+    ``add_seed(uri, via)`` makes a normalized URI a seed of the running crawl (its SURT prefix
+    joins the scope, the seeds report lists it, ``crawler resume`` keeps it; False if it was one
+    already; the caller schedules it);
+    ``catch_up_seeds(curi)``, before ``curi``'s links are scoped, gives the scope the seeds that
+    other workers of a distributed crawl discovered and the URI's scheduler knew;
     ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
     the crawl is ending, so long operations can give up early; ``history`` holds the fetch and
     payload-digest history of this run (conditional requests, revisit records).
@@ -90,6 +95,8 @@ class ProcessorContext:
     history: CrawlHistory | None = None
     schedule_many: Callable[[Sequence[CrawlURI]], list[bool]] | None = None
     seen_recently: Callable[[Sequence[str]], list[bool]] | None = None
+    add_seed: Callable[[str, str | None], bool] | None = None
+    catch_up_seeds: Callable[[CrawlURI], None] | None = None
 
 
 P = TypeVar("P", bound=Params)

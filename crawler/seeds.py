@@ -83,6 +83,23 @@ def parse_seeds(lines: Iterable[str], origin: str = "seeds") -> SeedList:
     return seeds
 
 
+ADDED_SEEDS_FILE = "seeds-added.txt"
+"""File of a run directory listing, in seed-list syntax, the seeds and directives that joined
+the running crawl (``*.seeds`` action files, seeds' redirects), so ``crawler resume`` and the
+reports know them."""
+
+
+def read_added_seeds(run_dir: Path) -> SeedList:
+    """The seeds and directives of ``run_dir``'s :data:`ADDED_SEEDS_FILE` (none if missing)."""
+    seeds = SeedList()
+    try:
+        text = (run_dir / ADDED_SEEDS_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return seeds
+    seeds.extend(text.splitlines(), ADDED_SEEDS_FILE)
+    return seeds
+
+
 def load_seeds(order: CrawlOrder) -> SeedList:
     """Seeds of ``order``: ``seeds.file`` (relative to ``base_dir``) then ``seeds.urls``.
 

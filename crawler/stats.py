@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 import threading
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -203,12 +204,14 @@ class CrawlStats:
                 if location and status in _REDIRECTS:
                     t.seed_redirects[uri] = location
 
-    def replay_crawl_log(self, path: Path) -> int:
+    def replay_crawl_log(self, path: Path, seeds: Collection[str] = ()) -> int:
         """Count every line of an existing crawl.log; returns lines counted.
 
-        Used by a resumed crawl and by reports built from a run directory. A seed's redirect
-        target is taken from the ``R`` line whose via is the seed. Unparseable lines (e.g. a line
-        cut short by a crash) are skipped.
+        Used by a resumed crawl and by reports built from a run directory. A line is a seed's
+        when its hop path is ``-`` or its URI is one of ``seeds`` (seeds that joined the crawl
+        with a hop path, such as a seed's redirect target). A seed's redirect target is taken
+        from the ``R`` line whose via is the seed. Unparseable lines (e.g. a line cut short by a
+        crash) are skipped.
         """
         if not path.exists():
             return 0
@@ -225,7 +228,7 @@ class CrawlStats:
                     continue
                 uri, hops, via, mime = cols[0], cols[1], cols[2], cols[3]
                 notes = cols[8] if len(cols) > 8 else "-"
-                is_seed = hops == "-"
+                is_seed = hops == "-" or uri in seeds
                 self._record(
                     uri,
                     status,

@@ -2,7 +2,9 @@
 
 A rule answers ACCEPT, REJECT or NONE (no opinion) for a CrawlURI. A sequence asks every rule in
 order and the last non-NONE answer wins (Heritrix's ``DecideRuleSequence``). Rules are immutable
-after :meth:`DecideRule.bind`, so one instance serves all threads without locks.
+after :meth:`DecideRule.bind`, so one instance serves all threads without locks; the one exception,
+:meth:`DecideRule.seed_added` (a seed joining the running crawl), swaps in a new state in one
+attribute assignment, so a concurrent ``decide`` sees the old state or the new one.
 """
 
 from __future__ import annotations
@@ -56,6 +58,12 @@ class DecideRule(Generic[P]):
     def bind(self, ctx: RuleContext) -> None:
         """Called once before the crawl with the seeds; precompute here. Default: nothing."""
 
+    def seed_added(self, uri: str) -> None:
+        """A seed joined the running crawl (e.g. the target of a seed's redirect); rules that
+        derive something from the seeds add it here. Calls never overlap each other or
+        :meth:`bind` (the seed module serializes them); ``decide`` may run meanwhile. Default:
+        nothing (Heritrix's ``SeedListener.addedSeed``)."""
+
     def decide(self, curi: CrawlURI) -> DecideResult:
         """ACCEPT, REJECT or NONE for ``curi``."""
         raise NotImplementedError
@@ -81,6 +89,11 @@ class DecideRuleSequence:
         """Bind every rule (see :meth:`DecideRule.bind`)."""
         for rule in self.rules:
             rule.bind(ctx)
+
+    def seed_added(self, uri: str) -> None:
+        """Tell every rule of a new seed (see :meth:`DecideRule.seed_added`)."""
+        for rule in self.rules:
+            rule.seed_added(uri)
 
     def decide(self, curi: CrawlURI) -> DecideResult:
         """The last non-NONE decision of the rules, or NONE."""

@@ -10,7 +10,9 @@ frontier is empty. With ``crawl_id`` it refuses to join a later crawl of the sam
 :class:`ControlFollower`, a daemon thread beside the crawl, applies the crawl-wide control state
 (pause, unpause, terminate, set through Redis by any machine) to the controller every
 :data:`CONTROL_POLL_S` and publishes this worker's heartbeat (state, counts, busy threads) for
-``crawler status``. A Redis outage keeps the current state; the next beat catches up.
+``crawler status``; it also adds the seeds other workers discovered (a seed's redirect target,
+listed in Redis) to this worker's scope, so a page under such a seed is scoped alike whichever
+worker fetches it. A Redis outage keeps the current state; the next beat catches up.
 
 Thread-safety: the follower only calls the controller's thread-safe operator methods.
 """
@@ -78,6 +80,10 @@ def worker_main(
         run_dir.mkdir(parents=True, exist_ok=True)
         print(run_dir, file=out, flush=True)
         controller = CrawlController(order, run_dir)
+        ns = entry.namespace
+        seeds = controller.seed_module
+        seeds.publish = lambda uri, via: registry.add_seed(ns, uri, via)
+        seeds.fetch_shared = lambda start: registry.seeds_since(ns, start)
         keeper = ControlFollower(registry, entry.namespace, wid, controller)
         keeper.start()
         try:
@@ -122,9 +128,18 @@ class ControlFollower(threading.Thread):
                 c.pause()
             elif wish == "RUNNING" and c.state in ("PAUSING", "PAUSED"):
                 c.unpause()
+            self._follow_seeds()
             self._beat()
             if self._stop_event.wait(CONTROL_POLL_S):
                 return
+
+    def _follow_seeds(self) -> None:
+        """Add the seeds other workers discovered (seeds' redirects) to this worker's scope."""
+        c = self.controller
+        if c.state in ("NASCENT", "PREPARING"):
+            return  # the seed module loads its seeds first
+        with contextlib.suppress(Exception):  # Redis away: the next poll catches up
+            c.seed_module.catch_up()
 
     def _beat(self) -> None:
         c = self.controller

@@ -50,6 +50,7 @@ class SeedsConfig(Section):
     file: str | None = None
     urls: list[str] = Field(default_factory=list)
     source_tag_seeds: bool = False
+    redirects_new_seeds: bool = True
 
 
 class LimitsConfig(Section):

@@ -50,7 +50,7 @@ from crawler import (
     Recording,
     RevisitInfo,
 )
-from crawler.robots import is_robots_uri
+from crawler.robots import complete_lines, is_robots_uri
 from crawler.urls import UriError, host_port, server_key
 from processors.fetch.credentials import find_credential
 from processors.fetch.fetch_clients import (
@@ -313,6 +313,9 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             # One byte over the limit tells the parser the file was cut (so it drops the
             # partial last line).
             body = rec.decoded_body(curi.header("content-encoding"), max_bytes + 1)
+            if rec.truncated and len(body) <= max_bytes:
+                # Cut short by max_length_bytes or a timeout: its last line may be partial.
+                body = complete_lines(body)
         ctx.servers.update_robots(
             server, curi.status, body, ctx.clock.time(), max_size_bytes=max_bytes
         )

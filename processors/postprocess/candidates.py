@@ -4,9 +4,17 @@ Reads ``curi.outlinks``, ``curi.prerequisite`` and ``curi.status``; calls ``ctx.
 every accepted candidate; may set ``curi.status = -63``. For each outlink: normalize it (a bad
 one goes to uri-errors.log through ``ctx.uri_error`` and is skipped), create the child
 (``curi.create_child``), give redirects and first-level embeds the MEDIUM scheduling directive,
-force-fetch a redirect whose canonical form equals its via's (else the uniq filter would drop
-it), ask the scope (``ctx.scope``); the accepted ones go to the frontier together, in one
-``ctx.schedule_many`` call (``ctx.schedule`` each when the context has none). Identical link
+force-fetch a redirect back into its own redirect chain once and drop it the next time
+(:class:`~processors.postprocess.redirect_chain.RedirectChain`: ``A → A`` is fetched twice, not
+until the hop limit; the URI that was not followed gets the ``redirectLoop`` annotation), ask
+the scope (``ctx.scope``); the accepted ones go to the frontier together, in one
+``ctx.schedule_many`` call (``ctx.schedule`` each when the context has none). With
+``seeds.redirects_new_seeds`` (Heritrix's ``seedsRedirectNewSeeds``) the redirect of a seed
+— and a chain of redirects from it, up to :data:`MAX_SEED_REDIRECT_HOPS` — is marked a seed
+and, once the scope accepts it, announced through ``ctx.add_seed`` before it is scheduled, so
+its SURT prefix joins the scope (a seed that moved to https, to www., to another host is
+crawled there); a redirect seed this process has not heard of (another worker found it) is
+announced when it is processed. Identical link
 strings are handled once per page; with ``skip_seen``, links the frontier surely saw already
 (``ctx.seen_recently``, no I/O) skip the scope and the frontier altogether. Outlinks of a URI
 whose status is not in [200, 400) are dropped unless ``process_error_outlinks`` (Heritrix's
@@ -46,9 +54,12 @@ from crawler import (
     SchedulingDirective,
 )
 from crawler.logs import log17
-from crawler.urls import UriError, canonicalize, normalize
+from crawler.urls import Canonicalizer, UriError, normalize
+from processors.postprocess.redirect_chain import RedirectChain
 
 SCOPE_LOG = "scope.log"
+MAX_SEED_REDIRECT_HOPS = 5
+"""Most redirects from an original seed to a redirect target that still becomes a seed."""
 
 
 class CandidatesParams(Params):
@@ -80,11 +91,15 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         self._rejected = 0
         self._bad = 0
         self._prereq_failed = 0
+        self._loops = 0
+        self._redirects = RedirectChain(Canonicalizer().canonicalize)
         self._scope_log: IO[str] | None = None
         self._scope_log_lock = threading.Lock()
 
     def start(self, ctx: ProcessorContext) -> None:
         super().start(ctx)
+        # The frontier's own rules, so "already in the chain" means what the uniq filter means.
+        self._redirects = RedirectChain(Canonicalizer(ctx.order.frontier.canonicalization))
         if self.params.log_scope_decisions and self._scope_log is None:
             logs = ctx.run_dir / "logs"
             logs.mkdir(parents=True, exist_ok=True)
@@ -116,6 +131,7 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             lines.append(f"  candidates out of scope: {self._rejected}")
             lines.append(f"  unusable outlinks: {self._bad}")
             lines.append(f"  prerequisites unschedulable: {self._prereq_failed}")
+            lines.append(f"  redirect loops ended: {self._loops}")
         return lines
 
     def inner_process(self, curi: CrawlURI) -> None:
@@ -126,11 +142,17 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             return
         if not self.params.process_error_outlinks and not 200 <= curi.status < 400:
             return
+        add_seed = ctx.add_seed if ctx.order.seeds.redirects_new_seeds else None
+        if add_seed is not None:
+            if ctx.catch_up_seeds is not None:
+                ctx.catch_up_seeds(curi)  # seeds other workers found (a no-op in one process)
+            if curi.is_seed and curi.hop_path:
+                add_seed(curi.uri, curi.via)  # found by another worker, or before a restart
         accepted: list[CrawlURI] = []
         embed_hops = self.params.preference_embed_hops
         seen_raw: set[tuple[str, str]] = set()
         seen: set[tuple[str, str]] = set()
-        scheduled = rejected = bad = 0
+        scheduled = rejected = bad = loops = 0
         links: list[tuple[str, Link]] = []
         for link in curi.outlinks:
             raw_key = (link.uri, link.hop)
@@ -150,18 +172,28 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             links.append((uri, link))
         seen_recently = ctx.seen_recently
         if seen_recently is not None and self.params.skip_seen and self._scope_log is None:
-            # A redirect to its own canonical form is force-fetched: never skipped.
+            # A redirect back into its chain is force-fetched (once): never skipped.
             known = seen_recently([uri for uri, _ in links])
             links = [
                 pair
                 for pair, old in zip(links, known, strict=True)
                 if not old or pair[1].hop == Hop.REFER
             ]
+        seed_redirects = (
+            add_seed is not None
+            and curi.is_seed
+            and curi.hop_count < MAX_SEED_REDIRECT_HOPS
+            and curi.hop_path.count(Hop.REFER) == len(curi.hop_path)
+        )
+        new_seeds: list[CrawlURI] = []
         for uri, link in links:
             child = curi.create_child(uri, link.hop, link.context)
             if link.hop == Hop.REFER:
+                if not self._redirects.admit(curi, child):
+                    loops += 1
+                    continue
                 child.directive = SchedulingDirective.MEDIUM
-                child.force_fetch = _same_canonical(uri, curi.uri)
+                child.is_seed = seed_redirects
             elif 0 < _trailing_non_link_hops(child.hop_path) <= embed_hops:
                 child.directive = SchedulingDirective.MEDIUM
             try:
@@ -172,8 +204,13 @@ class CandidatesProcessor(Processor[CandidatesParams]):
                 continue
             if decision is DecideResult.ACCEPT:
                 accepted.append(child)
+                if child.is_seed:
+                    new_seeds.append(child)
             else:
                 rejected += 1
+        if add_seed is not None:
+            for child in new_seeds:
+                add_seed(child.uri, curi.uri)
         if accepted:
             if ctx.schedule_many is not None:
                 scheduled = sum(ctx.schedule_many(accepted))
@@ -183,6 +220,7 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             self._scheduled += scheduled
             self._rejected += rejected
             self._bad += bad
+            self._loops += loops
 
     def _schedule_prerequisite(
         self, ctx: ProcessorContext, curi: CrawlURI, prereq: CrawlURI
@@ -211,10 +249,3 @@ def _trailing_non_link_hops(hop_path: str) -> int:
             break
         count += 1
     return count
-
-
-def _same_canonical(uri: str, via: str) -> bool:
-    try:
-        return canonicalize(uri) == canonicalize(via)
-    except (UriError, ValueError):
-        return False
