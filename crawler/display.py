@@ -174,13 +174,11 @@ def _disk_lines(doc: dict[str, Any]) -> list[str]:
         lines.append(f"  paused:      {', '.join(words.get(r, r) for r in reasons)}")
     disk = doc.get("disk") or {}
     if disk.get("enabled") and disk.get("free_mb") is not None:
-        low = " — LOW, crawl paused until" if disk.get("low") else ", pauses below"
-        tail = (
-            f"{disk.get('resume_free_mb')} MiB free"
-            if disk.get("low")
-            else f"{disk.get('min_free_mb')} MiB"
-        )
-        lines.append(f"  disk:        {disk['free_mb']} MiB free on {disk.get('path')}{low} {tail}")
+        if disk.get("low"):
+            tail = f" — LOW, crawl paused until {disk.get('resume_free_mb', 0):g} MiB free"
+        else:
+            tail = f", pauses below {disk.get('min_free_mb', 0):g} MiB"
+        lines.append(f"  disk:        {disk['free_mb']:g} MiB free on {disk.get('path')}{tail}")
     return lines
 
 
