@@ -73,7 +73,10 @@ class ProcessorContext:
     the frontier can tell);
     ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
     the crawl is ending, so long operations can give up early; ``history`` holds the fetch and
-    payload-digest history of this run (conditional requests, revisit records).
+    payload-digest history of this run (conditional requests, revisit records);
+    ``watch_disk(directory)`` asks the disk guard to watch the free space of a directory the
+    processor writes to outside the run directory (the guard watches the run directory,
+    ``warcs/``, ``state/`` and ``logs/`` anyway).
     """
 
     run_dir: Path
@@ -90,6 +93,7 @@ class ProcessorContext:
     history: CrawlHistory | None = None
     schedule_many: Callable[[Sequence[CrawlURI]], list[bool]] | None = None
     seen_recently: Callable[[Sequence[str]], list[bool]] | None = None
+    watch_disk: Callable[[Path], None] | None = None
 
 
 P = TypeVar("P", bound=Params)

@@ -3,7 +3,7 @@
 The controller's run loop calls :meth:`DiskGuard.check` on every turn; at most every
 ``check_interval_s`` it reads the free space of the file systems under the run directory
 (the run directory itself, ``warcs/``, ``state/`` and ``logs/``, which may be symlinks to other
-disks). When the fullest has less than ``min_free_mb`` free, :meth:`check` answers ``"pause"``
+disks, and any directory a processor writes to elsewhere, given to :meth:`watch`). When the fullest has less than ``min_free_mb`` free, :meth:`check` answers ``"pause"``
 (at each such reading) and the guard is *low*; once it has ``min_free_mb + resume_margin_mb`` free
 again, ``"resume"``. The margin keeps a crawl from flapping around the threshold. The controller
 decides what to do with the answers (an operator's own pause is never undone by a resume).
@@ -47,6 +47,12 @@ class DiskGuard:
     def enabled(self) -> bool:
         """Whether the guard watches at all (``min_free_mb`` > 0)."""
         return self.min_free_bytes > 0
+
+    def watch(self, path: Path) -> None:
+        """Also watch ``path``'s file system (a directory a processor writes to outside the
+        run directory). Called while the crawl starts, before the guard's first reading."""
+        if path not in self.space.paths:
+            self.space.paths.append(path)
 
     def check(self, mono_s: float, *, force: bool = False) -> GuardAction:
         """Read the free space if due (or ``force``): ``"pause"`` at every reading below the

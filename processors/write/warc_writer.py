@@ -165,6 +165,8 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         directory = Path(p.directory)
         directory = directory if directory.is_absolute() else ctx.run_dir / directory
         directory.mkdir(parents=True, exist_ok=True)
+        if ctx.watch_disk is not None:
+            ctx.watch_disk(directory)
         self._files = WARCFileSet(
             directory,
             prefix=p.prefix,

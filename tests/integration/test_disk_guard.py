@@ -6,13 +6,16 @@ Skipped, with the reason, where a tmpfs cannot be mounted (it needs root; CI run
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from processor_context import make_context
 from small_fs import MIB, Ballast, small_fs
 
 from crawler.disk import DiskGuard, is_disk_full
+from processors.write.warc_writer import WARCWriterParams, WARCWriterProcessor
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(30)]
 
@@ -80,3 +83,17 @@ def test_full_disk_errors_are_recognised_from_python_and_from_leveldb(fs: Path) 
     assert is_disk_full(raised.value)
     assert is_disk_full(OSError("IO error: /x/000004.log: No space left on device"))
     assert not is_disk_full(OSError("IO error: /x/LOCK: Resource temporarily unavailable"))
+
+
+def test_a_warc_directory_outside_the_run_directory_is_watched(tmp_path: Path, fs: Path) -> None:
+    run_dir = tmp_path / "run"
+    g = guard([run_dir])
+    ctx = dataclasses.replace(make_context(run_dir), watch_disk=g.watch)
+    writer = WARCWriterProcessor("warc", WARCWriterParams(directory=str(fs / "warcs")))
+    writer.start(ctx)
+    try:
+        Ballast(fs / "ballast").fill(leave_bytes=MIB)
+        assert g.check(0.0) == "pause"
+        assert g.last is not None and g.last.path == fs / "warcs"
+    finally:
+        writer.stop()
