@@ -278,20 +278,18 @@ class CrawlHistory:
 
     def _write(self, write: Callable[[Any], None]) -> None:
         """``write(db)`` with the write lock held; a full disk: wait, reopen, write again."""
+        # Writers need no gate: the database is only ever reopened under the write lock.
         while True:
-            self._gate.enter()
+            db = self._db
+            if db is None:
+                raise RuntimeError("CrawlHistory is closed")
             try:
-                db = self._db
-                if db is None:
-                    raise RuntimeError("CrawlHistory is closed")
                 write(db)
                 return
             except Exception as exc:
                 if not is_disk_full(exc):
                     raise
                 failure: BaseException = exc
-            finally:
-                self._gate.leave()
             path = self.path
             if path is None:
                 raise failure

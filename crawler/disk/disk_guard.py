@@ -3,9 +3,10 @@
 The controller's run loop calls :meth:`DiskGuard.check` on every turn; at most every
 ``check_interval_s`` it reads the free space of the file systems under the run directory
 (the run directory itself, ``warcs/``, ``state/`` and ``logs/``, which may be symlinks to other
-disks, and any directory a processor writes to elsewhere, given to :meth:`watch`). When the fullest has less than ``min_free_mb`` free, :meth:`check` answers ``"pause"``
-(at each such reading) and the guard is *low*; once it has ``min_free_mb + resume_margin_mb`` free
-again, ``"resume"``. The margin keeps a crawl from flapping around the threshold. The controller
+disks, and any directory a processor writes to elsewhere, given to :meth:`watch`). When the
+fullest has less than ``min_free_mb`` free, :meth:`check` answers ``"pause"`` (at each such
+reading) and the guard is *low*; once it has ``min_free_mb + resume_margin_mb`` free again,
+``"resume"``. The margin keeps a crawl from flapping around the threshold. The controller
 decides what to do with the answers (an operator's own pause is never undone by a resume).
 
 A ``min_free_mb`` of 0 turns the guard off (:attr:`enabled` is False and :meth:`check` never

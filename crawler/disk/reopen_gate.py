@@ -16,15 +16,20 @@ from contextlib import contextmanager
 class ReopenGate:
     """Shared use of a handle, or exclusive use to replace it."""
 
-    __slots__ = ("_closed", "_cond", "_users")
+    __slots__ = ("_closed", "_cond", "_lock", "_users")
 
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._users = 0
         self._closed = False
 
     def enter(self) -> None:
         """Start a shared use (waits while the handle is being replaced)."""
+        with self._lock:  # the plain lock: cheaper than the condition's wrapper
+            if not self._closed:
+                self._users += 1
+                return
         with self._cond:
             while self._closed:
                 self._cond.wait()
@@ -32,7 +37,7 @@ class ReopenGate:
 
     def leave(self) -> None:
         """End a shared use begun with :meth:`enter`."""
-        with self._cond:
+        with self._lock:
             self._users -= 1
             if not self._users and self._closed:
                 self._cond.notify_all()
