@@ -107,6 +107,7 @@ class CrawlController:
         # guard). The crawl runs again only when no reason is left.
         self.pause_reasons: set[str] = set()
         self._pause_message = ""
+        self._pause_lock = threading.RLock()  # pause/unpause come from several threads
         self.reporter = CrawlReporter(self)
         self.status = self.reporter.status  # ToeThreads note failures in it directly
 
@@ -278,14 +279,15 @@ class CrawlController:
         ``reason`` is ``"operator"`` or ``"disk"`` (the disk guard); ``message`` becomes the
         ``CRAWL PAUSED`` line once the crawl has paused.
         """
-        if self.pool is None or self.state not in ("RUNNING", "PAUSING", "PAUSED"):
-            return
-        self.pause_reasons.add(reason)
-        if self.state == "RUNNING":
-            self._pause_message = message
-            self.pool.pause()
-            self.reporter.note_paused()
-            self._set_state("PAUSING", "Pausing")
+        with self._pause_lock:
+            if self.pool is None or self.state not in ("RUNNING", "PAUSING", "PAUSED"):
+                return
+            self.pause_reasons.add(reason)
+            if self.state == "RUNNING":
+                self._pause_message = message
+                self.pool.pause()
+                self.reporter.note_paused()
+                self._set_state("PAUSING", "Pausing")
 
     def unpause(self, reason: str | None = None) -> None:
         """Resume a paused (or pausing) crawl. Thread-safe.
@@ -294,16 +296,17 @@ class CrawlController:
         space pauses the crawl again at the guard's next reading); the guard's (``"disk"``)
         clears only its own, so an operator's pause stays.
         """
-        if self.pool is None or self.state not in ("PAUSING", "PAUSED"):
-            return
-        if reason is None:
-            self.pause_reasons.clear()
-        else:
-            self.pause_reasons.discard(reason)
-        if not self.pause_reasons:
-            self.reporter.note_unpaused()
-            self.pool.unpause()
-            self._set_state("RUNNING", "Running")
+        with self._pause_lock:
+            if self.pool is None or self.state not in ("PAUSING", "PAUSED"):
+                return
+            if reason is None:
+                self.pause_reasons.clear()
+            else:
+                self.pause_reasons.discard(reason)
+            if not self.pause_reasons:
+                self.reporter.note_unpaused()
+                self.pool.unpause()
+                self._set_state("RUNNING", "Running")
 
     def _check_disk(self, mono_s: float) -> None:
         """Write log lines a full disk made wait; read the free disk space when due: pause
