@@ -26,7 +26,12 @@ from crawler.frontier import LevelDBQueueStore
 from crawler.frontier.queue_store import StoreBatch
 from crawler.history import CrawlHistory
 from crawler.line_file import LineFile
-from crawler.uniq import LevelDBUriUniqFilter
+from crawler.uniq import (
+    BloomUriUniqFilter,
+    BloomUriUniqFilterParams,
+    LevelDBUriUniqFilter,
+    UniqStateError,
+)
 from processors.write.warc_files import WARCFileSet
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
@@ -242,3 +247,22 @@ def test_history_writes_on_a_full_disk_wait_while_reads_go_on(fs: Path) -> None:
     missing = [d for d in digests if again.lookup_digest(d) is None]
     assert missing == []
     again.close()
+
+
+# ----------------------------------------------------------------------- Bloom
+def test_a_bloom_filter_too_big_for_the_disk_is_refused_at_open(fs: Path) -> None:
+    """Its pages are written through a shared mapping, where a full disk would be SIGBUS in
+    the middle of the crawl: the whole file is allocated at open, so the error comes first."""
+    params = BloomUriUniqFilterParams(expected_items=20_000_000, false_positive_rate=0.001)
+    bloom = BloomUriUniqFilter(params)  # about 34 MiB of bits on an 8 MiB disk
+    with pytest.raises(UniqStateError, match="No space left on device"):
+        bloom.open(fs / "state")
+
+    small = BloomUriUniqFilter(BloomUriUniqFilterParams(expected_items=1_000_000))
+    small.open(fs / "small")
+    bits = small.bits
+    assert bits is not None
+    path = bits.path
+    assert path.stat().st_blocks * 512 >= path.stat().st_size  # allocated, not sparse
+    assert small.add_many([f"http://a.test/{i}" for i in range(1000)]) == [True] * 1000
+    small.close()
