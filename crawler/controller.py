@@ -28,11 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from crawler.applog import flush_app_logging
 from crawler.clock import Clock, SystemClock
 from crawler.crawl_builder import CrawlBuilder, CrawlInUseError, new_run_dir
 from crawler.crawl_reporter import CrawlReporter
 from crawler.curi import CrawlURI
 from crawler.decide.decide_rule import DecideResult
+from crawler.disk import DiskGuard
 from crawler.frontier.frontier import Frontier
 from crawler.history import CrawlHistory
 from crawler.logs import CrawlLogs
@@ -94,6 +96,18 @@ class CrawlController:
         self.actions: ActionDirectory | None = None
         self.history: CrawlHistory | None = None
         self._builder = CrawlBuilder(self, self._on_final, self._uri_error)
+        limits = order.limits
+        self.disk_guard = DiskGuard(
+            [run_dir, run_dir / "warcs", run_dir / "state", run_dir / "logs"],
+            min_free_mb=limits.min_free_disk_mb,
+            resume_margin_mb=limits.disk_resume_margin_mb,
+            check_interval_s=limits.disk_check_interval_s,
+        )
+        # Why the crawl is paused: "operator" (pause command, pause_at_start) and/or "disk" (the
+        # guard). The crawl runs again only when no reason is left.
+        self.pause_reasons: set[str] = set()
+        self._pause_message = ""
+        self._pause_lock = threading.RLock()  # pause/unpause come from several threads
         self.reporter = CrawlReporter(self)
         self.status = self.reporter.status  # ToeThreads note failures in it directly
 
@@ -216,6 +230,7 @@ class CrawlController:
         if self.order.pause_at_start:
             self.pool.pause()
             self.reporter.note_paused()
+            self.pause_reasons.add("operator")
             self._set_state("PAUSED", "Paused at start")
         else:
             self._set_state("RUNNING", "Running")
@@ -246,9 +261,10 @@ class CrawlController:
             if now >= next_action and self.actions is not None:
                 self.actions.poll()
                 next_action = now + POLL_INTERVAL_S
+            self._check_disk(now)
             self.reporter.tick(now)
             if self.state == "PAUSING" and self.pool.busy_threads() == 0:
-                self._set_state("PAUSED", "Paused by operator")
+                self._set_state("PAUSED", self._pause_message or "Paused by operator")
                 self.reporter.write_progress()
             if self.state != "RUNNING":
                 continue
@@ -269,19 +285,59 @@ class CrawlController:
             self._stop_reason = reason
         self.stopping.set()
 
-    def pause(self) -> None:
-        """Stop handing out URIs; PAUSED once those in process finished. Thread-safe."""
-        if self.pool is not None and self.state == "RUNNING":
-            self.pool.pause()
-            self.reporter.note_paused()
-            self._set_state("PAUSING", "Pausing")
+    def pause(self, reason: str = "operator", message: str = "Paused by operator") -> None:
+        """Stop handing out URIs; PAUSED once those in process finished. Thread-safe.
 
-    def unpause(self) -> None:
-        """Resume a paused (or pausing) crawl. Thread-safe."""
-        if self.pool is not None and self.state in ("PAUSING", "PAUSED"):
-            self.reporter.note_unpaused()
-            self.pool.unpause()
-            self._set_state("RUNNING", "Running")
+        ``reason`` is ``"operator"`` or ``"disk"`` (the disk guard); ``message`` becomes the
+        ``CRAWL PAUSED`` line once the crawl has paused.
+        """
+        with self._pause_lock:
+            if self.pool is None or self.state not in ("RUNNING", "PAUSING", "PAUSED"):
+                return
+            self.pause_reasons.add(reason)
+            if self.state == "RUNNING":
+                self._pause_message = message
+                self.pool.pause()
+                self.reporter.note_paused()
+                self._set_state("PAUSING", "Pausing")
+
+    def unpause(self, reason: str | None = None) -> None:
+        """Resume a paused (or pausing) crawl. Thread-safe.
+
+        The operator's unpause (``reason`` None) clears every reason (a disk still short of
+        space pauses the crawl again at the guard's next reading); the guard's (``"disk"``)
+        clears only its own, so an operator's pause stays.
+        """
+        with self._pause_lock:
+            if self.pool is None or self.state not in ("PAUSING", "PAUSED"):
+                return
+            if reason is None:
+                self.pause_reasons.clear()
+            else:
+                self.pause_reasons.discard(reason)
+            if not self.pause_reasons:
+                self.reporter.note_unpaused()
+                self.pool.unpause()
+                self._set_state("RUNNING", "Running")
+
+    def _check_disk(self, mono_s: float) -> None:
+        """Write log lines a full disk made wait; read the free disk space when due: pause
+        below the threshold, resume above it."""
+        if self.logs is not None:
+            self.logs.flush()
+        flush_app_logging()
+        guard = self.disk_guard
+        action = guard.check(mono_s)
+        if action is None:
+            return
+        status = guard.status()
+        if action == "pause":
+            if "disk" not in self.pause_reasons and self.state in ("RUNNING", "PAUSING", "PAUSED"):
+                self.logger.warning("disk_space_low", **status, state=self.state)
+                self.pause("disk", guard.reason())
+        else:
+            self.logger.warning("disk_space_recovered", **status, state=self.state)
+            self.unpause("disk")
 
     # ---------------------------------------------------------------- end
     def _finish(self) -> None:

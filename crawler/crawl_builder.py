@@ -34,6 +34,7 @@ from crawler.chain import ProcessorChains
 from crawler.clock import Clock
 from crawler.curi import CrawlURI
 from crawler.decide.decide_rule import DecideRuleSequence, RuleContext
+from crawler.disk import DiskGuard
 from crawler.frontier import WorkQueueFrontier
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import Frontier
@@ -100,6 +101,7 @@ class WiredCrawl(Protocol):
     scope: DecideRuleSequence
     seed_uris: list[str]
     block_rules: BlockRules
+    disk_guard: DiskGuard
 
     def schedule(self, curi: CrawlURI) -> bool: ...
     def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]: ...
@@ -224,6 +226,7 @@ class CrawlBuilder:
             seen_recently=getattr(frontier, "seen_recently", None),
             add_seed=c.add_seed,
             catch_up_seeds=c.catch_up_seeds,
+            watch_disk=c.disk_guard.watch,
         )
         for chain in c.chains.chains:
             for proc in chain:

@@ -78,7 +78,10 @@ class ProcessorContext:
     other workers of a distributed crawl discovered and the URI's scheduler knew;
     ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
     the crawl is ending, so long operations can give up early; ``history`` holds the fetch and
-    payload-digest history of this run (conditional requests, revisit records).
+    payload-digest history of this run (conditional requests, revisit records);
+    ``watch_disk(directory)`` asks the disk guard to watch the free space of a directory the
+    processor writes to outside the run directory (the guard watches the run directory,
+    ``warcs/``, ``state/`` and ``logs/`` anyway).
     """
 
     run_dir: Path
@@ -97,6 +100,7 @@ class ProcessorContext:
     seen_recently: Callable[[Sequence[str]], list[bool]] | None = None
     add_seed: Callable[[str, str | None], bool] | None = None
     catch_up_seeds: Callable[[CrawlURI], None] | None = None
+    watch_disk: Callable[[Path], None] | None = None
 
 
 P = TypeVar("P", bound=Params)

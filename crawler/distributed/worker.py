@@ -126,8 +126,9 @@ class ControlFollower(threading.Thread):
                 c.request_stop("Finished - Ended by operator")
             elif wish == "PAUSED" and c.state == "RUNNING":
                 c.pause()
-            elif wish == "RUNNING" and c.state in ("PAUSING", "PAUSED"):
-                c.unpause()
+            elif wish == "RUNNING" and "operator" in c.pause_reasons:
+                # Only the operator's pause: a worker whose disk guard paused it stays paused.
+                c.unpause("operator")
             self._follow_seeds()
             self._beat()
             if self._stop_event.wait(CONTROL_POLL_S):

@@ -59,6 +59,11 @@ class LimitsConfig(Section):
     max_documents: int = Field(0, ge=0)
     max_bytes: int = Field(0, ge=0)
     max_time_s: float = Field(0, ge=0)
+    # Disk guard (not an end of the crawl): pause while the fullest file system under the run
+    # directory has less than min_free_disk_mb free (0 = off); resume at min + margin.
+    min_free_disk_mb: int = Field(512, ge=0)
+    disk_resume_margin_mb: int = Field(64, ge=0)
+    disk_check_interval_s: float = Field(5.0, gt=0)
 
 
 class RobotsConfig(Section):

@@ -23,7 +23,10 @@ answer as block. Sets ``curi.extra_info['warcFilename']`` / ``['warcFileOffset']
 first record). After writing, records the fetch in the history and the payload's first capture in
 the digest history (no history: no dedup, nothing recorded). A write error gives the URI a
 non-fatal error and ``unwritten:ioerror``; the file becomes ``….invalid``, the next URI starts a
-new one. File naming, ``.open``, warcinfo and rollover: :mod:`processors.write.warc_files`.
+new one. A full disk is not an error: the thread waits for space and writes the records then
+(:class:`~crawler.disk.SpaceWait`; the file is cut back to the last whole record first), so no
+capture is dropped and no half record stays in a file. File naming, ``.open``, warcinfo and
+rollover: :mod:`processors.write.warc_files`.
 
 Thread-safety: records of one URI are built and compressed by the calling thread into a spool
 (no lock held), then appended under the file set's lock (a plain copy), so threads compress in
@@ -46,6 +49,7 @@ from typing import IO, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from crawler import CrawlURI, Params, Processor, ProcessorContext, __version__
+from crawler.disk import SPACE_WAIT, is_disk_full
 from processors.fetch.user_agent import user_agent
 from processors.write.revisits import (
     IDENTICAL_PAYLOAD_DIGEST,
@@ -161,6 +165,8 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         directory = Path(p.directory)
         directory = directory if directory.is_absolute() else ctx.run_dir / directory
         directory.mkdir(parents=True, exist_ok=True)
+        if ctx.watch_disk is not None:
+            ctx.watch_disk(directory)
         self._files = WARCFileSet(
             directory,
             prefix=p.prefix,
@@ -221,10 +227,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             return
         spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY_BYTES)  # noqa: SIM115
         try:
-            if is_dns:
-                first_id, date, kinds = self._build_dns(curi, spool)
-            else:
-                first_id, date, kinds = self._build_http(curi, spool, referent)
+            first_id, date, kinds = self._build(curi, spool, referent)
             size = spool.tell()
             spool.seek(0)
             try:
@@ -248,6 +251,23 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             remember_capture(curi, history, referent, first_id, date, name, offset, digest_new)
 
     # ----------------------------------------------------------------- records
+    def _build(
+        self, curi: CrawlURI, spool: IO[bytes], referent: Referent | None
+    ) -> tuple[str, str, list[str]]:
+        """Build ``curi``'s records into ``spool``. A spool past memory goes to the temporary
+        directory: if that disk is full, wait for space and build again."""
+        while True:
+            try:
+                if curi.uri.startswith("dns:"):
+                    return self._build_dns(curi, spool)
+                return self._build_http(curi, spool, referent)
+            except OSError as exc:
+                if not is_disk_full(exc):
+                    raise
+                SPACE_WAIT.wait(Path(tempfile.gettempdir()), "warc spool", exc)
+                spool.seek(0)
+                spool.truncate()
+
     def _build_dns(self, curi: CrawlURI, out: IO[bytes]) -> tuple[str, str, list[str]]:
         rec = curi.recording
         date = self._date(curi)
