@@ -1,0 +1,60 @@
+"""url_template: the shape of a URI with its changing numbers taken out, for trap budgets.
+
+Crawler traps repeat one URL template with numbers that change without end: ``/calendar/2026/01``
+→ ``/calendar/2026/02`` …, ``?page=N``, ``?date=2026-01-05``, ``/item/123/456``. The template of
+a URI is its scheme, authority and path, with every run of digits (a leading ``-`` of a
+negative number included) and every month name replaced by a placeholder, then its query: the
+keys kept, sorted, each value normalised the same way. Fragments are dropped. A URI without any
+digit or month name in its path or query has no template (it cannot be one of a series).
+
+Pure functions, safe from any thread.
+"""
+
+from __future__ import annotations
+
+import re
+
+NUMBER = "{n}"
+MONTH = "{mon}"
+
+# A run of digits, with the '-' of a negative number when the '-' does not join two words
+# ("month=-3", "/-3/"; not "story-123", which is "story-{n}").
+_NUMBER_RE = re.compile(r"(?:(?<![0-9A-Za-z])-)?[0-9]+")
+_MONTH_RE = re.compile(
+    r"(?<![A-Za-z])(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?"
+    r"|aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_HAS_VARIABLE_RE = re.compile(
+    r"[0-9]|(?<![A-Za-z])(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.IGNORECASE
+)
+
+
+def _shape(text: str) -> str:
+    return _MONTH_RE.sub(MONTH, _NUMBER_RE.sub(NUMBER, text))
+
+
+def url_template(uri: str) -> str | None:
+    """The template of ``uri`` (``http://h/calendar/{n}/{n}``, ``http://h/list?page={n}``), or
+    None when nothing in its path or query varies like a counter or a date.
+
+    The authority is kept as it is (a host's digits are not a counter); query keys are sorted
+    so that reordered parameters share a template; a key without ``=`` stays bare.
+    """
+    uri = uri.split("#", 1)[0]
+    start = uri.find("//")
+    slash = uri.find("/", start + 2) if start >= 0 else -1
+    if slash < 0:
+        return None
+    origin, rest = uri[:slash], uri[slash:]
+    if _HAS_VARIABLE_RE.search(rest) is None:
+        return None
+    path, sep, query = rest.partition("?")
+    template = origin + _shape(path)
+    if sep:
+        params = sorted(
+            key + "=" + _shape(value) if eq else key
+            for key, eq, value in (item.partition("=") for item in query.split("&") if item)
+        )
+        template += "?" + "&".join(params)
+    return template
