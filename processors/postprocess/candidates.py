@@ -149,7 +149,7 @@ class CandidatesProcessor(Processor[CandidatesParams]):
     def _decide(self, ctx: ProcessorContext, candidate: CrawlURI) -> DecideResult:
         """The scope's decision, logged to scope.log when asked for (trap rejections with
         ``log_trap_rejections``)."""
-        if self._scope_log is None:
+        if not self.params.log_scope_decisions:
             decision = ctx.scope.decide(candidate)
             if decision is DecideResult.REJECT and candidate.annotations and self._traps:
                 self._log_trap(ctx, candidate)
@@ -221,7 +221,11 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             seen.add(key)
             links.append((uri, link))
         seen_recently = ctx.seen_recently
-        if seen_recently is not None and self.params.skip_seen and self._scope_log is None:
+        if (
+            seen_recently is not None
+            and self.params.skip_seen
+            and not self.params.log_scope_decisions
+        ):
             # A redirect to its own canonical form is force-fetched: never skipped.
             known = seen_recently([uri for uri, _ in links])
             links = [
