@@ -5,9 +5,10 @@ each bad seed becomes a ``bad_seed`` warning and a uri-errors.log line, and the 
 the seeds and the ``+``/``-`` directives, so seeds-as-SURT-prefixes rules admit them.
 :meth:`~SeedModule.schedule_all` offers every seed to the frontier (counted as a seed in the
 statistics; on resume the uniq filter already holds them). :meth:`~SeedModule.add` takes more seeds
-while the crawl runs (a ``*.seeds`` action file) and binds the scope again. :attr:`uris` and
-:attr:`directives` are one list each for the crawl's life, changed in place, so whatever holds
-them (the controller, rules bound to the seeds) sees the seeds added later.
+while the crawl runs (a ``*.seeds`` action file) and binds the scope again. A seed whose line
+set ``max_hops`` carries it (``CrawlURI.seed_max_hops``) to every URI descended from it.
+:attr:`uris` and :attr:`directives` are one list each for the crawl's life, changed in place, so
+whatever holds them (the controller, rules bound to the seeds) sees the seeds added later.
 
 Not thread-safe: only the controller's thread calls it (while preparing, then from the action
 directory's poll); the seeds it schedules go through the thread-safe ``schedule``. Heritrix
@@ -43,6 +44,7 @@ class SeedModule:
         self._schedule = schedule
         self.uris: list[str] = []
         self.directives: list[str] = []
+        self.max_hops: dict[str, int] = {}
 
     def load(self, logger: Any, uri_error: Callable[[str | None, str, str], None]) -> None:
         """Read the order's seeds (bad ones are logged and skipped), then bind the scope."""
@@ -52,6 +54,8 @@ class SeedModule:
             uri_error(None, problem, problem.split(" ")[0])
         self.uris[:] = seeds.uris
         self.directives[:] = seeds.directives
+        self.max_hops.clear()
+        self.max_hops.update(seeds.max_hops)
         self._bind_scope()
 
     def schedule_all(self) -> None:
@@ -70,6 +74,7 @@ class SeedModule:
         new = [uri for uri in seeds.uris if uri not in known]
         self.uris.extend(new)
         self.directives.extend(seeds.directives)
+        self.max_hops.update({uri: seeds.max_hops[uri] for uri in new if uri in seeds.max_hops})
         self._bind_scope()
         return sum(1 for uri in new if self._schedule_seed(uri))
 
@@ -85,5 +90,6 @@ class SeedModule:
             is_seed=True,
             directive=SchedulingDirective.MEDIUM,
             source_tag=uri if self.order.seeds.source_tag_seeds else None,
+            seed_max_hops=self.max_hops.get(uri, -1),
         )
         return self._schedule(curi)
