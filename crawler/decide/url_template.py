@@ -17,21 +17,29 @@ import re
 NUMBER = "{n}"
 MONTH = "{mon}"
 
-# A run of digits, with the '-' of a negative number when the '-' does not join two words
-# ("month=-3", "/-3/"; not "story-123", which is "story-{n}").
-_NUMBER_RE = re.compile(r"(?:(?<![0-9A-Za-z])-)?[0-9]+")
+_DIGITS_RE = re.compile(r"[0-9]+")
+# The '-' of a negative number, once its digits are a placeholder: not when it joins two words or
+# two numbers ("month=-3", "/-3/" lose it; "story-123" and "2026-01-05" keep theirs).
+_NEGATIVE_RE = re.compile(r"(?<![0-9A-Za-z}])-\{n\}")
 _MONTH_RE = re.compile(
     r"(?<![A-Za-z])(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?"
     r"|aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?![A-Za-z])",
     re.IGNORECASE,
 )
-_HAS_VARIABLE_RE = re.compile(
-    r"[0-9]|(?<![A-Za-z])(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.IGNORECASE
-)
+_MONTH_HINTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
-def _shape(text: str) -> str:
-    return _MONTH_RE.sub(MONTH, _NUMBER_RE.sub(NUMBER, text))
+def _has_month(text: str) -> bool:
+    # Cheaper than the month regex for the many URIs that hold no month name at all.
+    low = text.lower()
+    return any(hint in low for hint in _MONTH_HINTS)
+
+
+def _shape(text: str, months: bool) -> str:
+    text = _DIGITS_RE.sub(NUMBER, text)
+    if "-{n}" in text:
+        text = _NEGATIVE_RE.sub(NUMBER, text)
+    return _MONTH_RE.sub(MONTH, text) if months else text
 
 
 def url_template(uri: str) -> str | None:
@@ -47,13 +55,14 @@ def url_template(uri: str) -> str | None:
     if slash < 0:
         return None
     origin, rest = uri[:slash], uri[slash:]
-    if _HAS_VARIABLE_RE.search(rest) is None:
+    months = _has_month(rest)
+    if not months and _DIGITS_RE.search(rest) is None:
         return None
     path, sep, query = rest.partition("?")
-    template = origin + _shape(path)
+    template = origin + _shape(path, months)
     if sep:
         params = sorted(
-            key + "=" + _shape(value) if eq else key
+            key + "=" + _shape(value, months) if eq else key
             for key, eq, value in (item.partition("=") for item in query.split("&") if item)
         )
         template += "?" + "&".join(params)
