@@ -16,7 +16,8 @@ disposition and rebuilt from crawl.log on ``crawler resume``), so the quotas hol
 resume; per-domain tallies are kept only while a domain quota is set. Quotas are checked
 before the fetch: a byte quota is passed by at most the URIs of that host or domain in flight
 when it is reached, a URI quota by at most those in flight (none with one queue per host).
-Prerequisites (dns:, robots.txt) are never blocked.
+Prerequisites (dns:, robots.txt) are never blocked. In a crawl scaled out over several workers
+each worker's statistics count its own fetches only, so a quota holds per worker.
 
 Reads ``uri`` and ``hop_path``; writes ``status`` and ``annotations`` of a blocked URI.
 Thread-safe: the statistics have their own lock; the report counters one of their own.
