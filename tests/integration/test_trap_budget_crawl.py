@@ -6,6 +6,7 @@ whole."""
 from __future__ import annotations
 
 import datetime
+import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -123,3 +124,6 @@ def test_endless_calendar_ends_at_its_trap_budget(
     assert not set(rejected) & {base + p for p in calendar + events}
     report = (run / "reports" / "processors-report.txt").read_text()
     assert f"candidates over a trap budget: {len(scope_log)} (2 templates)" in report
+    # The budgets spent are kept for `crawler resume`.
+    saved = json.loads((run / "state" / "trap-budgets.json").read_text())
+    assert [len(members) for _, members in saved["8"]["templates"]].count(BUDGET) == 2
