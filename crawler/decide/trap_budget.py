@@ -5,9 +5,11 @@ a crawler trap repeats one URL template (:func:`crawler.decide.url_template.url_
 numbers that never run out. Hop limits stop such a trap only after hundreds of fetches per
 template; this rule lets the first ``max_uris_per_template`` distinct URIs of each template (the
 template includes the host and port) through and REJECTs the rest, annotating each rejected URI
-``trap:<template>``. Seeds and prerequisites are never rejected, and a URI already let through
-is let through again (a page linked from every page of a site counts once), so a paginated site
-with no more pages than the budget is not affected.
+``trap:<template>``. Seeds and prerequisites are never rejected, nor (with ``exempt_sitemap_links``)
+URIs a sitemap lists (last hop M): a sitemap is a finite list the site itself declares, often of
+numbered pages (``/item/123``) far beyond any trap budget. A URI already let through is let
+through again (a page linked from every page of a site counts once), so a paginated site with no
+more pages than the budget is not affected.
 
 It is a *gate* (see :mod:`crawler.decide.decide_rule`): the scope asks it only about URIs its
 other rules ACCEPT, so out-of-scope links spend no budget.
@@ -56,6 +58,9 @@ class TrapBudgetParams(Params):
     max_uris_per_template: int = Field(
         30, ge=0, description="distinct URIs let through per host and URL template; 0 = no limit"
     )
+    exempt_sitemap_links: bool = Field(
+        True, description="never reject URIs a sitemap lists (last hop M), nor count them"
+    )
     max_templates: int = Field(
         50_000,
         ge=1,
@@ -81,7 +86,13 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
 
     def decide(self, curi: CrawlURI) -> DecideResult:
         budget = self.params.max_uris_per_template
-        if budget == 0 or curi.is_seed or curi.hop_path[-1:] == Hop.PREREQ:
+        last_hop = curi.hop_path[-1:]
+        if (
+            budget == 0
+            or curi.is_seed
+            or last_hop == Hop.PREREQ
+            or (last_hop == Hop.MANIFEST and self.params.exempt_sitemap_links)
+        ):
             return DecideResult.ACCEPT
         template = url_template(curi.uri)
         if template is None:

@@ -70,12 +70,18 @@ def test_the_budget_counts_distinct_uris_per_template() -> None:
     assert rule.top_templates(5) == [("http://h/cal/{n}", 1)]
 
 
-def test_seeds_and_prerequisites_are_never_rejected() -> None:
+def test_seeds_prerequisites_and_sitemap_links_are_never_rejected() -> None:
     rule = TrapBudgetDecideRule(TrapBudgetParams(max_uris_per_template=1))
     assert rule.decide(link("http://h/robots1.txt")) is DecideResult.ACCEPT
     assert rule.decide(link("http://h/robots2.txt", "LP")) is DecideResult.ACCEPT
     assert rule.decide(CrawlURI("http://h/robots3.txt", is_seed=True)) is DecideResult.ACCEPT
-    assert rule.decide(link("http://h/robots4.txt")) is DecideResult.REJECT
+    assert rule.decide(link("http://h/robots4.txt", "PMM")) is DecideResult.ACCEPT
+    assert rule.decide(link("http://h/robots5.txt")) is DecideResult.REJECT
+    strict = TrapBudgetDecideRule(
+        TrapBudgetParams(max_uris_per_template=1, exempt_sitemap_links=False)
+    )
+    assert strict.decide(link("http://h/item/1", "PMM")) is DecideResult.ACCEPT
+    assert strict.decide(link("http://h/item/2", "PMM")) is DecideResult.REJECT
 
 
 def test_zero_budget_turns_the_rule_off() -> None:
