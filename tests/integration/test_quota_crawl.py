@@ -106,6 +106,8 @@ def test_a_host_past_its_uri_quota_is_fetched_no_more(site: Site, tmp_path: Path
     assert len([r for r in site.requested if r.startswith(host)]) == 5
     report = (tmp_path / "run" / "reports" / "processors-report.txt").read_text()
     assert f"URIs over quota (-5003): {len(blocked)} (host_max_urls {len(blocked)})" in report
+    crawl_report = (tmp_path / "run" / "reports" / "crawl-report.txt").read_text()
+    assert f"\nURIs over quota: {len(blocked)}\n" in crawl_report
 
 
 def test_a_domain_past_its_byte_quota_is_fetched_no_more(site: Site, tmp_path: Path) -> None:
