@@ -110,7 +110,8 @@ class CandidatesProcessor(Processor[CandidatesParams]):
     def _open_scope_log(self, ctx: ProcessorContext) -> IO[str]:
         logs = ctx.run_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
-        self._scope_log = open(logs / SCOPE_LOG, "a", encoding="utf-8")  # noqa: SIM115
+        # Line-buffered: each line is in the file at once (tail -f, a crash loses none).
+        self._scope_log = open(logs / SCOPE_LOG, "a", buffering=1, encoding="utf-8")  # noqa: SIM115
         return self._scope_log
 
     def stop(self) -> None:
