@@ -15,10 +15,11 @@ It is a *gate* (see :mod:`crawler.decide.decide_rule`): the scope asks it only a
 other rules ACCEPT, so out-of-scope links spend no budget.
 
 Memory is bounded: the templates are kept in an LRU of ``max_templates`` entries (a 64-bit key
-and the 64-bit hashes of up to ``max_uris_per_template`` URIs each, about 300 bytes for a full
-one); a template not seen for a long while is forgotten and would start a new budget. The state
-can be saved and restored (:meth:`TrapBudgetDecideRule.state` / :meth:`restore`) so that a
-resumed crawl keeps its budgets. Thread-safe: one lock, held for a dictionary lookup and at most
+and the 64-bit hashes of up to ``max_uris_per_template`` URIs each, about 500 bytes for a full
+one: 25 MB for 50,000 full templates); a template not seen for a long while is forgotten and
+would start a new budget. The state can be saved and restored
+(:meth:`TrapBudgetDecideRule.state` / :meth:`restore`) so that a resumed crawl keeps its
+budgets. Thread-safe: one lock, held for a dictionary lookup and at most
 a scan of one template's hashes. Beyond Heritrix, which has no such rule.
 """
 
