@@ -14,6 +14,8 @@ crawl, the other workers, through :attr:`publish`). Both write the journal. In a
 crawl every URI scheduled carries how many shared seeds its worker knew (:meth:`stamp`); a worker
 that processes a URI stamped ahead of itself fetches the ones it missed first
 (:meth:`catch_up_for`), so a page under a new seed is scoped alike by every worker.
+A seed whose line
+sets ``max_hops`` carries it (``CrawlURI.seed_max_hops``) to every URI descended from it.
 :attr:`uris` and :attr:`directives` are one list each for the crawl's life, changed in place, so
 whatever holds them (the controller, rules bound to the seeds) sees the seeds added later.
 
@@ -69,6 +71,7 @@ class SeedModule:
         n-th on."""
         self.version = 0
         """How many shared seeds this worker has applied (0 outside distributed crawls)."""
+        self.max_hops: dict[str, int] = {}
 
     def load(self, logger: Any, uri_error: Callable[[str | None, str, str], None]) -> None:
         """Read the order's seeds (bad ones are logged and skipped) and the journal's, then bind
@@ -86,6 +89,9 @@ class SeedModule:
             self.uris.extend(new)
             self._known.update(new)
             self.directives.extend(added.directives)
+            self.max_hops.clear()
+            self.max_hops.update(seeds.max_hops)
+            self.max_hops.update({u: added.max_hops[u] for u in new if u in added.max_hops})
             self._bind_scope()
         if added.uris or added.directives:
             logger.info("added_seeds_restored", seeds=len(new), directives=len(added.directives))
@@ -107,7 +113,10 @@ class SeedModule:
             self.uris.extend(new)
             self._known.update(new)
             self.directives.extend(seeds.directives)
-            self._write_journal([*new, *seeds.directives])
+            self.max_hops.update({u: seeds.max_hops[u] for u in new if u in seeds.max_hops})
+            opts = seeds.max_hops
+            lines = [f"{u} max_hops={opts[u]}" if u in opts else u for u in new]
+            self._write_journal([*lines, *seeds.directives])
             self._bind_scope()
         return sum(1 for uri in new if self._schedule_seed(uri))
 
@@ -194,5 +203,6 @@ class SeedModule:
             is_seed=True,
             directive=SchedulingDirective.MEDIUM,
             source_tag=uri if self.order.seeds.source_tag_seeds else None,
+            seed_max_hops=self.max_hops.get(uri, -1),
         )
         return self._schedule(curi)

@@ -26,7 +26,12 @@ gets status -63 (PREREQUISITE_UNSCHEDULABLE_FAILURE) so it is not deferred forev
 
 With ``log_scope_decisions`` every scope decision is written to ``logs/scope.log`` as
 ``<Log17> <rule index> <rule class> <ACCEPT|REJECT|NONE> <uri>`` (Heritrix's ``logToFile`` of a
-DecideRuleSequence; index ``-1`` and class ``-`` when no rule had an opinion).
+DecideRuleSequence; index ``-1`` and class ``-`` when no rule had an opinion). A candidate over a
+trap budget (:class:`~crawler.decide.TrapBudgetDecideRule` in the scope) is written there too
+with ``log_trap_rejections``, even when other decisions are not, followed by Heritrix's optional
+JSON column: ``{"status":-5000,"annotations":"trap:<template>"}``. The trap rules' budgets are
+saved in ``state/trap-budgets.json`` when the processor stops and read back when it starts, so a
+resumed crawl keeps them (a crawl killed with ``kill -9`` starts its budgets again).
 
 Thread-safety: no per-URI state on ``self``; the report counters are updated under a lock once
 per URI; scope.log lines are written under their own lock. Heritrix counterpart:
@@ -36,6 +41,7 @@ per URI; scope.log lines are written under their own lock. Heritrix counterpart:
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import traceback
 from typing import IO, Any
@@ -53,6 +59,7 @@ from crawler import (
     ProcessorContext,
     SchedulingDirective,
 )
+from crawler.decide import TRAP_ANNOTATION, TrapBudgetDecideRule
 from crawler.logs import log17
 from crawler.urls import Canonicalizer, UriError, normalize
 from processors.postprocess.redirect_chain import RedirectChain
@@ -60,6 +67,7 @@ from processors.postprocess.redirect_chain import RedirectChain
 SCOPE_LOG = "scope.log"
 MAX_SEED_REDIRECT_HOPS = 5
 """Most redirects from an original seed to a redirect target that still becomes a seed."""
+TRAP_STATE = "trap-budgets.json"
 
 
 class CandidatesParams(Params):
@@ -73,6 +81,9 @@ class CandidatesParams(Params):
     )
     log_scope_decisions: bool = Field(
         False, description="write every scope decision, with the deciding rule, to logs/scope.log"
+    )
+    log_trap_rejections: bool = Field(
+        True, description="write candidates rejected by a trap budget to logs/scope.log"
     )
     skip_seen: bool = Field(
         True,
@@ -95,15 +106,28 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         self._redirects = RedirectChain(Canonicalizer().canonicalize)
         self._scope_log: IO[str] | None = None
         self._scope_log_lock = threading.Lock()
+        self._traps: list[tuple[int, TrapBudgetDecideRule]] = []
 
     def start(self, ctx: ProcessorContext) -> None:
         super().start(ctx)
         # The frontier's own rules, so "already in the chain" means what the uniq filter means.
         self._redirects = RedirectChain(Canonicalizer(ctx.order.frontier.canonicalization))
+        self._traps = [
+            (i, rule)
+            for i, rule in enumerate(ctx.scope.rules)
+            if isinstance(rule, TrapBudgetDecideRule)
+        ]
+        if self._traps:
+            self._restore_traps(ctx)
         if self.params.log_scope_decisions and self._scope_log is None:
-            logs = ctx.run_dir / "logs"
-            logs.mkdir(parents=True, exist_ok=True)
-            self._scope_log = open(logs / SCOPE_LOG, "a", encoding="utf-8")  # noqa: SIM115
+            self._open_scope_log(ctx)
+
+    def _open_scope_log(self, ctx: ProcessorContext) -> IO[str]:
+        logs = ctx.run_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        # Line-buffered: each line is in the file at once (tail -f, a crash loses none).
+        self._scope_log = open(logs / SCOPE_LOG, "a", buffering=1, encoding="utf-8")  # noqa: SIM115
+        return self._scope_log
 
     def stop(self) -> None:
         with self._scope_log_lock:
@@ -111,18 +135,65 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         if log is not None:
             with contextlib.suppress(OSError):
                 log.close()
+        if self._traps and self.ctx is not None:
+            self._save_traps(self.ctx)
+
+    def _restore_traps(self, ctx: ProcessorContext) -> None:
+        path = ctx.state_dir / TRAP_STATE
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            for i, rule in self._traps:
+                state = saved.get(str(i))
+                if isinstance(state, dict):
+                    rule.restore(state)
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, AttributeError) as exc:
+            ctx.logger.warning("trap_budgets_unreadable", path=str(path), error=str(exc))
+
+    def _save_traps(self, ctx: ProcessorContext) -> None:
+        path = ctx.state_dir / TRAP_STATE
+        data = {str(i): rule.state() for i, rule in self._traps}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+            tmp.replace(path)
+        except OSError as exc:
+            ctx.logger.warning("trap_budgets_not_saved", path=str(path), error=str(exc))
 
     def _decide(self, ctx: ProcessorContext, candidate: CrawlURI) -> DecideResult:
-        """The scope's decision, logged to scope.log when asked for."""
-        if self._scope_log is None:
-            return ctx.scope.decide(candidate)
+        """The scope's decision, logged to scope.log when asked for (trap rejections with
+        ``log_trap_rejections``)."""
+        if not self.params.log_scope_decisions:
+            decision = ctx.scope.decide(candidate)
+            if decision is DecideResult.REJECT and candidate.annotations and self._traps:
+                self._log_trap(ctx, candidate)
+            return decision
         decision, index = ctx.scope.decide_with_rule(candidate)
         rule = type(ctx.scope.rules[index]).__name__ if index >= 0 else "-"
-        line = f"{log17(ctx.clock.time())} {index} {rule} {decision} {candidate.uri}\n"
+        line = f"{log17(ctx.clock.time())} {index} {rule} {decision} {candidate.uri}"
+        trap = _trap_note(candidate) if decision is DecideResult.REJECT else None
+        if trap is not None:
+            line += _trap_json(trap)
         with self._scope_log_lock:
             if self._scope_log is not None:
-                self._scope_log.write(line)
+                self._scope_log.write(line + "\n")
         return decision
+
+    def _log_trap(self, ctx: ProcessorContext, candidate: CrawlURI) -> None:
+        """A scope.log line for a candidate a trap budget rejected (when not logging all)."""
+        trap = _trap_note(candidate)
+        if trap is None or not self.params.log_trap_rejections:
+            return
+        index = self._traps[0][0]
+        rule = type(self._traps[0][1]).__name__
+        line = (
+            f"{log17(ctx.clock.time())} {index} {rule} REJECT {candidate.uri}{_trap_json(trap)}\n"
+        )
+        with self._scope_log_lock:
+            log = self._scope_log or self._open_scope_log(ctx)
+            log.write(line)
 
     def report(self) -> list[str]:
         lines = super().report()
@@ -132,6 +203,8 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             lines.append(f"  unusable outlinks: {self._bad}")
             lines.append(f"  prerequisites unschedulable: {self._prereq_failed}")
             lines.append(f"  redirect loops ended: {self._loops}")
+        for _, rule in self._traps:
+            lines.extend(rule.report())
         return lines
 
     def inner_process(self, curi: CrawlURI) -> None:
@@ -171,7 +244,11 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             seen.add(key)
             links.append((uri, link))
         seen_recently = ctx.seen_recently
-        if seen_recently is not None and self.params.skip_seen and self._scope_log is None:
+        if (
+            seen_recently is not None
+            and self.params.skip_seen
+            and not self.params.log_scope_decisions
+        ):
             # A redirect back into its chain is force-fetched (once): never skipped.
             known = seen_recently([uri for uri, _ in links])
             links = [
@@ -239,6 +316,18 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         curi.status = FetchStatus.PREREQUISITE_UNSCHEDULABLE_FAILURE
         with self._lock:
             self._prereq_failed += 1
+
+
+def _trap_note(curi: CrawlURI) -> str | None:
+    for note in curi.annotations:
+        if note.startswith(TRAP_ANNOTATION):
+            return note
+    return None
+
+
+def _trap_json(note: str) -> str:
+    status = int(FetchStatus.OUT_OF_SCOPE)
+    return " " + json.dumps({"status": status, "annotations": note}, separators=(",", ":"))
 
 
 def _trailing_non_link_hops(hop_path: str) -> int:

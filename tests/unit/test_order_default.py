@@ -98,7 +98,11 @@ def test_default_order_validates_and_builds() -> None:
     order = load_order(default_order_path())
     assert order.name == "default"
     assert build_all(order) == []
-    assert [p.name for p in order.chains.pre] == ["preselector", "precondition_enforcer"]
+    assert [p.name for p in order.chains.pre] == [
+        "preselector",
+        "quota_enforcer",
+        "precondition_enforcer",
+    ]
     assert [p.name for p in order.chains.post] == ["candidates", "disposition"]
 
 
