@@ -2,14 +2,17 @@
 
 A calendar that links each month to the next, ``?page=N`` without end, ``?date=`` for every day:
 a crawler trap repeats one URL template (:func:`crawler.decide.url_template.url_template`) with
-numbers that never run out. Hop limits stop such a trap only after hundreds of fetches per
-template; this rule lets the first ``max_uris_per_template`` distinct URIs of each template (the
+numbers that never run out, each page linking to the next. Hop limits stop such a trap only
+after hundreds of fetches per template; this rule lets the first ``max_uris_per_template`` distinct URIs of each template (the
 template includes the host and port) through and REJECTs the rest, annotating each rejected URI
 ``trap:<template>``. Seeds and prerequisites are never rejected, nor (with ``exempt_sitemap_links``)
 URIs a sitemap lists (last hop M): a sitemap is a finite list the site itself declares, often of
 numbered pages (``/item/123``) far beyond any trap budget. A URI already let through is let
 through again (a page linked from every page of a site counts once), so a paginated site with no
-more pages than the budget is not affected.
+more pages than the budget is not affected. With ``series_only`` (the default) only URIs found on
+a page of their own template count and can be rejected — the next month of a calendar, the next
+``?page=`` — while numbered pages found elsewhere (``/item/123`` on a list or an article) always
+pass: a series that feeds itself is what never ends, a site's numbered pages are not a trap.
 
 It is a *gate* (see :mod:`crawler.decide.decide_rule`): the scope asks it only about URIs its
 other rules ACCEPT, so out-of-scope links spend no budget.
@@ -29,6 +32,7 @@ import hashlib
 import threading
 from array import array
 from collections import Counter, OrderedDict
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
@@ -44,7 +48,9 @@ if TYPE_CHECKING:
 TRAP_ANNOTATION = "trap:"
 """Prefix of the annotation a rejected URI gets: ``trap:<template>``."""
 
-_TOP_KEPT = 1000  # templates whose rejections are counted one by one, for the report
+_TOP_KEPT = 1000
+_via_template = lru_cache(maxsize=4096)(url_template)
+"""A page's outlinks share its via: its template is worked out once (lru_cache is thread-safe)."""  # templates whose rejections are counted one by one, for the report
 
 
 def _hash64(text: str) -> int:
@@ -58,6 +64,11 @@ class TrapBudgetParams(Params):
 
     max_uris_per_template: int = Field(
         30, ge=0, description="distinct URIs let through per host and URL template; 0 = no limit"
+    )
+    series_only: bool = Field(
+        True,
+        description="count only URIs found on a page of the same template (a series: next "
+        "month, next page); URIs found elsewhere (an /item/N from a list) always pass",
     )
     exempt_sitemap_links: bool = Field(
         True, description="never reject URIs a sitemap lists (last hop M), nor count them"
@@ -97,6 +108,8 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
             return DecideResult.ACCEPT
         template = url_template(curi.uri)
         if template is None:
+            return DecideResult.ACCEPT
+        if self.params.series_only and (curi.via is None or _via_template(curi.via) != template):
             return DecideResult.ACCEPT
         key = _hash64(template)
         member = _hash64(curi.uri)

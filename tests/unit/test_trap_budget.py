@@ -49,8 +49,31 @@ def test_uris_without_changing_parts_have_no_template(uri: str) -> None:
     assert url_template(uri) is None
 
 
-def link(uri: str, hops: str = "L") -> CrawlURI:
-    return CrawlURI(uri, via="http://h/", hop_path=hops)
+def link(uri: str, hops: str = "L", via: str | None = None) -> CrawlURI:
+    """A candidate found on a page of its own series (its via shares its template) by default."""
+    return CrawlURI(uri, via=uri if via is None else via, hop_path=hops)
+
+
+def test_numbered_pages_found_outside_their_series_always_pass() -> None:
+    rule = TrapBudgetDecideRule(TrapBudgetParams(max_uris_per_template=3))
+    # /item/N listed on /list?page=1 (another template) and on the home page: never counted.
+    items = [link(f"http://h/item/{n}", via="http://h/list?page=1") for n in range(10)]
+    items += [link(f"http://h/item/{n}", via="http://h/") for n in range(10, 20)]
+    assert all(rule.decide(c) is DecideResult.ACCEPT for c in items)
+    # The list's own pages link to the next page: a series, held to the budget.
+    pages = [
+        link(f"http://h/list?page={n}", via=f"http://h/list?page={n - 1}") for n in range(2, 7)
+    ]
+    assert [rule.decide(c) for c in pages] == [DecideResult.ACCEPT] * 3 + [DecideResult.REJECT] * 2
+    # An item linking to the next item is a series too.
+    chained = [link(f"http://h/item/{n}", via=f"http://h/item/{n - 1}") for n in range(30, 35)]
+    assert [rule.decide(c) for c in chained].count(DecideResult.REJECT) == 2
+
+
+def test_series_only_off_counts_every_numbered_uri() -> None:
+    rule = TrapBudgetDecideRule(TrapBudgetParams(max_uris_per_template=3, series_only=False))
+    items = [link(f"http://h/item/{n}", via="http://h/list") for n in range(5)]
+    assert [rule.decide(c) for c in items].count(DecideResult.REJECT) == 2
 
 
 def test_the_budget_counts_distinct_uris_per_template() -> None:
