@@ -3,8 +3,8 @@
 A calendar that links each month to the next, ``?page=N`` without end, ``?date=`` for every day:
 a crawler trap repeats one URL template (:func:`crawler.decide.url_template.url_template`) with
 numbers that never run out, each page linking to the next. Hop limits stop such a trap only
-after hundreds of fetches per template; this rule lets the first ``max_uris_per_template`` distinct URIs of each template (the
-template includes the host and port) through and REJECTs the rest, annotating each rejected URI
+after hundreds of fetches per template; this rule lets the first ``max_uris_per_template``
+distinct URIs of each template (the template includes the host and port) through and REJECTs the rest, annotating each rejected URI
 ``trap:<template>``. Seeds and prerequisites are never rejected, nor (with ``exempt_sitemap_links``)
 URIs a sitemap lists (last hop M): a sitemap is a finite list the site itself declares, often of
 numbered pages (``/item/123``) far beyond any trap budget. A URI already let through is let
@@ -48,9 +48,9 @@ if TYPE_CHECKING:
 TRAP_ANNOTATION = "trap:"
 """Prefix of the annotation a rejected URI gets: ``trap:<template>``."""
 
-_TOP_KEPT = 1000
+_TOP_KEPT = 1000  # templates whose rejections are counted one by one, for the report
 _via_template = lru_cache(maxsize=4096)(url_template)
-"""A page's outlinks share its via: its template is worked out once (lru_cache is thread-safe)."""  # templates whose rejections are counted one by one, for the report
+"""A page's outlinks share its via: its template is worked out once (lru_cache is thread-safe)."""
 
 
 def _hash64(text: str) -> int:
