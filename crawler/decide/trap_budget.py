@@ -4,8 +4,8 @@ A calendar that links each month to the next, ``?page=N`` without end, ``?date=`
 a crawler trap repeats one URL template (:func:`crawler.decide.url_template.url_template`) with
 numbers that never run out, each page linking to the next. Hop limits stop such a trap only
 after hundreds of fetches per template; this rule lets the first ``max_uris_per_template``
-distinct URIs of each template (the template includes the host and port) through and REJECTs the rest, annotating each rejected URI
-``trap:<template>``. Seeds and prerequisites are never rejected, nor (with ``exempt_sitemap_links``)
+distinct URIs of each template (the template includes the host and port) through and REJECTs
+the rest, annotating each rejected URI ``trap:<template>``. Seeds and prerequisites are never rejected, nor (with ``exempt_sitemap_links``)
 URIs a sitemap lists (last hop M): a sitemap is a finite list the site itself declares, often of
 numbered pages (``/item/123``) far beyond any trap budget. A URI already let through is let
 through again (a page linked from every page of a site counts once), so a paginated site with no
