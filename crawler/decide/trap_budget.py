@@ -1,18 +1,19 @@
 """TrapBudgetDecideRule: at most N URIs per host and URL template, so endless series end.
 
-A calendar that links each month to the next, ``?page=N`` without end, ``?date=`` for every day:
-a crawler trap repeats one URL template (:func:`crawler.decide.url_template.url_template`) with
-numbers that never run out, each page linking to the next. Hop limits stop such a trap only
-after hundreds of fetches per template; this rule lets the first ``max_uris_per_template``
-distinct URIs of each template (the template includes the host and port) through and REJECTs
-the rest, annotating each rejected URI ``trap:<template>``. Seeds and prerequisites are never rejected, nor (with ``exempt_sitemap_links``)
-URIs a sitemap lists (last hop M): a sitemap is a finite list the site itself declares, often of
-numbered pages (``/item/123``) far beyond any trap budget. A URI already let through is let
-through again (a page linked from every page of a site counts once), so a paginated site with no
-more pages than the budget is not affected. With ``series_only`` (the default) only URIs found on
-a page of their own template count and can be rejected — the next month of a calendar, the next
-``?page=`` — while numbered pages found elsewhere (``/item/123`` on a list or an article) always
-pass: a series that feeds itself is what never ends, a site's numbered pages are not a trap.
+A calendar that links each month to the next, ``?page=N`` without end, ``?date=`` for every day: a
+crawler trap repeats one URL template (:func:`crawler.decide.url_template.url_template`) with
+numbers that never run out, each page linking to the next. Hop limits stop such a trap only after
+hundreds of fetches per template; this rule lets the first ``max_uris_per_template`` distinct URIs
+of each template (the template includes the host and port) through and REJECTs the rest, annotating
+each rejected URI ``trap:<template>``. Seeds and prerequisites are never rejected, nor (with
+``exempt_sitemap_links``) URIs a sitemap lists (last hop M): a sitemap is a finite list the site
+itself declares, often of numbered pages (``/item/123``) far beyond any trap budget. A URI already
+let through is let through again (a page linked from every page of a site counts once), so a
+paginated site with no more pages than the budget is not affected. With ``series_only`` (the
+default) only URIs found on a page of their own template count and can be rejected — the next month
+of a calendar, the next ``?page=`` — while numbered pages found elsewhere (``/item/123`` on a list
+or an article) always pass: a series that feeds itself is what never ends, a site's numbered pages
+are not a trap.
 
 It is a *gate* (see :mod:`crawler.decide.decide_rule`): the scope asks it only about URIs its
 other rules ACCEPT, so out-of-scope links spend no budget.
