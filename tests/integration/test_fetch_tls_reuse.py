@@ -9,11 +9,15 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpcore
 import pytest
 from fetch_support import make_ctx, read_head, self_signed_cert
 
 from crawler import CrawlURI, ProcessorContext
 from processors.fetch import FetchHTTP, FetchHTTPParams
+from processors.fetch.fetch_clients import archival_tls_context
+from processors.fetch.guarded_backend import GuardedBackend
+from processors.fetch.http11_client import Http11Client
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -207,3 +211,42 @@ def test_httpx_client_reuses_tls_connections(
         proc.stop()
         server.close()
     assert (server.connections, server.requests) == (1, FETCHES)
+
+
+def test_a_failed_handshake_offering_a_session_forgets_it(cert: tuple[Path, Path]) -> None:
+    """The server at the origin stops speaking TLS: the saved session is dropped, not offered
+    again."""
+    client = Http11Client(
+        GuardedBackend(None, threading.Event()),
+        archival_tls_context(),
+        connect_timeout_s=5,
+        read_timeout_s=5,
+        keepalive_expiry_s=30,
+        max_idle=4,
+    )
+    tls_server = CountingServer(server_context(cert, ssl.TLSVersion.TLSv1_3), close_each=True)
+    origin = ("localhost", tls_server.port)
+    try:
+        response = client.send(f"https://localhost:{tls_server.port}/", [])
+        assert b"".join(response.iter_raw()) == BODY
+        response.close()
+    finally:
+        tls_server.close()
+    assert client.tls_sessions.get(origin) is not None
+    plain = socket.create_server(("127.0.0.1", tls_server.port))
+
+    def answer_in_plain_text() -> None:
+        conn, _ = plain.accept()
+        with conn:
+            conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=answer_in_plain_text, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(httpcore.ConnectError):
+            client.send(f"https://localhost:{tls_server.port}/", [])
+    finally:
+        thread.join(5)
+        plain.close()
+        client.close()
+    assert client.tls_sessions.get(origin) is None
