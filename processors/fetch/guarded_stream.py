@@ -9,6 +9,7 @@ Thread-safety: a stream belongs to the thread using its connection (a pool hands
 from __future__ import annotations
 
 import contextlib
+import math
 import socket
 import ssl
 import struct
@@ -97,7 +98,7 @@ class GuardedStream(NetworkStream):
         if not self._kernel:
             if timeout != self._timeout:
                 assert self._sock is not None
-                self._sock.settimeout(timeout)
+                self._sock.settimeout(None if timeout == math.inf else timeout)
                 self._timeout = timeout
             return
         if (self._timeout if reading else self._send_timeout) != timeout:
@@ -162,7 +163,7 @@ class GuardedStream(NetworkStream):
                 self._inner.start_tls(ssl_context, server_hostname, limit), self._backend
             )
         try:
-            sock.settimeout(limit)
+            sock.settimeout(None if limit == math.inf else limit)
             tls = ssl_context.wrap_socket(sock, server_hostname=server_hostname, session=session)
         except BaseException as exc:
             self._inner.close()
