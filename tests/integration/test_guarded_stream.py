@@ -199,3 +199,16 @@ def test_tls_read_times_out_and_the_connection_still_works(
     assert time.monotonic() - began < 3
     server.sendall(b"late")
     assert stream.read(100, timeout=5) == b"late"
+
+
+def test_tls_write_times_out_when_the_peer_never_reads(
+    tls_pair: tuple[GuardedStream, ssl.SSLSocket],
+) -> None:
+    stream, _server = tls_pair
+    with pytest.raises(httpcore.ReadTimeout):
+        stream.read(100, timeout=0.1)  # the socket's timeout is now a read slice
+    began = time.monotonic()
+    with pytest.raises(httpcore.WriteTimeout):
+        for _ in range(10_000):  # fills both kernels' buffers, then the send blocks
+            stream.write(b"y" * 65536, timeout=0.3)
+    assert time.monotonic() - began < 10
