@@ -11,7 +11,7 @@ export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
 
 .PHONY: install demo test lint typecheck unit clean help bench-warc bench-frontier bench-extract \
-	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale
+	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -25,6 +25,8 @@ help:
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
 	@echo "                    BENCH_RUNS=1 BENCH_PAGES=2000 for a quick look; see bench/RESULTS.md)"
 	@echo "make bench-crawl-profile - py-spy profile of the crawler on the generated corpus"
+	@echo "make bench-crawl-tls - the crawler over HTTP vs HTTPS: pages/s, CPU and TLS connections"
+	@echo "                    per page, handshake vs per-request TLS cost (see bench/RESULTS.md)"
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -90,3 +92,7 @@ bench-crawl: bench-crawl-setup
 
 bench-crawl-profile: bench-crawl-setup
 	$(VENV)/bin/python bench/crawl/profile_crawl.py
+
+# TLS cost per page: the crawler over HTTP and HTTPS on the generated site (nginx, openssl CLI).
+bench-crawl-tls: bench-crawl-setup
+	$(VENV)/bin/python bench/crawl/tls_bench.py
