@@ -153,6 +153,14 @@ def _archive_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     replay.add_argument("source", type=Path, help="a run directory (or job directory) or FILE.wacz")
     replay.add_argument("--bind", default="127.0.0.1:8488", metavar="HOST:PORT")
+    replay.add_argument(
+        "--include",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="RUN_DIR",
+        help="also this run's captures (the run its history was imported from is included)",
+    )
 
 
 def _archive_main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int | None:
@@ -167,7 +175,7 @@ def _archive_main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int | N
         from crawler.operations import resolve_run_dir
 
         source = args.source if args.source.is_file() else resolve_run_dir(args.source)
-        return cmd_replay(source, args.bind, out, err)
+        return cmd_replay(source, args.bind, out, err, args.include)
     return None
 
 
