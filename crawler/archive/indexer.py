@@ -47,6 +47,7 @@ class IndexResult:
     index: Path | None
     records: int
     problem: str | None = None
+    whole_bytes: int | None = None  # with a problem: the length holding only whole records
 
 
 @functools.cache
@@ -88,20 +89,29 @@ class CdxjIndexer:
         if whole_to is not None:
             lines = [line for line in lines if _offset(line) < whole_to]
             problem = problem or f"cut short: indexed up to byte {whole_to}, its last whole record"
-        elif problem is not None and lines:
-            problem += f"; indexed up to the record at byte {_offset(lines[-1])}"
+        elif problem is not None:
+            whole_to = max((_end(line) for line in lines), default=0)
+            problem += f"; indexed up to byte {whole_to}"
         lines.sort()
         indexes.mkdir(parents=True, exist_ok=True)
         target = index_path(indexes, warc)
         temp = target.with_name(target.name + ".tmp")
         temp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         os.replace(temp, target)
-        return IndexResult(warc, target, len(lines), problem)
+        return IndexResult(warc, target, len(lines), problem, whole_to)
 
 
 def _offset(line: str) -> int:
     try:
         return int(json.loads(line.split(" ", 2)[2])["offset"])
+    except (IndexError, KeyError, ValueError):
+        return 0
+
+
+def _end(line: str) -> int:
+    try:
+        fields = json.loads(line.split(" ", 2)[2])
+        return int(fields["offset"]) + int(fields["length"])
     except (IndexError, KeyError, ValueError):
         return 0
 
