@@ -29,15 +29,16 @@ import json
 import os
 import queue
 import threading
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import structlog
 
 from crawler.archive.run_layout import index_path
-from crawler.archive.warc_scan import WarcScanner
+from crawler.archive.warc_scan import IndexEntry, WarcScanner
 
 _log = structlog.get_logger("crawler.archive")
 _CHECK_CHUNK_BYTES = 1024 * 1024
@@ -77,12 +78,28 @@ class CdxjIndexer:
     def __init__(self) -> None:
         self._scanner: WarcScanner | None = None
 
-    def index(self, warc: Path, indexes: Path) -> IndexResult:
+    def index(
+        self,
+        warc: Path,
+        indexes: Path,
+        entries: list[tuple[int, LocatedEntry | None]] | None = None,
+    ) -> IndexResult:
         """Index ``warc`` into directory ``indexes`` (created if missing); never raises for a
-        bad WARC (an unreadable one gives no index and a ``problem``)."""
+        bad WARC (an unreadable one gives no index and a ``problem``). ``entries`` (see
+        :meth:`BackgroundIndexer.submit`) spare reading the file."""
+        if self._scanner is None:
+            self._scanner = WarcScanner()
+        if entries is not None and all(e is not None for _, e in entries):
+            lines = []
+            for base, located in entries:
+                assert located is not None
+                line = self._scanner.format(
+                    located.entry, base + located.offset, located.length, warc.name
+                )
+                if line is not None:
+                    lines.append(line)
+            return self._write(warc, indexes, lines, None, None)
         if warc.name.endswith((".gz", ".gz.open")):
-            if self._scanner is None:
-                self._scanner = WarcScanner()
             try:
                 scanned = self._scanner.scan(warc, warc.name)
             except (OSError, ValueError) as error:
@@ -178,25 +195,39 @@ def _gzip_member_complete(fh: io.BufferedReader, length: int) -> bool:
     return decompressor.eof
 
 
+class LocatedEntry(NamedTuple):
+    """A record's index entry and where it lies in its URI's appended bytes."""
+
+    offset: int  # from the start of the URI's records
+    length: int
+    entry: IndexEntry
+
+
 class BackgroundIndexer:
     """Indexes WARC files handed to :meth:`submit` on one daemon thread, in order.
 
     ``indexes`` is the directory the indexes go to. :meth:`close` waits for the queue to drain.
-    Results are logged (``warc_indexed``, ``warc_index_incomplete``) and kept in
-    :attr:`results`.
+    Results are logged (``warc_indexed`` with the thread's CPU seconds, ``warc_index_incomplete``)
+    and kept in :attr:`results`.
     """
 
     def __init__(self, indexes: Path, indexer: CdxjIndexer | None = None) -> None:
         self.indexes = indexes
         self.results: list[IndexResult] = []
         self._indexer = indexer or CdxjIndexer()
-        self._queue: queue.Queue[Path | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[Path, list[tuple[int, LocatedEntry | None]] | None] | None]
+        self._queue = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="warc-indexer", daemon=True)
         self._thread.start()
 
-    def submit(self, warc: Path) -> None:
-        """Index ``warc`` soon (a closed WARC file). Cheap; any thread."""
-        self._queue.put(warc)
+    def submit(
+        self, warc: Path, entries: list[tuple[int, LocatedEntry | None]] | None = None
+    ) -> None:
+        """Index ``warc`` soon (a closed WARC file). ``entries``: the writer's ``(offset of a
+        URI's records, entry of its first record)`` for every append, from which the index is
+        made without reading the file; with any entry None, or none given, the file is read.
+        Cheap; any thread."""
+        self._queue.put((warc, entries))
 
     def close(self, timeout_s: float | None = None) -> None:
         """Index what was submitted, then stop the thread. Idempotent."""
@@ -205,9 +236,11 @@ class BackgroundIndexer:
             self._thread.join(timeout_s)
 
     def _run(self) -> None:
-        while (warc := self._queue.get()) is not None:
+        while (item := self._queue.get()) is not None:
+            warc, entries = item
+            started = time.thread_time()
             try:
-                result = self._indexer.index(warc, self.indexes)
+                result = self._indexer.index(warc, self.indexes, entries)
             except OSError as error:  # the index directory cannot be written
                 _log.error("warc_index_failed", warc=str(warc), error=str(error))
                 continue
@@ -215,7 +248,13 @@ class BackgroundIndexer:
             if result.problem:
                 _log.warning("warc_index_incomplete", warc=str(warc), problem=result.problem)
             else:
-                _log.info("warc_indexed", warc=warc.name, records=result.records)
+                _log.info(
+                    "warc_indexed",
+                    warc=warc.name,
+                    records=result.records,
+                    from_writer=entries is not None and result.problem is None,
+                    cpu_s=round(time.thread_time() - started, 4),
+                )
             if warc.name.endswith(".open"):
                 continue
             with contextlib.suppress(OSError):  # an index of the file while it was open

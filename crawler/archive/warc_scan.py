@@ -16,11 +16,14 @@ uses ``cdxj-indexer``. A file cut short or damaged ends the scan at the last who
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import mmap
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from isal import isal_zlib
 
@@ -32,7 +35,20 @@ _MAX_FEED_BYTES = 1024 * 1024
 _HEAD_BYTES = 64 * 1024  # WARC + HTTP headers must end within this much output
 _INDEXED = (b"response", b"revisit", b"resource", b"metadata")
 _MIME_END = re.compile(r"[;\s]")
+_INDEXED_STR = ("response", "revisit", "resource", "metadata")
 _WARC_FIELDS = b"\r\nContent-Type: application/warc-fields\r\n"
+
+
+class IndexEntry(NamedTuple):
+    """What a CDXJ line needs of a record, as its writer knows it (or the scan reads it)."""
+
+    url: str
+    date: str  # WARC-Date
+    kind: str  # WARC-Type
+    content_type: str  # the record's Content-Type
+    status: str | None  # HTTP status code of an application/http response or revisit
+    mime: str | None  # its HTTP Content-Type
+    digest: str  # WARC-Payload-Digest
 
 
 class UnsupportedWarcError(Exception):
@@ -104,34 +120,52 @@ class WarcScanner:
         if kind not in _INDEXED:
             return None
         content_type = warc.get(b"content-type", b"").decode("latin-1")
-        if kind in (b"resource", b"metadata") and content_type == "application/warc-fields":
-            return None
         digest = warc.get(b"warc-payload-digest")
         if digest is None:
-            raise UnsupportedWarcError("no payload digest")
-        url = warc[b"warc-target-uri"].decode("utf-8", "surrogateescape")
-        doc: dict[str, str] = {"url": url}
-        mime: str | None = None
+            digest = _block_digest(head, split, warc, content_type)
         status: str | None = None
+        mime: str | None = None
         if kind in (b"response", b"revisit") and content_type.startswith("application/http"):
-            status, mime = _http(head[split + 4 :])
-        elif kind not in (b"response", b"revisit"):
+            status, mime = http_status_and_type(head[split + 4 :])
+        entry = IndexEntry(
+            warc[b"warc-target-uri"].decode("utf-8", "surrogateescape"),
+            warc[b"warc-date"].decode("latin-1"),
+            kind.decode("latin-1"),
+            content_type,
+            status,
+            mime,
+            digest.decode("latin-1"),
+        )
+        return self.format(entry, offset, length, filename)
+
+    def format(self, entry: IndexEntry, offset: int, length: int, filename: str) -> str | None:
+        """The CDXJ line of a record described by ``entry`` (None if not indexed)."""
+        kind, content_type = entry.kind, entry.content_type
+        if kind not in _INDEXED_STR:
+            return None
+        if kind in ("resource", "metadata") and content_type == "application/warc-fields":
+            return None
+        doc: dict[str, str] = {"url": entry.url}
+        mime = entry.mime
+        if kind not in ("response", "revisit"):
             mime = content_type
-        if kind == b"revisit":
+        elif not content_type.startswith("application/http"):
+            mime = None
+        if kind == "revisit":
             mime = "warc/revisit"
         if mime:
             doc["mime"] = _MIME_END.split(mime, 1)[0].strip()
-        if status is not None:
-            doc["status"] = status
-        doc["digest"] = digest.decode("latin-1")
+        if entry.status is not None and content_type.startswith("application/http"):
+            doc["status"] = entry.status
+        doc["digest"] = entry.digest
         doc["length"] = str(length)
         doc["offset"] = str(offset)
         doc["filename"] = filename
         try:
-            key = self._surt(url)
+            key = self._surt(entry.url)
         except Exception:  # noqa: BLE001 - as cdxj-indexer: an unparsable URL is its own key
-            key = url
-        return f"{key} {_timestamp(warc[b'warc-date'].decode('latin-1'))} {json.dumps(doc)}"
+            key = entry.url
+        return f"{key} {_timestamp(entry.date)} {json.dumps(doc)}"
 
 
 def _member(view: memoryview, start: int, size: int) -> tuple[int | None, bytes]:
@@ -161,6 +195,20 @@ def _quick_type(head: bytes, split: int) -> bytes | None:
     return head[at + 13 : end].strip()
 
 
+def _block_digest(head: bytes, split: int, warc: dict[bytes, bytes], content_type: str) -> bytes:
+    """The payload digest cdxj-indexer computes for a record without one (a ``dns:`` response):
+    for a block that is not HTTP, the sha1 of the whole block."""
+    try:
+        size = int(warc.get(b"content-length", b""))
+    except ValueError:
+        raise UnsupportedWarcError("no Content-Length") from None
+    start = split + 4
+    if content_type.startswith("application/http") or len(head) < start + size:
+        raise UnsupportedWarcError("an HTTP record without a payload digest")
+    digest = hashlib.sha1(head[start : start + size], usedforsecurity=False).digest()
+    return b"sha1:" + base64.b32encode(digest)
+
+
 def _fields(block: bytes) -> dict[bytes, bytes]:
     fields: dict[bytes, bytes] = {}
     for raw in block.split(b"\r\n")[1:]:
@@ -170,7 +218,7 @@ def _fields(block: bytes) -> dict[bytes, bytes]:
     return fields
 
 
-def _http(block: bytes) -> tuple[str | None, str | None]:
+def http_status_and_type(block: bytes) -> tuple[str | None, str | None]:
     """Status code and Content-Type of an HTTP response head."""
     end = block.find(b"\r\n\r\n")
     lines = (block if end < 0 else block[:end]).split(b"\r\n")

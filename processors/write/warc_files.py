@@ -6,8 +6,9 @@ carry ``.open`` while written and lose it on close; a write error renames the fi
 and the next append starts a new file. Every file begins with the warcinfo record made by the
 ``warcinfo`` callable. Before each append (one URI's records), a file already past
 ``max_file_size_bytes`` is closed, so a file exceeds the limit by at most one URI's records.
-``on_closed`` (optional) is called with each closed file's final path, under the lock: it must
-be quick (the writer hands the path to a background indexer).
+``on_closed`` (optional) is called with each closed file's final path and the ``(offset,
+entry)`` pairs of its appends, under the lock: it must be quick (the writer hands them to a
+background indexer).
 
 Thread-safe: :meth:`append` copies an already-built spool under one lock (no compression or
 digesting under it). Heritrix counterpart: WebArchive-Commons ``WriterPoolMember``.
@@ -21,7 +22,7 @@ import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from processors.write.warc_records import timestamp17
 
@@ -41,7 +42,7 @@ class WARCFileSet:
         max_file_size_bytes: int,
         warcinfo: Callable[[str], bytes],
         now_s: Callable[[], float],
-        on_closed: Callable[[Path], None] | None = None,
+        on_closed: Callable[[Path, list[tuple[int, Any]]], None] | None = None,
     ) -> None:
         self.directory = directory
         self._prefix = prefix
@@ -51,6 +52,7 @@ class WARCFileSet:
         self._warcinfo = warcinfo
         self._now_s = now_s
         self._on_closed = on_closed
+        self._entries: list[tuple[int, Any]] = []
         self._hostname = socket.gethostname()
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = None
@@ -72,11 +74,13 @@ class WARCFileSet:
         """Files begun so far (closed, invalid or current)."""
         return self._serial
 
-    def append(self, spool: IO[bytes], size: int) -> tuple[str, int]:
+    def append(self, spool: IO[bytes], size: int, entry: Any = None) -> tuple[str, int]:
         """Copy ``size`` bytes of ``spool`` (whole records) into the current file.
 
         Returns the file's final name (without ``.open``) and the offset the bytes start at.
-        On ``OSError`` the file is marked ``.invalid`` and the error re-raised.
+        ``entry`` (optional) is kept with that offset and handed to ``on_closed`` with the
+        file's other entries. On ``OSError`` the file is marked ``.invalid`` and the error
+        re-raised.
         """
         # An in-memory spool goes out in one write (one system call under the lock).
         getvalue = getattr(getattr(spool, "_file", None), "getvalue", None)
@@ -95,6 +99,8 @@ class WARCFileSet:
                     while chunk := spool.read(_COPY_CHUNK_BYTES):
                         _write_all(self._file, chunk)
                 self._offset += size
+                if self._on_closed is not None:
+                    self._entries.append((offset, entry))
             except OSError:
                 self._invalidate()
                 raise
@@ -140,12 +146,14 @@ class WARCFileSet:
         closed = path.with_name(path.name[: -len(".open")])
         os.replace(path, closed)
         self.files_closed += 1
+        entries, self._entries = self._entries, []
         if self._on_closed is not None:
-            self._on_closed(closed)
+            self._on_closed(closed, entries)
 
     def _invalidate(self) -> None:
         handle, path = self._file, self._path
         self._file = self._path = None
+        self._entries = []
         if handle is not None:
             with contextlib.suppress(OSError):
                 handle.close()

@@ -26,6 +26,8 @@ non-fatal error and ``unwritten:ioerror``; the file becomes ``….invalid``, the
 new one. File naming, ``.open``, warcinfo and rollover: :mod:`processors.write.warc_files`.
 With the order's ``archive.index`` on, each closed file is indexed into ``RUN_DIR/indexes/`` on a
 background thread (:class:`crawler.archive.indexer.BackgroundIndexer`); :meth:`stop` waits for it.
+The writer hands it what each URI's first record holds (URL, date, type, HTTP status and type,
+payload digest, offset, length), so the file need not be read again.
 
 Thread-safety: records of one URI are built and compressed by the calling thread into a spool
 (no lock held), then appended under the file set's lock (a plain copy), so threads compress in
@@ -48,7 +50,8 @@ from typing import IO, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from crawler import CrawlURI, Params, Processor, ProcessorContext, __version__
-from crawler.archive.indexer import BackgroundIndexer
+from crawler.archive.indexer import BackgroundIndexer, LocatedEntry
+from crawler.archive.warc_scan import IndexEntry, http_status_and_type
 from processors.fetch.user_agent import user_agent
 from processors.write.revisits import (
     IDENTICAL_PAYLOAD_DIGEST,
@@ -231,13 +234,13 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY_BYTES)  # noqa: SIM115
         try:
             if is_dns:
-                first_id, date, kinds = self._build_dns(curi, spool)
+                first_id, date, kinds, entry = self._build_dns(curi, spool)
             else:
-                first_id, date, kinds = self._build_http(curi, spool, referent)
+                first_id, date, kinds, entry = self._build_http(curi, spool, referent)
             size = spool.tell()
             spool.seek(0)
             try:
-                name, offset = files.append(spool, size)
+                name, offset = files.append(spool, size, entry)
             except OSError as exc:
                 curi.nonfatal_errors.append((exc, traceback.format_exc()))
                 curi.annotate("unwritten:ioerror")
@@ -257,25 +260,29 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             remember_capture(curi, history, referent, first_id, date, name, offset, digest_new)
 
     # ----------------------------------------------------------------- records
-    def _build_dns(self, curi: CrawlURI, out: IO[bytes]) -> tuple[str, str, list[str]]:
+    def _build_dns(self, curi: CrawlURI, out: IO[bytes]) -> tuple[str, str, list[str], Any]:
         rec = curi.recording
         date = self._date(curi)
         headers = [("WARC-Date", date)]
         if curi.ip_address:
             headers.append(("WARC-IP-Address", curi.ip_address))
         body = rec.body_stream()
+        start = out.tell()
         record_id = self._records.write(
             out, curi.uri, "response", headers, b"", body, rec.body_size, "text/dns"
         )
-        return record_id, date, ["response"]
+        # A block that is not HTTP: its payload digest (as indexers compute it) is the block's.
+        entry = IndexEntry(curi.uri, date, "response", "text/dns", None, None, rec.payload_digest)
+        return record_id, date, ["response"], _located(entry, start, out.tell())
 
     def _build_http(
         self, curi: CrawlURI, out: IO[bytes], referent: Referent | None
-    ) -> tuple[str, str, list[str]]:
+    ) -> tuple[str, str, list[str], Any]:
         rec = curi.recording
         date = self._date(curi)
         headers = [("WARC-Date", date)]
         writer = self._records
+        start = out.tell()
         if referent is None:
             headers.append(("WARC-Payload-Digest", curi.payload_digest or rec.payload_digest))
             self._common_headers(curi, headers)
@@ -303,6 +310,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
                 headers.append(("WARC-Truncated", "length"))
             first_id = writer.write(out, curi.uri, "revisit", headers, rec.response_head)
             kinds = ["revisit"]
+        entry = self._index_entry(curi, date, kinds[0], headers, start, out.tell())
         concurrent = [("WARC-Date", date), ("WARC-Concurrent-To", first_id)]
         if self.params.write_requests and rec.request_head:
             writer.write(
@@ -313,7 +321,27 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             block = metadata_block(curi)
             writer.write(out, curi.uri, "metadata", concurrent, block, None, 0, WARC_FIELDS)
             kinds.append("metadata")
-        return first_id, date, kinds
+        return first_id, date, kinds, entry
+
+    def _index_entry(
+        self,
+        curi: CrawlURI,
+        date: str,
+        kind: str,
+        headers: list[tuple[str, str]],
+        start: int,
+        end: int,
+    ) -> Any:
+        """What the CDXJ index needs of the URI's first record; None (the indexer then reads
+        the file) when its URI would be written altered or it has no payload digest."""
+        if self._indexer is None:
+            return None
+        digest = next((v for k, v in headers if k == "WARC-Payload-Digest"), None)
+        if not digest or "\r" in curi.uri or "\n" in curi.uri:
+            return None
+        status, mime = http_status_and_type(curi.recording.response_head)
+        entry = IndexEntry(curi.uri, date, kind, HTTP_RESPONSE, status, mime, digest)
+        return _located(entry, start, end)
 
     @staticmethod
     def _common_headers(curi: CrawlURI, headers: list[tuple[str, str]]) -> None:
@@ -351,3 +379,8 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         ]
         self._records.write(buf, "", "warcinfo", headers, block, None, 0, WARC_FIELDS)
         return buf.getvalue()
+
+
+def _located(entry: IndexEntry, start: int, end: int) -> LocatedEntry:
+    """``entry`` of the record at ``start``..``end`` of a URI's spool."""
+    return LocatedEntry(start, end - start, entry)

@@ -34,7 +34,11 @@ def test_same_lines_as_cdxj_indexer_on_a_crawl_and_its_recrawl(tmp_path: Path) -
     for warc in warcs:
         result = WarcScanner().scan(warc, warc.name)
         assert result is not None and result.problem is None
-        assert sorted(result.lines) == _library_lines(warc)
+        library = _library_lines(warc)
+        assert sorted(result.lines) == library
+        # the index the crawl wrote from its writer's entries, without reading the file
+        written = (warc.parent.parent / "indexes" / (warc.name + ".cdxj")).read_text()
+        assert written.splitlines() == library
         kinds |= {line.split('"mime": "', 1)[1].split('"', 1)[0] for line in result.lines}
     assert {"text/html", "warc/revisit", "image/png", "text/css"} <= kinds
 
@@ -68,3 +72,23 @@ def test_a_cut_or_damaged_file_stops_at_the_last_whole_record(tmp_path: Path) ->
     result = WarcScanner().scan(bad, bad.name)
     assert result is not None and len(result.lines) == 3 and result.whole_bytes == offsets[3]
     assert result.problem is not None
+
+
+class _Hosts:
+    def __init__(self, urls: list[str]) -> None:
+        self.base_urls = urls
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(180)
+def test_dns_records_are_indexed_as_cdxj_indexer_does(tmp_path: Path) -> None:
+    with SampleSite(pages_per_host=20) as site:
+        by_name = _Hosts([u.replace("127.0.0.1", "localhost") for u in site.base_urls])
+        crawl(by_name, tmp_path / "a")  # type: ignore[arg-type]  # only base_urls is read
+    (warc,) = all_warcs(tmp_path / "a")
+    library = _library_lines(warc)
+    assert any(line.startswith("dns:localhost ") for line in library)
+    result = WarcScanner().scan(warc, warc.name)
+    assert result is not None and sorted(result.lines) == library
+    written = (tmp_path / "a" / "indexes" / (warc.name + ".cdxj")).read_text()
+    assert written.splitlines() == library
