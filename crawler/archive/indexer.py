@@ -4,10 +4,11 @@ Each line is ``<SURT url key> <14-digit timestamp> <JSON>`` with ``url``, ``mime
 ``digest``, ``length``, ``offset`` and ``filename`` (the WARC's file name, resolved by the
 replay server against the WARC directories): the lines the ``cdxj-indexer`` package (the indexer
 pywb's tools use) writes. ``response``, ``revisit`` and ``resource`` records are indexed;
-``request`` and ``application/warc-fields`` ``metadata`` records are not. A ``.warc.gz`` with
-a gzip member per record (what the crawler writes) is read by
-:class:`~crawler.archive.warc_scan.WarcScanner` at a fifth of the library's CPU; anything else
-(``.warc``, other layouts) by ``cdxj-indexer`` itself.
+``request`` and ``application/warc-fields`` ``metadata`` records are not. Three ways to the
+same lines, cheapest first: from the writer's entries (:class:`LocatedEntry`: what each URI's
+first record holds and where; nothing is read), by reading a ``.warc.gz`` with a gzip member per
+record with :class:`~crawler.archive.warc_scan.WarcScanner` (a third of the library's CPU), and
+with ``cdxj-indexer`` itself for anything else (``.warc``, other layouts).
 
 Bad input never raises: a WARC cut short (``kill -9``, a disk full, a ``.open`` file) is indexed
 up to its last whole record; a corrupt one up to the record before the damage. Either way
@@ -15,9 +16,9 @@ up to its last whole record; a corrupt one up to the record before the damage. E
 name and renamed, so a reader (pywb) never sees half of one.
 
 :class:`BackgroundIndexer` indexes WARC files the writer has closed on a thread of its own, so
-the crawl's write path only enqueues a path. Thread-safety: :class:`CdxjIndexer` holds no state
-between calls (one instance may serve several threads); :class:`BackgroundIndexer.submit` may be
-called from any thread.
+the crawl's write path only enqueues a path and its entries. Thread-safety: one
+:class:`CdxjIndexer` per thread; :class:`BackgroundIndexer.submit` may be called from any
+thread.
 """
 
 from __future__ import annotations

@@ -5,12 +5,15 @@ Each member is inflated with ISA-L (output discarded past the headers); only the
 block and, for ``response``/``revisit`` records in ``application/http``, the HTTP status line
 and ``Content-Type`` are parsed. The lines are the ones ``cdxj-indexer`` writes (same SURT key
 from the ``surt`` package, same fields and order; ``tests/archive/test_warc_scan.py`` compares
-them on real crawls), at about a fifth of its CPU: the library parses every header of every
+them on real crawls), at about a third of its CPU: the library parses every header of every
 record (request and metadata records too) in Python, which cost 17% of a crawl's CPU.
+:meth:`WarcScanner.format` also makes the line of an :class:`IndexEntry` the WARC writer
+describes, so indexes made during a crawl are the same lines.
 
 :meth:`WarcScanner.scan` returns None when the file holds something it does not handle (a
-record not in a gzip member of its own, one without ``WARC-Payload-Digest``): the caller then
-uses ``cdxj-indexer``. A file cut short or damaged ends the scan at the last whole record;
+record not in a gzip member of its own, an HTTP record without ``WARC-Payload-Digest``): the
+caller then uses ``cdxj-indexer``. A record with a block that is not HTTP and no payload digest
+(``dns:``) gets the sha1 of its block, as ``cdxj-indexer`` computes it. A file cut short or damaged ends the scan at the last whole record;
 :class:`ScanResult` says where. No shared state; one call per thread.
 """
 
