@@ -13,8 +13,9 @@ describes, so indexes made during a crawl are the same lines.
 :meth:`WarcScanner.scan` returns None when the file holds something it does not handle (a
 record not in a gzip member of its own, an HTTP record without ``WARC-Payload-Digest``): the
 caller then uses ``cdxj-indexer``. A record with a block that is not HTTP and no payload digest
-(``dns:``) gets the sha1 of its block, as ``cdxj-indexer`` computes it. A file cut short or damaged ends the scan at the last whole record;
-:class:`ScanResult` says where. No shared state; one call per thread.
+(``dns:``) gets the sha1 of its block, as ``cdxj-indexer`` computes it. A file cut short or
+damaged ends the scan at the last whole record; :class:`ScanResult` says where. No shared
+state; one call per thread.
 """
 
 from __future__ import annotations
