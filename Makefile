@@ -6,12 +6,14 @@ UV_VERSION := 0.13.9
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 VENV := .venv
+REPLAY_VENV := .replay-venv
 export UV_PYTHON := $(shell command -v $(PYTHON))
 export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
 
 .PHONY: install demo test lint typecheck unit clean help bench-warc bench-frontier bench-extract \
-	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls
+	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls bench-index \
+	bench-replay
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -27,6 +29,8 @@ help:
 	@echo "make bench-crawl-profile - py-spy profile of the crawler on the generated corpus"
 	@echo "make bench-crawl-tls - the crawler over HTTP vs HTTPS: pages/s, CPU and TLS connections"
 	@echo "                    per page, handshake vs per-request TLS cost (see bench/RESULTS.md)"
+	@echo "make bench-index - CDXJ indexing CPU as a share of the crawl's CPU"
+	@echo "make bench-replay - every archived sample-site page through pywb in Chromium"
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -38,8 +42,17 @@ $(VENV)/.synced: $(UV) pyproject.toml uv.lock
 	$(UV) sync --frozen --quiet --compile-bytecode
 	touch $@
 
-install: $(VENV)/.synced
+install: $(VENV)/.synced $(REPLAY_VENV)/.synced
 	$(VENV)/bin/python -m compileall -q crawler processors
+
+# pywb (`crawler replay`) and wacz (`wacz validate`) in their own virtualenv, pinned in
+# conf/replay-requirements.txt: pywb pins redis 2.x (the crawler needs redis>=5) and brings gevent.
+# --python names the venv's interpreter: UV_PYTHON (exported above) would otherwise win.
+$(REPLAY_VENV)/.synced: $(UV) conf/replay-requirements.txt
+	test -x $(REPLAY_VENV)/bin/python || $(UV) venv --quiet $(REPLAY_VENV)
+	$(UV) pip sync --quiet --compile-bytecode --python $(REPLAY_VENV)/bin/python \
+		conf/replay-requirements.txt
+	touch $@
 
 demo: install
 	$(VENV)/bin/crawler demo
@@ -73,8 +86,17 @@ bench-scale: install
 	command -v nginx >/dev/null || (apt-get update && apt-get install -y nginx)
 	$(VENV)/bin/python bench/scale.py
 
+# Archives (crawler/archive/): indexing CPU against the crawl's (needs nginx), and every
+# archived page of the sample site replayed through pywb in Chromium.
+bench-index: install
+	command -v nginx >/dev/null || (apt-get update && apt-get install -y nginx)
+	$(VENV)/bin/python bench/index_cost.py
+
+bench-replay: install
+	$(VENV)/bin/python bench/replay_pages.py
+
 clean:
-	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(REPLAY_VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache
 
 # The crawl benchmark (bench/crawl/): Debian packages only if missing, Scrapy and py-spy in their
 # own virtualenv.

@@ -27,6 +27,10 @@ new one. A full disk is not an error: the thread waits for space and writes the 
 (:class:`~crawler.disk.SpaceWait`; the file is cut back to the last whole record first), so no
 capture is dropped and no half record stays in a file. File naming, ``.open``, warcinfo and
 rollover: :mod:`processors.write.warc_files`.
+With the order's ``archive.index`` on, each closed file is indexed into ``RUN_DIR/indexes/`` on a
+background thread (:class:`crawler.archive.indexer.BackgroundIndexer`); :meth:`stop` waits for it.
+The writer hands it what each URI's first record holds (URL, date, type, HTTP status and type,
+payload digest, offset, length), so the file need not be read again.
 
 Thread-safety: records of one URI are built and compressed by the calling thread into a spool
 (no lock held), then appended under the file set's lock (a plain copy), so threads compress in
@@ -49,6 +53,8 @@ from typing import IO, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from crawler import CrawlURI, Params, Processor, ProcessorContext, __version__
+from crawler.archive.indexer import BackgroundIndexer, LocatedEntry
+from crawler.archive.warc_scan import IndexEntry, http_status_and_type
 from crawler.disk import SPACE_WAIT, is_disk_full
 from processors.fetch.user_agent import user_agent
 from processors.write.revisits import (
@@ -154,6 +160,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         p = self.params
         self._records = WARCRecordWriter(p.warc_version, p.compress, p.compress_level, p.compressor)
         self._files: WARCFileSet | None = None
+        self._indexer: BackgroundIndexer | None = None
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
         self._dedup_bytes = 0
@@ -167,6 +174,8 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         directory.mkdir(parents=True, exist_ok=True)
         if ctx.watch_disk is not None:
             ctx.watch_disk(directory)
+        if ctx.order.archive.index:
+            self._indexer = BackgroundIndexer(ctx.run_dir / "indexes")
         self._files = WARCFileSet(
             directory,
             prefix=p.prefix,
@@ -175,11 +184,14 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             max_file_size_bytes=p.max_file_size_bytes,
             warcinfo=self._warcinfo,
             now_s=ctx.clock.time,
+            on_closed=self._indexer.submit if self._indexer is not None else None,
         )
 
     def stop(self) -> None:
         if self._files is not None:
             self._files.close()
+        if self._indexer is not None:
+            self._indexer.close()
 
     def report(self) -> list[str]:
         lines = super().report()
@@ -227,11 +239,11 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             return
         spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY_BYTES)  # noqa: SIM115
         try:
-            first_id, date, kinds = self._build(curi, spool, referent)
+            first_id, date, kinds, entry = self._build(curi, spool, referent, is_dns)
             size = spool.tell()
             spool.seek(0)
             try:
-                name, offset = files.append(spool, size)
+                name, offset = files.append(spool, size, entry)
             except OSError as exc:
                 curi.nonfatal_errors.append((exc, traceback.format_exc()))
                 curi.annotate("unwritten:ioerror")
@@ -252,13 +264,13 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
 
     # ----------------------------------------------------------------- records
     def _build(
-        self, curi: CrawlURI, spool: IO[bytes], referent: Referent | None
-    ) -> tuple[str, str, list[str]]:
+        self, curi: CrawlURI, spool: IO[bytes], referent: Referent | None, is_dns: bool
+    ) -> tuple[str, str, list[str], Any]:
         """Build ``curi``'s records into ``spool``. A spool past memory goes to the temporary
         directory: if that disk is full, wait for space and build again."""
         while True:
             try:
-                if curi.uri.startswith("dns:"):
+                if is_dns:
                     return self._build_dns(curi, spool)
                 return self._build_http(curi, spool, referent)
             except OSError as exc:
@@ -268,25 +280,29 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
                 spool.seek(0)
                 spool.truncate()
 
-    def _build_dns(self, curi: CrawlURI, out: IO[bytes]) -> tuple[str, str, list[str]]:
+    def _build_dns(self, curi: CrawlURI, out: IO[bytes]) -> tuple[str, str, list[str], Any]:
         rec = curi.recording
         date = self._date(curi)
         headers = [("WARC-Date", date)]
         if curi.ip_address:
             headers.append(("WARC-IP-Address", curi.ip_address))
         body = rec.body_stream()
+        start = out.tell()
         record_id = self._records.write(
             out, curi.uri, "response", headers, b"", body, rec.body_size, "text/dns"
         )
-        return record_id, date, ["response"]
+        # A block that is not HTTP: its payload digest (as indexers compute it) is the block's.
+        entry = IndexEntry(curi.uri, date, "response", "text/dns", None, None, rec.payload_digest)
+        return record_id, date, ["response"], _located(entry, start, out.tell())
 
     def _build_http(
         self, curi: CrawlURI, out: IO[bytes], referent: Referent | None
-    ) -> tuple[str, str, list[str]]:
+    ) -> tuple[str, str, list[str], Any]:
         rec = curi.recording
         date = self._date(curi)
         headers = [("WARC-Date", date)]
         writer = self._records
+        start = out.tell()
         if referent is None:
             headers.append(("WARC-Payload-Digest", curi.payload_digest or rec.payload_digest))
             self._common_headers(curi, headers)
@@ -314,6 +330,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
                 headers.append(("WARC-Truncated", "length"))
             first_id = writer.write(out, curi.uri, "revisit", headers, rec.response_head)
             kinds = ["revisit"]
+        entry = self._index_entry(curi, date, kinds[0], headers, start, out.tell())
         concurrent = [("WARC-Date", date), ("WARC-Concurrent-To", first_id)]
         if self.params.write_requests and rec.request_head:
             writer.write(
@@ -324,7 +341,27 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             block = metadata_block(curi)
             writer.write(out, curi.uri, "metadata", concurrent, block, None, 0, WARC_FIELDS)
             kinds.append("metadata")
-        return first_id, date, kinds
+        return first_id, date, kinds, entry
+
+    def _index_entry(
+        self,
+        curi: CrawlURI,
+        date: str,
+        kind: str,
+        headers: list[tuple[str, str]],
+        start: int,
+        end: int,
+    ) -> Any:
+        """What the CDXJ index needs of the URI's first record; None (the indexer then reads
+        the file) when its URI would be written altered or it has no payload digest."""
+        if self._indexer is None:
+            return None
+        digest = next((v for k, v in headers if k == "WARC-Payload-Digest"), None)
+        if not digest or "\r" in curi.uri or "\n" in curi.uri:
+            return None
+        status, mime = http_status_and_type(curi.recording.response_head)
+        entry = IndexEntry(curi.uri, date, kind, HTTP_RESPONSE, status, mime, digest)
+        return _located(entry, start, end)
 
     @staticmethod
     def _common_headers(curi: CrawlURI, headers: list[tuple[str, str]]) -> None:
@@ -362,3 +399,8 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         ]
         self._records.write(buf, "", "warcinfo", headers, block, None, 0, WARC_FIELDS)
         return buf.getvalue()
+
+
+def _located(entry: IndexEntry, start: int, end: int) -> LocatedEntry:
+    """``entry`` of the record at ``start``..``end`` of a URI's spool."""
+    return LocatedEntry(start, end - start, entry)
