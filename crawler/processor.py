@@ -20,6 +20,7 @@ from crawler.decide.decide_rule import DecideResult, DecideRuleSequence
 from crawler.params import Params, params_model_of
 
 if TYPE_CHECKING:
+    from crawler.archive.collection_set import CollectionSet
     from crawler.clock import Clock
     from crawler.curi import CrawlURI
     from crawler.history import CrawlHistory
@@ -73,7 +74,8 @@ class ProcessorContext:
     the frontier can tell);
     ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
     the crawl is ending, so long operations can give up early; ``history`` holds the fetch and
-    payload-digest history of this run (conditional requests, revisit records).
+    payload-digest history of this run (conditional requests, revisit records);
+    ``collections`` the indexes of earlier crawls to deduplicate against (order key ``dedup``).
     """
 
     run_dir: Path
@@ -90,6 +92,7 @@ class ProcessorContext:
     history: CrawlHistory | None = None
     schedule_many: Callable[[Sequence[CrawlURI]], list[bool]] | None = None
     seen_recently: Callable[[Sequence[str]], list[bool]] | None = None
+    collections: CollectionSet | None = None
 
 
 P = TypeVar("P", bound=Params)

@@ -11,9 +11,11 @@ gzip member and all records of one URI contiguous:
   - ``server-not-modified``: FetchHTTP got a 304 to a conditional request and set
     ``curi.revisit``; refers to the earlier capture (from the fetch history when known).
   - ``identical-payload-digest`` (``dedup``): the digest history (``ctx.history``) already holds
-    a capture of this payload, by any URI; refers to it, adds ``WARC-Truncated: length``, sets
-    ``curi.revisit`` and annotates ``duplicate:digest``. Truncated captures and payloads under
-    ``dedup_min_size_bytes`` are never deduplicated.
+    a capture of this payload, by any URI, or an earlier collection's index
+    (``ctx.collections``, order key ``dedup.collections``) holds a capture of this URI with this
+    payload; refers to it, adds ``WARC-Truncated: length``, sets ``curi.revisit`` and annotates
+    ``duplicate:digest``. Truncated captures and payloads under ``dedup_min_size_bytes`` are
+    never deduplicated.
 
 * then a ``request`` record (raw request head) and a ``metadata`` record (via, hops, outlinks),
   both ``WARC-Concurrent-To`` the first.
@@ -186,6 +188,9 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         text = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
         lines.append(f"  records written: {sum(counts.values())} ({text or 'none'})")
         lines.append(f"  payload bytes not rewritten (revisits): {dedup_bytes}")
+        collections = self.ctx.collections if self.ctx is not None else None
+        if collections is not None:
+            lines.extend(collections.report())
         if files is not None:
             lines.append(f"  bytes written: {files.bytes_written}")
             lines.append(f"  files: {files.files_opened}")
@@ -205,10 +210,13 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             raise RuntimeError(f"processor {self.name!r} used before start()")
         history = self.context.history
         is_dns = curi.uri.startswith("dns:")
+        p = self.params
         referent = (
             None
             if is_dns
-            else find_referent(curi, history, self.params.dedup, self.params.dedup_min_size_bytes)
+            else find_referent(
+                curi, history, p.dedup, p.dedup_min_size_bytes, self.context.collections
+            )
         )
         if (
             referent is not None
@@ -243,7 +251,6 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         curi.extra_info["warcFilename"] = name
         curi.extra_info["warcFileOffset"] = offset
         if history is not None and not is_dns:
-            p = self.params
             digest_new = referent is None and digest_checked(curi, p.dedup, p.dedup_min_size_bytes)
             remember_capture(curi, history, referent, first_id, date, name, offset, digest_new)
 

@@ -1,0 +1,1 @@
+"""Web-archive collections: indexes of earlier crawls' captures, looked up to deduplicate."""
