@@ -18,7 +18,7 @@ gzip member and all records of one URI contiguous:
     never deduplicated.
 
 * then a ``request`` record (raw request head) and a ``metadata`` record (via, hops, outlinks),
-  both ``WARC-Concurrent-To`` the first.
+  both ``WARC-Concurrent-To`` the first (after a revisit only with ``revisit_extra_records``).
 
 ``dns:`` URIs with a recording get one ``response`` record, ``Content-Type: text/dns``, the DNS
 answer as block. Sets ``curi.extra_info['warcFilename']`` / ``['warcFileOffset']`` (offset of the
@@ -119,6 +119,11 @@ class WARCWriterParams(Params):
         True,
         description="store already-compressed payloads (images, video, zip, Content-Encoding) "
         "without deflating them again (gzip level 0): same size, far less CPU",
+    )
+    revisit_extra_records: bool = Field(
+        True,
+        description="beside a revisit record, also write the fetch's request and metadata "
+        "records (false: the revisit alone, about a third of a deduplicated fetch's bytes)",
     )
     skip_identical_digests: bool = Field(
         False,
@@ -301,6 +306,8 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
                 headers.append(("WARC-Truncated", "length"))
             first_id = writer.write(out, curi.uri, "revisit", headers, rec.response_head)
             kinds = ["revisit"]
+            if not self.params.revisit_extra_records:
+                return first_id, date, kinds
         concurrent = [("WARC-Date", date), ("WARC-Concurrent-To", first_id)]
         if self.params.write_requests and rec.request_head:
             writer.write(

@@ -88,6 +88,17 @@ def test_a_payload_seen_before_becomes_a_headers_only_revisit(
     assert "revisit 2" in "\n".join(writer.report())
 
 
+def test_revisit_extra_records_off_writes_the_revisit_alone(
+    tmp_path: Path, history: CrawlHistory
+) -> None:
+    writer = writer_for(tmp_path, history, revisit_extra_records=False)
+    for n in range(2):
+        writer.process(fetched(n, BODY))
+    writer.stop()
+    kinds = [r[0] for r in records(only_warc(tmp_path))]
+    assert kinds == ["warcinfo", "response", "request", "metadata", "revisit"]
+
+
 def test_dedup_off_or_no_history_writes_full_responses(
     tmp_path: Path, history: CrawlHistory
 ) -> None:
