@@ -6,6 +6,7 @@ UV_VERSION := 0.13.9
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 VENV := .venv
+REPLAY_VENV := .replay-venv
 export UV_PYTHON := $(shell command -v $(PYTHON))
 export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
@@ -36,8 +37,15 @@ $(VENV)/.synced: $(UV) pyproject.toml uv.lock
 	$(UV) sync --frozen --quiet --compile-bytecode
 	touch $@
 
-install: $(VENV)/.synced
+install: $(VENV)/.synced $(REPLAY_VENV)/.synced
 	$(VENV)/bin/python -m compileall -q crawler processors
+
+# pywb (`crawler replay`) and wacz (`wacz validate`) in their own virtualenv, pinned in
+# conf/replay-requirements.txt: pywb pins redis 2.x (the crawler needs redis>=5) and brings gevent.
+$(REPLAY_VENV)/.synced: $(UV) conf/replay-requirements.txt
+	test -x $(REPLAY_VENV)/bin/python || $(UV) venv --quiet $(REPLAY_VENV)
+	VIRTUAL_ENV=$(REPLAY_VENV) $(UV) pip sync --quiet --compile-bytecode conf/replay-requirements.txt
+	touch $@
 
 demo: install
 	$(VENV)/bin/crawler demo
@@ -72,7 +80,7 @@ bench-scale: install
 	$(VENV)/bin/python bench/scale.py
 
 clean:
-	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(REPLAY_VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache
 
 # The crawl benchmark (bench/crawl/): Debian packages only if missing, Scrapy and py-spy in their
 # own virtualenv.

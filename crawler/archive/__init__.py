@@ -1,1 +1,19 @@
-"""Web-archive collections: indexes of earlier crawls' captures, looked up to deduplicate."""
+"""Archives that replay: CDXJ indexes of a run's WARCs, WACZ packages, and ``crawler replay``.
+
+Modules (import the one you need; this package imports nothing heavy):
+
+* :mod:`crawler.archive.run_layout` — where a run's WARCs and indexes are (``warcs/``,
+  ``indexes/``, and each ``workers/wNN/`` of a ``--workers`` run).
+* :mod:`crawler.archive.indexer` — :class:`~crawler.archive.indexer.CdxjIndexer` (one WARC to
+  one ``indexes/<warc name>.cdxj``), :func:`~crawler.archive.indexer.index_run` (``crawler
+  index``) and :class:`~crawler.archive.indexer.BackgroundIndexer` (indexes WARCs as the writer
+  closes them).
+* :mod:`crawler.archive.pages` — ``pages.jsonl`` entries: every HTML page captured with 200.
+* :mod:`crawler.archive.wacz` — :class:`~crawler.archive.wacz.WaczPackager` (``crawler wacz``).
+* :mod:`crawler.archive.replay` — :class:`~crawler.archive.replay.ReplayServer`, pywb on
+  loopback (``crawler replay``).
+* :mod:`crawler.archive.collection_set` — :class:`~crawler.archive.collection_set.CollectionSet`,
+  the earlier collections a crawl deduplicates against (order key ``dedup``), over
+  :mod:`~crawler.archive.cdxj_file` (a sorted CDXJ file, searched in place) and
+  :mod:`~crawler.archive.cdx_server` (a CDX server over HTTP).
+"""

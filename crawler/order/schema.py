@@ -197,6 +197,15 @@ class DedupConfig(Section):
     )
 
 
+class ArchiveConfig(Section):
+    """What the crawl makes of its WARCs (:mod:`crawler.archive`): CDXJ indexes as files close,
+    a WACZ package at the end."""
+
+    index: bool = True
+    wacz: bool = False
+    wacz_file: str | None = None
+
+
 class CrawlOrder(Section):
     """A whole crawl order, after ``extends:`` and ``--set`` overrides were applied."""
 
@@ -217,6 +226,7 @@ class CrawlOrder(Section):
     history: HistoryConfig = HistoryConfig()
     dedup: DedupConfig = DedupConfig()
     logging: LoggingConfig = LoggingConfig()
+    archive: ArchiveConfig = ArchiveConfig()
     base_dir: str = Field(".", description="directory of the order file; set by the loader")
 
     @field_validator("cpu_affinity", mode="before")
