@@ -5,8 +5,10 @@ step finds the next line start and compares its SURT key, so a lookup reads abou
 log2(file size) lines (about 30 for a gigabyte) and the file is never loaded whole: the
 operating system keeps in its page cache the few pages that lookups touch. A gzipped file
 (``.cdxj.gz``; gzip cannot seek) is unpacked once, streaming, into the crawl's
-``state/dedup/`` and searched there; a resumed crawl reuses the copy while the source has the
-same size and modification time.
+``state/dedup/`` and searched there; so are several files named at once (a directory, or an
+earlier run's ``indexes/``, one CDXJ per WARC), merged into one sorted file so that a lookup
+stays one binary search. A resumed crawl reuses that file while the sources have the same
+sizes and modification times.
 
 The file must be sorted by its lines' bytes, as ``cdxj-indexer --sort``, pywb's ``wb-manager``
 and ``LC_ALL=C sort`` leave it. Opening it checks that by sampling line pairs across the file,
@@ -21,17 +23,20 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
+import heapq
 import json
 import mmap
 import os
-import shutil
+import zlib
 from pathlib import Path
 
 from crawler.archive.collection_index import Capture, parse_index_line
+from crawler.archive.run_layout import warc_dirs
 
 UNPACK_DIR = "dedup"
 """Directory under ``state/`` where gzipped indexes are unpacked."""
 _SORT_SAMPLES = 256
+_INDEX_NAMES = (".cdxj", ".cdx", ".cdxj.gz", ".cdx.gz")
 
 
 class IndexFileError(Exception):
@@ -58,13 +63,14 @@ class CdxjFileIndex:
 
     @classmethod
     def open(cls, path: Path, state_dir: Path) -> CdxjFileIndex:
-        """Open ``path``; a ``.gz`` file is first unpacked under ``state_dir/dedup/``."""
+        """Open the index ``path`` names (:func:`index_sources`): one plain file is searched
+        where it is; a ``.gz`` file, or several files, are first made into one sorted file under
+        ``state_dir/dedup/`` (once: a resumed crawl reuses it while the sources are unchanged)."""
         path = Path(path)
-        if not path.is_file():
-            raise IndexFileError(f"{path}: no such index file")
-        if path.suffix != ".gz":
-            return cls(path)
-        return cls(_unpacked(path, Path(state_dir) / UNPACK_DIR), name=str(path))
+        sources = index_sources(path)
+        if len(sources) == 1 and sources[0].suffix != ".gz":
+            return cls(sources[0], name=str(path))
+        return cls(_prepared(sources, Path(state_dir) / UNPACK_DIR), name=str(path))
 
     # ----------------------------------------------------------------- lookups
     def find(self, url: str, urlkey: str, digest_b32: str) -> Capture | None:
@@ -151,14 +157,36 @@ def _b32(digest: str) -> str:
     return digest.rpartition(":")[2].strip().upper()
 
 
-def _unpacked(source: Path, directory: Path) -> Path:
-    """The plain copy of gzipped ``source`` in ``directory``, made (streaming) if missing or
-    stale; a ``.source`` file beside it records the size and mtime it was made from."""
-    stat = source.stat()
-    resolved = str(source.resolve())
-    stamp = {"path": resolved, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    tag = hashlib.sha1(resolved.encode(), usedforsecurity=False).hexdigest()[:12]
-    target = directory / f"{tag}-{source.name[: -len('.gz')]}"
+def index_sources(path: Path) -> list[Path]:
+    """The index files ``path`` names: itself (a file); a run directory's indexes (``indexes/``
+    and each ``workers/*/indexes/``, as ``crawler index`` writes them); or a directory's
+    ``*.cdxj``/``*.cdx`` files (also ``.gz``). Raises :class:`IndexFileError` for none."""
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise IndexFileError(f"{path}: no such index file or directory")
+    dirs = [d.indexes for d in warc_dirs(path)] or [path]
+    found = sorted(
+        p for d in dirs if d.is_dir() for p in d.iterdir() if p.name.endswith(_INDEX_NAMES)
+    )
+    if not found:
+        raise IndexFileError(
+            f"{path}: no CDXJ index in it (index an earlier run with `crawler index RUN_DIR`)"
+        )
+    return found
+
+
+def _prepared(sources: list[Path], directory: Path) -> Path:
+    """One sorted plain file holding the lines of ``sources`` (gzipped or not, each sorted):
+    made in ``directory`` by a streaming merge (a few lines of each file in memory at a time),
+    or reused when a ``.source`` file beside it records the same sources, sizes and mtimes."""
+    stamp = []
+    for source in sources:
+        stat = source.stat()
+        stamp.append([str(source.resolve()), stat.st_size, stat.st_mtime_ns])
+    tag = hashlib.sha1(json.dumps(stamp).encode(), usedforsecurity=False).hexdigest()[:12]
+    name = sources[0].name.removesuffix(".gz") if len(sources) == 1 else "merged.cdxj"
+    target = directory / f"{tag}-{name}"
     marker = target.with_name(target.name + ".source")
     with contextlib.suppress(OSError, ValueError):
         if target.is_file() and json.loads(marker.read_text()) == stamp:
@@ -166,11 +194,18 @@ def _unpacked(source: Path, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".part")
     try:
-        with gzip.open(source, "rb") as src, partial.open("wb") as dst:
-            shutil.copyfileobj(src, dst, 1024 * 1024)
-    except (OSError, EOFError) as exc:
+        with contextlib.ExitStack() as stack:
+            inputs = [
+                stack.enter_context(gzip.open(p, "rb") if p.suffix == ".gz" else p.open("rb"))  # noqa: SIM115
+                for p in sources
+            ]
+            dst = stack.enter_context(partial.open("wb"))
+            lines = inputs[0] if len(inputs) == 1 else heapq.merge(*inputs)
+            for line in lines:
+                dst.write(line if line.endswith(b"\n") else line + b"\n")
+    except (OSError, EOFError, zlib.error) as exc:
         partial.unlink(missing_ok=True)
-        raise IndexFileError(f"{source}: cannot unpack: {exc}") from None
+        raise IndexFileError(f"{', '.join(map(str, sources))}: cannot read: {exc}") from None
     partial.replace(target)
     marker.write_text(json.dumps(stamp))
     return target

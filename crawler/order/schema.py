@@ -165,8 +165,9 @@ class HistoryConfig(Section):
 
 
 class DedupCollectionConfig(Section):
-    """One earlier collection: a sorted CDXJ/CDX file (``cdxj``, plain or .gz, relative to the
-    order) or a CDX server endpoint (``cdx_server``: pywb's /<coll>/cdx, OutbackCDX)."""
+    """One earlier collection: sorted CDXJ/CDX index(es) (``cdxj``: a file, plain or .gz, a
+    directory of them, or an earlier run directory; relative to the order) or a CDX server
+    endpoint (``cdx_server``: pywb's /<coll>/cdx, OutbackCDX)."""
 
     cdxj: str | None = Field(None, min_length=1)
     cdx_server: str | None = Field(None, min_length=1)

@@ -19,6 +19,7 @@ import pytest
 from crawllog_parser import CrawlLogLine, parse_file
 from warcio.archiveiterator import ArchiveIterator
 
+from crawler.archive import run_index
 from crawler.controller import CrawlController
 from crawler.demo import SampleSite
 from crawler.order.loader import load_order
@@ -52,13 +53,11 @@ def crawl(site: SampleSite, run_dir: Path, *extra: str) -> CrawlController:
 
 
 def index_run(run_dir: Path) -> Path:
-    """A sorted CDXJ index of the run's WARCs, as cdxj-indexer writes it."""
-    from cdxj_indexer.main import CDXJIndexer
-
-    out = run_dir / "index.cdxj"
-    with out.open("w", encoding="utf-8") as fh:
-        CDXJIndexer(output=fh, inputs=[str(run_dir / "warcs")], sort=True).process_all()
-    return out
+    """The run's CDXJ indexes brought up to date (``crawler index``); the run directory,
+    which ``dedup.collections[].cdxj`` may name as it is."""
+    report = run_index.index_run(run_dir)
+    assert not report.problems and list((run_dir / "indexes").glob("*.cdxj"))
+    return run_dir
 
 
 def records(run_dir: Path) -> list[tuple[str, dict[str, str]]]:
@@ -166,7 +165,10 @@ class IndexServer(ThreadingHTTPServer):
     def __init__(self, index: Path) -> None:
         super().__init__(("127.0.0.1", 0), IndexHandler)
         self.by_url: dict[str, list[bytes]] = {}
-        for line in index.read_text().splitlines():
+        lines = [
+            ln for p in (index / "indexes").glob("*.cdxj") for ln in p.read_text().splitlines()
+        ]
+        for line in lines:
             _, ts, fields = line.split(" ", 2)
             entry = {**json.loads(fields), "timestamp": ts}
             self.by_url.setdefault(entry["url"], []).append(json.dumps(entry).encode() + b"\n")

@@ -131,8 +131,32 @@ def test_a_gzipped_index_is_unpacked_once_into_the_state_dir(tmp_path: Path) -> 
     index.close()
     broken = tmp_path / "broken.cdxj.gz"
     broken.write_bytes(gzip.compress(plain.encode())[:-20])
-    with pytest.raises(IndexFileError, match="cannot unpack"):
+    with pytest.raises(IndexFileError, match="cannot read"):
         CdxjFileIndex.open(broken, state)
+
+
+def test_several_indexes_are_merged_once_into_one_sorted_file(tmp_path: Path) -> None:
+    urls = [f"http://example.com/{n}" for n in range(60)]
+    run = tmp_path / "old-run"
+    for part in range(3):  # one index per WARC, as `crawler index` writes them
+        (run / "warcs").mkdir(parents=True, exist_ok=True)
+        (run / "indexes").mkdir(exist_ok=True)
+        lines = [cdxj_line(u, "20260101000000", D1) for u in urls[part::3]]
+        target = run / "indexes" / f"WEB-{part}.warc.gz.cdxj"
+        write_sorted(target, lines)
+    gz = run / "indexes" / "WEB-2.warc.gz.cdxj"
+    (run / "indexes" / "WEB-2.cdxj.gz").write_bytes(gzip.compress(gz.read_bytes()))
+    gz.unlink()
+    index = CdxjFileIndex.open(run, tmp_path / "state")
+    assert index.name == str(run)
+    assert all(index.find(u, surt_urlkey(u), D1) is not None for u in urls)
+    index.close()
+    (merged,) = (tmp_path / "state" / UNPACK_DIR).glob("*-merged.cdxj")
+    assert merged.read_bytes().count(b"\n") == len(urls)
+    empty = tmp_path / "empty-run"
+    (empty / "warcs").mkdir(parents=True)
+    with pytest.raises(IndexFileError, match="crawler index"):
+        CdxjFileIndex.open(empty, tmp_path / "state")
 
 
 def test_cdx11_and_cdxj_lines_and_digests() -> None:
