@@ -140,7 +140,27 @@ def _parser() -> argparse.ArgumentParser:
         help="distributed crawl: also the run directories of workers that ran elsewhere",
     )
     _archive_commands(sub)
+    _crawl_command(sub)
     return parser
+
+
+def _crawl_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``crawler crawl URL...`` (:mod:`crawler.crawl_command`)."""
+    crawl = sub.add_parser(
+        "crawl", help="crawl URLs with the default order in a new job directory (one command)"
+    )
+    crawl.add_argument(
+        "urls", nargs="+", metavar="URL", help="seeds: what is under them is crawled"
+    )
+    crawl.add_argument(
+        "--contact",
+        metavar="URL",
+        help="page saying who runs the crawl (User-Agent); default: $CRAWLER_CONTACT_URL",
+    )
+    crawl.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
+    crawl.add_argument("--wacz", type=Path, metavar="FILE", help="also package the crawl as FILE")
+    crawl.add_argument("--jobs-dir", type=Path, default=Path("jobs"), metavar="DIR")
+    crawl.add_argument("--no-display", action="store_true", help=_NO_DISPLAY)
 
 
 def _archive_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -260,9 +280,18 @@ def cmd_run(
     """Load, validate and run an order; prints the run directory first."""
     from crawler import affinity
     from crawler.controller import CrawlController, new_run_dir
+    from crawler.crawl_command import url_instead_of_order
     from crawler.order.errors import OrderError
     from crawler.order.loader import load_order, require_contact_url
 
+    url = url_instead_of_order(order_path)
+    if url is not None:
+        print(
+            f"crawler run takes a crawl order (a YAML file), not the URL {url}; to crawl a URL "
+            f"with the default order: crawler crawl {url} --contact https://example.org/about-my-crawler",
+            file=err,
+        )
+        return 2
     try:
         order = load_order(order_path, sets)
         require_contact_url(order)  # before a run directory is made for a crawl that can't start
@@ -338,6 +367,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from crawler.distributed import run_workers
 
         return run_workers(args.order, args.sets, args.workers, out, err, run_dir=args.run_dir)
+    if args.command == "crawl":
+        from crawler.crawl_command import cmd_crawl
+
+        return cmd_crawl(
+            args.urls, args.contact, args.sets, args.wacz, args.jobs_dir, out, err, args.no_display
+        )
     if args.command == "run":
         console = args.console_bind if args.console else None
         return cmd_run(args.order, args.sets, args.run_dir, out, err, args.no_display, console)
