@@ -1,9 +1,11 @@
 """Recrawl benchmark (``make bench-dedup``): WARC bytes a recrawl stores when it deduplicates
 against the first crawl's CDXJ index (order key ``dedup.collections``).
 
-1. Crawls the generated sample site (crawler/demo/site_generator.py; ``--hosts`` hosts of
-   ``--pages`` pages each, served on 127.0.0.1, politeness off) with the default order,
-   indexes its WARCs into a sorted CDXJ file, then recrawls it naming that index: unchanged
+1. Crawls a generated site (``--corpus sample``: the bundled sample site of
+   crawler/demo/site_generator.py, small pages; ``--corpus gensite``: bench/crawl/gensite.py's
+   ~15 KB pages served by nginx; ``--hosts`` hosts of ``--pages`` pages each, on 127.0.0.1,
+   politeness off) with the default order,
+   has its WARCs indexed (``crawler index``), then recrawls it naming that run directory: unchanged
    (with the default order, and with ``revisit_extra_records: false``: no request and metadata
    records beside a revisit), and with every tenth HTML page edited (10%). Prints, per crawl,
    the URIs fetched, the records written by type (compressed bytes) and the WARC bytes against
@@ -12,7 +14,8 @@ against the first crawl's CDXJ index (order key ``dedup.collections``).
    the file as the crawler does, the one-time unpacking of a ``.gz`` index, and, for
    comparison, building and asking a LevelDB of the same entries.
 
-Run: ``python bench/recrawl_dedup.py [--pages 300] [--hosts 3] [--lines 1000000]``.
+Run: ``python bench/recrawl_dedup.py [--corpus sample|gensite] [--pages 1000] [--hosts 3]
+[--lines 1000000] [--skip-lookups]``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,13 +46,14 @@ from crawler.demo import SampleSite  # noqa: E402
 
 ORDER = ROOT / "jobs" / "example" / "order.yaml"
 ALONE = "unchanged, revisits alone"
+GENSITE_PORT = 18361
 
 
-def run_crawl(site: SampleSite, run_dir: Path, *sets: str) -> float:
+def run_crawl(seeds: list[str], run_dir: Path, *sets: str) -> float:
     """One crawl with the CLI (default order, politeness off); returns its wall time."""
     args = [
         sys.executable, "-m", "crawler", "run", str(ORDER), "--run-dir", str(run_dir),
-        "--no-display", "--set", f"seeds.urls={site.base_urls!r}", "--set", "seeds.file=null",
+        "--no-display", "--set", f"seeds.urls={seeds!r}", "--set", "seeds.file=null",
         "--set", "frontier.politeness.delay_factor=0",
         "--set", "frontier.politeness.min_delay_ms=0",
         "--set", "frontier.politeness.max_delay_ms=0", "--set", "logging.console=false",
@@ -61,13 +66,14 @@ def run_crawl(site: SampleSite, run_dir: Path, *sets: str) -> float:
 
 
 def index_run(run_dir: Path) -> Path:
-    """A sorted CDXJ index of the run's WARCs (cdxj-indexer)."""
-    from cdxj_indexer.main import CDXJIndexer
+    """The run's CDXJ indexes (``crawler index``: one per WARC, in ``indexes/``, brought up to
+    date); the run directory is what ``dedup.collections[].cdxj`` names."""
+    from crawler.archive.run_index import index_run as crawler_index
 
-    out = run_dir / "index.cdxj"
-    with out.open("w", encoding="utf-8") as fh:
-        CDXJIndexer(output=fh, inputs=[str(run_dir / "warcs")], sort=True).process_all()
-    return out
+    report = crawler_index(run_dir)
+    if report.problems:
+        raise SystemExit(f"indexing {run_dir}: {report.problems}")
+    return run_dir
 
 
 def warc_stats(run_dir: Path) -> tuple[int, Counter[str], Counter[str]]:
@@ -92,6 +98,15 @@ def uris_fetched(run_dir: Path) -> int:
         return sum(1 for line in fh if int(line.split()[1]) > 0)
 
 
+def change_tenth_files(root: Path) -> int:
+    """Edit every tenth HTML file under ``root`` (sorted by path); returns how many."""
+    changed = 0
+    for path in sorted(root.rglob("*.html"))[::10]:
+        path.write_bytes(path.read_bytes().replace(b"</body>", b"<p>Edited.</p></body>"))
+        changed += 1
+    return changed
+
+
 def change_tenth(site: SampleSite) -> int:
     """Edit every tenth HTML page of the site (sorted by URL); returns how many."""
     changed = 0
@@ -108,23 +123,49 @@ def change_tenth(site: SampleSite) -> int:
     return changed
 
 
-def recrawl_table(pages: int, hosts: int, tmp: Path) -> None:
-    with SampleSite(ports=(0,) * hosts, pages_per_host=pages) as site:
-        first = tmp / "first"
-        times = {"first": run_crawl(site, first)}
-        started = time.monotonic()
-        index = index_run(first)
-        index_s = time.monotonic() - started
-        dedup = f"dedup.collections=[{{cdxj: {json.dumps(str(index))}}}]"
-        times["unchanged"] = run_crawl(site, tmp / "unchanged", dedup)
-        alone = "chains.write.warc_writer.params.revisit_extra_records=false"
-        times[ALONE] = run_crawl(site, tmp / ALONE, dedup, alone)
-        changed = change_tenth(site)
-        times["10% changed"] = run_crawl(site, tmp / "10% changed", dedup)
+def recrawls(
+    seeds: list[str], change: Callable[[], int], tmp: Path
+) -> tuple[dict[str, float], int]:
+    """The first crawl and the three recrawls (see the module docstring); wall times."""
+    times = {"first": run_crawl(seeds, tmp / "first")}
+    index = index_run(tmp / "first")
+    dedup = f"dedup.collections=[{{cdxj: {json.dumps(str(index))}}}]"
+    times["unchanged"] = run_crawl(seeds, tmp / "unchanged", dedup)
+    alone = "chains.write.warc_writer.params.revisit_extra_records=false"
+    times[ALONE] = run_crawl(seeds, tmp / ALONE, dedup, alone)
+    changed = change()
+    times["10% changed"] = run_crawl(seeds, tmp / "10% changed", dedup)
+    return times, changed
+
+
+def recrawl_table(corpus: str, pages: int, hosts: int, tmp: Path) -> None:
+    if corpus == "sample":
+        with SampleSite(ports=(0,) * hosts, pages_per_host=pages) as site:
+            times, changed = recrawls(site.base_urls, lambda: change_tenth(site), tmp)
+        title = f"the sample site (crawler/demo/site_generator.py; {hosts} hosts x {pages} pages"
+    else:
+        sys.path.insert(0, str(ROOT / "bench" / "crawl"))
+        from gensite import generate
+        from nginx_server import NginxServer
+
+        site_dir = tmp / "gensite"
+        generate(site_dir, pages * hosts, hosts, GENSITE_PORT)
+        roots = {GENSITE_PORT + h: site_dir / f"h{h:02d}" for h in range(hosts)}
+        server = NginxServer(tmp / "nginx", roots)
+        server.start()
+        try:
+            seeds = [f"http://127.0.0.1:{port}/" for port in roots]
+            times, changed = recrawls(seeds, lambda: change_tenth_files(site_dir), tmp)
+        finally:
+            server.stop()
+        title = f"bench/crawl/gensite.py's site (~15 KB pages; {hosts} hosts x {pages} pages"
+    index = tmp / "first"
+    files = list((index / "indexes").glob("*.cdxj"))
     print(
-        f"\nRecrawl of the generated site ({hosts} hosts x {pages} pages; {changed} HTML pages "
-        f"edited for the 10% run); index: {index.stat().st_size:,} bytes, "
-        f"{sum(1 for _ in index.open())} lines, made in {index_s:.1f}s\n"
+        f"\nRecrawl of {title}; {changed} HTML pages "
+        f"edited for the 10% run); first crawl's index: {len(files)} file(s), "
+        f"{sum(p.stat().st_size for p in files):,} bytes, "
+        f"{sum(1 for p in files for _ in p.open())} lines\n"
     )
     kinds = ("response", "revisit", "request", "metadata")
     head = "| crawl | URIs | " + " | ".join(f"{k} (n, bytes)" for k in kinds)
@@ -176,7 +217,7 @@ def lookup_table(lines: int, tmp: Path) -> None:
     hits = sum(index.find(u, k, d) is not None for u, k, d in queries)
     search_us = (time.perf_counter() - started) / len(queries) * 1e6
     started = time.perf_counter()
-    misses = sum(index.find(u, k, "X" + d[1:]) is not None for u, k, d in queries)
+    misses = sum(index.find(u, k, "0" + d[1:]) is not None for u, k, d in queries)
     miss_us = (time.perf_counter() - started) / len(queries) * 1e6
     index.close()
     assert hits == len(queries) and misses == 0 and len(keys) == len(queries)
@@ -217,21 +258,26 @@ def lookup_table(lines: int, tmp: Path) -> None:
         f"same | same | {path.stat().st_size:,} |"
     )
     print(
-        f"| LevelDB built from it | {build_s:.1f} s build | {ldb_us:.1f} µs | - | "
-        f"{ldb_bytes:,} |"
+        f"| LevelDB built from it | {build_s:.1f} s build | {ldb_us:.1f} µs | - | {ldb_bytes:,} |"
     )
     print(f"\nSURT key of the URI (needed by both): {surt_us:.1f} µs per lookup.")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pages", type=int, default=300, help="pages per host")
+    parser.add_argument(
+        "--corpus",
+        choices=["sample", "gensite"],
+        default="sample",
+        help="sample: the bundled sample site; gensite: bench/crawl's ~15 KB pages, nginx-served",
+    )
+    parser.add_argument("--pages", type=int, default=1000, help="pages per host")
     parser.add_argument("--hosts", type=int, default=3)
     parser.add_argument("--lines", type=int, default=1_000_000, help="lines of the lookup test")
     parser.add_argument("--skip-lookups", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-dedup-") as tmp:
-        recrawl_table(args.pages, args.hosts, Path(tmp))
+        recrawl_table(args.corpus, args.pages, args.hosts, Path(tmp))
         if not args.skip_lookups:
             lookup_table(args.lines, Path(tmp))
 

@@ -36,6 +36,8 @@ from crawler.archive.run_layout import warc_dirs
 UNPACK_DIR = "dedup"
 """Directory under ``state/`` where gzipped indexes are unpacked."""
 _SORT_SAMPLES = 256
+_SCAN_BYTES = 16 * 1024
+"""Below this window the binary search hands over to one ``find`` over the window."""
 _INDEX_NAMES = (".cdxj", ".cdx", ".cdxj.gz", ".cdx.gz")
 
 
@@ -80,10 +82,10 @@ class CdxjFileIndex:
             return None
         prefix = urlkey.encode("utf-8", "surrogateescape") + b" "
         needle = digest_b32.encode("ascii", "replace")
-        pos = self._lower_bound(mm, prefix)
+        pos = self._first_line_with(mm, prefix)
         size = len(mm)
         found = None
-        while pos < size and mm[pos : pos + len(prefix)] == prefix:
+        while 0 <= pos < size and mm[pos : pos + len(prefix)] == prefix:
             end = mm.find(b"\n", pos)
             end = size if end < 0 else end
             line = mm[pos:end]
@@ -103,18 +105,28 @@ class CdxjFileIndex:
         return len(mm) if nl < 0 else nl + 1
 
     @classmethod
-    def _lower_bound(cls, mm: mmap.mmap, prefix: bytes) -> int:
-        """Offset of the first line whose first bytes are >= ``prefix`` (or the file's size)."""
+    def _first_line_with(cls, mm: mmap.mmap, prefix: bytes) -> int:
+        """Offset of the first line that starts with ``prefix``, or -1.
+
+        Binary search keeps: lines starting before ``line_start(lo)`` are < ``prefix``, lines
+        from ``line_start(hi)`` on are >= it; so the first line >= ``prefix`` starts in between.
+        Once that window is small, one ``find`` (C speed) of ``"\n" + prefix`` in it replaces
+        the last dozen steps: in a sorted file the first line starting with ``prefix`` is that
+        first line >= ``prefix``, if any line starts with it at all."""
         size, width = len(mm), len(prefix)
         lo, hi = 0, size
-        while lo < hi:
+        while hi - lo > _SCAN_BYTES:
             mid = (lo + hi) // 2
             start = cls._line_start(mm, mid)
             if start < size and mm[start : start + width] < prefix:
                 lo = mid + 1
             else:
                 hi = mid
-        return cls._line_start(mm, lo)
+        first = cls._line_start(mm, lo)
+        if mm[first : first + width] == prefix:
+            return first
+        at = mm.find(b"\n" + prefix, first, cls._line_start(mm, hi) + width)
+        return -1 if at < 0 else at + 1
 
     def _check_sorted(self) -> None:
         mm = self._map
