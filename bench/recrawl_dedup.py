@@ -274,10 +274,12 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=1000, help="pages per host")
     parser.add_argument("--hosts", type=int, default=3)
     parser.add_argument("--lines", type=int, default=1_000_000, help="lines of the lookup test")
-    parser.add_argument("--skip-lookups", action="store_true")
+    parser.add_argument("--skip-lookups", action="store_true", help="only the recrawl table")
+    parser.add_argument("--lookups-only", action="store_true", help="only the lookup table")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-dedup-") as tmp:
-        recrawl_table(args.corpus, args.pages, args.hosts, Path(tmp))
+        if not args.lookups_only:
+            recrawl_table(args.corpus, args.pages, args.hosts, Path(tmp))
         if not args.skip_lookups:
             lookup_table(args.lines, Path(tmp))
 
