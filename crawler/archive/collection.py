@@ -2,7 +2,9 @@
 
 :func:`collection_from_run` brings the run's indexes up to date (:func:`index_run`), links every
 index whose WARC exists into ``<work>/indexes/`` and writes ``<work>/config.yaml`` naming that
-directory as the collection's index and the run's WARC directories as its archive paths.
+directory as the collection's index and the run's WARC directories as its archive paths. A
+recrawl's revisit records refer to captures of the crawl its history was imported from
+(``history.import_from``): that run's WARCs join the collection too, so revisits replay.
 :func:`collection_from_wacz` copies the package's ``archive/*.warc*`` out of the ZIP into
 ``<work>/warcs/`` and indexes them there. Both raise :class:`NothingToReplayError` when there is no
 WARC, and return what they found wrong (damaged WARCs, orphaned indexes) in ``problems``.
@@ -17,6 +19,8 @@ import shutil
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import yaml
 
 from crawler.archive.indexer import CdxjIndexer
 from crawler.archive.run_index import index_run
@@ -50,34 +54,65 @@ def collection_name(source: Path) -> str:
     return _COLLECTION_NAME.sub("-", stem).strip("-") or "crawl"
 
 
-def collection_from_run(run_dir: Path, work_dir: Path) -> PywbCollection:
-    """Set up ``work_dir`` to replay ``run_dir`` (see the module docstring)."""
-    report = index_run(run_dir)
+def earlier_runs(run_dir: Path) -> list[Path]:
+    """The runs whose captures ``run_dir``'s revisits may refer to: its order's
+    ``history.import_from`` (a run or state directory), and theirs in turn."""
+    found: list[Path] = []
+    todo = [run_dir]
+    while todo:
+        current = todo.pop()
+        try:
+            order = yaml.safe_load((current / "order.effective.yaml").read_text(encoding="utf-8"))
+            source = order["history"]["import_from"]
+        except (OSError, yaml.YAMLError, KeyError, TypeError):
+            continue
+        if not source:
+            continue
+        path = Path(order.get("base_dir") or ".") / Path(str(source)).expanduser()
+        if not (path / "warcs").is_dir() and (path.parent / "warcs").is_dir():
+            path = path.parent  # the run's state directory was named
+        path = path.resolve()
+        if (path / "warcs").is_dir() and path not in found and path != run_dir.resolve():
+            found.append(path)
+            todo.append(path)
+    return found
+
+
+def collection_from_run(
+    run_dir: Path, work_dir: Path, also: list[Path] | None = None
+) -> PywbCollection:
+    """Set up ``work_dir`` to replay ``run_dir`` with the runs in ``also`` and its
+    :func:`earlier_runs` beside it in one collection (see the module docstring)."""
+    runs = [run_dir, *(also or []), *earlier_runs(run_dir)]
     indexes = work_dir / "indexes"
     indexes.mkdir(parents=True, exist_ok=True)
     records = 0
+    problems: list[str] = []
     archive_paths: list[Path] = []
-    for n, wdir in enumerate(warc_dirs(run_dir)):
-        names = {warc.name for warc in wdir.warc_files()}
-        linked = False
-        for index in wdir.index_files():
-            if index.name[: -len(INDEX_SUFFIX)] not in names:
-                continue  # orphaned: reported by index_run
-            with index.open("rb") as fh:
-                count = sum(1 for _ in fh)
-            if count:
-                (indexes / f"{n:03d}-{index.name}").symlink_to(index.resolve())
-                records += count
-                linked = True
-        if linked:
-            archive_paths.append(wdir.warcs.resolve())
+    for run in dict.fromkeys(r.resolve() for r in runs):
+        problems += index_run(run).problems
+        for wdir in warc_dirs(run):
+            names = {warc.name for warc in wdir.warc_files()}
+            linked = False
+            for index in wdir.index_files():
+                if index.name[: -len(INDEX_SUFFIX)] not in names:
+                    continue  # orphaned: reported by index_run
+                with index.open("rb") as fh:
+                    count = sum(1 for _ in fh)
+                if count:
+                    link = indexes / f"{len(archive_paths):03d}-{index.name}"
+                    link.symlink_to(index.resolve())
+                    records += count
+                    linked = True
+            if linked:
+                archive_paths.append(wdir.warcs.resolve())
     if not records:
         raise NothingToReplayError(
             f"{run_dir}: no WARC record to replay (no WARC file, or none whole)"
         )
     name = collection_name(run_dir.resolve())
     _write_config(work_dir, name, indexes, archive_paths)
-    return PywbCollection(work_dir, name, records, report.problems)
+    return PywbCollection(work_dir, name, records, problems)
 
 
 def collection_from_wacz(wacz: Path, work_dir: Path) -> PywbCollection:

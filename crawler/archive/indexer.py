@@ -2,9 +2,12 @@
 
 Each line is ``<SURT url key> <14-digit timestamp> <JSON>`` with ``url``, ``mime``, ``status``,
 ``digest``, ``length``, ``offset`` and ``filename`` (the WARC's file name, resolved by the
-replay server against the WARC directories). Lines come from the ``cdxj-indexer`` package (the
-indexer pywb's tools use): ``response``, ``revisit`` and ``resource`` records are indexed;
-``request`` and ``application/warc-fields`` ``metadata`` records are not.
+replay server against the WARC directories): the lines the ``cdxj-indexer`` package (the indexer
+pywb's tools use) writes. ``response``, ``revisit`` and ``resource`` records are indexed;
+``request`` and ``application/warc-fields`` ``metadata`` records are not. A ``.warc.gz`` with
+a gzip member per record (what the crawler writes) is read by
+:class:`~crawler.archive.warc_scan.WarcScanner` at a fifth of the library's CPU; anything else
+(``.warc``, other layouts) by ``cdxj-indexer`` itself.
 
 Bad input never raises: a WARC cut short (``kill -9``, a disk full, a ``.open`` file) is indexed
 up to its last whole record; a corrupt one up to the record before the damage. Either way
@@ -34,6 +37,7 @@ from typing import Any
 import structlog
 
 from crawler.archive.run_layout import index_path
+from crawler.archive.warc_scan import WarcScanner
 
 _log = structlog.get_logger("crawler.archive")
 _CHECK_CHUNK_BYTES = 1024 * 1024
@@ -47,6 +51,7 @@ class IndexResult:
     index: Path | None
     records: int
     problem: str | None = None
+    whole_bytes: int | None = None  # with a problem: the length holding only whole records
 
 
 @functools.cache
@@ -69,9 +74,25 @@ def _indexer_class() -> Any:
 class CdxjIndexer:
     """Indexes WARC files into ``<indexes>/<WARC file name>.cdxj`` (see the module docstring)."""
 
+    def __init__(self) -> None:
+        self._scanner: WarcScanner | None = None
+
     def index(self, warc: Path, indexes: Path) -> IndexResult:
         """Index ``warc`` into directory ``indexes`` (created if missing); never raises for a
         bad WARC (an unreadable one gives no index and a ``problem``)."""
+        if warc.name.endswith((".gz", ".gz.open")):
+            if self._scanner is None:
+                self._scanner = WarcScanner()
+            try:
+                scanned = self._scanner.scan(warc, warc.name)
+            except (OSError, ValueError) as error:
+                return IndexResult(warc, None, 0, f"cannot read: {error}")
+            if scanned is not None:
+                whole = scanned.whole_bytes if scanned.problem else None
+                return self._write(warc, indexes, scanned.lines, scanned.problem, whole)
+        return self._index_with_library(warc, indexes)
+
+    def _index_with_library(self, warc: Path, indexes: Path) -> IndexResult:
         out = io.StringIO()
         problem: str | None = None
         indexer: Any = None
@@ -88,20 +109,35 @@ class CdxjIndexer:
         if whole_to is not None:
             lines = [line for line in lines if _offset(line) < whole_to]
             problem = problem or f"cut short: indexed up to byte {whole_to}, its last whole record"
-        elif problem is not None and lines:
-            problem += f"; indexed up to the record at byte {_offset(lines[-1])}"
+        elif problem is not None:
+            whole_to = max((_end(line) for line in lines), default=0)
+            problem += f"; indexed up to byte {whole_to}"
+        return self._write(warc, indexes, lines, problem, whole_to)
+
+    @staticmethod
+    def _write(
+        warc: Path, indexes: Path, lines: list[str], problem: str | None, whole: int | None
+    ) -> IndexResult:
         lines.sort()
         indexes.mkdir(parents=True, exist_ok=True)
         target = index_path(indexes, warc)
         temp = target.with_name(target.name + ".tmp")
         temp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         os.replace(temp, target)
-        return IndexResult(warc, target, len(lines), problem)
+        return IndexResult(warc, target, len(lines), problem, whole)
 
 
 def _offset(line: str) -> int:
     try:
         return int(json.loads(line.split(" ", 2)[2])["offset"])
+    except (IndexError, KeyError, ValueError):
+        return 0
+
+
+def _end(line: str) -> int:
+    try:
+        fields = json.loads(line.split(" ", 2)[2])
+        return int(fields["offset"]) + int(fields["length"])
     except (IndexError, KeyError, ValueError):
         return 0
 

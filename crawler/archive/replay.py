@@ -163,8 +163,11 @@ def parse_bind(bind: str) -> tuple[str, int]:
     return host or "127.0.0.1", int(port)
 
 
-def cmd_replay(source: Path, bind: str, out: TextIO, err: TextIO) -> int:
-    """``crawler replay``: serve ``source`` (a run directory or a ``.wacz``) until Ctrl-C.
+def cmd_replay(
+    source: Path, bind: str, out: TextIO, err: TextIO, also: list[Path] | None = None
+) -> int:
+    """``crawler replay``: serve ``source`` (a run directory or a ``.wacz``; with the run
+    directories ``also`` beside a run) until Ctrl-C.
 
     Exit codes: 0 stopped by the operator, 1 pywb failed, 2 bad usage or nothing to replay."""
     try:
@@ -183,7 +186,7 @@ def cmd_replay(source: Path, bind: str, out: TextIO, err: TextIO) -> int:
             if is_wacz:
                 collection = collection_from_wacz(source, work)
             else:
-                collection = collection_from_run(source, work)
+                collection = collection_from_run(source, work, also)
         except NothingToReplayError as error:
             print(str(error), file=err)
             return 2
