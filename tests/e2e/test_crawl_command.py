@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,8 @@ def test_crawl_a_url_into_a_new_job(tmp_path: Path) -> None:
         seed = site.base_urls[0]
         result = crawler(
             "crawl", seed, "--contact", "https://example.org/about", "--no-display",
-            "--jobs-dir", str(tmp_path / "jobs"), *NO_POLITENESS, cwd=tmp_path,
+            "--jobs-dir", str(tmp_path / "jobs"), "--wacz", "site.wacz", *NO_POLITENESS,
+            cwd=tmp_path,
         )  # fmt: skip
         expected = site.expected_urls(hosts=[site.hosts[0]])
     assert result.returncode == 0, result.stderr
@@ -53,6 +55,11 @@ def test_crawl_a_url_into_a_new_job(tmp_path: Path) -> None:
     run_dir = (job / "latest").resolve()
     assert f"WARCs: {run_dir / 'warcs'}" in result.stdout
     assert f"replay: crawler replay {run_dir}" in result.stdout
+    assert f"CDXJ indexes: {run_dir / 'indexes'}" in result.stdout
+    wacz = tmp_path / "site.wacz"
+    assert f"WACZ: {wacz}" in result.stdout
+    with zipfile.ZipFile(wacz) as package:
+        assert "datapackage.json" in package.namelist()
     lines = parse_file(run_dir / "logs" / "crawl.log")
     fetched = {line.uri for line in lines if line.status > 0 and not line.uri.startswith("dns:")}
     assert (

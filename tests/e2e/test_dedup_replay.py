@@ -1,7 +1,8 @@
 """A recrawl's revisits of the first crawl replay through pywb, both collections in one config.
 
-The sample site is crawled, then recrawled with ``dedup.collections`` naming the first run; one
-pywb collection serves both runs' indexes and WARC directories. Asking pywb for the second
+The sample site is crawled, then recrawled with ``dedup.collections`` naming the first run; the
+collection ``crawler replay`` makes for the recrawl serves both runs' indexes and WARC directories
+(the run named in ``dedup.collections`` joins it). Asking pywb for the second
 crawl's capture of an unchanged page (its own timestamp, ``id_`` for the bytes as archived)
 returns the revisit's date with the first crawl's payload, byte for byte as the site sent it.
 """
@@ -16,30 +17,12 @@ import pytest
 from crawllog_parser import parse_file
 
 from crawler.archive import run_index
-from crawler.archive.collection import PywbCollection
+from crawler.archive.collection import collection_from_run, earlier_runs
 from crawler.archive.replay import ReplayError, ReplayServer, find_wayback
 from crawler.demo import SampleSite
 from tests.e2e.test_dedup_collections import crawl
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
-
-
-def both_runs(work: Path, runs: list[Path]) -> PywbCollection:
-    """One pywb collection over the runs' indexes (linked into one folder) and WARC folders."""
-    indexes = work / "indexes"
-    indexes.mkdir(parents=True)
-    for n, run in enumerate(runs):
-        for index in (run / "indexes").glob("*.cdxj"):
-            (indexes / f"{n}-{index.name}").symlink_to(index)
-    paths = "".join(f"      - {json.dumps(str(run / 'warcs') + '/')}\n" for run in runs)
-    (work / "config.yaml").write_text(
-        "collections:\n"
-        "  both:\n"
-        f"    index_paths: {json.dumps(str(indexes) + '/')}\n"
-        "    archive_paths:\n"
-        f"{paths}"
-    )
-    return PywbCollection(work, "both", records=0)
 
 
 def test_revisits_of_the_first_crawl_replay_as_its_payloads(tmp_path: Path) -> None:
@@ -61,7 +44,11 @@ def test_revisits_of_the_first_crawl_replay_as_its_payloads(tmp_path: Path) -> N
         if "duplicate:digest" in line.annotations and line.status == 200
     }
     assert len(revisits) >= 10
-    with ReplayServer(both_runs(tmp_path / "pywb", [first, second])) as server:
+    # crawler replay's collection of the recrawl: the run its dedup.collections names joins it
+    assert earlier_runs(second) == [first.resolve()]
+    collection = collection_from_run(second, tmp_path / "pywb")
+    assert str(first.resolve() / "warcs") in collection.config.read_text()
+    with ReplayServer(collection) as server:
         for uri, line in sorted(revisits.items()):
             stamp = str(line.timing)[:14]  # the revisit's own capture time (fetch start)
             url = f"{server.prefix}{stamp}id_/{uri}"
