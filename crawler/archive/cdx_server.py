@@ -9,9 +9,9 @@ servers differ in filter syntax and in whether they keep the ``sha1:`` prefix.
 A server that does not answer in ``timeout_s``, refuses the connection, or answers with an
 error status or unreadable JSON degrades to "no dedup": the lookup says None, one
 ``dedup_cdx_server_down`` warning goes to alerts.log, and the server is not asked again for
-``retry_after_s`` (so an outage costs one timeout, not one per fetch); the first answer after
-that logs ``dedup_cdx_server_up``. A fetch never fails because of it. A 404 means "no
-captures" (some servers answer so).
+``retry_after_s`` (so an outage costs one timeout, not one per fetch); then one thread asks
+again while the others still skip, and the first answer logs ``dedup_cdx_server_up``. A fetch
+never fails because of it. A 404 means "no captures" (some servers answer so).
 
 Thread-safety: each thread keeps its own keep-alive connection (``threading.local``); the
 outage state and counters change under a lock never held across I/O.
@@ -71,10 +71,14 @@ class CdxServerIndex:
     # ----------------------------------------------------------------- lookups
     def find(self, url: str, urlkey: str, digest_b32_value: str) -> Capture | None:
         """The latest non-revisit capture of ``url`` with that payload, or None."""
-        if self._down and self._monotonic() < self._down_until:
+        if self._down:
+            now = self._monotonic()
             with self._lock:
-                self.skipped += 1
-            return None
+                if now < self._down_until:
+                    self.skipped += 1
+                    return None
+                # This thread asks again; the others go on skipping until it knows.
+                self._down_until = now + self._retry_after_s
         try:
             rows = self._ask(url)
         except (OSError, http.client.HTTPException, CdxServerError, ValueError) as exc:

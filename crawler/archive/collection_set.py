@@ -10,9 +10,12 @@ and cdxj-indexer compute it) with the *same payload digest*; the WARC writer the
 (their payload is elsewhere). Indexes are asked in the order's order; the first that knows a
 capture answers.
 
+A lookup never fails a fetch: an index that raises is counted, alerted once
+(``dedup_collection_lookup_failed``) and skipped.
+
 Thread-safety: lookups run on many ToeThreads at once; every index is safe for concurrent
-lookups, and the counters of :meth:`CollectionSet.report` change under a lock held for no
-I/O. Heritrix counterpart: the DeDuplicator add-on's lookups in an index of earlier crawls.
+lookups, and the counters of :meth:`CollectionSet.report` change under a lock held for no I/O.
+Heritrix counterpart: the DeDuplicator add-on's lookups in an index of earlier crawls.
 """
 
 from __future__ import annotations
@@ -22,12 +25,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import structlog
+
 from crawler.archive.cdx_server import CdxServerIndex
 from crawler.archive.cdxj_file import CdxjFileIndex, IndexFileError
 from crawler.archive.collection_index import Capture, CollectionIndex, digest_b32
 
 if TYPE_CHECKING:
     from crawler.order.schema import DedupConfig
+
+_log = structlog.get_logger("crawler.archive")
 
 
 class CollectionSetError(Exception):
@@ -62,6 +69,7 @@ class CollectionSet:
         self._lock = threading.Lock()
         self._lookups = 0
         self._hits: dict[str, int] = {index.name: 0 for index in self.indexes}
+        self._failures: dict[str, int] = {}
 
     @classmethod
     def open(
@@ -101,7 +109,11 @@ class CollectionSet:
         key = self._urlkey(url)
         found = None
         for index in self.indexes:
-            found = index.find(url, key, value)
+            try:
+                found = index.find(url, key, value)
+            except Exception as exc:  # noqa: BLE001 - an index that fails never fails a fetch
+                self._failed(index, exc)
+                continue
             if found is not None:
                 break
         with self._lock:
@@ -109,6 +121,18 @@ class CollectionSet:
             if found is not None:
                 self._hits[found.source] = self._hits.get(found.source, 0) + 1
         return found
+
+    def _failed(self, index: CollectionIndex, exc: Exception) -> None:
+        with self._lock:
+            first = index.name not in self._failures
+            self._failures[index.name] = self._failures.get(index.name, 0) + 1
+        if first:
+            _log.warning(
+                "dedup_collection_lookup_failed",
+                collection=index.name,
+                error=f"{type(exc).__name__}: {exc}",
+                effect="fetches it would have answered are written in full",
+            )
 
     def report(self) -> list[str]:
         """Lines for the processors report: lookups, and captures found per collection."""
@@ -119,6 +143,8 @@ class CollectionSet:
             line = f"    {index.name}: {hits.get(index.name, 0)} found"
             if isinstance(index, CdxServerIndex) and (index.failures or index.skipped):
                 line += f", {index.failures} failed, {index.skipped} skipped while down"
+            if self._failures.get(index.name):
+                line += f", {self._failures[index.name]} lookups failed"
             lines.append(line)
         return lines
 

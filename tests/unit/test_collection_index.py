@@ -218,3 +218,30 @@ def test_collection_set_asks_in_order_and_counts(tmp_path: Path) -> None:
 def test_a_collection_names_one_source(spec: dict[str, str], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         DedupConfig.model_validate({"collections": [spec]})
+
+
+class BrokenIndex:
+    """An index whose lookups fail (a disk error, a bug): what cannot be made real here."""
+
+    name = "broken"
+
+    def find(self, url: str, urlkey: str, digest_b32: str) -> None:
+        raise OSError("I/O error")
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_index_that_fails_is_skipped_with_one_alert(tmp_path: Path) -> None:
+    from structlog.testing import capture_logs
+
+    url = "http://example.com/a"
+    good = CdxjFileIndex(write_sorted(tmp_path / "i.cdxj", [cdxj_line(url, "20250101000000", D1)]))
+    collections = CollectionSet([BrokenIndex(), good])
+    with capture_logs() as logs:
+        for _ in range(3):
+            found = collections.lookup(url, f"sha1:{D1}")
+            assert found is not None and found.source == good.name
+    assert [e["event"] for e in logs] == ["dedup_collection_lookup_failed"]
+    assert "OSError: I/O error" in logs[0]["error"]
+    assert "broken: 0 found, 3 lookups failed" in "\n".join(collections.report())
