@@ -182,7 +182,8 @@ def _archive_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="append",
         default=[],
         metavar="RUN_DIR",
-        help="also this run's captures (the run its history was imported from is included)",
+        help="also this run's captures (runs its history was imported from, or that its "
+        "dedup.collections name, are included)",
     )
 
 
