@@ -16,7 +16,6 @@ the fix; an order made invalid by ``--set`` leaves no job directory behind.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -129,8 +128,6 @@ def cmd_crawl(
     try:
         seeds = [seed_url(url) for url in urls]
         contact = contact_url(contact)
-        if wacz is not None and importlib.util.find_spec("crawler.archive.wacz") is None:
-            raise CrawlArgsError("--wacz: WACZ packaging is not part of this installation")
     except CrawlArgsError as exc:
         print(f"crawler crawl: {exc}", file=err)
         return 2
