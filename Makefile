@@ -12,7 +12,7 @@ export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
 
 .PHONY: install demo test lint typecheck unit clean help bench-warc bench-frontier bench-extract \
-	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-dedup
+	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-index bench-replay bench-dedup
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -27,6 +27,8 @@ help:
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
 	@echo "                    BENCH_RUNS=1 BENCH_PAGES=2000 for a quick look; see bench/RESULTS.md)"
 	@echo "make bench-crawl-profile - py-spy profile of the crawler on the generated corpus"
+	@echo "make bench-index - CDXJ indexing CPU as a share of the crawl's CPU"
+	@echo "make bench-replay - every archived sample-site page through pywb in Chromium"
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -82,6 +84,15 @@ bench-scale: install
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 	command -v nginx >/dev/null || (apt-get update && apt-get install -y nginx)
 	$(VENV)/bin/python bench/scale.py
+
+# Archives (crawler/archive/): indexing CPU against the crawl's (needs nginx), and every
+# archived page of the sample site replayed through pywb in Chromium.
+bench-index: install
+	command -v nginx >/dev/null || (apt-get update && apt-get install -y nginx)
+	$(VENV)/bin/python bench/index_cost.py
+
+bench-replay: install
+	$(VENV)/bin/python bench/replay_pages.py
 
 clean:
 	rm -rf $(VENV) $(REPLAY_VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache

@@ -156,7 +156,7 @@ class ReplayBrowser:
         if not url.startswith(self.origin):
             return
         match = self._replayed.match(url)
-        if match is None and not url.startswith(self.prefix):
+        if match is None and (not url.startswith(self.prefix) or "cdx?" in url):
             self.tally.pywb_requests += 1
             return
         self.tally.archive_requests += 1
@@ -166,7 +166,9 @@ class ReplayBrowser:
                 self.tally.missing.append(url)
 
     def _failed(self, request: Any) -> None:
-        if request.url.startswith(self.origin):
+        # Only archived content counts: pywb's banner asks its CDX API for the page's captures
+        # (``<prefix>cdx?url=…``), which a navigation to the next page may abort.
+        if self._replayed.match(request.url):
             self.tally.failed.append(f"{request.url} ({request.failure})")
 
     def load(self, url: str) -> str:
