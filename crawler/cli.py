@@ -302,18 +302,9 @@ def cmd_run(
     """Load, validate and run an order; prints the run directory first."""
     from crawler import affinity
     from crawler.controller import CrawlController, new_run_dir
-    from crawler.crawl_command import url_instead_of_order
     from crawler.order.errors import OrderError
     from crawler.order.loader import load_order, require_contact_url
 
-    url = url_instead_of_order(order_path)
-    if url is not None:
-        print(
-            f"crawler run takes a crawl order (a YAML file), not the URL {url}; to crawl a URL "
-            f"with the default order: crawler crawl {url} --contact https://example.org/about-my-crawler",
-            file=err,
-        )
-        return 2
     try:
         order = load_order(order_path, sets)
         require_contact_url(order)  # before a run directory is made for a crawl that can't start
@@ -385,6 +376,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``crawler`` command."""
     args = _parser().parse_args(argv)
     out, err = sys.stdout, sys.stderr
+    if args.command == "run" and _url_given_as_order(args.order, err):
+        return 2
     if args.command == "run" and args.workers:
         from crawler.distributed import run_workers
 
@@ -431,6 +424,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if archived is not None:
         return archived
     return _operation(args, out, err)
+
+
+def _url_given_as_order(order: Path, err: TextIO) -> bool:
+    """``crawler run URL``: say that ``crawler crawl`` takes URLs (True), instead of failing to
+    read a file named ``http:/host``."""
+    from crawler.crawl_command import url_instead_of_order
+
+    url = url_instead_of_order(order)
+    if url is None:
+        return False
+    print(
+        f"crawler run takes a crawl order (a YAML file), not the URL {url}; to crawl a URL with "
+        f"the default order: crawler crawl {url} --contact https://example.org/about-my-crawler",
+        file=err,
+    )
+    return True
 
 
 def _is_distributed(run_dir: Path) -> bool:
