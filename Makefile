@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 
 .PHONY: install demo test lint typecheck unit clean help bench-warc bench-frontier bench-extract \
 	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls bench-index \
-	bench-replay
+	bench-replay bench-dedup
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -23,6 +23,7 @@ help:
 	@echo "make bench-warc - WARC write throughput on a realistic mix"
 	@echo "make bench-extract - ExtractorHTML pages/s and links/s on python3-doc's HTML"
 	@echo "make bench-frontier - frontier throughput, RSS, Bloom filter, queue policies (~15 min)"
+	@echo "make bench-dedup - WARC bytes of a recrawl deduplicated against the first crawl's index"
 	@echo "make bench-scale - Redis frontier: 1 vs 2 workers, memory per URL/queue, claims/s (~10 min)"
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
 	@echo "                    BENCH_RUNS=1 BENCH_PAGES=2000 for a quick look; see bench/RESULTS.md)"
@@ -80,6 +81,9 @@ bench-extract: install
 
 bench-frontier: install
 	$(VENV)/bin/python bench/frontier.py
+
+bench-dedup: install
+	$(VENV)/bin/python bench/recrawl_dedup.py
 
 bench-scale: install
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)

@@ -140,7 +140,27 @@ def _parser() -> argparse.ArgumentParser:
         help="distributed crawl: also the run directories of workers that ran elsewhere",
     )
     _archive_commands(sub)
+    _crawl_command(sub)
     return parser
+
+
+def _crawl_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``crawler crawl URL...`` (:mod:`crawler.crawl_command`)."""
+    crawl = sub.add_parser(
+        "crawl", help="crawl URLs with the default order in a new job directory (one command)"
+    )
+    crawl.add_argument(
+        "urls", nargs="+", metavar="URL", help="seeds: what is under them is crawled"
+    )
+    crawl.add_argument(
+        "--contact",
+        metavar="URL",
+        help="page saying who runs the crawl (User-Agent); default: $CRAWLER_CONTACT_URL",
+    )
+    crawl.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
+    crawl.add_argument("--wacz", type=Path, metavar="FILE", help="also package the crawl as FILE")
+    crawl.add_argument("--jobs-dir", type=Path, default=Path("jobs"), metavar="DIR")
+    crawl.add_argument("--no-display", action="store_true", help=_NO_DISPLAY)
 
 
 def _archive_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -162,7 +182,8 @@ def _archive_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="append",
         default=[],
         metavar="RUN_DIR",
-        help="also this run's captures (the run its history was imported from is included)",
+        help="also this run's captures (runs its history was imported from, or that its "
+        "dedup.collections name, are included)",
     )
 
 
@@ -355,10 +376,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``crawler`` command."""
     args = _parser().parse_args(argv)
     out, err = sys.stdout, sys.stderr
+    if args.command == "run" and _url_given_as_order(args.order, err):
+        return 2
     if args.command == "run" and args.workers:
         from crawler.distributed import run_workers
 
         return run_workers(args.order, args.sets, args.workers, out, err, run_dir=args.run_dir)
+    if args.command == "crawl":
+        from crawler.crawl_command import cmd_crawl
+
+        return cmd_crawl(
+            args.urls, args.contact, args.sets, args.wacz, args.jobs_dir, out, err, args.no_display
+        )
     if args.command == "run":
         console = args.console_bind if args.console else None
         return cmd_run(args.order, args.sets, args.run_dir, out, err, args.no_display, console)
@@ -395,6 +424,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if archived is not None:
         return archived
     return _operation(args, out, err)
+
+
+def _url_given_as_order(order: Path, err: TextIO) -> bool:
+    """``crawler run URL``: say that ``crawler crawl`` takes URLs (True), instead of failing to
+    read a file named ``http:/host``."""
+    from crawler.crawl_command import url_instead_of_order
+
+    url = url_instead_of_order(order)
+    if url is None:
+        return False
+    print(
+        f"crawler run takes a crawl order (a YAML file), not the URL {url}; to crawl a URL with "
+        f"the default order: crawler crawl {url} --contact https://example.org/about-my-crawler",
+        file=err,
+    )
+    return True
 
 
 def _is_distributed(run_dir: Path) -> bool:

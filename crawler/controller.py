@@ -50,6 +50,7 @@ from crawler.stop_signals import StopSignals
 from crawler.toepool import ToePool
 
 if TYPE_CHECKING:
+    from crawler.archive.collection_set import CollectionSet
     from crawler.display import Display
 
 __all__ = ["CrawlController", "CrawlInUseError", "new_run_dir"]
@@ -95,6 +96,7 @@ class CrawlController:
         self.block_rules = BlockRules(run_dir / BLOCK_RULES_FILE)
         self.actions: ActionDirectory | None = None
         self.history: CrawlHistory | None = None
+        self.collections: CollectionSet | None = None
         self._builder = CrawlBuilder(self, self._on_final, self._uri_error)
         limits = order.limits
         self.disk_guard = DiskGuard(
@@ -135,7 +137,8 @@ class CrawlController:
         self._builder.open_server_journal()
         self.actions = ActionDirectory(self.run_dir / "action", self, self.logger, self._uri_error)
         self.history = self._builder.open_history()
-        self._builder.start_processors(self.frontier, self.history)
+        self.collections = self._builder.open_collections()
+        self._builder.start_processors(self.frontier, self.history, self.collections)
         self.seed_module.schedule_all()
         self.logger.info(
             "crawl_prepared",
@@ -361,7 +364,7 @@ class CrawlController:
             self.pool.request_stop()
             self.pool.join()
         self.reporter.note_threads_stopped()
-        self._builder.stop_processors(self.history)
+        self._builder.stop_processors(self.history, self.collections)
         self.exit_status = reason
         try:
             self.write_reports()

@@ -7,7 +7,8 @@ The CrawlController calls it while PREPARING, in this order: :meth:`~CrawlBuilde
 (after reading back what the run directory keeps: statistics on resume, block rules),
 :meth:`~CrawlBuilder.build_frontier` (``order.frontier``'s store, queue-assignment policy and uniq
 filter, or the frontier a shared store brings), :meth:`~CrawlBuilder.open_server_journal`,
-:meth:`~CrawlBuilder.open_history` and :meth:`~CrawlBuilder.start_processors` (with their
+:meth:`~CrawlBuilder.open_history`, :meth:`~CrawlBuilder.open_collections` (the earlier
+collections of ``dedup``) and :meth:`~CrawlBuilder.start_processors` (with their
 :class:`~crawler.processor.ProcessorContext`, rules bound to the seeds). At the end of the crawl
 :meth:`~CrawlBuilder.stop_processors` and :meth:`~CrawlBuilder.release_run_dir` undo it.
 :func:`new_run_dir` makes a fresh run directory for a new launch.
@@ -30,6 +31,7 @@ from typing import Any, Protocol
 import structlog
 
 from crawler.applog import close_app_logging, configure_app_logging
+from crawler.archive.collection_set import CollectionSet, CollectionSetError
 from crawler.chain import ProcessorChains
 from crawler.clock import Clock
 from crawler.curi import CrawlURI
@@ -205,7 +207,21 @@ class CrawlBuilder:
         except (FileNotFoundError, ValueError) as exc:
             raise OrderError([OrderIssue("history.import_from", str(exc))]) from None
 
-    def start_processors(self, frontier: Frontier, history: CrawlHistory | None) -> None:
+    def open_collections(self) -> CollectionSet | None:
+        """The earlier collections ``dedup.collections`` names, or None when it names none."""
+        try:
+            return CollectionSet.open(
+                self.order.dedup, Path(self.order.base_dir), self.state_dir, self._crawl.logger
+            )
+        except CollectionSetError as exc:
+            raise OrderError([OrderIssue(exc.path, str(exc))]) from None
+
+    def start_processors(
+        self,
+        frontier: Frontier,
+        history: CrawlHistory | None,
+        collections: CollectionSet | None = None,
+    ) -> None:
         """Bind each processor's ``should_process_rule`` to the seeds, then start the chains
         with the processors' context."""
         c = self._crawl
@@ -222,6 +238,7 @@ class CrawlBuilder:
             schedule=c.schedule,
             uri_error=self._uri_error,
             history=history,
+            collections=collections,
             schedule_many=c.schedule_many,
             seen_recently=getattr(frontier, "seen_recently", None),
             add_seed=c.add_seed,
@@ -236,11 +253,16 @@ class CrawlBuilder:
                     )
         c.chains.start(ctx)
 
-    def stop_processors(self, history: CrawlHistory | None) -> None:
-        """Stop the chains (in reverse order), close the history and the servers' journal."""
+    def stop_processors(
+        self, history: CrawlHistory | None, collections: CollectionSet | None = None
+    ) -> None:
+        """Stop the chains (in reverse order), close the history, the earlier collections and
+        the servers' journal."""
         self._crawl.chains.stop()
         if history is not None:
             history.close()
+        if collections is not None:
+            collections.close()
         self._crawl.servers.close_journal()
 
     def release_run_dir(self, logs: CrawlLogs | None) -> None:

@@ -20,6 +20,7 @@ from crawler.decide.decide_rule import DecideResult, DecideRuleSequence
 from crawler.params import Params, params_model_of
 
 if TYPE_CHECKING:
+    from crawler.archive.collection_set import CollectionSet
     from crawler.clock import Clock
     from crawler.curi import CrawlURI
     from crawler.history import CrawlHistory
@@ -81,7 +82,8 @@ class ProcessorContext:
     payload-digest history of this run (conditional requests, revisit records);
     ``watch_disk(directory)`` asks the disk guard to watch the free space of a directory the
     processor writes to outside the run directory (the guard watches the run directory,
-    ``warcs/``, ``state/`` and ``logs/`` anyway).
+    ``warcs/``, ``state/`` and ``logs/`` anyway); ``collections`` holds the indexes of earlier
+    crawls to deduplicate against (order key ``dedup``).
     """
 
     run_dir: Path
@@ -101,6 +103,7 @@ class ProcessorContext:
     add_seed: Callable[[str, str | None], bool] | None = None
     catch_up_seeds: Callable[[CrawlURI], None] | None = None
     watch_disk: Callable[[Path], None] | None = None
+    collections: CollectionSet | None = None
 
 
 P = TypeVar("P", bound=Params)

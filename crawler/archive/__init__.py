@@ -17,4 +17,8 @@ Modules (import the one you need; this package imports nothing heavy):
 * :mod:`crawler.archive.wacz` — :class:`~crawler.archive.wacz.WaczPackager` (``crawler wacz``).
 * :mod:`crawler.archive.replay` — :class:`~crawler.archive.replay.ReplayServer`, pywb on
   loopback (``crawler replay``).
+* :mod:`crawler.archive.collection_set` — :class:`~crawler.archive.collection_set.CollectionSet`,
+  the earlier collections a crawl deduplicates against (order key ``dedup``), over
+  :mod:`~crawler.archive.cdxj_file` (a sorted CDXJ file, searched in place) and
+  :mod:`~crawler.archive.cdx_server` (a CDX server over HTTP).
 """

@@ -4,7 +4,8 @@
 index whose WARC exists into ``<work>/indexes/`` and writes ``<work>/config.yaml`` naming that
 directory as the collection's index and the run's WARC directories as its archive paths. A
 recrawl's revisit records refer to captures of the crawl its history was imported from
-(``history.import_from``): that run's WARCs join the collection too, so revisits replay.
+(``history.import_from``) or of the earlier runs it deduplicated against (``dedup.collections``
+naming run directories): those runs' WARCs join the collection too, so revisits replay.
 :func:`collection_from_wacz` copies the package's ``archive/*.warc*`` out of the ZIP into
 ``<work>/warcs/`` and indexes them there. Both raise :class:`NothingToReplayError` when there is no
 WARC, and return what they found wrong (damaged WARCs, orphaned indexes) in ``problems``.
@@ -56,25 +57,29 @@ def collection_name(source: Path) -> str:
 
 def earlier_runs(run_dir: Path) -> list[Path]:
     """The runs whose captures ``run_dir``'s revisits may refer to: its order's
-    ``history.import_from`` (a run or state directory), and theirs in turn."""
+    ``history.import_from`` (a run or state directory) and the run directories its
+    ``dedup.collections`` name (``cdxj:``), and theirs in turn."""
     found: list[Path] = []
     todo = [run_dir]
     while todo:
         current = todo.pop()
         try:
             order = yaml.safe_load((current / "order.effective.yaml").read_text(encoding="utf-8"))
-            source = order["history"]["import_from"]
+            sources = [order["history"]["import_from"]]
         except (OSError, yaml.YAMLError, KeyError, TypeError):
             continue
-        if not source:
-            continue
-        path = Path(order.get("base_dir") or ".") / Path(str(source)).expanduser()
-        if not (path / "warcs").is_dir() and (path.parent / "warcs").is_dir():
-            path = path.parent  # the run's state directory was named
-        path = path.resolve()
-        if (path / "warcs").is_dir() and path not in found and path != run_dir.resolve():
-            found.append(path)
-            todo.append(path)
+        collections = (order.get("dedup") or {}).get("collections") or []
+        sources += [c.get("cdxj") for c in collections if isinstance(c, dict)]
+        for source in sources:
+            if not source:
+                continue
+            path = Path(order.get("base_dir") or ".") / Path(str(source)).expanduser()
+            if not (path / "warcs").is_dir() and (path.parent / "warcs").is_dir():
+                path = path.parent  # the run's state (or indexes) directory was named
+            path = path.resolve()
+            if (path / "warcs").is_dir() and path not in found and path != run_dir.resolve():
+                found.append(path)
+                todo.append(path)
     return found
 
 

@@ -7,9 +7,10 @@ validated against the component's parameter model by :mod:`crawler.order.compone
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Section(BaseModel):
@@ -169,6 +170,40 @@ class HistoryConfig(Section):
     import_from: str | None = None
 
 
+class DedupCollectionConfig(Section):
+    """One earlier collection: sorted CDXJ/CDX index(es) (``cdxj``: a file, plain or .gz, a
+    directory of them, or an earlier run directory; relative to the order) or a CDX server
+    endpoint (``cdx_server``: pywb's /<coll>/cdx, OutbackCDX)."""
+
+    cdxj: str | None = Field(None, min_length=1)
+    cdx_server: str | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DedupCollectionConfig:
+        if (self.cdxj is None) == (self.cdx_server is None):
+            raise ValueError(
+                "give exactly one of cdxj (a sorted CDXJ file) or cdx_server (a CDX server URL), "
+                "e.g. {cdxj: ../old-crawl/indexes/index.cdxj}"
+            )
+        server = self.cdx_server
+        if server is not None and not re.match(r"(?i)https?://[^/\s]+", server):
+            raise ValueError(
+                f"cdx_server {server!r} is not an http(s) URL, e.g. http://localhost:8080/coll/cdx"
+            )
+        return self
+
+
+class DedupConfig(Section):
+    """Dedup against earlier collections: a fetch whose payload an earlier capture of the same
+    URI holds (same SURT key and digest in one of ``collections``) becomes a revisit of it."""
+
+    collections: list[DedupCollectionConfig] = Field(default_factory=list)
+    timeout_s: float = Field(5.0, gt=0, description="longest wait for a CDX server's answer")
+    retry_after_s: float = Field(
+        60.0, ge=0, description="a CDX server that failed is not asked again for this long"
+    )
+
+
 class ArchiveConfig(Section):
     """What the crawl makes of its WARCs (:mod:`crawler.archive`): CDXJ indexes as files close,
     a WACZ package at the end."""
@@ -196,6 +231,7 @@ class CrawlOrder(Section):
     frontier: FrontierConfig = FrontierConfig()
     chains: ChainsConfig = ChainsConfig()
     history: HistoryConfig = HistoryConfig()
+    dedup: DedupConfig = DedupConfig()
     logging: LoggingConfig = LoggingConfig()
     archive: ArchiveConfig = ArchiveConfig()
     base_dir: str = Field(".", description="directory of the order file; set by the loader")

@@ -11,12 +11,15 @@ gzip member and all records of one URI contiguous:
   - ``server-not-modified``: FetchHTTP got a 304 to a conditional request and set
     ``curi.revisit``; refers to the earlier capture (from the fetch history when known).
   - ``identical-payload-digest`` (``dedup``): the digest history (``ctx.history``) already holds
-    a capture of this payload, by any URI; refers to it, adds ``WARC-Truncated: length``, sets
-    ``curi.revisit`` and annotates ``duplicate:digest``. Truncated captures and payloads under
-    ``dedup_min_size_bytes`` are never deduplicated.
+    a capture of this payload, by any URI, or an earlier collection's index
+    (``ctx.collections``, order key ``dedup.collections``) holds a capture of this URI with this
+    payload; refers to it, adds ``WARC-Truncated: length``, sets ``curi.revisit`` and annotates
+    ``duplicate:digest``. Truncated captures and payloads under ``dedup_min_size_bytes`` are
+    never deduplicated.
 
 * then a ``request`` record (raw request head) and a ``metadata`` record (via, hops, outlinks),
-  both ``WARC-Concurrent-To`` the first.
+  both ``WARC-Concurrent-To`` the first (after an identical-payload revisit of the same URI only
+  with ``revisit_extra_records``: the original's metadata already lists the same outlinks).
 
 ``dns:`` URIs with a recording get one ``response`` record, ``Content-Type: text/dns``, the DNS
 answer as block. Sets ``curi.extra_info['warcFilename']`` / ``['warcFileOffset']`` (offset of the
@@ -128,6 +131,12 @@ class WARCWriterParams(Params):
         description="store already-compressed payloads (images, video, zip, Content-Encoding) "
         "without deflating them again (gzip level 0): same size, far less CPU",
     )
+    revisit_extra_records: bool = Field(
+        False,
+        description="beside a revisit of the same URI's identical payload (a recrawl), also "
+        "write the fetch's request and metadata records (the original's metadata lists the same "
+        "outlinks; false: the revisit alone, a third of the bytes); other revisits always get them",
+    )
     skip_identical_digests: bool = Field(
         False,
         description="write nothing for a duplicate payload (annotated unwritten:identicalDigest)",
@@ -204,6 +213,9 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         text = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
         lines.append(f"  records written: {sum(counts.values())} ({text or 'none'})")
         lines.append(f"  payload bytes not rewritten (revisits): {dedup_bytes}")
+        collections = self.ctx.collections if self.ctx is not None else None
+        if collections is not None:
+            lines.extend(collections.report())
         if files is not None:
             lines.append(f"  bytes written: {files.bytes_written}")
             lines.append(f"  files: {files.files_opened}")
@@ -223,10 +235,13 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             raise RuntimeError(f"processor {self.name!r} used before start()")
         history = self.context.history
         is_dns = curi.uri.startswith("dns:")
+        p = self.params
         referent = (
             None
             if is_dns
-            else find_referent(curi, history, self.params.dedup, self.params.dedup_min_size_bytes)
+            else find_referent(
+                curi, history, p.dedup, p.dedup_min_size_bytes, self.context.collections
+            )
         )
         if (
             referent is not None
@@ -258,7 +273,6 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         curi.extra_info["warcFilename"] = name
         curi.extra_info["warcFileOffset"] = offset
         if history is not None and not is_dns:
-            p = self.params
             digest_new = referent is None and digest_checked(curi, p.dedup, p.dedup_min_size_bytes)
             remember_capture(curi, history, referent, first_id, date, name, offset, digest_new)
 
@@ -331,6 +345,13 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             first_id = writer.write(out, curi.uri, "revisit", headers, rec.response_head)
             kinds = ["revisit"]
         entry = self._index_entry(curi, date, kinds[0], headers, start, out.tell())
+        if (
+            referent is not None
+            and referent.profile == IDENTICAL_PAYLOAD_DIGEST
+            and referent.uri == curi.uri
+            and not self.params.revisit_extra_records
+        ):
+            return first_id, date, kinds, entry
         concurrent = [("WARC-Date", date), ("WARC-Concurrent-To", first_id)]
         if self.params.write_requests and rec.request_head:
             writer.write(
