@@ -53,7 +53,7 @@ def broken_pdf() -> bytes:
 
 def encrypted_pdf() -> bytes:
     """A PDF that needs a user password."""
-    from pypdf import PdfWriter  # noqa: PLC0415 - only this sample needs the library
+    from pypdf import PdfWriter
 
     writer = PdfWriter()
     writer.add_blank_page(100, 100)
