@@ -154,6 +154,12 @@ def test_large_body_aborted_by_content_length(site: VideoSite, tmp_path: Path) -
         assert "midFetchAbort" in lines[path].annotations, path  # type: ignore[attr-defined]
     assert "midFetchAbort" not in lines["/"].annotations  # type: ignore[attr-defined]
     assert site.done.wait(10) and site.sent < VIDEO_BYTES // 8
+    # The run's own copy of the order (what `crawler resume` reads) keeps the rule.
+    again = load_order(tmp_path / "run" / "order.effective.yaml", [])
+    fetch_http = next(p for p in again.chains.fetch if p.name == "fetch_http")
+    assert fetch_http.params["should_fetch_body_rule"][0]["params"] == {
+        "content_length_threshold": 10000000
+    }
 
 
 def test_bad_body_rule_is_an_order_error_with_its_path(tmp_path: Path) -> None:
