@@ -11,7 +11,7 @@ export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
 
 .PHONY: install demo test lint typecheck unit clean help bench-warc bench-frontier bench-extract \
-	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale
+	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-documents
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -20,6 +20,7 @@ help:
 	@echo "make typecheck - mypy --strict on crawler/ and processors/"
 	@echo "make bench-warc - WARC write throughput on a realistic mix"
 	@echo "make bench-extract - ExtractorHTML pages/s and links/s on python3-doc's HTML"
+	@echo "make bench-documents - ExtractorPDF (in thread vs worker), ExtractorXML, body-rule cost"
 	@echo "make bench-frontier - frontier throughput, RSS, Bloom filter, queue policies (~15 min)"
 	@echo "make bench-scale - Redis frontier: 1 vs 2 workers, memory per URL/queue, claims/s (~10 min)"
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
@@ -62,6 +63,9 @@ bench-warc: install
 
 bench-extract: install
 	$(VENV)/bin/python bench/extract_html.py
+
+bench-documents: install
+	$(VENV)/bin/python bench/extract_documents.py
 
 bench-frontier: install
 	$(VENV)/bin/python bench/frontier.py
