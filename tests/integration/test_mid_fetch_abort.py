@@ -53,9 +53,13 @@ class VideoSite:
                     return
                 anchors = "".join(f'<a href="{link}">x</a>' for link in site.links)
                 body = f"<html><body>{anchors}</body></html>".encode()
+                texts = {
+                    "/small.txt": b"small",
+                    "/robots.txt": b"User-agent: *\nDisallow: /private\n",
+                }
                 if self.path != "/":
-                    body = b"small" if self.path == "/small.txt" else b"not found"
-                self.send_response(200 if self.path in ("/", "/small.txt") else 404)
+                    body = texts.get(self.path, b"not found")
+                self.send_response(200 if self.path == "/" or self.path in texts else 404)
                 self.send_header("Content-Type", "text/html" if self.path == "/" else "text/plain")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -160,6 +164,20 @@ def test_large_body_aborted_by_content_length(site: VideoSite, tmp_path: Path) -
     assert fetch_http.params["should_fetch_body_rule"][0]["params"] == {
         "content_length_threshold": 10000000
     }
+
+
+def test_robots_txt_is_read_whole_whatever_the_rule(site: VideoSite, tmp_path: Path) -> None:
+    site.links = ["/small.txt", "/private/page.html"]
+    rule = (
+        "[{class: crawler.decide.ContentTypeMatchesRegexDecideRule,"
+        " params: {decision: REJECT, regex: 'text/plain.*'}}]"
+    )
+    lines = crawl(site, tmp_path, rule)
+    robots = lines["/robots.txt"]
+    assert robots.status == 200 and robots.size > 0  # type: ignore[attr-defined, operator]
+    assert "midFetchAbort" not in robots.annotations  # type: ignore[attr-defined]
+    assert lines["/private/page.html"].status == -9998  # type: ignore[attr-defined]
+    assert "midFetchAbort" in lines["/small.txt"].annotations  # type: ignore[attr-defined]
 
 
 def test_bad_body_rule_is_an_order_error_with_its_path(tmp_path: Path) -> None:
