@@ -34,8 +34,8 @@ without seeds), the rule is asked once the response head is in — status, ``con
 ``content_length`` and ``response_headers`` are set on the CrawlURI by then — and REJECT ends
 the fetch there: the status stays the server's, nothing of the body is kept, the Recording is
 marked truncated (``WARC-Truncated: unspecified``), the URI annotated ``midFetchAbort``, and
-the connection is closed, not pooled. A server's ``/robots.txt`` is always read whole. Without
-a rule this costs one ``is None`` test.
+the connection is closed, not pooled. Prerequisites (P hops) and a server's ``/robots.txt`` are
+always read whole. Without a rule this costs one ``is None`` test.
 
 After a server's ``/robots.txt`` it feeds ``ctx.servers.update_robots``. Heritrix counterpart:
 ``org.archive.modules.fetcher.FetchHTTP`` (with FetchHTTP2's pooled keep-alive connections).
@@ -56,6 +56,7 @@ from crawler import (
     DecideResult,
     DecideRuleSequence,
     FetchStatus,
+    Hop,
     Processor,
     ProcessorContext,
     Recording,
@@ -296,7 +297,10 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         if (
             body_rule is not None
             and body_rule.decide(curi) is DecideResult.REJECT
-            and not is_robots_uri(curi.uri)  # the crawl needs its rules, whatever the type
+            # Prerequisites (robots.txt above all) are needed whatever their type, as in
+            # Heritrix; so are robots.txt files reached otherwise.
+            and curi.last_hop != Hop.PREREQ
+            and not is_robots_uri(curi.uri)
         ):
             # The body is not read: close() drops the connection (the rest of the body is
             # still on its way) instead of giving it back to the pool.
