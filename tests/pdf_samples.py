@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import io
+import zlib
 
 
 def raw_pdf(objects: list[bytes], root: int = 1, trailer_extra: bytes = b"") -> bytes:
@@ -61,3 +63,18 @@ def encrypted_pdf() -> bytes:
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+@functools.cache
+def xref_stream_bomb(mib: int = 256) -> bytes:
+    """A PDF 1.5 whose cross-reference stream inflates to ``mib`` MiB of zeros (about 1/1000
+    of that compressed): a decompression bomb read before any page."""
+    deflate = zlib.compressobj(9)
+    chunk = bytes(1 << 20)
+    data = b"".join(deflate.compress(chunk) for _ in range(mib)) + deflate.flush()
+    out = bytearray(b"%PDF-1.5\n")
+    offset = len(out)
+    out += b"1 0 obj\n<< /Type /XRef /Size 2 /W [1 4 2] /Root 1 0 R /Filter /FlateDecode "
+    out += b"/Length %d >>\nstream\n" % len(data)
+    out += data + b"\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n" % offset
+    return bytes(out)

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 from crawllog_parser import parse_file
-from pdf_samples import broken_pdf, deeply_nested_pdf, encrypted_pdf, link_pdf
+from pdf_samples import (
+    broken_pdf,
+    deeply_nested_pdf,
+    encrypted_pdf,
+    link_pdf,
+    xref_stream_bomb,
+)
 from route_server import NOT_FOUND, Answer, RouteServer, page
 
 from crawler.controller import CrawlController
@@ -36,6 +42,7 @@ def route(host: str, path: str) -> Answer:
             "/hostile/encrypted.pdf",
             "/hostile/broken.pdf",
             "/hostile/deep.pdf",
+            "/hostile/bomb.pdf",
             "ftp://127.0.0.1/pub/file",
             "sftp://127.0.0.1/file",
             "whois://whois.example/x",
@@ -51,6 +58,7 @@ def route(host: str, path: str) -> Answer:
         "/hostile/encrypted.pdf": (200, pdf, encrypted_pdf()),
         "/hostile/broken.pdf": (200, pdf, broken_pdf()),
         "/hostile/deep.pdf": (200, pdf, deeply_nested_pdf()),
+        "/hostile/bomb.pdf": (200, pdf, xref_stream_bomb()),
     }
     return table.get(path, NOT_FOUND)
 
@@ -78,6 +86,7 @@ def test_pdf_and_feed_links_are_crawled_and_hostile_pdfs_annotated(tmp_path: Pat
     assert "pdfEncrypted" in lines["/hostile/encrypted.pdf"].annotations
     assert "pdfError" in lines["/hostile/broken.pdf"].annotations
     assert "pdfError" in lines["/hostile/deep.pdf"].annotations
+    assert "pdfError" in lines["/hostile/bomb.pdf"].annotations
     for path in ("/hostile/encrypted.pdf", "/hostile/broken.pdf", "/hostile/deep.pdf"):
         assert lines[path].status == 200, path
     assert not any(uri.startswith(("ftp:", "sftp:", "whois:")) for uri in lines)

@@ -7,7 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from pdf_samples import broken_pdf, deeply_nested_pdf, encrypted_pdf, link_pdf
+from pdf_samples import (
+    broken_pdf,
+    deeply_nested_pdf,
+    encrypted_pdf,
+    link_pdf,
+    xref_stream_bomb,
+)
 
 from processors.extract.pdf_worker import PdfWorkerPool
 
@@ -35,6 +41,7 @@ def test_links_come_back_from_the_worker(pool: PdfWorkerPool) -> None:
         (encrypted_pdf, "encrypted"),
         (broken_pdf, None),
         (deeply_nested_pdf, "nesting too deep"),
+        (xref_stream_bomb, None),
     ],
 )
 def test_hostile_pdfs_are_errors(pool: PdfWorkerPool, sample: object, error: str | None) -> None:
