@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 
 .PHONY: install demo test lint typecheck unit clean help bench-warc bench-frontier bench-extract \
 	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls bench-index \
-	bench-replay bench-dedup
+	bench-replay bench-dedup bench-documents
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -22,6 +22,7 @@ help:
 	@echo "make typecheck - mypy --strict on crawler/ and processors/"
 	@echo "make bench-warc - WARC write throughput on a realistic mix"
 	@echo "make bench-extract - ExtractorHTML pages/s and links/s on python3-doc's HTML"
+	@echo "make bench-documents - ExtractorPDF (in thread vs worker), ExtractorXML, body-rule cost"
 	@echo "make bench-frontier - frontier throughput, RSS, Bloom filter, queue policies (~15 min)"
 	@echo "make bench-dedup - WARC bytes of a recrawl deduplicated against the first crawl's index"
 	@echo "make bench-scale - Redis frontier: 1 vs 2 workers, memory per URL/queue, claims/s (~10 min)"
@@ -78,6 +79,9 @@ bench-warc: install
 
 bench-extract: install
 	$(VENV)/bin/python bench/extract_html.py
+
+bench-documents: install
+	$(VENV)/bin/python bench/extract_documents.py
 
 bench-frontier: install
 	$(VENV)/bin/python bench/frontier.py

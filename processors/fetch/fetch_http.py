@@ -27,9 +27,18 @@ before a response, -7 unfetchable URI), ``http_version``, ``response_headers``,
 ``content_type``, ``content_length``, ``content_size``, ``payload_digest``, ``fetch_start_ms``,
 ``fetch_duration_ms``, ``ip_address`` (also noted in ``ctx.servers`` unless proxied),
 ``recording``, ``revisit`` and the annotations ``lenTrunc``/``timeTrunc``/``stopTrunc``/
-``duplicate:server-not-modified``/``err=<Exception>``. After a server's ``/robots.txt`` it feeds
-``ctx.servers.update_robots``. Heritrix counterpart: ``org.archive.modules.fetcher.FetchHTTP``
-(with FetchHTTP2's pooled keep-alive connections).
+``midFetchAbort``/``duplicate:server-not-modified``/``err=<Exception>``.
+
+Mid-fetch abort: with a ``should_fetch_body_rule`` (a DecideRuleSequence of the order, bound
+without seeds), the rule is asked once the response head is in — status, ``content_type``,
+``content_length`` and ``response_headers`` are set on the CrawlURI by then — and REJECT ends
+the fetch there: the status stays the server's, nothing of the body is kept, the Recording is
+marked truncated (``WARC-Truncated: unspecified``), the URI annotated ``midFetchAbort``, and
+the connection is closed, not pooled. Prerequisites (P hops) and a server's ``/robots.txt`` are
+always read whole. Without a rule this costs one ``is None`` test.
+
+After a server's ``/robots.txt`` it feeds ``ctx.servers.update_robots``. Heritrix counterpart:
+``org.archive.modules.fetcher.FetchHTTP`` (with FetchHTTP2's pooled keep-alive connections).
 """
 
 from __future__ import annotations
@@ -44,11 +53,16 @@ import httpx
 
 from crawler import (
     CrawlURI,
+    DecideResult,
+    DecideRuleSequence,
     FetchStatus,
+    Hop,
     Processor,
     ProcessorContext,
     Recording,
     RevisitInfo,
+    RuleContext,
+    build_rules,
 )
 from crawler.robots import complete_lines, is_robots_uri
 from crawler.urls import UriError, host_port, server_key
@@ -90,6 +104,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
     """Fetches http(s) URIs into a :class:`~crawler.recording.Recording`."""
 
     _client: FetchClient | None = None
+    _body_rule: DecideRuleSequence | None = None
 
     def should_process(self, curi: CrawlURI) -> bool:
         uri = curi.uri
@@ -121,6 +136,10 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         )
         backend = GuardedBackend(None if p.proxy_url else ctx.servers, ctx.stopping, p.stop_grace_s)
         self._client = make_client(p, backend, p.max_connections or ctx.order.toe_threads)
+        if p.should_fetch_body_rule:
+            rule = build_rules(p.should_fetch_body_rule, f"{self.name}.should_fetch_body_rule")
+            rule.bind(RuleContext(base_dir=ctx.order.base_dir))
+            self._body_rule = rule
 
     def stop(self) -> None:
         client, self._client = self._client, None
@@ -274,6 +293,22 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         curi.ip_address = response.peer_ip
         rec.request_head = response.request_head
         rec.response_head = response.response_head
+        body_rule = self._body_rule
+        if (
+            body_rule is not None
+            and body_rule.decide(curi) is DecideResult.REJECT
+            # Prerequisites (robots.txt above all) are needed whatever their type, as in
+            # Heritrix; so are robots.txt files reached otherwise.
+            and curi.last_hop != Hop.PREREQ
+            and not is_robots_uri(curi.uri)
+        ):
+            # The body is not read: close() drops the connection (the rest of the body is
+            # still on its way) instead of giving it back to the pool.
+            rec.truncated = "unspecified"
+            curi.annotate("midFetchAbort")
+            curi.content_size = 0
+            curi.payload_digest = rec.payload_digest
+            return
         limit = self.params.max_length_bytes
         try:
             for chunk in response.iter_raw():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from crawler import Params
+from crawler import ComponentSpec, Params, build_rules
 from crawler.recording import DEFAULT_IN_MEMORY_BYTES
 from processors.fetch.credentials import Credential
 
@@ -75,6 +75,12 @@ class FetchHTTPParams(Params):
         "its body is cut (annotated stopTrunc)",
     )
     ignore_cookies: bool = Field(False, description="neither store nor send cookies")
+    should_fetch_body_rule: tuple[ComponentSpec, ...] = Field(
+        (),
+        description="DecideRuleSequence asked once the response head is in (status, "
+        "Content-Type, Content-Length); REJECT stops the download before the body, annotated "
+        "midFetchAbort (Heritrix: shouldFetchBodyRule); empty = always fetch the body",
+    )
 
     @field_validator("accept_headers")
     @classmethod
@@ -83,6 +89,16 @@ class FetchHTTPParams(Params):
             name, sep, _ = line.partition(":")
             if not sep or not name.strip() or not line.isascii():
                 raise ValueError(f"header {line!r} is not 'Name: value' in ASCII")
+        return value
+
+    @field_validator("should_fetch_body_rule")
+    @classmethod
+    def _body_rules_build(cls, value: tuple[ComponentSpec, ...]) -> tuple[ComponentSpec, ...]:
+        try:
+            build_rules(value, "should_fetch_body_rule")
+        except Exception as exc:  # noqa: BLE001 - OrderError: every issue, with its path
+            issues = getattr(exc, "issues", None)
+            raise ValueError("; ".join(map(str, issues)) if issues else str(exc)) from None
         return value
 
     @field_validator("proxy_url")
