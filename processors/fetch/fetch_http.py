@@ -37,7 +37,8 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import time
-from http.cookiejar import CookieJar, DefaultCookiePolicy
+from http.cookiejar import LoadError
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
@@ -47,11 +48,13 @@ from crawler import (
     FetchStatus,
     Processor,
     ProcessorContext,
+    ProcessResult,
     Recording,
     RevisitInfo,
 )
 from crawler.robots import complete_lines, is_robots_uri
 from crawler.urls import UriError, host_port, server_key
+from processors.cookies.cookie_store import CookieStore
 from processors.fetch.credentials import find_credential
 from processors.fetch.fetch_clients import (
     BODY_ERRORS,
@@ -66,6 +69,7 @@ from processors.fetch.fetch_http_params import FetchHTTPParams
 from processors.fetch.guarded_backend import CrawlStoppingError, GuardedBackend, fetch_deadline
 from processors.fetch.http_heads import content_length, error_name
 from processors.fetch.user_agent import user_agent
+from processors.login.form_login import MARKER, REQUEST, FormLogin
 
 if TYPE_CHECKING:
     from crawler.history import FetchHistoryEntry
@@ -80,16 +84,22 @@ def _history_date(entry: FetchHistoryEntry) -> str:
 
 
 def _as_httpx(uri: str, response: FetchResponse) -> httpx.Response:
-    """An httpx view of a response head, for the cookie jar and Digest arithmetic."""
+    """An httpx view of a response head, for the Digest arithmetic."""
     return httpx.Response(
         response.status_code, headers=response.raw_headers, request=httpx.Request("GET", uri)
     )
 
 
 class FetchHTTP(Processor[FetchHTTPParams]):
-    """Fetches http(s) URIs into a :class:`~crawler.recording.Recording`."""
+    """Fetches http(s) URIs into a :class:`~crawler.recording.Recording`.
+
+    ``cookies`` is the crawl's :class:`~processors.cookies.cookie_store.CookieStore` once
+    started (None with ``ignore_cookies``): other fetchers (the browser pool) share it.
+    """
 
     _client: FetchClient | None = None
+    cookies: CookieStore | None = None
+    _login: FormLogin | None = None
 
     def should_process(self, curi: CrawlURI) -> bool:
         uri = curi.uri
@@ -116,11 +126,30 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             (k.encode("latin-1"), v.encode("latin-1")) for k, v in headers
         ]
         self._base_names = {name.lower() for name, _ in self._base_headers}
-        self._cookies = httpx.Cookies(
-            CookieJar(DefaultCookiePolicy(allowed_domains=[])) if p.ignore_cookies else None
-        )
+        if not p.ignore_cookies:
+            self.cookies = self._open_cookies(ctx)
+        if p.form_logins:
+            self._login = FormLogin(p.form_logins, ctx.logger)
+            self._login.open(ctx.state_dir / "form-logins.jsonl")
         backend = GuardedBackend(None if p.proxy_url else ctx.servers, ctx.stopping, p.stop_grace_s)
         self._client = make_client(p, backend, p.max_connections or ctx.order.toe_threads)
+
+    def _open_cookies(self, ctx: ProcessorContext) -> CookieStore:
+        """The cookie store in ``state/cookies.sqlite``; a new one gets ``cookies_file``."""
+        store = CookieStore.open(ctx.state_dir / "cookies.sqlite")
+        name = self.params.cookies_file
+        if name and store.is_new:
+            path = Path(ctx.order.base_dir) / Path(name).expanduser()
+            try:
+                loaded = store.load_netscape(path)
+            except (OSError, LoadError) as exc:
+                store.close()
+                raise RuntimeError(
+                    f"{self.name}: cookies_file {str(path)!r} cannot be loaded ({exc}); it must "
+                    "be a Netscape cookies.txt (first line '# Netscape HTTP Cookie File')"
+                ) from None
+            ctx.logger.info("cookies_preloaded", path=str(path), cookies=loaded)
+        return store
 
     def stop(self) -> None:
         client, self._client = self._client, None
@@ -128,12 +157,17 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             # stop() must never raise.
             with contextlib.suppress(Exception):
                 client.close()
+        if self.cookies is not None:
+            self.cookies.close()
 
-    def inner_process(self, curi: CrawlURI) -> None:
+    def inner_process(self, curi: CrawlURI) -> ProcessResult | None:
         ctx = self.context
         client = self._client
         if client is None:
             raise RuntimeError(f"processor {self.name!r} used after stop()")
+        login = self._login
+        if login is not None and not login.gate(curi, ctx.clock.time()):
+            return ProcessResult.SKIP_TO_POST
         curi.close_recording()
         started = time.monotonic()
         curi.fetch_start_ms = int(ctx.clock.time() * 1000)
@@ -152,6 +186,10 @@ class FetchHTTP(Processor[FetchHTTPParams]):
                 ctx.servers.note_ip(host_port(curi.uri)[0], curi.ip_address, ctx.clock.time())
         if is_robots_uri(curi.uri):
             self._update_robots(ctx, curi)
+        if login is not None and MARKER in curi.data:
+            cookies = self.cookies.cookies_for(curi.uri) if self.cookies is not None else []
+            login.after_fetch(curi, {c.name for c in cookies})
+        return None
 
     def _fetch(self, client: FetchClient, curi: CrawlURI, rec: Recording) -> None:
         p = self.params
@@ -159,7 +197,8 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         via = curi.via
         if p.send_referer and via and via[:4].lower() == "http" and via.isascii():
             headers["Referer"] = via
-        previous = self._conditional_headers(curi, headers)
+        request = curi.data.get(REQUEST)
+        previous = None if request else self._conditional_headers(curi, headers)
         response = self._send(client, curi, headers)
         if response is None:
             return
@@ -187,15 +226,22 @@ class FetchHTTP(Processor[FetchHTTPParams]):
     def _send(
         self, client: FetchClient, curi: CrawlURI, headers: dict[str, str]
     ) -> FetchResponse | None:
-        """Send the GET and return the response with its head read, or None (status set)."""
+        """Send the request (a GET, or ``curi.data["http_request"]``'s method and body) and
+        return the response with its head read, or None (status set)."""
         base = self._base_headers
-        cookies = self._cookies
+        cookies = self.cookies
+        method, body = "GET", b""
         try:
-            if cookies.jar:
-                probe = httpx.Request("GET", curi.uri)
-                cookies.set_cookie_header(probe)
-                if "cookie" in probe.headers:
-                    headers = {**headers, "Cookie": probe.headers["cookie"]}
+            request = curi.data.get(REQUEST)
+            if isinstance(request, dict):
+                method = str(request.get("method") or "GET").upper()
+                body = str(request.get("body") or "").encode("utf-8")
+                if request.get("content_type"):
+                    headers = {**headers, "Content-Type": str(request["content_type"])}
+            if cookies is not None:
+                cookie = cookies.cookie_header(curi.uri)
+                if cookie:
+                    headers = {**headers, "Cookie": cookie}
             if headers:
                 added = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
                 names = {name.lower() for name, _ in added}
@@ -207,7 +253,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             self._fail(curi, FetchStatus.UNFETCHABLE_URI, exc)
             return None
         try:
-            response = client.send(curi.uri, merged)
+            response = client.send(curi.uri, merged, method, body)
         except FETCH_ERRORS as exc:
             self._fail(curi, failure_status(exc), exc)
             return None
@@ -215,9 +261,14 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             # Retryable: a resumed crawl fetches it again.
             self._fail(curi, FetchStatus.CONNECT_LOST, exc)
             return None
-        if any(name.lower() == b"set-cookie" for name, _ in response.raw_headers):
-            with contextlib.suppress(httpx.HTTPError, httpx.InvalidURL, ValueError):
-                cookies.extract_cookies(_as_httpx(curi.uri, response))
+        if cookies is not None and any(
+            name.lower() == b"set-cookie" for name, _ in response.raw_headers
+        ):
+            with contextlib.suppress(ValueError, UnicodeError):
+                cookies.set_from_response(
+                    curi.uri,
+                    [(n.decode("latin-1"), v.decode("latin-1")) for n, v in response.raw_headers],
+                )
         return response
 
     def _conditional_headers(

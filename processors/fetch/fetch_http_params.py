@@ -7,6 +7,7 @@ from pydantic import Field, field_validator
 from crawler import Params
 from crawler.recording import DEFAULT_IN_MEMORY_BYTES
 from processors.fetch.credentials import Credential
+from processors.login.form_credential import FormCredential
 
 DEFAULT_ACCEPT = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
@@ -75,6 +76,16 @@ class FetchHTTPParams(Params):
         "its body is cut (annotated stopTrunc)",
     )
     ignore_cookies: bool = Field(False, description="neither store nor send cookies")
+    cookies_file: str | None = Field(
+        None,
+        description="Netscape cookies.txt loaded into a new crawl's cookie store (path "
+        "relative to the order); a resumed crawl keeps state/cookies.sqlite instead",
+    )
+    form_logins: tuple[FormCredential, ...] = Field(
+        (),
+        description="HTML form logins, each {domain, login_uri, fields, ...}: a host's URIs "
+        "wait until its login is done (see processors.login.FormCredential)",
+    )
 
     @field_validator("accept_headers")
     @classmethod
