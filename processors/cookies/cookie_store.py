@@ -35,11 +35,12 @@ import time
 import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
-from http.cookiejar import Cookie, CookieJar, DefaultCookiePolicy, MozillaCookieJar
+from http.cookiejar import Cookie, CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from processors.cookies.cookie_db import CookieDB
+from processors.cookies.netscape import read_netscape
 
 PRELOADED_KEY = "preloaded_from"
 
@@ -203,12 +204,11 @@ class CookieStore:
         self._add_cookies([cookie])
 
     def load_netscape(self, path: Path) -> int:
-        """Load a Netscape/Mozilla ``cookies.txt`` (session and ``#HttpOnly_`` lines too; expired
-        ones skipped); returns how many were loaded. Raises OSError or ``http.cookiejar.LoadError``
-        for a missing or malformed file."""
-        source = MozillaCookieJar()
-        source.load(str(path), ignore_discard=True, ignore_expires=False)
-        cookies = list(source)
+        """Load a Netscape ``cookies.txt`` (:mod:`~processors.cookies.netscape`; session and
+        ``#HttpOnly_`` lines too, expired ones skipped); returns how many were loaded. Raises
+        OSError or :class:`~processors.cookies.netscape.CookieFileError` for a missing or
+        malformed file."""
+        cookies = read_netscape(path)
         self._add_cookies(cookies)
         if self._db is not None:
             self._db.set_meta(PRELOADED_KEY, str(path))

@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import time
-from http.cookiejar import LoadError
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,6 +54,7 @@ from crawler import (
 from crawler.robots import complete_lines, is_robots_uri
 from crawler.urls import UriError, host_port, server_key
 from processors.cookies.cookie_store import CookieStore
+from processors.cookies.netscape import CookieFileError
 from processors.fetch.credentials import find_credential
 from processors.fetch.fetch_clients import (
     BODY_ERRORS,
@@ -142,11 +142,11 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             path = Path(ctx.order.base_dir) / Path(name).expanduser()
             try:
                 loaded = store.load_netscape(path)
-            except (OSError, LoadError) as exc:
+            except (OSError, CookieFileError) as exc:
                 store.close()
                 raise RuntimeError(
                     f"{self.name}: cookies_file {str(path)!r} cannot be loaded ({exc}); it must "
-                    "be a Netscape cookies.txt (first line '# Netscape HTTP Cookie File')"
+                    "be a Netscape cookies.txt (one cookie a line, 7 tab-separated fields)"
                 ) from None
             ctx.logger.info("cookies_preloaded", path=str(path), cookies=loaded)
         return store
