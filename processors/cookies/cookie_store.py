@@ -95,7 +95,11 @@ class CookieStore:
 
     def __init__(self, db: CookieDB | None = None) -> None:
         self._db = db
-        self._policy = DefaultCookiePolicy()
+        # RFC 6265, as browsers: a cookie set without Domain goes to its host only (the older
+        # Netscape rule would send it to subdomains too).
+        self._policy = DefaultCookiePolicy(
+            strict_ns_domain=DefaultCookiePolicy.DomainStrictNonDomain
+        )
         self._jars: dict[str, CookieJar] = {}
         self._lock = threading.Lock()
         self._generation: dict[str, int] = {}
