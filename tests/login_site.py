@@ -1,8 +1,9 @@
 """A local site with a members-only section behind an HTML form login, for the login tests.
 
 On 127.0.0.1 (any free port): ``/`` (public) links to ``/about.html``, ``/login`` and
-``/members/``; ``/members/`` links to ``/members/p1.html`` … ``/members/pN.html``. A members page
-without a valid ``sid`` cookie redirects (302) to ``/login?next=<path>``. ``GET /login`` sets a
+``/members/``; ``/members/`` links to ``/members/p1.html`` … ``/members/pN.html`` and
+``/logout`` (which ends the session: a crawl must keep away from it). A members page without a
+valid ``sid`` cookie redirects (302) to ``/login?next=<path>``. ``GET /login`` sets a
 ``pre`` cookie and serves a search form and the login form, whose hidden ``csrf_token`` is bound
 to that ``pre`` cookie; ``POST /login`` with the right token, user and password sets ``sid``
 (a session cookie) and redirects (303) to ``/members/``; otherwise it answers 200 with
@@ -102,9 +103,15 @@ class LoginSite:
                 headers.append(("Location", f"/login?next={url.path}"))
             elif url.path == "/members/":
                 links = "".join(f'<a href="{u}">{u}</a>' for u in self.member_urls()[1:])
+                links += '<a href="/logout">log out</a>'
                 status, page = 200, f"<h1>Members area</h1>{links}"
             else:
                 status, page = 200, f"<h1>Members only: {url.path}</h1>"
+        elif url.path == "/logout":
+            with self.lock:
+                self.sessions.discard(cookies.get("sid", ""))
+            status, page = 302, ""
+            headers.append(("Location", "/"))
         elif url.path == "/":
             links = '<a href="/about.html">about</a> <a href="/members/">members</a>'
             status, page = 200, f"<h1>Public home</h1>{links} <a href='/login'>log in</a>"

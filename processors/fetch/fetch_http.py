@@ -160,6 +160,14 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         if self.cookies is not None:
             self.cookies.close()
 
+    def report(self) -> list[str]:
+        lines = super().report()
+        if self.cookies is not None:
+            lines.append(f"  cookies stored: {len(self.cookies)}")
+        if self._login is not None:
+            lines += self._login.report()
+        return lines
+
     def inner_process(self, curi: CrawlURI) -> ProcessResult | None:
         ctx = self.context
         client = self._client

@@ -97,6 +97,15 @@ class FormLogin:
         state = self._states.get(domain.lower())
         return state.outcome if state is not None else ""
 
+    def report(self) -> list[str]:
+        """One line per credential for processors-report.txt: its outcome (and why it failed)."""
+        lines = []
+        for key, state in self._states.items():
+            outcome = state.outcome or "not done"
+            reason = f" ({state.reason})" if state.reason else ""
+            lines.append(f"  form login {key}: {outcome}{reason}")
+        return lines
+
     # ---------------------------------------------------------------- before
     def gate(self, curi: CrawlURI, now_s: float) -> bool:
         """True if ``curi`` may be fetched now; else its status is set (-50 with a login step

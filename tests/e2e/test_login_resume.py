@@ -68,6 +68,8 @@ def test_a_killed_and_resumed_crawl_keeps_its_login_session(tmp_path: Path) -> N
                 "--set",
                 "logging.console=false",
                 "--set",
+                "chains.pre.preselector.params.block_by_regex=.*/logout",
+                "--set",
                 "chains.fetch.fetch_http.params.form_logins=" + json.dumps([cred]),
             ]
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,7 @@ def crawl(run: Path, seeds: list[str], *settings: str) -> list[CrawlLogLine]:
             "seeds.file=null",
             "toe_threads=2",
             "logging.console=false",
+            "chains.pre.preselector.params.block_by_regex=.*/logout",
             *settings,
         ],
     )
@@ -94,6 +96,9 @@ def test_a_crawl_logs_in_once_and_captures_the_members_pages(tmp_path: Path) -> 
         b"sid=" in {u: b for k, u, b in records if k == "request"}[site.base + "/members/p2.html"]
     )
     assert (run / "state" / "cookies.sqlite").exists()
+    report = (run / "reports" / "processors-report.txt").read_text()
+    assert f"form login 127.0.0.1:{site.port}: ok" in report
+    assert uris[site.base + "/logout"].status == -5001  # kept away from the logout link
 
 
 def test_a_wrong_password_fails_the_host_with_minus_62_and_an_alert(tmp_path: Path) -> None:
@@ -114,6 +119,8 @@ def test_a_wrong_password_fails_the_host_with_minus_62_and_an_alert(tmp_path: Pa
     alerts = (run / "logs" / "alerts.log").read_text()
     assert "form_login_failed" in alerts and "the response holds a login form again" in alerts
     assert f"127.0.0.1:{site.port}" in alerts
+    report = (run / "reports" / "processors-report.txt").read_text()
+    assert f"form login 127.0.0.1:{site.port}: failed (the response holds a login form" in report
 
 
 def test_a_failed_login_with_on_failure_crawl_fetches_without_a_session(tmp_path: Path) -> None:
@@ -150,6 +157,32 @@ def test_a_cookies_txt_preload_reaches_members_pages_without_a_login(tmp_path: P
     for url in site.member_urls():
         assert uris[url].status == 200, url
     assert hits and all(valid for _, valid in hits)
+
+
+def test_the_readme_login_order_logs_in(tmp_path: Path) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- example: form-login-order -->\s*```yaml\n(.*?)```", text, re.DOTALL)
+    assert match, "README has no form-login-order example"
+    with LoginSite(members_pages=2) as site:
+        example = match.group(1).replace("http://members.example.org", site.base)
+        example = example.replace("members.example.org", f"'127.0.0.1:{site.port}'")
+        order_file = tmp_path / "order.yaml"
+        order_file.write_text(f"extends: {EXAMPLE}\nname: login\n{example}", encoding="utf-8")
+        order = load_order(
+            order_file,
+            [
+                f"seeds.urls=['{site.base}/']",
+                "seeds.file=null",
+                "logging.console=false",
+                "chains.pre.preselector.params.block_by_regex=.*/logout",
+            ],
+        )
+        run = tmp_path / "run"
+        assert CrawlController(order, run, install_signals=False).run() == 0
+        posts = list(site.posts)
+    assert len(posts) == 1
+    uris = by_uri(parse_file(run / "logs" / "crawl.log"))
+    assert all(uris[url].status == 200 for url in site.member_urls())
 
 
 def test_a_cookies_file_that_is_not_cookies_txt_is_a_clear_error(tmp_path: Path) -> None:
