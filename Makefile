@@ -66,6 +66,10 @@ bench-extract: install
 bench-frontier: install
 	$(VENV)/bin/python bench/frontier.py
 
+.PHONY: bench-cookies
+bench-cookies: install
+	$(VENV)/bin/python bench/cookies.py
+
 bench-scale: install
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 	command -v nginx >/dev/null || (apt-get update && apt-get install -y nginx)
