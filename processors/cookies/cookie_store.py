@@ -115,9 +115,10 @@ class CookieStore:
         return cls(CookieDB(path))
 
     @property
-    def is_new(self) -> bool:
-        """Whether the database was created by this process (not a resumed crawl's)."""
-        return self._db is not None and self._db.created
+    def preloaded(self) -> bool:
+        """Whether a cookies.txt was ever loaded into this store (by this crawl or before a
+        resume)."""
+        return self._db is not None and self._db.get_meta(PRELOADED_KEY) is not None
 
     def __len__(self) -> int:
         with self._lock:

@@ -51,6 +51,7 @@ from crawler import (
     Recording,
     RevisitInfo,
 )
+from crawler.order.errors import OrderError, OrderIssue
 from crawler.robots import complete_lines, is_robots_uri
 from crawler.urls import UriError, host_port, server_key
 from processors.cookies.cookie_store import CookieStore
@@ -135,19 +136,24 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         self._client = make_client(p, backend, p.max_connections or ctx.order.toe_threads)
 
     def _open_cookies(self, ctx: ProcessorContext) -> CookieStore:
-        """The cookie store in ``state/cookies.sqlite``; a new one gets ``cookies_file``."""
+        """The cookie store in ``state/cookies.sqlite``, given ``cookies_file`` unless one was
+        loaded into it already (a resumed crawl keeps the cookies it has since)."""
         store = CookieStore.open(ctx.state_dir / "cookies.sqlite")
         name = self.params.cookies_file
-        if name and store.is_new:
+        if name and not store.preloaded:
             path = Path(ctx.order.base_dir) / Path(name).expanduser()
             try:
                 loaded = store.load_netscape(path)
             except (OSError, CookieFileError) as exc:
                 store.close()
-                raise RuntimeError(
-                    f"{self.name}: cookies_file {str(path)!r} cannot be loaded ({exc}); it must "
-                    "be a Netscape cookies.txt (one cookie a line, 7 tab-separated fields)"
-                ) from None
+                issue = OrderIssue(
+                    f"chains.fetch ({self.name}).params.cookies_file",
+                    f"cannot be loaded: {exc}",
+                    name,
+                    hint="a Netscape cookies.txt (one cookie a line, 7 tab-separated fields), "
+                    "relative to the order",
+                )
+                raise OrderError([issue]) from None
             ctx.logger.info("cookies_preloaded", path=str(path), cookies=loaded)
         return store
 

@@ -78,7 +78,7 @@ class FetchHTTPParams(Params):
     ignore_cookies: bool = Field(False, description="neither store nor send cookies")
     cookies_file: str | None = Field(
         None,
-        description="Netscape cookies.txt loaded into a new crawl's cookie store (path "
+        description="Netscape cookies.txt loaded into the crawl's cookie store once (path "
         "relative to the order); a resumed crawl keeps state/cookies.sqlite instead",
     )
     form_logins: tuple[FormCredential, ...] = Field(

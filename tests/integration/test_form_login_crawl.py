@@ -16,6 +16,7 @@ from login_site import PASSWORD, USER, LoginSite
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.controller import CrawlController
+from crawler.order.errors import OrderError
 from crawler.order.loader import load_order
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,5 +198,5 @@ def test_a_cookies_file_that_is_not_cookies_txt_is_a_clear_error(tmp_path: Path)
             f"chains.fetch.fetch_http.params.cookies_file={bad}",
         ],
     )
-    with pytest.raises(RuntimeError, match=r"Netscape cookies\.txt"):
+    with pytest.raises(OrderError, match=r"cookies_file: cannot be loaded: .*cookies\.txt:1"):
         CrawlController(order, tmp_path / "run", install_signals=False).run()

@@ -64,14 +64,12 @@ def test_cookies_for_gives_the_browser_the_cookies_of_a_url() -> None:
 def test_cookies_survive_a_reopen_session_cookies_too(tmp_path: Path) -> None:
     path = tmp_path / "state" / "cookies.sqlite"
     store = CookieStore.open(path)
-    assert store.is_new
     expires = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 3600))
     set_cookie(store, "http://a.example/", "sid=1; Path=/", f"keep=2; Path=/; Expires={expires}")
     set_cookie(store, "http://b.example/", "other=3")
     set_cookie(store, "http://b.example/", "other=; Max-Age=0")
     # no close(): a killed crawl never closes it
     again = CookieStore.open(path)
-    assert not again.is_new
     assert again.cookie_header("http://a.example/") == "sid=1; keep=2"
     assert again.cookie_header("http://b.example/") is None
     assert len(again) == 2
@@ -109,8 +107,10 @@ def test_netscape_cookies_txt(tmp_path: Path) -> None:
         (".example.com", "dom", future, False),
         ("www.example.org", "sid", None, True),
     ]
-    store = CookieStore()
+    store = CookieStore.open(tmp_path / "cookies.sqlite")
+    assert not store.preloaded
     assert store.load_netscape(path) == 2
+    assert store.preloaded
     assert store.cookie_header("http://a.example.com/") == "dom=1"
     assert store.cookie_header("https://www.example.org/m/1") == "sid=abc"
     assert store.cookies_for("https://www.example.org/m/1")[0].http_only
