@@ -1,4 +1,4 @@
-"""FetchHTTP: GET an http(s) URI and record the exchange byte for byte.
+"""FetchHTTP: GET (or, for a form login, POST) an http(s) URI and record the exchange byte for byte.
 
 Plain HTTP/1.1 (the default) goes through :class:`~processors.fetch.http11_client.Http11Client`:
 keep-alive connections pooled per origin, the request head recorded as sent and the response
@@ -18,6 +18,12 @@ A 401 whose challenge matches one of the order's ``credentials`` (same host, sch
 sent again with Basic or Digest authentication; the retried exchange is the one recorded. With
 a fetch history (``ctx.history``), a URI captured before is requested with ``If-None-Match`` /
 ``If-Modified-Since``; a 304 is recorded as a ``server-not-modified`` revisit of that capture.
+Cookies live in a :class:`~processors.cookies.cookie_store.CookieStore` in
+``state/cookies.sqlite`` (``cookies_file`` preloads a cookies.txt; ``ignore_cookies`` turns them
+off). With ``form_logins``, a :class:`~processors.login.form_login.FormLogin` holds a host's URIs
+back until its login is done (status -50 with the login step as prerequisite, or -62 once it
+failed) and reads each login step's response; a step carrying ``curi.data["http_request"]`` is
+sent with that method, body and Content-Type, and never conditionally.
 TLS certificates are not verified unless ``verify_tls`` (archives want what the site served);
 then old protocol versions and weak ciphers are accepted too.
 
@@ -211,8 +217,9 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         via = curi.via
         if p.send_referer and via and via[:4].lower() == "http" and via.isascii():
             headers["Referer"] = via
-        request = curi.data.get(REQUEST)
-        previous = None if request else self._conditional_headers(curi, headers)
+        # A login step needs the whole page (its form) and a POST is never conditional.
+        login_step = REQUEST in curi.data or MARKER in curi.data
+        previous = None if login_step else self._conditional_headers(curi, headers)
         response = self._send(client, curi, headers)
         if response is None:
             return
