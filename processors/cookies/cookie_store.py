@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import email.message
 import ipaddress
+import sqlite3
 import threading
 import time
 import urllib.request
@@ -105,6 +106,7 @@ class CookieStore:
         self._generation: dict[str, int] = {}
         self._written: dict[str, int] = {}
         self._write_lock = threading.Lock()
+        self.write_failures = 0
         if db is not None:
             for part, cookie in db.rows():
                 self._jar(part, create=True).set_cookie(cookie)  # type: ignore[union-attr]
@@ -241,12 +243,33 @@ class CookieStore:
             # A later snapshot of this partition may have been written meanwhile: keep it.
             if self._written.get(part, 0) >= generation:
                 return
-            self._db.replace_partition(part, snapshot)
+            try:
+                self._db.replace_partition(part, snapshot)
+            except sqlite3.Error:
+                # A full or failing disk: the cookies stay in memory and the partition is
+                # written whole by its next change or by close().
+                self.write_failures += 1
+                return
             self._written[part] = generation
 
+    def flush(self) -> None:
+        """Write the partitions whose last change could not be written."""
+        if self._db is None:
+            return
+        with self._lock:
+            pending = [
+                (part, self._jars[part])
+                for part, gen in self._generation.items()
+                if self._written.get(part, 0) < gen
+            ]
+        for part, jar in pending:
+            self._persist(part, jar)
+
     def close(self) -> None:
-        """Close the database. Idempotent; never raises."""
+        """Write what could not be written yet, close the database. Idempotent; never raises."""
         if self._db is not None:
+            with contextlib.suppress(Exception):
+                self.flush()
             with contextlib.suppress(Exception):
                 self._db.close()
 

@@ -176,6 +176,8 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         lines = super().report()
         if self.cookies is not None:
             lines.append(f"  cookies stored: {len(self.cookies)}")
+            if self.cookies.write_failures:
+                lines.append(f"  cookie store write failures: {self.cookies.write_failures}")
         if self._login is not None:
             lines += self._login.report()
         return lines

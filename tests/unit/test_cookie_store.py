@@ -3,12 +3,16 @@ reopen (a resumed crawl), deletion, and Netscape cookies.txt loading."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
+from collections.abc import Iterable
+from http.cookiejar import Cookie
 from pathlib import Path
 
 import pytest
 
 from processors.cookies import CookieRecord, CookieStore
+from processors.cookies.cookie_db import CookieDB
 from processors.cookies.cookie_store import partition_of
 from processors.cookies.netscape import CookieFileError, read_netscape
 
@@ -121,3 +125,26 @@ def test_a_malformed_cookies_txt_names_its_line(tmp_path: Path) -> None:
     path.write_text("# Netscape HTTP Cookie File\nsid=1\n", encoding="utf-8")
     with pytest.raises(CookieFileError, match=r"cookies\.txt:2: expected 7"):
         read_netscape(path)
+
+
+class FailingDB(CookieDB):
+    """A disk that refuses writes until ``healthy`` (a failing disk cannot be made real here)."""
+
+    healthy = False
+
+    def replace_partition(self, part: str, cookies: Iterable[Cookie]) -> None:
+        if not self.healthy:
+            raise sqlite3.OperationalError("database or disk is full")
+        super().replace_partition(part, cookies)
+
+
+def test_a_failing_disk_keeps_cookies_in_memory_and_writes_them_later(tmp_path: Path) -> None:
+    path = tmp_path / "cookies.sqlite"
+    db = FailingDB(path)
+    store = CookieStore(db)
+    set_cookie(store, "http://a.example/", "sid=1")
+    assert store.write_failures == 1
+    assert store.cookie_header("http://a.example/") == "sid=1"  # still sent
+    db.healthy = True
+    store.close()  # writes what is pending
+    assert CookieStore.open(path).cookie_header("http://a.example/") == "sid=1"
