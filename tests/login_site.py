@@ -1,8 +1,8 @@
 """A local site with a members-only section behind an HTML form login, for the login tests.
 
 On 127.0.0.1 (any free port): ``/`` (public) links to ``/about.html``, ``/login`` and
-``/members/``; ``/members/`` links to ``/members/p1.html`` … ``/members/pN.html`` and
-``/logout`` (which ends the session: a crawl must keep away from it). A members page without a
+``/members/``; ``/members/`` links to ``/logout`` (which ends the session: a crawl should keep
+away from it) and ``/members/p1.html`` … ``/members/pN.html``. A members page without a
 valid ``sid`` cookie redirects (302) to ``/login?next=<path>``. ``GET /login`` sets a
 ``pre`` cookie and serves a search form and the login form, whose hidden ``csrf_token`` is bound
 to that ``pre`` cookie; ``POST /login`` with the right token, user and password sets ``sid``
@@ -102,8 +102,8 @@ class LoginSite:
                 status, page = 302, ""
                 headers.append(("Location", f"/login?next={url.path}"))
             elif url.path == "/members/":
-                links = "".join(f'<a href="{u}">{u}</a>' for u in self.member_urls()[1:])
-                links += '<a href="/logout">log out</a>'
+                links = '<a href="/logout">log out</a>'
+                links += "".join(f'<a href="{u}">{u}</a>' for u in self.member_urls()[1:])
                 status, page = 200, f"<h1>Members area</h1>{links}"
             else:
                 status, page = 200, f"<h1>Members only: {url.path}</h1>"

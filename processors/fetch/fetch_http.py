@@ -208,9 +208,16 @@ class FetchHTTP(Processor[FetchHTTPParams]):
                 ctx.servers.note_ip(host_port(curi.uri)[0], curi.ip_address, ctx.clock.time())
         if is_robots_uri(curi.uri):
             self._update_robots(ctx, curi)
-        if login is not None and MARKER in curi.data:
-            cookies = self.cookies.cookies_for(curi.uri) if self.cookies is not None else []
-            login.after_fetch(curi, {c.name for c in cookies})
+        if login is not None:
+            if MARKER in curi.data:
+                cookies = self.cookies.cookies_for(curi.uri) if self.cookies is not None else []
+                login.after_fetch(curi, {c.name for c in cookies})
+            elif login.session_lost(curi):
+                # Not this capture: the login page. Log in again, then fetch it.
+                curi.close_recording()
+                curi.reset_for_retry()
+                login.gate(curi, ctx.clock.time())
+                return ProcessResult.SKIP_TO_POST
         return None
 
     def _fetch(self, client: FetchClient, curi: CrawlURI, rec: Recording) -> None:

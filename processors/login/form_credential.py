@@ -67,6 +67,12 @@ class FormCredential(Params):
     max_attempts: int = Field(
         2, ge=1, description="login attempts (page + submission) before the login is failed"
     )
+    max_relogins: int = Field(
+        3,
+        ge=0,
+        description="times a lost session (a URI of the host redirected to login_uri after the "
+        "login) is logged in again, the URI fetched after; 0 = never",
+    )
 
     @field_validator("login_uri")
     @classmethod

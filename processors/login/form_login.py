@@ -14,6 +14,10 @@ holds the form). The submission's response is checked (:mod:`~processors.login.l
   annotated ``formLogin:failed`` and, with ``on_failure: skip``, every other URI of the host
   ends with -62 (other prerequisite failed) annotated ``loginFailed``, unfetched.
 
+A URI of a logged-in host that redirects to ``login_uri`` means the session was lost (expired,
+or a logout link was followed): the host logs in again and the URI is fetched after, up to
+``max_relogins`` times (then such redirects are captured as they are).
+
 Outcomes are journaled in ``state/form-logins.jsonl``: a resumed crawl (``kill -9`` too)
 neither logs in again nor retries a failed login. URIs of the host in other queues wait (1 s
 polls, not counted as attempts) while one queue runs the login. A login that never completes
@@ -31,12 +35,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 from crawler import CrawlURI, FetchStatus, Hop
 from crawler.robots import is_robots_uri
 from crawler.urls import UriError, host_port
 from processors.login.form_credential import FormCredential
-from processors.login.login_check import login_failure
+from processors.login.login_check import login_failure, same_page
 from processors.login.login_form import Submission, build_submission, choose_form, find_forms
 
 MARKER = "form_login"
@@ -56,6 +61,7 @@ class _State:
     attempts: int = 0
     claimed_s: float | None = None
     pending: Submission | None = None
+    relogins: int = 0
 
 
 class FormLogin:
@@ -79,7 +85,9 @@ class FormLogin:
                 except (ValueError, KeyError, TypeError):
                     continue
                 if state is not None:
-                    state.outcome, state.reason = str(entry["outcome"]), str(entry["reason"])
+                    outcome = str(entry["outcome"])
+                    state.outcome = "" if outcome == "lost" else outcome
+                    state.reason = str(entry["reason"])
         self._journal = path
         return sum(1 for s in self._states.values() if s.outcome)
 
@@ -214,6 +222,28 @@ class FormLogin:
             curi.annotate("formLogin:failed")
             self._fail(cred, reason, curi.uri)
 
+    def session_lost(self, curi: CrawlURI) -> bool:
+        """Whether ``curi`` (not a login step) found the session gone — its host's login worked
+        but it redirects to ``login_uri`` — and the host is to log in again (up to
+        ``max_relogins`` times); then the caller defers it through :meth:`gate`."""
+        if not 300 <= curi.status < 400:
+            return False
+        cred = self.credential_for(curi.uri)
+        location = curi.header("location")
+        if cred is None or location is None or MARKER in curi.data:
+            return False
+        if not same_page(urljoin(curi.uri, location), cred.login_uri):
+            return False
+        state = self._states[cred.key]
+        with self._lock:
+            if state.outcome != "ok" or state.relogins >= cred.max_relogins:
+                return False
+            state.relogins += 1
+            state.outcome, state.attempts = "", 0
+        self._journal_entry(cred, "lost", f"{curi.uri} redirected to the login page")
+        self._logger.info("form_login_session_lost", domain=cred.key, uri=curi.uri)
+        return True
+
     def _fail(self, cred: FormCredential, reason: str, uri: str) -> None:
         self._record(cred, "failed", reason)
         self._logger.warning(
@@ -228,6 +258,9 @@ class FormLogin:
         state = self._states[cred.key]
         with self._lock:
             state.outcome, state.reason = outcome, reason
+        self._journal_entry(cred, outcome, reason)
+
+    def _journal_entry(self, cred: FormCredential, outcome: str, reason: str) -> None:
         if self._journal is not None:
             entry = {"domain": cred.key, "outcome": outcome, "reason": reason, "at": time.time()}
             with self._journal.open("a", encoding="utf-8") as fh:

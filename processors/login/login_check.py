@@ -16,7 +16,8 @@ from processors.login.form_credential import FormCredential
 from processors.login.login_form import find_forms
 
 
-def _same_page(a: str, b: str) -> bool:
+def same_page(a: str, b: str) -> bool:
+    """Whether two URLs name the same page (host, port and path; query ignored)."""
     pa, pb = urlsplit(a), urlsplit(b)
     return (pa.netloc.lower(), pa.path or "/") == (pb.netloc.lower(), pb.path or "/")
 
@@ -48,7 +49,7 @@ def login_failure(
     if any(check is not None for check in explicit):
         return None
     if 300 <= status < 400:
-        if target is not None and _same_page(target, cred.login_uri):
+        if target is not None and same_page(target, cred.login_uri):
             return f"redirected back to the login page {target}"
         return None
     if any(form.has_password for form in find_forms(body)):

@@ -102,6 +102,30 @@ def test_a_crawl_logs_in_once_and_captures_the_members_pages(tmp_path: Path) -> 
     assert uris[site.base + "/logout"].status == -5001  # kept away from the logout link
 
 
+def test_a_lost_session_logs_in_again_and_the_page_is_fetched_after(tmp_path: Path) -> None:
+    with LoginSite(members_pages=3) as site:
+        run = tmp_path / "run"
+        # the logout link is not blocked: the crawl follows it and ends its own session
+        lines = crawl(
+            run,
+            [site.base + "/"],
+            login_setting(site),
+            "chains.pre.preselector.params.block_by_regex=''",
+            "toe_threads=1",
+        )
+        posts, hits = list(site.posts), list(site.members_hits)
+    uris = by_uri(lines)
+    assert uris[site.base + "/logout"].status == 302
+    for url in site.member_urls():
+        assert uris[url].status == 200, url
+    assert len(posts) == 2  # logged in again once, after the logout
+    assert sum("formLogin:ok" in line.annotations for line in lines) == 2
+    # the one members request that found the session gone was not captured: it was retried
+    assert len([path for path, valid in hits if not valid]) == 1
+    journal = (run / "state" / "form-logins.jsonl").read_text()
+    assert '"outcome": "lost"' in journal
+
+
 def test_a_wrong_password_fails_the_host_with_minus_62_and_an_alert(tmp_path: Path) -> None:
     with LoginSite(members_pages=3) as site:
         run = tmp_path / "run"
