@@ -1,4 +1,5 @@
-"""A crawl behind a form login, killed with SIGKILL mid-crawl and resumed with `crawler resume`:
+"""A crawl behind a form login, stopped mid-crawl (SIGTERM: a clean stop; SIGKILL: a crash) and
+resumed with `crawler resume`:
 the resumed crawl keeps its login session (cookies in state/cookies.sqlite, the login outcome in
 state/form-logins.jsonl) — it never logs in again and every members page is captured with 200."""
 
@@ -44,7 +45,8 @@ def start(args: list[str]) -> subprocess.Popen[str]:
     )
 
 
-def test_a_killed_and_resumed_crawl_keeps_its_login_session(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["stop", "kill-9"])
+def test_a_stopped_and_resumed_crawl_keeps_its_login_session(tmp_path: Path, stop: int) -> None:
     run_dir = tmp_path / "run"
     with LoginSite(members_pages=30, latency_s=0.05) as site:
         cred = {
@@ -77,11 +79,12 @@ def test_a_killed_and_resumed_crawl_keeps_its_login_session(tmp_path: Path) -> N
         while proc.poll() is None and time.monotonic() < deadline:
             members = [ln for ln in lines_of(run_dir) if "/members/p" in ln.uri]
             if len(members) >= 3:
-                proc.send_signal(signal.SIGKILL)
+                proc.send_signal(stop)
                 break
             time.sleep(0.02)
         proc.wait(30)
-        assert proc.returncode == -signal.SIGKILL, "the crawl ended before the kill"
+        expected = 0 if stop == signal.SIGTERM else -signal.SIGKILL
+        assert proc.returncode == expected, proc.stderr.read() if proc.stderr else ""
         before = len(lines_of(run_dir))
         assert before < len(site.member_urls())  # most members pages are still to come
         assert len(site.posts) == 1
