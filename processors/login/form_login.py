@@ -60,6 +60,7 @@ class _State:
     reason: str = ""
     attempts: int = 0
     claimed_s: float | None = None
+    claimed_by: str = ""
     pending: Submission | None = None
     relogins: int = 0
 
@@ -134,6 +135,10 @@ class FormLogin:
         waiting = False
         with self._lock:
             step: CrawlURI | None = None
+            if state.claimed_by == curi.uri:
+                # Back after its own login step, which sorts ahead of it in its queue: the step
+                # ended without a response (robots.txt refused it, or its retries ran out).
+                state.claimed_s = None
             if state.claimed_s is not None and now_s - state.claimed_s < CLAIM_HOLD_S:
                 waiting = True
             elif state.pending is not None:
@@ -149,7 +154,7 @@ class FormLogin:
                     )
                     step = self._step(curi, cred, "submit", sub)
             if step is not None:
-                state.claimed_s = now_s
+                state.claimed_s, state.claimed_by = now_s, curi.uri
         curi.status = FetchStatus.DEFERRED
         if step is not None:
             curi.prerequisite = step
@@ -195,7 +200,7 @@ class FormLogin:
             return
         state = self._states[cred.key]
         with self._lock:
-            state.claimed_s = None
+            state.claimed_s, state.claimed_by = None, ""
         if curi.status <= 0 or state.outcome:
             return  # no response: the frontier retries the step (or the gate starts over)
         body = _body_text(curi)

@@ -140,6 +140,19 @@ def test_the_gate_defers_behind_the_page_makes_others_wait_and_fails_after_attem
     assert again.outcome("a.example") == "failed"
 
 
+def test_a_step_that_never_answered_is_tried_again_when_its_uri_comes_back() -> None:
+    login = FormLogin([cred(max_attempts=2)], Log())
+    first = CrawlURI("http://a.example/x")
+    assert not login.gate(first, 0.0)
+    assert first.prerequisite is not None  # e.g. robots.txt refuses it: no after_fetch
+    again = CrawlURI("http://a.example/x")
+    assert not login.gate(again, 1.0)
+    assert again.prerequisite is not None and again.prerequisite.uri == "http://a.example/login"
+    last = CrawlURI("http://a.example/x")
+    assert not login.gate(last, 2.0)
+    assert last.status == FetchStatus.OTHER_PREREQUISITE_FAILURE
+
+
 def test_without_reading_the_form_the_fields_are_posted_directly() -> None:
     login = FormLogin([cred(read_form=False, form_action="/api")], Log())
     curi = CrawlURI("http://a.example/x")
