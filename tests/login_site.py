@@ -7,7 +7,8 @@ valid ``sid`` cookie redirects (302) to ``/login?next=<path>``. ``GET /login`` s
 ``pre`` cookie and serves a search form and the login form, whose hidden ``csrf_token`` is bound
 to that ``pre`` cookie; ``POST /login`` with the right token, user and password sets ``sid``
 (a session cookie) and redirects (303) to ``/members/``; otherwise it answers 200 with
-"Invalid user name or password" and the form again. ``latency_s`` slows every answer.
+"Invalid user name or password" and the form again. ``latency_s`` slows every answer;
+``robots`` is served as /robots.txt (else 404).
 
 ``posts`` lists the fields of every login POST; ``members_hits`` lists, per members request,
 its path and whether it carried a valid session. Thread-safe (one lock).
@@ -29,8 +30,9 @@ PASSWORD = "s3cret"
 class LoginSite:
     """See the module docstring."""
 
-    def __init__(self, members_pages: int = 3, latency_s: float = 0.0) -> None:
+    def __init__(self, members_pages: int = 3, latency_s: float = 0.0, robots: str = "") -> None:
         self.members_pages = members_pages
+        self.robots = robots
         self.latency_s = latency_s
         self.lock = threading.Lock()
         self.csrf: dict[str, str] = {}  # pre cookie -> its CSRF token
@@ -115,11 +117,16 @@ class LoginSite:
         elif url.path == "/":
             links = '<a href="/about.html">about</a> <a href="/members/">members</a>'
             status, page = 200, f"<h1>Public home</h1>{links} <a href='/login'>log in</a>"
+        elif url.path == "/robots.txt" and self.robots:
+            status, page = 200, ""
+            headers.append(("Content-Type", "text/plain"))
         elif url.path == "/about.html":
             status, page = 200, "<h1>About</h1>"
         else:
             status, page = 404, "not found"
         data = f"<html><body>{page}</body></html>".encode()
+        if url.path == "/robots.txt" and self.robots:
+            data = self.robots.encode()
         h.send_response(status)
         for name, value in [("Content-Type", "text/html; charset=utf-8"), *headers]:
             h.send_header(name, value)

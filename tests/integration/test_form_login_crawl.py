@@ -148,6 +148,18 @@ def test_a_wrong_password_fails_the_host_with_minus_62_and_an_alert(tmp_path: Pa
     assert f"form login 127.0.0.1:{site.port}: failed (the response holds a login form" in report
 
 
+def test_a_login_page_robots_txt_refuses_fails_the_login_clearly(tmp_path: Path) -> None:
+    with LoginSite(members_pages=1, robots="User-agent: *\nDisallow: /login\n") as site:
+        run = tmp_path / "run"
+        lines = crawl(run, [site.base + "/members/p1.html"], login_setting(site))
+        requests = list(site.requests)
+    assert ("GET", "/login") not in requests
+    uris = by_uri(lines)
+    assert uris[site.base + "/members/p1.html"].status == -62
+    assert uris[site.base + "/login"].status == -9998
+    assert "no login after 2 attempts" in (run / "logs" / "alerts.log").read_text()
+
+
 def test_a_failed_login_with_on_failure_crawl_fetches_without_a_session(tmp_path: Path) -> None:
     with LoginSite(members_pages=2) as site:
         run = tmp_path / "run"
