@@ -57,11 +57,10 @@ from crawler import (
     Recording,
     RevisitInfo,
 )
-from crawler.order.errors import OrderError, OrderIssue
 from crawler.robots import complete_lines, is_robots_uri
 from crawler.urls import UriError, host_port, server_key
 from processors.cookies.cookie_store import CookieStore
-from processors.cookies.netscape import CookieFileError
+from processors.cookies.store_opener import open_cookie_store
 from processors.fetch.credentials import find_credential
 from processors.fetch.fetch_clients import (
     BODY_ERRORS,
@@ -134,34 +133,18 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         ]
         self._base_names = {name.lower() for name, _ in self._base_headers}
         if not p.ignore_cookies:
-            self.cookies = self._open_cookies(ctx)
+            self.cookies = open_cookie_store(
+                ctx.state_dir,
+                p.cookies_file,
+                Path(ctx.order.base_dir),
+                f"chains.fetch ({self.name}).params.cookies_file",
+                ctx.logger,
+            )
         if p.form_logins:
             self._login = FormLogin(p.form_logins, ctx.logger)
             self._login.open(ctx.state_dir / "form-logins.jsonl")
         backend = GuardedBackend(None if p.proxy_url else ctx.servers, ctx.stopping, p.stop_grace_s)
         self._client = make_client(p, backend, p.max_connections or ctx.order.toe_threads)
-
-    def _open_cookies(self, ctx: ProcessorContext) -> CookieStore:
-        """The cookie store in ``state/cookies.sqlite``, given ``cookies_file`` unless one was
-        loaded into it already (a resumed crawl keeps the cookies it has since)."""
-        store = CookieStore.open(ctx.state_dir / "cookies.sqlite")
-        name = self.params.cookies_file
-        if name and not store.preloaded:
-            path = Path(ctx.order.base_dir) / Path(name).expanduser()
-            try:
-                loaded = store.load_netscape(path)
-            except (OSError, CookieFileError) as exc:
-                store.close()
-                issue = OrderIssue(
-                    f"chains.fetch ({self.name}).params.cookies_file",
-                    f"cannot be loaded: {exc}",
-                    name,
-                    hint="a Netscape cookies.txt (one cookie a line, 7 tab-separated fields), "
-                    "relative to the order",
-                )
-                raise OrderError([issue]) from None
-            ctx.logger.info("cookies_preloaded", path=str(path), cookies=loaded)
-        return store
 
     def stop(self) -> None:
         client, self._client = self._client, None
