@@ -89,6 +89,10 @@ bench-frontier: install
 bench-dedup: install
 	$(VENV)/bin/python bench/recrawl_dedup.py
 
+.PHONY: bench-cookies
+bench-cookies: install
+	$(VENV)/bin/python bench/cookies.py
+
 bench-scale: install
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 	command -v nginx >/dev/null || (apt-get update && apt-get install -y nginx)

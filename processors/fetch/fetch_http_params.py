@@ -7,6 +7,7 @@ from pydantic import Field, field_validator
 from crawler import ComponentSpec, Params, build_rules
 from crawler.recording import DEFAULT_IN_MEMORY_BYTES
 from processors.fetch.credentials import Credential
+from processors.login.form_credential import FormCredential
 
 DEFAULT_ACCEPT = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
@@ -80,6 +81,16 @@ class FetchHTTPParams(Params):
         description="DecideRuleSequence asked once the response head is in (status, "
         "Content-Type, Content-Length); REJECT stops the download before the body, annotated "
         "midFetchAbort (Heritrix: shouldFetchBodyRule); empty = always fetch the body",
+    )
+    cookies_file: str | None = Field(
+        None,
+        description="Netscape cookies.txt loaded into the crawl's cookie store once (path "
+        "relative to the order); a resumed crawl keeps state/cookies.sqlite instead",
+    )
+    form_logins: tuple[FormCredential, ...] = Field(
+        (),
+        description="HTML form logins, each {domain, login_uri, fields, ...}: a host's URIs "
+        "wait until its login is done (see processors.login.FormCredential)",
     )
 
     @field_validator("accept_headers")

@@ -82,10 +82,16 @@ class Http11Client:
         self._next_sweep = 0.0
         self.tls_sessions = TlsSessions() if tls_sessions is None else tls_sessions
 
-    def send(self, uri: str, headers: list[tuple[bytes, bytes]]) -> Http11Response:
-        """GET ``uri`` with ``headers`` (after Host); the response with its head read."""
+    def send(
+        self, uri: str, headers: list[tuple[bytes, bytes]], method: str = "GET", body: bytes = b""
+    ) -> Http11Response:
+        """Send ``method`` ``uri`` with ``headers`` (after Host) and ``body`` (a POST's form;
+        the caller sets its Content-Type); the response with its head read. The recorded
+        request is the head and the body as sent."""
         scheme, host, port, target, host_header = split_uri(uri)
-        sent = request_head(target, host_header, headers)
+        if body or method != "GET":
+            headers = [*headers, (b"Content-Length", str(len(body)).encode("ascii"))]
+        sent = request_head(target, host_header, headers, method.encode("ascii")) + body
         origin = (scheme, host, port)
         while True:
             conn = self._checkout(origin)
