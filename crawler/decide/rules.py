@@ -92,7 +92,7 @@ class TooManyHopsDecideRule(PredicatedDecideRule[TooManyHopsParams]):
     def evaluate(self, curi: CrawlURI) -> bool:
         limit = curi.seed_max_hops
         if limit < 0:
-            limit = self.params.max_hops
+            limit = self.params_for(curi).max_hops
         return curi.hops_dropped + len(curi.hop_path) > limit
 
 

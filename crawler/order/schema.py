@@ -169,6 +169,24 @@ class HistoryConfig(Section):
     import_from: str | None = None
 
 
+class SheetConfig(Section):
+    """A sheet: settings overlaid on the URIs under some SURT prefixes or hosts (crawler.sheets).
+
+    ``settings`` maps dotted keys (or nested mappings of them) to values, e.g.
+    ``frontier.politeness.min_delay_ms: 300`` or ``chains.fetch.fetch_http.params.timeout_s: 60``;
+    which keys a sheet may set is checked by :mod:`crawler.sheets.sheet_compiler`.
+    """
+
+    name: str = Field(min_length=1, description="unique name of the sheet")
+    surt_prefixes: list[str] = Field(
+        default_factory=list, description="SURT prefixes, or URLs whose implied prefix is used"
+    )
+    hosts: list[str] = Field(
+        default_factory=list, description="host names (any port), or host:port"
+    )
+    settings: dict[str, Any] = Field(default_factory=dict, description="dotted key -> value")
+
+
 class CrawlOrder(Section):
     """A whole crawl order, after ``extends:`` and ``--set`` overrides were applied."""
 
@@ -188,6 +206,9 @@ class CrawlOrder(Section):
     chains: ChainsConfig = ChainsConfig()
     history: HistoryConfig = HistoryConfig()
     logging: LoggingConfig = LoggingConfig()
+    sheets: list[SheetConfig] = Field(
+        default_factory=list, description="per-site overlays; see crawler.sheets"
+    )
     base_dir: str = Field(".", description="directory of the order file; set by the loader")
 
     @field_validator("cpu_affinity", mode="before")

@@ -139,7 +139,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         curi.fetch_start_ms = int(ctx.clock.time() * 1000)
         rec = Recording(self.params.in_memory_bytes)
         try:
-            with fetch_deadline(started + self.params.timeout_s):
+            with fetch_deadline(started + self.params_for(curi).timeout_s):
                 self._fetch(client, curi, rec)
         finally:
             curi.fetch_duration_ms = int((time.monotonic() - started) * 1000)
@@ -274,7 +274,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         curi.ip_address = response.peer_ip
         rec.request_head = response.request_head
         rec.response_head = response.response_head
-        limit = self.params.max_length_bytes
+        limit = self.params_for(curi).max_length_bytes
         try:
             for chunk in response.iter_raw():
                 if limit and rec.body_size + len(chunk) > limit:
