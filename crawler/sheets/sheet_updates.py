@@ -80,3 +80,33 @@ def save_sheets(run_dir: Path, sheets: Sequence[SheetConfig]) -> None:
     tmp = path.with_name(f".{SHEETS_FILE}.tmp")
     tmp.write_text(dump_sheets(sheets), encoding="utf-8")
     tmp.replace(path)
+
+
+def sheets_in_force(run_dir: Path) -> tuple[list[SheetConfig], Path]:
+    """The sheets a run has in force (``sheets.yaml``, else its ``order.effective.yaml``'s) and
+    the path of its effective order. Raises OrderError (and FileNotFoundError without one)."""
+    from crawler.order.loader import load_order
+
+    order_path = run_dir / "order.effective.yaml"
+    if not order_path.is_file():
+        raise FileNotFoundError(f"{run_dir} has no order.effective.yaml")
+    saved = load_saved_sheets(run_dir)
+    if saved is not None:
+        return saved, order_path
+    return list(load_order(order_path).sheets), order_path
+
+
+def check_change(run_dir: Path, text: str, source: str) -> list[OrderIssue]:
+    """The problems the sheets document ``text`` would meet in the run at ``run_dir`` (none:
+    the crawl will accept it), checked against the run's effective order and sheets in force."""
+    from crawler.order.loader import load_order
+    from crawler.sheets.sheet_compiler import compile_sheets
+
+    try:
+        upserts, removals = read_sheet_document(text, source)
+        current, order_path = sheets_in_force(run_dir)
+        order = load_order(order_path)
+    except OrderError as exc:
+        return exc.issues
+    merged = merge_sheets(current, upserts, removals)
+    return compile_sheets(order, merged, f"{source}: sheets")[1]

@@ -210,6 +210,4 @@ def test_a_sheets_document_adds_replaces_and_removes_by_name(tmp_path: Path) -> 
     assert read_sheet_document(dump_sheets(merged), "z")[0] == merged
     with pytest.raises(OrderError) as caught:
         read_sheet_document("sheets: [{name: e, hostz: [e.org]}]", "bad.sheets")
-    assert "bad.sheets: sheets[0]: unknown key 'hostz'; did you mean 'hosts'?" in str(
-        caught.value
-    )
+    assert "bad.sheets: sheets[0]: unknown key 'hostz'; did you mean 'hosts'?" in str(caught.value)
