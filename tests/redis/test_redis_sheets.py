@@ -76,3 +76,30 @@ def test_an_invalid_crawl_wide_document_changes_nothing(
     follower.follow_sheets()
     assert [s.name for s in one.sheets.configs] == ["slow"]
     assert follower.sheets_version == 2
+
+
+def test_crawler_sheets_publishes_to_a_distributed_crawl(
+    redis_server: RedisServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from crawler.cli import main
+    from crawler.order.loader import effective_yaml
+
+    run = tmp_path / "run"
+    (run / "workers" / "w1").mkdir(parents=True)
+    info = {"redis_url": redis_server.url, "namespace": NS, "name": "x", "crawl_id": 1}
+    (run / "distributed.json").write_text(json.dumps(info))
+    order = load_order(EXAMPLE)
+    (run / "workers" / "w1" / "order.effective.yaml").write_text(effective_yaml(order))
+    change = tmp_path / "slow.sheets"
+    change.write_text(yaml.safe_dump(SHEET))
+    assert main(["sheets", str(run), str(change)]) == 0, capsys.readouterr().err
+    registry = CrawlRegistry(redis_server.url)
+    version, document = registry.sheets(NS)
+    assert version == 1 and "slow" in document
+    other = tmp_path / "other.sheets"
+    other.write_text(yaml.safe_dump([{"name": "more", "hosts": ["b.org"], "settings": {}}]))
+    assert main(["sheets", str(run), str(other)]) == 0
+    names = [s["name"] for s in yaml.safe_load(registry.sheets(NS)[1])["sheets"]]
+    assert names == ["slow", "more"]

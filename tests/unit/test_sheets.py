@@ -211,3 +211,40 @@ def test_a_sheets_document_adds_replaces_and_removes_by_name(tmp_path: Path) -> 
     with pytest.raises(OrderError) as caught:
         read_sheet_document("sheets: [{name: e, hostz: [e.org]}]", "bad.sheets")
     assert "bad.sheets: sheets[0]: unknown key 'hostz'; did you mean 'hosts'?" in str(caught.value)
+
+
+def test_crawler_sheets_checks_the_change_then_drops_an_action_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from crawler.cli import main
+    from crawler.order.loader import effective_yaml
+
+    run = tmp_path / "run"
+    (run / "action").mkdir(parents=True)
+    (run / "logs").mkdir()
+    (run / "order.effective.yaml").write_text(effective_yaml(load_order(EXAMPLE)))
+    bad = tmp_path / "bad.sheets"
+    bad.write_text(yaml.safe_dump([{"name": "x", "hosts": ["a.org"], "settings": {"a.b": 1}}]))
+    assert main(["sheets", str(run), str(bad)]) == 2
+    assert (
+        "bad.sheets: sheets[0].settings.a.b: not a key a sheet can set" in capsys.readouterr().err
+    )
+    assert not list((run / "action").iterdir())
+    good = tmp_path / "good.sheets"
+    good.write_text(yaml.safe_dump([{"name": "x", "hosts": ["a.org"], "settings": {}}]))
+    assert main(["sheets", str(run), str(good)]) == 0
+    assert "when it is resumed" in capsys.readouterr().out
+    (dropped,) = (run / "action").glob("*.sheets")
+    assert read_sheet_document(dropped.read_text(), "x")[0][0].name == "x"
+
+
+def test_a_resumed_crawl_starts_with_the_sheets_it_had(tmp_path: Path, order: CrawlOrder) -> None:
+    from crawler.controller import CrawlController
+
+    run = tmp_path / "run"
+    run.mkdir()
+    save_sheets(run, [sheet("kept", {"frontier.politeness.min_delay_ms": 7}, hosts=["a.org"])])
+    resumed = CrawlController(order, run, install_signals=False, resume=True)
+    assert [s.name for s in resumed.sheets.configs] == ["kept"]
+    fresh = CrawlController(order, tmp_path / "other", install_signals=False)
+    assert fresh.sheets.configs == []
