@@ -119,6 +119,9 @@ class Processor(Generic[P]):
     """
 
     params_model: ClassVar[type[Params]] = Params
+    sheet_params: ClassVar[frozenset[str]] = frozenset()
+    """The params a sheet may override: those this processor reads per URI via
+    :meth:`params_for` (``crawler validate`` refuses the others in a sheet)."""
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

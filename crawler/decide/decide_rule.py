@@ -53,6 +53,8 @@ class DecideRule(Generic[P]):
     """
 
     params_model: ClassVar[type[Params]] = Params
+    sheet_params: ClassVar[frozenset[str]] = frozenset()
+    """The params a sheet may override: those this rule reads per URI via :meth:`params_for`."""
     gate: ClassVar[bool] = False
     """True for a rule with memory, asked only about URIs the rest of its sequence accepts."""
 

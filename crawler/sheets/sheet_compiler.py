@@ -3,13 +3,15 @@
 A sheet's ``settings`` is a mapping of dotted keys (nested mappings are flattened) to values.
 Three families of keys may be overridden, each checked against the order it overlays:
 
-* ``frontier.politeness.<key>`` — a :class:`~crawler.order.schema.PolitenessConfig` field (read
-  per URI by DispositionProcessor: ``delay_factor``, ``min_delay_ms``, ``max_delay_ms``,
-  ``respect_crawl_delay_up_to_s``);
-* ``chains.<chain>.<processor name or index>.params.<key>`` — a parameter of that processor
-  (effective for the processors that read :meth:`~crawler.processor.Processor.params_for`);
-* ``scope.<index or rule class name>.params.<key>`` — a parameter of a scope rule (effective
-  for the rules that read :meth:`~crawler.decide.decide_rule.DecideRule.params_for`).
+* ``frontier.politeness.<key>`` — the politeness a queue follows after a URI's fetch, read per
+  URI by DispositionProcessor: ``delay_factor``, ``min_delay_ms``, ``max_delay_ms``,
+  ``respect_crawl_delay_up_to_s`` (the other politeness keys are crawl-wide);
+* ``chains.<chain>.<processor name or index>.params.<key>`` — a parameter the processor reads
+  per URI with :meth:`~crawler.processor.Processor.params_for`, listed in its ``sheet_params``;
+* ``scope.<index or rule class name>.params.<key>`` — likewise for a scope rule
+  (:meth:`~crawler.decide.decide_rule.DecideRule.params_for`, ``sheet_params``).
+
+A key a component does not read per URI is refused (it would silently do nothing).
 
 An unknown key is reported at its YAML path (``sheets[2].settings.chains.fetch.fetch_http.params.
 timout_s``) with the closest valid key; a bad value gets the pydantic error at its path.
@@ -34,6 +36,8 @@ from crawler.urls import UriError, normalize
 
 _FAMILIES = ("frontier", "chains", "scope")
 _LEAF_DEPTH = {"frontier": 3, "chains": 5, "scope": 4}
+POLITENESS_KEYS = ("delay_factor", "min_delay_ms", "max_delay_ms", "respect_crawl_delay_up_to_s")
+"""The ``frontier.politeness`` keys a sheet may set (read per URI by DispositionProcessor)."""
 _KEY_HELP = (
     "a sheet may set frontier.politeness.<key>, chains.<chain>.<processor>.params.<key> "
     "or scope.<index or class>.params.<key>"
@@ -92,6 +96,7 @@ class _Target:
 
         self.processors: dict[tuple[str, str], tuple[str, ComponentSpec]] = {}
         self.models: dict[str, type[Params] | None] = {}
+        self.per_uri: dict[object, frozenset[str]] = {}
         for chain in CHAIN_NAMES:
             for i, spec in enumerate(getattr(order.chains, chain)):
                 self.processors[(chain, spec.name)] = (spec.name, spec)
@@ -99,6 +104,7 @@ class _Target:
                 try:
                     cls = resolve_class(spec.class_, Processor, "")
                     self.models[spec.name] = params_model_for(cls, Processor)
+                    self.per_uri[spec.name] = cls.sheet_params
                 except Exception:  # noqa: BLE001 - the order check reports it
                     self.models[spec.name] = None
         self.rules: dict[str, int] = {}
@@ -110,6 +116,7 @@ class _Target:
             try:
                 cls = resolve_class(rule_spec.class_, DecideRule, "")
                 self.rule_models[i] = params_model_for(cls, DecideRule)
+                self.per_uri[i] = cls.sheet_params
             except Exception:  # noqa: BLE001 - the order check reports it
                 self.rule_models[i] = None
         self.ambiguous = {name for name, at in names.items() if len(at) > 1}
@@ -126,6 +133,21 @@ def _known_field(
     if key in valid:
         return None
     return OrderIssue(where, f"unknown key {key!r}", hint=unknown_key_hint(key, valid))
+
+
+def _per_uri(target: _Target, key: object, field: str, what: str, path: str) -> OrderIssue | None:
+    """An issue unless the component ``key`` reads ``field`` per URI (so a sheet can set it)."""
+    allowed = target.per_uri.get(key)
+    if allowed is None or field in allowed:
+        return None
+    hint = (
+        f"per-site params of {what}: {', '.join(sorted(allowed))}"
+        if allowed
+        else f"{what} reads no params per URI"
+    )
+    return OrderIssue(
+        path, f"{field!r} is not a per-site setting: it applies crawl-wide", hint=hint
+    )
 
 
 def _check_values(
@@ -205,6 +227,12 @@ def _place(
     head = parts[0]
     if head == "frontier" and len(parts) == 3 and parts[1] == "politeness":
         issue = _known_field(PolitenessConfig, parts[2], path)
+        if issue is None and parts[2] not in POLITENESS_KEYS:
+            issue = OrderIssue(
+                path,
+                f"{parts[2]!r} is not a per-site setting: it applies crawl-wide",
+                hint="per-site politeness: " + ", ".join(POLITENESS_KEYS),
+            )
         if issue is None:
             sheet.politeness[parts[2]] = value
         return issue
@@ -223,7 +251,9 @@ def _place(
                 hint=unknown_key_hint(proc, names),
             )
         name = found[0]
-        issue = _known_field(target.models.get(name), parts[4], path)
+        issue = _known_field(target.models.get(name), parts[4], path) or _per_uri(
+            target, name, parts[4], name, path
+        )
         if issue is None:
             sheet.processors.setdefault(name, {})[parts[4]] = value
             sheet.labels[name] = proc
@@ -236,7 +266,9 @@ def _place(
         if index is None:
             valid = [k for k in target.rules if not k.isdigit()]
             return OrderIssue(path, f"no scope rule {rule!r}", hint=unknown_key_hint(rule, valid))
-        issue = _known_field(target.rule_models.get(index), parts[3], path)
+        issue = _known_field(target.rule_models.get(index), parts[3], path) or _per_uri(
+            target, index, parts[3], f"scope rule {rule}", path
+        )
         if issue is None:
             sheet.scope.setdefault(index, {})[parts[3]] = value
             sheet.labels[index] = rule

@@ -90,6 +90,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
     """Fetches http(s) URIs into a :class:`~crawler.recording.Recording`."""
 
     _client: FetchClient | None = None
+    sheet_params = frozenset({"timeout_s", "max_length_bytes"})
 
     def should_process(self, curi: CrawlURI) -> bool:
         uri = curi.uri

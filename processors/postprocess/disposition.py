@@ -63,6 +63,10 @@ class DispositionParams(Params):
 class DispositionProcessor(Processor[DispositionParams]):
     """Sets the politeness and retry delays (see the module docstring)."""
 
+    sheet_params = frozenset(
+        {"delay_factor", "min_delay_ms", "max_delay_ms", "respect_crawl_delay_up_to_s"}
+    )
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._delay_factor = 5.0

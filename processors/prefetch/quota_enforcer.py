@@ -70,6 +70,10 @@ def domain_of_host(host: str) -> str:
 class QuotaEnforcer(Processor[QuotaEnforcerParams]):
     """Blocks URIs of hosts and domains over quota with -5003 (see the module docstring)."""
 
+    sheet_params = frozenset(
+        {"host_max_urls", "host_max_bytes", "domain_max_urls", "domain_max_bytes"}
+    )
+
     def __init__(
         self,
         name: str,

@@ -69,6 +69,9 @@ def test_every_bad_overlay_is_reported_at_once(tmp_path: Path) -> None:
                 "limits.max_documents": 3,
                 "chains.fetch.fetch_htp.params.timeout_s": 3,
                 "chains.fetch.fetch_http.params.timeout_s": 3,
+                "chains.fetch.fetch_http.params.http2": True,
+                "frontier.politeness.host_max_connections": 1,
+                "scope.TransclusionDecideRule.params.max_trans_hops": 1,
             },
         },
         {"name": "a", "hosts": ["exa mple.org"]},
@@ -85,6 +88,14 @@ def test_every_bad_overlay_is_reported_at_once(tmp_path: Path) -> None:
         "sheets[0].settings.limits.max_documents: not a key a sheet can set",
         "sheets[0].settings.chains.fetch.fetch_htp.params.timeout_s: no processor 'fetch_htp' "
         "in chain 'fetch'; did you mean 'fetch_http'?",
+        "sheets[0].settings.chains.fetch.fetch_http.params.http2: 'http2' is not a per-site "
+        "setting: it applies crawl-wide; per-site params of fetch_http: max_length_bytes, "
+        "timeout_s",
+        "sheets[0].settings.frontier.politeness.host_max_connections: 'host_max_connections' is "
+        "not a per-site setting: it applies crawl-wide; per-site politeness: delay_factor,",
+        "sheets[0].settings.scope.TransclusionDecideRule.params.max_trans_hops: 'max_trans_hops' "
+        "is not a per-site setting: it applies crawl-wide; scope rule TransclusionDecideRule "
+        "reads no params per URI",
         "sheets[1].name: duplicate sheet name",
         "sheets[1].hosts[0]: not a host name",
         "sheets[2]: the sheet applies to no URI",
