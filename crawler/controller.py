@@ -46,9 +46,9 @@ from crawler.seeds import SeedList
 from crawler.servers import ServerCache
 from crawler.sheets.sheet_overlays import SheetOverlays
 from crawler.sheets.sheet_updates import (
+    checked_merge,
     dump_sheets,
     load_saved_sheets,
-    merge_sheets,
     read_sheet_document,
     save_sheets,
 )
@@ -228,9 +228,8 @@ class CrawlController:
         """Add, replace or remove sheets (a sheets document, see :mod:`crawler.sheets.
         sheet_updates`) while the crawl runs; raises OrderError and changes nothing if the
         result is invalid. Shared with the other workers of a distributed crawl."""
-        upserts, removals = read_sheet_document(text, source)
-        merged = merge_sheets(self.sheets.configs, upserts, removals)
-        self._put_sheets(merged)
+        merged = checked_merge(self.order, self.sheets.configs, text, source)
+        self._put_sheets(merged, source)
         if self.publish_sheets is not None:
             self.publish_sheets(dump_sheets(merged))
         return {"sheets": [sheet.name for sheet in merged], "version": self.sheets.version}
@@ -238,11 +237,11 @@ class CrawlController:
     def replace_sheets(self, text: str, source: str = "sheets") -> None:
         """Put the sheets of ``text`` in force instead of all current ones (the crawl-wide copy
         of a distributed crawl). Raises OrderError and changes nothing if one is invalid."""
-        self._put_sheets(read_sheet_document(text, source)[0])
+        self._put_sheets(read_sheet_document(text, source)[0], source)
 
-    def _put_sheets(self, sheets: list[SheetConfig]) -> None:
+    def _put_sheets(self, sheets: list[SheetConfig], source: str) -> None:
         with self._sheets_lock:
-            self.sheets.replace(sheets)
+            self.sheets.replace(sheets, source)
             save_sheets(self.run_dir, sheets)
         self.logger.info(
             "sheets_changed", sheets=[s.name for s in sheets], version=self.sheets.version

@@ -15,11 +15,10 @@ from typing import TextIO
 
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order
-from crawler.sheets.sheet_compiler import compile_sheets
 from crawler.sheets.sheet_updates import (
     check_change,
+    checked_merge,
     dump_sheets,
-    merge_sheets,
     read_sheet_document,
     sheets_in_force,
 )
@@ -88,11 +87,7 @@ def _publish(run_dir: Path, text: str, source: str, out: TextIO, err: TextIO) ->
             current = read_sheet_document(document, "redis")[0]
         else:
             current = sheets_in_force(orders[0].parent)[0]
-        upserts, removals = read_sheet_document(text, source)
-        merged = merge_sheets(current, upserts, removals)
-        issues = compile_sheets(load_order(orders[0]), merged, f"{source}: sheets")[1]
-        if issues:
-            raise OrderError(issues, source)
+        merged = checked_merge(load_order(orders[0]), current, text, source)
         version = registry.publish_sheets(info["namespace"], dump_sheets(merged))
     except OrderError as exc:
         print(str(exc), file=err)

@@ -114,10 +114,11 @@ class SheetOverlays:
         """The sheets in force, compiled."""
         return list(self._index.sheets)
 
-    def _build(self, configs: list[SheetConfig], version: int) -> _Index:
-        compiled, issues = compile_sheets(self.order, configs)
+    def _build(self, configs: list[SheetConfig], version: int, source: str = "") -> _Index:
+        prefix = f"{source}: sheets" if source else "sheets"
+        compiled, issues = compile_sheets(self.order, configs, prefix)
         if issues:
-            raise OrderError(issues)
+            raise OrderError(issues, source or None)
         by_prefix: dict[str, list[int]] = {}
         for i, sheet in enumerate(compiled):
             for prefix in sheet.prefixes:
@@ -132,11 +133,11 @@ class SheetOverlays:
             {(): empty},
         )
 
-    def replace(self, configs: Sequence[SheetConfig]) -> None:
+    def replace(self, configs: Sequence[SheetConfig], source: str = "") -> None:
         """Put ``configs`` in force instead of the current sheets; raises OrderError (and
-        changes nothing) if one is invalid."""
+        changes nothing) if one is invalid (``source`` names the document in its issues)."""
         with self._lock:
-            index = self._build(list(configs), self._index.version + 1)
+            index = self._build(list(configs), self._index.version + 1, source)
             self._index = index
             self.active = bool(index.sheets)
 

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from crawler.order.errors import OrderError, OrderIssue
-from crawler.order.schema import SheetConfig
+from crawler.order.schema import CrawlOrder, SheetConfig
 from crawler.sheets.sheet_compiler import parse_sheet_list
 
 SHEETS_FILE = "sheets.yaml"
@@ -56,6 +56,20 @@ def merge_sheets(
     for name in removals:
         merged.pop(name, None)
     return list(merged.values())
+
+
+def checked_merge(
+    order: CrawlOrder, current: Sequence[SheetConfig], text: str, source: str
+) -> list[SheetConfig]:
+    """``current`` changed by the sheets document ``text``, every new sheet checked against
+    ``order``; OrderError with the paths inside the document (``x.sheets: sheets[0]…``)."""
+    from crawler.sheets.sheet_compiler import compile_sheets
+
+    upserts, removals = read_sheet_document(text, source)
+    issues = compile_sheets(order, upserts, f"{source}: sheets")[1]
+    if issues:
+        raise OrderError(issues, source)
+    return merge_sheets(current, upserts, removals)
 
 
 def dump_sheets(sheets: Sequence[SheetConfig]) -> str:
@@ -100,13 +114,10 @@ def check_change(run_dir: Path, text: str, source: str) -> list[OrderIssue]:
     """The problems the sheets document ``text`` would meet in the run at ``run_dir`` (none:
     the crawl will accept it), checked against the run's effective order and sheets in force."""
     from crawler.order.loader import load_order
-    from crawler.sheets.sheet_compiler import compile_sheets
 
     try:
-        upserts, removals = read_sheet_document(text, source)
         current, order_path = sheets_in_force(run_dir)
-        order = load_order(order_path)
+        checked_merge(load_order(order_path), current, text, source)
     except OrderError as exc:
         return exc.issues
-    merged = merge_sheets(current, upserts, removals)
-    return compile_sheets(order, merged, f"{source}: sheets")[1]
+    return []

@@ -4,6 +4,7 @@ how they stack, params_for with and without sheets, and sheets documents changed
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
 import pytest
@@ -259,3 +260,37 @@ def test_a_resumed_crawl_starts_with_the_sheets_it_had(tmp_path: Path, order: Cr
     assert [s.name for s in resumed.sheets.configs] == ["kept"]
     fresh = CrawlController(order, tmp_path / "other", install_signals=False)
     assert fresh.sheets.configs == []
+
+
+def test_an_invalid_sheets_action_file_is_logged_and_changes_nothing(
+    tmp_path: Path, order: CrawlOrder
+) -> None:
+    import structlog
+
+    from crawler.controller import CrawlController
+    from crawler.steering import ActionDirectory
+
+    run = tmp_path / "run"
+    controller = CrawlController(order, run, install_signals=False)
+    actions = ActionDirectory(run / "action", controller, structlog.get_logger(), print)
+    (run / "action").mkdir(parents=True)
+    good = [{"name": "a", "hosts": ["a.org"], "settings": {"frontier.politeness.delay_factor": 1}}]
+    bad = [{"name": "b", "hosts": ["b.org"], "settings": {"frontier.politeness.delay_factor": -1}}]
+    (run / "action" / "1.sheets").write_text(yaml.safe_dump(good))
+    ok = {"name": "c", "hosts": ["c.org"]}
+    (run / "action" / "2.sheets").write_text(
+        yaml.safe_dump({"sheets": [ok, *bad], "remove": ["a"]})
+    )
+    for path in (run / "action").glob("*.sheets"):
+        os.utime(path, (1, 1))  # settled: written long ago
+    with structlog.testing.capture_logs() as logs:
+        assert actions.poll() == 2
+    assert [s.name for s in controller.sheets.configs] == ["a"]
+    assert [s.name for s in load_saved_sheets(run) or []] == ["a"]
+    failed = [entry for entry in logs if entry["event"] == "action_failed"]
+    assert len(failed) == 1 and failed[0]["file"] == "2.sheets"
+    assert "2.sheets: sheets[1].settings.frontier.politeness.delay_factor" in failed[0]["error"]
+    assert sorted(p.name.split(".", 1)[1] for p in (run / "action" / "done").iterdir()) == [
+        "1.sheets",
+        "2.sheets",
+    ]
