@@ -103,3 +103,65 @@ def test_crawler_sheets_publishes_to_a_distributed_crawl(
     assert main(["sheets", str(run), str(other)]) == 0
     names = [s["name"] for s in yaml.safe_load(registry.sheets(NS)[1])["sheets"]]
     assert names == ["slow", "more"]
+
+
+def test_a_sheet_paces_one_host_across_the_workers_of_a_redis_crawl(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    import itertools
+    import json
+    from datetime import UTC, datetime
+    from io import StringIO
+
+    from crawllog_parser import parse_file
+    from route_server import NOT_FOUND, Answer, RouteServer, page
+
+    from crawler.distributed import run_workers
+
+    def route(host: str, path: str) -> Answer:
+        if path == "/":
+            return page(*(f"/p{n}" for n in range(8)))
+        return page() if path.startswith("/p") else NOT_FOUND
+
+    def start_ms(timing: str) -> int:
+        stamp = datetime.strptime(timing.split("+")[0], "%Y%m%d%H%M%S%f").replace(tzinfo=UTC)
+        return int(stamp.timestamp() * 1000)
+
+    sheet = {
+        "name": "slow-ip",
+        "hosts": ["127.0.0.1"],
+        "settings": {"frontier.politeness": {"min_delay_ms": 300, "max_delay_ms": 600}},
+    }
+    with RouteServer(route) as server:
+        store = {
+            "class": "crawler.frontier.redis_store.RedisQueueStore",
+            "params": {"url": redis_server.url, "shards": 2},
+        }
+        seeds = [f"{server.origin('127.0.0.1')}/", f"{server.origin('localhost')}/"]
+        sets = [
+            f"seeds.urls={seeds}",
+            "seeds.file=null",
+            "name=redis-sheets",
+            "toe_threads=2",
+            "logging.console=false",
+            "robots.policy=ignore",
+            "frontier.politeness.delay_factor=0",
+            "frontier.politeness.min_delay_ms=0",
+            "frontier.politeness.max_delay_ms=0",
+            f"frontier.store={json.dumps(store)}",
+            "sheets=" + json.dumps([sheet]),
+        ]
+        out, err = StringIO(), StringIO()
+        assert run_workers(EXAMPLE, sets, 2, out, err, run_dir=tmp_path / "run") == 0, (
+            err.getvalue()
+        )
+    lines = [
+        line
+        for log in (tmp_path / "run" / "workers").glob("*/logs/crawl.log")
+        for line in parse_file(log)
+        if line.status > 0 and line.timing
+    ]
+    slow = sorted(start_ms(x.timing or "") for x in lines if "//127.0.0.1:" in x.uri)
+    fast = [x for x in lines if "//localhost:" in x.uri]
+    assert len(slow) >= 9 and len(fast) >= 9
+    assert min(b - a for a, b in itertools.pairwise(slow)) >= 300
