@@ -294,3 +294,13 @@ def test_an_invalid_sheets_action_file_is_logged_and_changes_nothing(
         "1.sheets",
         "2.sheets",
     ]
+
+
+def test_show_processor_lists_the_params_a_sheet_may_set() -> None:
+    from crawler.order.components import show_processor_main
+
+    out, err = io.StringIO(), io.StringIO()
+    assert show_processor_main("processors.prefetch.QuotaEnforcer", out, err) == 0
+    assert out.getvalue().splitlines()[-1] == (
+        "Per-site (sheets): domain_max_bytes, domain_max_urls, host_max_bytes, host_max_urls"
+    )
