@@ -1,5 +1,5 @@
 """The ``crawler`` command: run, resume, validate, show-processor, demo, and the operator's
-commands on a run directory (status, pause, unpause, terminate, block, report).
+commands on a run directory (status, pause, unpause, terminate, block, sheets, report).
 
 Exit codes: 0 the crawl finished (or the command succeeded), 1 crawl error, 2 bad usage or an
 invalid order.
@@ -127,6 +127,12 @@ def _parser() -> argparse.ArgumentParser:
     block.add_argument("run_dir", type=Path, help=_RUN_DIR)
     block.add_argument("regex", help="Python regular expression, searched anywhere in the URI")
     block.add_argument("--wait-s", type=float, default=10.0)
+    sheets = sub.add_parser(
+        "sheets", help="add, replace or remove sheets (per-site settings) of a running crawl"
+    )
+    sheets.add_argument("run_dir", type=Path, help=_RUN_DIR)
+    sheets.add_argument("file", help="a sheets document (YAML; - for standard input)")
+    sheets.add_argument("--wait-s", type=float, default=10.0)
     report = sub.add_parser("report", help="write reports/ now (also while running), print one")
     report.add_argument("run_dir", type=Path, help=_RUN_DIR)
     report.add_argument("--plot", action="store_true", help="also write reports/progress.png")
@@ -465,6 +471,10 @@ def _operation(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return operations.cmd_control(args.command, args.run_dir, args.wait_s, out, err)
     if args.command == "block":
         return operations.cmd_block(args.run_dir, args.regex, args.wait_s, out, err)
+    if args.command == "sheets":
+        from crawler.sheets.sheet_command import cmd_sheets
+
+        return cmd_sheets(args.run_dir, args.file, args.wait_s, out, err)
     if args.command == "report":
         run_dir = operations.resolve_run_dir(args.run_dir)
         if _is_distributed(run_dir):  # reports over every worker

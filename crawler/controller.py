@@ -22,7 +22,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,11 +39,19 @@ from crawler.frontier.frontier import Frontier
 from crawler.history import CrawlHistory
 from crawler.logs import CrawlLogs
 from crawler.order import components
-from crawler.order.schema import CrawlOrder
+from crawler.order.schema import CrawlOrder, SheetConfig
 from crawler.progress import ProgressRow
 from crawler.seed_module import SeedModule
 from crawler.seeds import SeedList
 from crawler.servers import ServerCache
+from crawler.sheets.sheet_overlays import SheetOverlays
+from crawler.sheets.sheet_updates import (
+    checked_merge,
+    dump_sheets,
+    load_saved_sheets,
+    read_sheet_document,
+    save_sheets,
+)
 from crawler.stats import CrawlStats
 from crawler.steering import BLOCK_RULES_FILE, POLL_INTERVAL_S, ActionDirectory, BlockRules
 from crawler.stop_signals import StopSignals
@@ -84,11 +92,17 @@ class CrawlController:
         self.stopping = threading.Event()
         self._stop_reason = ""
         self._state_lock = threading.Lock()
+        self._sheets_lock = threading.Lock()
         self.logs: CrawlLogs | None = None
         self.frontier: Frontier | None = None
         self.pool: ToePool | None = None
         self.chains = components.build_chains(order)
         self.scope = components.build_rules(order.scope, "scope")
+        self.sheets = SheetOverlays(order, load_saved_sheets(run_dir) if resume else None)
+        for index, rule in enumerate(self.scope.rules):
+            rule.attach_sheets(self.sheets, index)
+        # Set by a distributed worker: shares the sheets in force with every worker.
+        self.publish_sheets: Callable[[str], None] | None = None
         self.seed_module = SeedModule(order, self.scope, self.stats, self.schedule, run_dir)
         self.seed_uris = self.seed_module.uris  # the same lists for the crawl's life
         self.seed_directives = self.seed_module.directives
@@ -212,6 +226,29 @@ class CrawlController:
         """Block queued and future URIs matching ``pattern`` (kept in block-rules.txt)."""
         self.block_rules.add(pattern)
         self.logger.info("block_rule_added", rule=pattern, rules=len(self.block_rules.patterns))
+
+    def update_sheets(self, text: str, source: str = "sheets") -> dict[str, Any]:
+        """Add, replace or remove sheets (a sheets document, see :mod:`crawler.sheets.
+        sheet_updates`) while the crawl runs; raises OrderError and changes nothing if the
+        result is invalid. Shared with the other workers of a distributed crawl."""
+        merged = checked_merge(self.order, self.sheets.configs, text, source)
+        self._put_sheets(merged, source)
+        if self.publish_sheets is not None:
+            self.publish_sheets(dump_sheets(merged))
+        return {"sheets": [sheet.name for sheet in merged], "version": self.sheets.version}
+
+    def replace_sheets(self, text: str, source: str = "sheets") -> None:
+        """Put the sheets of ``text`` in force instead of all current ones (the crawl-wide copy
+        of a distributed crawl). Raises OrderError and changes nothing if one is invalid."""
+        self._put_sheets(read_sheet_document(text, source)[0], source)
+
+    def _put_sheets(self, sheets: list[SheetConfig], source: str) -> None:
+        with self._sheets_lock:
+            self.sheets.replace(sheets, source)
+            save_sheets(self.run_dir, sheets)
+        self.logger.info(
+            "sheets_changed", sheets=[s.name for s in sheets], version=self.sheets.version
+        )
 
     def write_reports(self) -> list[Path]:
         """Write every report of ``reports/`` from the live crawl (also while it runs)."""

@@ -50,6 +50,7 @@ from crawler.order.schema import CrawlOrder
 from crawler.processor import ProcessorContext
 from crawler.seeds import read_added_seeds
 from crawler.servers import ServerCache
+from crawler.sheets.sheet_overlays import SheetOverlays
 from crawler.stats import CrawlStats
 from crawler.status import is_running, read_status
 from crawler.steering import BlockRules
@@ -104,6 +105,7 @@ class WiredCrawl(Protocol):
     seed_uris: list[str]
     block_rules: BlockRules
     disk_guard: DiskGuard
+    sheets: SheetOverlays
 
     def schedule(self, curi: CrawlURI) -> bool: ...
     def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]: ...
@@ -244,6 +246,7 @@ class CrawlBuilder:
             add_seed=c.add_seed,
             catch_up_seeds=c.catch_up_seeds,
             watch_disk=c.disk_guard.watch,
+            sheets=c.sheets,
         )
         for chain in c.chains.chains:
             for proc in chain:

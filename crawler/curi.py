@@ -154,6 +154,8 @@ class CrawlURI:
     error: BaseException | None = None
     error_traceback: str = ""
     nonfatal_errors: list[tuple[BaseException, str]] = field(default_factory=list)
+    # The sheets overlay of this URI (crawler.sheets.Overlay), found once and kept; not persisted.
+    sheet: Any = None
 
     _PERSISTENT = (
         "uri",

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from crawler.history import CrawlHistory
     from crawler.order.schema import CrawlOrder
     from crawler.servers import ServerCache
+    from crawler.sheets.sheet_overlays import SheetOverlays
     from crawler.stats import CrawlStats
 
 
@@ -83,7 +84,8 @@ class ProcessorContext:
     ``watch_disk(directory)`` asks the disk guard to watch the free space of a directory the
     processor writes to outside the run directory (the guard watches the run directory,
     ``warcs/``, ``state/`` and ``logs/`` anyway); ``collections`` holds the indexes of earlier
-    crawls to deduplicate against (order key ``dedup``).
+    crawls to deduplicate against (order key ``dedup``); ``sheets`` holds the crawl's sheet
+    overlays (read through :meth:`Processor.params_for`).
     """
 
     run_dir: Path
@@ -104,6 +106,7 @@ class ProcessorContext:
     catch_up_seeds: Callable[[CrawlURI], None] | None = None
     watch_disk: Callable[[Path], None] | None = None
     collections: CollectionSet | None = None
+    sheets: SheetOverlays | None = None
 
 
 P = TypeVar("P", bound=Params)
@@ -119,6 +122,9 @@ class Processor(Generic[P]):
     """
 
     params_model: ClassVar[type[Params]] = Params
+    sheet_params: ClassVar[frozenset[str]] = frozenset()
+    """The params a sheet may override: those this processor reads per URI via
+    :meth:`params_for` (``crawler validate`` refuses the others in a sheet)."""
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -139,6 +145,16 @@ class Processor(Generic[P]):
         self._handled = itertools.count()
         self._handled_count = 0
         self.ctx: ProcessorContext | None = None
+        self._sheets: SheetOverlays | None = None
+
+    def params_for(self, curi: CrawlURI) -> P:
+        """This processor's params for ``curi``: ``self.params`` with the settings of the sheets
+        that apply to it (``chains.<chain>.<name>.params.*``). Without sheets, ``self.params``
+        at the cost of two attribute reads. Thread-safe."""
+        sheets = self._sheets
+        if sheets is None or not sheets.active:
+            return self.params
+        return sheets.processor_params(self.name, self.params, curi)  # type: ignore[return-value]
 
     @final
     def process(self, curi: CrawlURI) -> ProcessResult:
@@ -174,6 +190,7 @@ class Processor(Generic[P]):
     def start(self, ctx: ProcessorContext) -> None:
         """Open resources before the first URI. Overrides should call ``super().start(ctx)``."""
         self.ctx = ctx
+        self._sheets = ctx.sheets
 
     def stop(self) -> None:
         """Release resources. Idempotent; must never raise."""

@@ -23,6 +23,7 @@ from crawler.params import Params, params_model_of
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
+    from crawler.sheets.sheet_overlays import SheetOverlays
 
 
 class DecideResult(StrEnum):
@@ -52,6 +53,8 @@ class DecideRule(Generic[P]):
     """
 
     params_model: ClassVar[type[Params]] = Params
+    sheet_params: ClassVar[frozenset[str]] = frozenset()
+    """The params a sheet may override: those this rule reads per URI via :meth:`params_for`."""
     gate: ClassVar[bool] = False
     """True for a rule with memory, asked only about URIs the rest of its sequence accepts."""
 
@@ -61,6 +64,22 @@ class DecideRule(Generic[P]):
 
     def __init__(self, params: P | None = None) -> None:
         self.params: P = params if params is not None else self.params_model()  # type: ignore[assignment]
+        self._sheets: SheetOverlays | None = None
+        self._sheet_index = -1
+
+    def attach_sheets(self, sheets: SheetOverlays, index: int) -> None:
+        """Let the crawl's sheets override this rule's params; ``index`` is its place in the
+        scope (``scope.<index>.params.*`` in a sheet)."""
+        self._sheets = sheets
+        self._sheet_index = index
+
+    def params_for(self, curi: CrawlURI) -> P:
+        """This rule's params for ``curi``, with the sheets that apply to it; ``self.params``
+        when there are none. Thread-safe."""
+        sheets = self._sheets
+        if sheets is None or not sheets.active:
+            return self.params
+        return sheets.rule_params(self._sheet_index, self.params, curi)  # type: ignore[return-value]
 
     def bind(self, ctx: RuleContext) -> None:
         """Called once before the crawl with the seeds; precompute here. Default: nothing."""

@@ -152,6 +152,19 @@ class CrawlRegistry:
             out.append((uri, None if via in ("", "-") else via))
         return out
 
+    def publish_sheets(self, namespace: str, document: str) -> int:
+        """Make ``document`` (every sheet in force, YAML) the crawl-wide sheets; returns the
+        new version, which every worker's control follower polls for."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.set(f"{namespace}sheets", document)
+        pipe.incr(f"{namespace}sheets_version")
+        return int(pipe.execute()[1])
+
+    def sheets(self, namespace: str) -> tuple[int, str]:
+        """``(version, document)`` of the crawl-wide sheets; ``(0, "")`` before any change."""
+        version, document = self.client.mget([f"{namespace}sheets_version", f"{namespace}sheets"])
+        return (int(version) if version else 0), (document.decode() if document else "")
+
     def heartbeat(self, namespace: str, worker: str, doc: dict[str, Any]) -> None:
         """Publish a worker's state (host, pid and time are added)."""
         doc = {"host": socket.gethostname(), "time": time.time()} | doc

@@ -213,6 +213,24 @@ class ArchiveConfig(Section):
     wacz_file: str | None = None
 
 
+class SheetConfig(Section):
+    """A sheet: settings overlaid on the URIs under some SURT prefixes or hosts (crawler.sheets).
+
+    ``settings`` maps dotted keys (or nested mappings of them) to values, e.g.
+    ``frontier.politeness.min_delay_ms: 300`` or ``chains.fetch.fetch_http.params.timeout_s: 60``;
+    which keys a sheet may set is checked by :mod:`crawler.sheets.sheet_compiler`.
+    """
+
+    name: str = Field(min_length=1, description="unique name of the sheet")
+    surt_prefixes: list[str] = Field(
+        default_factory=list, description="SURT prefixes, or URLs whose implied prefix is used"
+    )
+    hosts: list[str] = Field(
+        default_factory=list, description="host names (any port), or host:port"
+    )
+    settings: dict[str, Any] = Field(default_factory=dict, description="dotted key -> value")
+
+
 class CrawlOrder(Section):
     """A whole crawl order, after ``extends:`` and ``--set`` overrides were applied."""
 
@@ -234,6 +252,9 @@ class CrawlOrder(Section):
     dedup: DedupConfig = DedupConfig()
     logging: LoggingConfig = LoggingConfig()
     archive: ArchiveConfig = ArchiveConfig()
+    sheets: list[SheetConfig] = Field(
+        default_factory=list, description="per-site overlays; see crawler.sheets"
+    )
     base_dir: str = Field(".", description="directory of the order file; set by the loader")
 
     @field_validator("cpu_affinity", mode="before")

@@ -118,6 +118,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
     """
 
     _client: FetchClient | None = None
+    sheet_params = frozenset({"timeout_s", "max_length_bytes"})
     _body_rule: DecideRuleSequence | None = None
     cookies: CookieStore | None = None
     _login: FormLogin | None = None
@@ -197,7 +198,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         curi.fetch_start_ms = int(ctx.clock.time() * 1000)
         rec = Recording(self.params.in_memory_bytes)
         try:
-            with fetch_deadline(started + self.params.timeout_s):
+            with fetch_deadline(started + self.params_for(curi).timeout_s):
                 self._fetch(client, curi, rec)
         finally:
             curi.fetch_duration_ms = int((time.monotonic() - started) * 1000)
@@ -373,7 +374,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             curi.content_size = 0
             curi.payload_digest = rec.payload_digest
             return
-        limit = self.params.max_length_bytes
+        limit = self.params_for(curi).max_length_bytes
         try:
             for chunk in response.iter_raw():
                 if limit and rec.body_size + len(chunk) > limit:

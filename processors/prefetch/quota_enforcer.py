@@ -16,8 +16,10 @@ disposition and rebuilt from crawl.log on ``crawler resume``), so the quotas hol
 resume; per-domain tallies are kept only while a domain quota is set. Quotas are checked
 before the fetch: a byte quota is passed by at most the URIs of that host or domain in flight
 when it is reached, a URI quota by at most those in flight (none with one queue per host).
-Prerequisites (dns:, robots.txt) are never blocked. In a crawl scaled out over several workers
-each worker's statistics count its own fetches only, so a quota holds per worker.
+Prerequisites (dns:, robots.txt) are never blocked. Sheets may set any quota for some hosts
+(``chains.pre.quota_enforcer.params.host_max_urls`` …): the URI's own quotas are checked.
+In a crawl scaled out over several workers each worker's statistics count its own fetches
+only, so a quota holds per worker.
 
 Reads ``uri`` and ``hop_path``; writes ``status`` and ``annotations`` of a blocked URI.
 Thread-safe: the statistics have their own lock; the report counters one of their own.
@@ -68,6 +70,10 @@ def domain_of_host(host: str) -> str:
 class QuotaEnforcer(Processor[QuotaEnforcerParams]):
     """Blocks URIs of hosts and domains over quota with -5003 (see the module docstring)."""
 
+    sheet_params = frozenset(
+        {"host_max_urls", "host_max_bytes", "domain_max_urls", "domain_max_bytes"}
+    )
+
     def __init__(
         self,
         name: str,
@@ -85,16 +91,25 @@ class QuotaEnforcer(Processor[QuotaEnforcerParams]):
 
     def start(self, ctx: ProcessorContext) -> None:
         super().start(ctx)
+        # Domain tallies are kept only when some quota needs them: the order's, or a sheet's
+        # known at start (a domain quota in a sheet added later counts from then on).
+        if not self._domain_quotas and ctx.sheets is not None:
+            self._domain_quotas = any(
+                key.startswith("domain_max_") and value
+                for sheet in ctx.sheets.compiled
+                for key, value in sheet.processors.get(self.name, {}).items()
+            )
         if self._domain_quotas:
             ctx.stats.track_domains(domain_of_host)
 
     def should_process(self, curi: CrawlURI) -> bool:
-        return (self._host_quotas or self._domain_quotas) and not (
-            curi.hop_path[-1:] == Hop.PREREQ or curi.uri.startswith("dns:")
-        )
+        sheets = self._sheets
+        return (
+            self._host_quotas or self._domain_quotas or (sheets is not None and sheets.active)
+        ) and not (curi.hop_path[-1:] == Hop.PREREQ or curi.uri.startswith("dns:"))
 
     def inner_process(self, curi: CrawlURI) -> ProcessResult | None:
-        quota = self._over_quota(curi.uri)
+        quota = self._over_quota(curi.uri, self.params_for(curi))
         if quota is None:
             return None
         curi.status = FetchStatus.BLOCKED_BY_QUOTA
@@ -103,18 +118,17 @@ class QuotaEnforcer(Processor[QuotaEnforcerParams]):
             self._blocked[quota] += 1
         return ProcessResult.SKIP_TO_POST
 
-    def _over_quota(self, uri: str) -> str | None:
-        """The name of the first quota ``uri``'s host or domain has reached, or None."""
-        p = self.params
+    def _over_quota(self, uri: str, p: QuotaEnforcerParams) -> str | None:
+        """The name of the first quota of ``p`` ``uri``'s host or domain has reached, or None."""
         stats = self.context.stats
         host = host_of(uri)
-        if self._host_quotas:
+        if p.host_max_urls or p.host_max_bytes:
             urls, size = stats.host_tally(host)
             if p.host_max_urls and urls >= p.host_max_urls:
                 return "host_max_urls"
             if p.host_max_bytes and size >= p.host_max_bytes:
                 return "host_max_bytes"
-        if self._domain_quotas:
+        if (p.domain_max_urls or p.domain_max_bytes) and self._domain_quotas:
             urls, size = stats.domain_tally(domain_of_host(host))
             if p.domain_max_urls and urls >= p.domain_max_urls:
                 return "domain_max_urls"

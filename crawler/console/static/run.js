@@ -69,14 +69,28 @@ export function runView(main, id) {
 
   const seeds = h('textarea', { id: 'seeds', rows: 2, spellcheck: 'false', placeholder: 'http://example.com/  (one per line)' });
   const regex = h('input', { id: 'regex', type: 'text', spellcheck: 'false', placeholder: '\\.pdf$' });
+  const sheet = h('textarea', { id: 'sheet', rows: 3, spellcheck: 'false', placeholder: '{"name": "slow", "hosts": ["example.org"], "settings": {"frontier.politeness.min_delay_ms": 10000}}' });
+  const sendSheet = () => {
+    let doc;
+    try { doc = JSON.parse(sheet.value); } catch (err) {
+      message.className = 'message error';
+      message.textContent = `the sheet is not JSON: ${err.message}`;
+      return;
+    }
+    const body = Array.isArray(doc) ? { sheets: doc } : ('sheets' in doc || 'remove' in doc) ? doc : { sheets: [doc] };
+    act('sheets', body, () => { sheet.value = ''; });
+  };
   const steering = section('Steer',
     h('form', { className: 'inline', onsubmit: (e) => { e.preventDefault(); act('seeds', { seeds: seeds.value }, () => { seeds.value = ''; }); } },
       h('label', { for: 'seeds' }, 'Add seeds'), seeds, button('seeds', 'Add seeds', null, 'primary')),
     h('form', { className: 'inline', onsubmit: (e) => { e.preventDefault(); act('block', { regex: regex.value }, () => { regex.value = ''; }); } },
       h('label', { for: 'regex' }, 'Block URIs matching'), regex, button('block', 'Block')),
+    h('form', { className: 'inline', onsubmit: (e) => { e.preventDefault(); sendSheet(); } },
+      h('label', { for: 'sheet' }, 'Add or replace a sheet (JSON)'), sheet, button('sheet', 'Apply sheet')),
     h('h3', null, 'Block rules'), panels.rules);
   el.seeds.type = 'submit';
   el.block.type = 'submit';
+  el.sheet.type = 'submit';
 
   // the followed log
   const logSelect = h('select', { id: 'log-name', 'aria-label': 'log' },
@@ -136,6 +150,7 @@ export function runView(main, id) {
     el.terminate.disabled = !live;
     el.seeds.disabled = !live;
     el.block.disabled = !data.status;
+    el.sheet.disabled = !data.status;
     const p = data.progress;
     progressFill.style.width = `${p === null ? 0 : Math.round(p * 1000) / 10}%`;
     progressText.textContent = p === null ? 'no URIs discovered yet'
