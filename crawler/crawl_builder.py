@@ -224,6 +224,9 @@ class CrawlBuilder:
             seen_recently=getattr(frontier, "seen_recently", None),
             add_seed=c.add_seed,
             catch_up_seeds=c.catch_up_seeds,
+            claim_uri=getattr(frontier, "claim", None),
+            finish_inline=self._finish_inline,
+            find_processor=c.chains.find,
         )
         for chain in c.chains.chains:
             for proc in chain:
@@ -232,6 +235,15 @@ class CrawlBuilder:
                         RuleContext(seeds=c.seed_uris, base_dir=self.order.base_dir)
                     )
         c.chains.start(ctx)
+
+    def _finish_inline(self, curi: CrawlURI) -> None:
+        """A URI fetched outside the frontier (a browser page's sub-resource): the write chain,
+        then its final disposition, as the frontier would give it. Thread-safe like the chains."""
+        try:
+            for proc in self._crawl.chains["write"]:
+                proc.process(curi)
+        finally:
+            self._on_final(curi)
 
     def stop_processors(self, history: CrawlHistory | None) -> None:
         """Stop the chains (in reverse order), close the history and the servers' journal."""

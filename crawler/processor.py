@@ -78,7 +78,11 @@ class ProcessorContext:
     other workers of a distributed crawl discovered and the URI's scheduler knew;
     ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
     the crawl is ending, so long operations can give up early; ``history`` holds the fetch and
-    payload-digest history of this run (conditional requests, revisit records).
+    payload-digest history of this run (conditional requests, revisit records);
+    ``claim_uri(curi)`` marks a URI fetched outside the frontier as seen (True if it was new) so
+    the frontier never queues it; ``finish_inline(curi)`` runs such a URI through the write chain
+    and gives it its final disposition (crawl.log line, statistics, recording freed);
+    ``find_processor(name)`` is the crawl's processor of that name, if any.
     """
 
     run_dir: Path
@@ -97,6 +101,9 @@ class ProcessorContext:
     seen_recently: Callable[[Sequence[str]], list[bool]] | None = None
     add_seed: Callable[[str, str | None], bool] | None = None
     catch_up_seeds: Callable[[CrawlURI], None] | None = None
+    claim_uri: Callable[[CrawlURI], bool] | None = None
+    finish_inline: Callable[[CrawlURI], None] | None = None
+    find_processor: Callable[[str], Processor[Any] | None] | None = None
 
 
 P = TypeVar("P", bound=Params)

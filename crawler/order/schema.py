@@ -164,6 +164,26 @@ class HistoryConfig(Section):
     import_from: str | None = None
 
 
+class BrowserConfig(Section):
+    """Browser capture (FetchBrowser, ``processors.browser``): which HTML pages are loaded in
+    headless Chromium after their HTTP fetch, and the pool of browsers that loads them."""
+
+    enabled: bool = False
+    all_html: bool = False
+    auto: bool = True
+    executable: str = "/usr/bin/chromium"
+    pages_at_once: int = Field(2, ge=1, le=64)
+    pages_per_browser: int = Field(100, ge=1)
+    page_budget_s: float = Field(30.0, gt=0, le=3600)
+    memory_ceiling_mb: int = Field(1500, ge=100)
+    behaviours: bool = True
+    max_scrolls: int = Field(20, ge=0)
+    max_clicks: int = Field(10, ge=0)
+    idle_ms: int = Field(400, ge=0)
+    screenshots: bool = False
+    subresource_timeout_s: float = Field(20.0, gt=0)
+
+
 class CrawlOrder(Section):
     """A whole crawl order, after ``extends:`` and ``--set`` overrides were applied."""
 
@@ -182,6 +202,7 @@ class CrawlOrder(Section):
     frontier: FrontierConfig = FrontierConfig()
     chains: ChainsConfig = ChainsConfig()
     history: HistoryConfig = HistoryConfig()
+    browser: BrowserConfig = BrowserConfig()
     logging: LoggingConfig = LoggingConfig()
     base_dir: str = Field(".", description="directory of the order file; set by the loader")
 
