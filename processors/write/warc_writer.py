@@ -196,7 +196,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         return (
             curi.status > 0
             and curi.recording is not None
-            and curi.uri.startswith(("http://", "https://", "dns:"))
+            and curi.uri.startswith(("http://", "https://", "dns:", "urn:"))
         )
 
     def inner_process(self, curi: CrawlURI) -> None:
@@ -207,7 +207,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         is_dns = curi.uri.startswith("dns:")
         referent = (
             None
-            if is_dns
+            if is_dns or curi.uri.startswith("urn:")
             else find_referent(curi, history, self.params.dedup, self.params.dedup_min_size_bytes)
         )
         if (
@@ -223,6 +223,8 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         try:
             if is_dns:
                 first_id, date, kinds = self._build_dns(curi, spool)
+            elif curi.uri.startswith("urn:"):
+                first_id, date, kinds = self._build_resource(curi, spool)
             else:
                 first_id, date, kinds = self._build_http(curi, spool, referent)
             size = spool.tell()
@@ -242,7 +244,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
                 self._dedup_bytes += curi.recording.body_size
         curi.extra_info["warcFilename"] = name
         curi.extra_info["warcFileOffset"] = offset
-        if history is not None and not is_dns:
+        if history is not None and not is_dns and not curi.uri.startswith("urn:"):
             p = self.params
             digest_new = referent is None and digest_checked(curi, p.dedup, p.dedup_min_size_bytes)
             remember_capture(curi, history, referent, first_id, date, name, offset, digest_new)
@@ -259,6 +261,17 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             out, curi.uri, "response", headers, b"", body, rec.body_size, "text/dns"
         )
         return record_id, date, ["response"]
+
+    def _build_resource(self, curi: CrawlURI, out: IO[bytes]) -> tuple[str, str, list[str]]:
+        """A ``resource`` record (e.g. a browser screenshot, ``urn:screenshot:<page>``)."""
+        rec = curi.recording
+        date = self._date(curi)
+        headers = [("WARC-Date", date), ("WARC-Payload-Digest", rec.payload_digest)]
+        record_id = self._records.write(
+            out, curi.uri, "resource", headers, b"", rec.body_stream(), rec.body_size,
+            curi.content_type or "application/octet-stream",
+        )  # fmt: skip
+        return record_id, date, ["resource"]
 
     def _build_http(
         self, curi: CrawlURI, out: IO[bytes], referent: Referent | None
