@@ -95,7 +95,8 @@ BAD = {
     "websocket": "try { new WebSocket('ws://' + location.host + '/ws'); } catch (e) {}",
     "download": "const a = document.createElement('a'); a.href = '/bad/file.bin'; "
     "a.download = 'f.bin'; document.body.appendChild(a); a.click();",
-    "endless": "let n = 0; window.addEventListener('scroll', () => { const d = "
+    "endless": "let n = 0; document.getElementById('app').style.height = '3000px'; "
+    "window.addEventListener('scroll', () => { const d = "
     "document.createElement('div'); d.style.height = '2000px'; d.textContent = 'more ' + (n++); "
     "document.body.appendChild(d); });",
     "hang": "setTimeout(() => { while (true) {} }, 10);",

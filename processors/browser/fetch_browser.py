@@ -83,9 +83,9 @@ class FetchBrowser(Processor[FetchBrowserParams]):
         self._pool = BrowserPool(cfg, ctx.state_dir, ctx.logger)
 
     def stop(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.close()
+        # The pool object stays for report(); closing is idempotent.
+        if self._pool is not None:
+            self._pool.close()
 
     def should_process(self, curi: CrawlURI) -> bool:
         return (
