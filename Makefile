@@ -10,7 +10,7 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
 
-.PHONY: install demo test lint typecheck unit clean help bench-warc bench-frontier bench-extract \
+.PHONY: bench-browser install demo test lint typecheck unit clean help bench-warc bench-frontier bench-extract \
 	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale
 
 help:
@@ -65,6 +65,10 @@ bench-extract: install
 
 bench-frontier: install
 	$(VENV)/bin/python bench/frontier.py
+
+bench-browser: install
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	$(VENV)/bin/python bench/browser.py
 
 bench-scale: install
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)

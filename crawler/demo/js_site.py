@@ -15,7 +15,6 @@ Run ``python -m crawler.demo.js_site`` to serve it alone. Thread-safe: ``hits`` 
 while serving.
 """
 
-# ruff: noqa: E501  (the page scripts below are JavaScript, kept as written)
 from __future__ import annotations
 
 import argparse

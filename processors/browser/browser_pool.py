@@ -206,7 +206,7 @@ class BrowserPool:
 
     async def _shutdown(self) -> None:
         for browser in list(self._browsers):
-            await self._retire(browser, "crawl_ended", kill=True)
+            await self._retire(browser, "crawl_ended")
         if self._playwright is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._playwright.stop(), _CLOSE_GRACE_S)

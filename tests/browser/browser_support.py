@@ -60,8 +60,8 @@ def live_load(url: str, scrolls: int = 8, clicks: int = 4) -> set[str]:
     scrolling to the bottom and clicking "Load more" as a reader would."""
     from playwright.sync_api import sync_playwright
 
-    args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+    args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
+    args += ["--disable-background-networking", "--disable-component-update", "--disable-sync"]
     seen: set[str] = set()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)

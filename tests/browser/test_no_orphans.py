@@ -29,8 +29,8 @@ pytestmark = [pytest.mark.integration, needs_chromium, pytest.mark.timeout(90)]
 def test_kill_9_of_a_crawl_leaves_no_chromium(tmp_path: Path) -> None:
     run = tmp_path / "run"
     with JsSite() as site:
-        sets = [f"seeds.urls=['{site.url('/bad/hang.html')}']", "seeds.file=null",
-                "browser.enabled=true", "browser.all_html=true", "browser.page_budget_s=60"]  # fmt: skip
+        sets = [f"seeds.urls=['{site.url('/bad/hang.html')}']", "seeds.file=null"]
+        sets += ["browser.enabled=true", "browser.all_html=true", "browser.page_budget_s=60"]
         args = [sys.executable, "-m", "crawler", "run", str(EXAMPLE), "--run-dir", str(run)]
         for s in sets:
             args += ["--set", s]
