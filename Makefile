@@ -6,12 +6,13 @@ UV_VERSION := 0.13.9
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 VENV := .venv
+REPLAY_VENV := .replay-venv
 export UV_PYTHON := $(shell command -v $(PYTHON))
 export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
 
 .PHONY: bench-browser install demo test lint typecheck unit clean help bench-warc bench-frontier bench-extract \
-	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale
+	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-index bench-replay
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -25,6 +26,8 @@ help:
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
 	@echo "                    BENCH_RUNS=1 BENCH_PAGES=2000 for a quick look; see bench/RESULTS.md)"
 	@echo "make bench-crawl-profile - py-spy profile of the crawler on the generated corpus"
+	@echo "make bench-index - CDXJ indexing CPU as a share of the crawl's CPU"
+	@echo "make bench-replay - every archived sample-site page through pywb in Chromium"
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -36,8 +39,15 @@ $(VENV)/.synced: $(UV) pyproject.toml uv.lock
 	$(UV) sync --frozen --quiet --compile-bytecode
 	touch $@
 
-install: $(VENV)/.synced
+install: $(VENV)/.synced $(REPLAY_VENV)/.synced
 	$(VENV)/bin/python -m compileall -q crawler processors
+
+# pywb (`crawler replay`) and wacz (`wacz validate`) in their own virtualenv, pinned in
+# conf/replay-requirements.txt: pywb pins redis 2.x (the crawler needs redis>=5) and brings gevent.
+$(REPLAY_VENV)/.synced: $(UV) conf/replay-requirements.txt
+	test -x $(REPLAY_VENV)/bin/python || $(UV) venv --quiet $(REPLAY_VENV)
+	VIRTUAL_ENV=$(REPLAY_VENV) $(UV) pip sync --quiet --compile-bytecode conf/replay-requirements.txt
+	touch $@
 
 demo: install
 	$(VENV)/bin/crawler demo
@@ -75,8 +85,17 @@ bench-scale: install
 	command -v nginx >/dev/null || (apt-get update && apt-get install -y nginx)
 	$(VENV)/bin/python bench/scale.py
 
+# Archives (crawler/archive/): indexing CPU against the crawl's (needs nginx), and every
+# archived page of the sample site replayed through pywb in Chromium.
+bench-index: install
+	command -v nginx >/dev/null || (apt-get update && apt-get install -y nginx)
+	$(VENV)/bin/python bench/index_cost.py
+
+bench-replay: install
+	$(VENV)/bin/python bench/replay_pages.py
+
 clean:
-	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(REPLAY_VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache
 
 # The crawl benchmark (bench/crawl/): Debian packages only if missing, Scrapy and py-spy in their
 # own virtualenv.

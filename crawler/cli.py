@@ -139,7 +139,52 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="distributed crawl: also the run directories of workers that ran elsewhere",
     )
+    _archive_commands(sub)
     return parser
+
+
+def _archive_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``crawler index``, ``wacz`` and ``replay`` (:mod:`crawler.archive`)."""
+    index = sub.add_parser("index", help="write CDXJ indexes of a run's WARCs (indexes/*.cdxj)")
+    index.add_argument("run_dir", type=Path, help=_RUN_DIR)
+    index.add_argument("--force", action="store_true", help="re-index WARCs already indexed")
+    wacz = sub.add_parser("wacz", help="package a run's WARCs, indexes and pages as a WACZ file")
+    wacz.add_argument("run_dir", type=Path, help=_RUN_DIR)
+    wacz.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.wacz")
+    replay = sub.add_parser(
+        "replay", help="serve a run's WARCs (or a WACZ) through pywb and print the replay prefix"
+    )
+    replay.add_argument("source", type=Path, help="a run directory (or job directory) or FILE.wacz")
+    replay.add_argument("--bind", default="127.0.0.1:8488", metavar="HOST:PORT")
+    replay.add_argument(
+        "--include",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="RUN_DIR",
+        help="also this run's captures (the run its history was imported from is included)",
+    )
+
+
+def _archive_main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int | None:
+    """Run an archive command; None if ``args`` names another command."""
+    if args.command == "index":
+        from crawler.archive.run_index import cmd_index
+        from crawler.operations import resolve_run_dir
+
+        return cmd_index(resolve_run_dir(args.run_dir), args.force, out, err)
+    if args.command == "wacz":
+        from crawler.archive.wacz import cmd_wacz
+        from crawler.operations import resolve_run_dir
+
+        return cmd_wacz(resolve_run_dir(args.run_dir), args.output, out, err)
+    if args.command == "replay":
+        from crawler.archive.replay import cmd_replay
+        from crawler.operations import resolve_run_dir
+
+        source = args.source if args.source.is_file() else resolve_run_dir(args.source)
+        return cmd_replay(source, args.bind, out, err, args.include)
+    return None
 
 
 def _summary(run_dir: Path, out: TextIO) -> None:
@@ -159,6 +204,11 @@ def _summary(run_dir: Path, out: TextIO) -> None:
     print(f"URIs logged: {total} ({ok} downloaded); by status: {codes or 'none'}", file=out)
     print(f"crawl.log: {log}", file=out)
     print(f"WARCs: {run_dir / 'warcs'}", file=out)
+    if (run_dir / "indexes").is_dir():
+        print(f"CDXJ indexes: {run_dir / 'indexes'}", file=out)
+    for wacz in sorted(run_dir.glob("*.wacz")):
+        print(f"WACZ: {wacz}", file=out)
+    print(f"replay: crawler replay {run_dir}", file=out)
 
 
 def cmd_resume(
@@ -341,6 +391,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return show_processor_main(args.cls, out, err)
     if args.command == "demo":
         return cmd_demo(args.port, args.pages, args.run_dir, args.sets, out, err, args.no_display)
+    archived = _archive_main(args, out, err)
+    if archived is not None:
+        return archived
     return _operation(args, out, err)
 
 

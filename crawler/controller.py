@@ -284,6 +284,18 @@ class CrawlController:
             self._set_state("RUNNING", "Running")
 
     # ---------------------------------------------------------------- end
+    def _write_wacz(self) -> None:
+        """The WACZ package the order asks for (``archive.wacz``); a failure is logged."""
+        from crawler.archive.wacz import package_at_end
+
+        archive = self.order.archive
+        try:
+            summary = package_at_end(self.run_dir, self.order.name, archive.wacz_file)
+        except Exception:
+            self.logger.exception("wacz_failed")
+            return
+        self.logger.info("wacz_written", path=str(summary.path), pages=summary.pages)
+
     def _finish(self) -> None:
         """Stop threads and processors, write reports, close the frontier, publish FINISHED."""
         reason = self._stop_reason or "Finished - Abnormal exit from crawling"
@@ -299,6 +311,8 @@ class CrawlController:
             self.write_reports()
         except Exception:
             self.logger.exception("reports_failed")
+        if self.order.archive.wacz:
+            self._write_wacz()
         if self.frontier is not None:
             self.reporter.note_frontier_closing(self.frontier)
             self.frontier.close()

@@ -184,6 +184,15 @@ class BrowserConfig(Section):
     subresource_timeout_s: float = Field(20.0, gt=0)
 
 
+class ArchiveConfig(Section):
+    """What the crawl makes of its WARCs (:mod:`crawler.archive`): CDXJ indexes as files close,
+    a WACZ package at the end."""
+
+    index: bool = True
+    wacz: bool = False
+    wacz_file: str | None = None
+
+
 class CrawlOrder(Section):
     """A whole crawl order, after ``extends:`` and ``--set`` overrides were applied."""
 
@@ -204,6 +213,7 @@ class CrawlOrder(Section):
     history: HistoryConfig = HistoryConfig()
     browser: BrowserConfig = BrowserConfig()
     logging: LoggingConfig = LoggingConfig()
+    archive: ArchiveConfig = ArchiveConfig()
     base_dir: str = Field(".", description="directory of the order file; set by the loader")
 
     @field_validator("cpu_affinity", mode="before")

@@ -6,6 +6,8 @@ carry ``.open`` while written and lose it on close; a write error renames the fi
 and the next append starts a new file. Every file begins with the warcinfo record made by the
 ``warcinfo`` callable. Before each append (one URI's records), a file already past
 ``max_file_size_bytes`` is closed, so a file exceeds the limit by at most one URI's records.
+``on_closed`` (optional) is called with each closed file's final path, under the lock: it must
+be quick (the writer hands the path to a background indexer).
 
 Thread-safe: :meth:`append` copies an already-built spool under one lock (no compression or
 digesting under it). Heritrix counterpart: WebArchive-Commons ``WriterPoolMember``.
@@ -39,6 +41,7 @@ class WARCFileSet:
         max_file_size_bytes: int,
         warcinfo: Callable[[str], bytes],
         now_s: Callable[[], float],
+        on_closed: Callable[[Path], None] | None = None,
     ) -> None:
         self.directory = directory
         self._prefix = prefix
@@ -47,6 +50,7 @@ class WARCFileSet:
         self._max_bytes = max_file_size_bytes
         self._warcinfo = warcinfo
         self._now_s = now_s
+        self._on_closed = on_closed
         self._hostname = socket.gethostname()
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = None
@@ -133,8 +137,11 @@ class WARCFileSet:
         if handle is None or path is None:
             return
         handle.close()
-        os.replace(path, path.with_name(path.name[: -len(".open")]))
+        closed = path.with_name(path.name[: -len(".open")])
+        os.replace(path, closed)
         self.files_closed += 1
+        if self._on_closed is not None:
+            self._on_closed(closed)
 
     def _invalidate(self) -> None:
         handle, path = self._file, self._path

@@ -24,6 +24,8 @@ first record). After writing, records the fetch in the history and the payload's
 the digest history (no history: no dedup, nothing recorded). A write error gives the URI a
 non-fatal error and ``unwritten:ioerror``; the file becomes ``….invalid``, the next URI starts a
 new one. File naming, ``.open``, warcinfo and rollover: :mod:`processors.write.warc_files`.
+With the order's ``archive.index`` on, each closed file is indexed into ``RUN_DIR/indexes/`` on a
+background thread (:class:`crawler.archive.indexer.BackgroundIndexer`); :meth:`stop` waits for it.
 
 Thread-safety: records of one URI are built and compressed by the calling thread into a spool
 (no lock held), then appended under the file set's lock (a plain copy), so threads compress in
@@ -46,6 +48,7 @@ from typing import IO, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from crawler import CrawlURI, Params, Processor, ProcessorContext, __version__
+from crawler.archive.indexer import BackgroundIndexer
 from processors.fetch.user_agent import user_agent
 from processors.write.revisits import (
     IDENTICAL_PAYLOAD_DIGEST,
@@ -150,6 +153,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         p = self.params
         self._records = WARCRecordWriter(p.warc_version, p.compress, p.compress_level, p.compressor)
         self._files: WARCFileSet | None = None
+        self._indexer: BackgroundIndexer | None = None
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
         self._dedup_bytes = 0
@@ -161,6 +165,8 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         directory = Path(p.directory)
         directory = directory if directory.is_absolute() else ctx.run_dir / directory
         directory.mkdir(parents=True, exist_ok=True)
+        if ctx.order.archive.index:
+            self._indexer = BackgroundIndexer(ctx.run_dir / "indexes")
         self._files = WARCFileSet(
             directory,
             prefix=p.prefix,
@@ -169,11 +175,14 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             max_file_size_bytes=p.max_file_size_bytes,
             warcinfo=self._warcinfo,
             now_s=ctx.clock.time,
+            on_closed=self._indexer.submit if self._indexer is not None else None,
         )
 
     def stop(self) -> None:
         if self._files is not None:
             self._files.close()
+        if self._indexer is not None:
+            self._indexer.close()
 
     def report(self) -> list[str]:
         lines = super().report()

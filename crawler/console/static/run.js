@@ -64,6 +64,7 @@ export function runView(main, id) {
   const panels = {
     queues: h('div'), hosts: h('div'), codes: h('div'), mimes: h('div'),
     alerts: h('div'), rules: h('div'), reports: h('div', { className: 'report-list' }),
+    archive: h('div', { id: 'archive' }),
   };
 
   const seeds = h('textarea', { id: 'seeds', rows: 2, spellcheck: 'false', placeholder: 'http://example.com/  (one per line)' });
@@ -120,6 +121,7 @@ export function runView(main, id) {
     h('div', { className: 'grid two' }, steering, section('Alerts', panels.alerts)),
     section('Log', h('div', { className: 'log-bar' }, logSelect, filter), logBox),
     section('Reports', panels.reports),
+    section('Replay', panels.archive),
     dialog);
 
   const render = (data) => {
@@ -204,13 +206,26 @@ export function runView(main, id) {
 
   const refreshReports = async () => (await loadReports())();
 
+  // the replay command (or link, while `crawler replay` serves this run) and WACZ downloads
+  const loadArchive = async () => {
+    const res = await api(`${base}/archive`);
+    return () => panels.archive.replaceChildren(
+      res.replay_url
+        ? h('p', null, 'Replay: ', h('a', { id: 'replay-link', href: res.replay_url, target: '_blank', rel: 'noopener' }, res.replay_url))
+        : h('p', null, 'Replay it through pywb: ', h('code', { id: 'replay-command' }, res.replay_command)),
+      h('p', { className: 'muted' }, `${res.indexes} CDXJ index file(s)`),
+      ...(res.wacz.length
+        ? res.wacz.map((w) => h('p', null, h('a', { className: 'wacz-link', href: w.url, download: w.name }, `Download ${w.name}`), ' ', h('small', null, bytes(w.size))))
+        : [h('p', { className: 'muted' }, 'No WACZ package: `crawler wacz RUN_DIR -o FILE.wacz` makes one (in the run directory to list it here).')]));
+  };
+
   let ticks = 0;
   const tick = async () => {
     const slow = ticks++ % 4 === 0;
     let updates;
     try {
       updates = await Promise.all([api(base).then((data) => () => render(data)), loadSeries(), loadLog(),
-        slow ? loadAlerts() : null, slow ? loadReports() : null]);
+        slow ? loadAlerts() : null, slow ? loadReports() : null, slow ? loadArchive() : null]);
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) { main.replaceChildren(h('p', { className: 'error' }, err.message)); ticker.stop(); return; }
       throw err;
