@@ -23,6 +23,12 @@ SCROLL_JS = """() => {
   return el.scrollHeight;
 }"""
 
+FITS_JS = """() => {
+  const el = document.scrollingElement || document.documentElement;
+  return el.scrollHeight <= window.innerHeight + 2;
+}"""
+"""True when the page fits in the viewport: there is nothing to scroll to."""
+
 CLICK_MORE_JS = r"""() => {
   const words = /^\s*(load|show|see|view|read)?\s*more\b|\bmore\s*(results|items|posts|stories)?\s*$/i;
   const nodes = document.querySelectorAll('button, [role=button], input[type=button], a');

@@ -22,7 +22,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
-from processors.browser.behaviours import CLICK_MORE_JS, LINKS_JS, SCROLL_JS
+from processors.browser.behaviours import CLICK_MORE_JS, FITS_JS, LINKS_JS, SCROLL_JS
 
 _DROP_HEADERS = frozenset({"content-encoding", "transfer-encoding", "content-length", "connection"})
 
@@ -213,7 +213,8 @@ async def _behave(
     height = -1
     while time.monotonic() < deadline:
         grew = False
-        while out.scrolls < job.max_scrolls and time.monotonic() < deadline:
+        fits = bool(await page.evaluate(FITS_JS))
+        while not fits and out.scrolls < job.max_scrolls and time.monotonic() < deadline:
             new_height = int(await page.evaluate(SCROLL_JS))
             out.scrolls += 1
             await asyncio.sleep(0.05)
