@@ -40,6 +40,8 @@ class _Browser:
     served: int = 0
     open_pages: int = 0
     retiring: bool = False
+    reason: str = "recycled"
+    measuring: bool = False
 
 
 class BrowserPool:
@@ -58,6 +60,7 @@ class BrowserPool:
         self._browsers: list[_Browser] = []
         self._launch_lock: asyncio.Lock | None = None
         self._closed = False
+        self._tasks: set[asyncio.Future[None]] = set()
         self.executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=max(4, 6 * cfg.pages_at_once), thread_name_prefix="browser-fetch"
         )
@@ -149,15 +152,27 @@ class BrowserPool:
             return
         if browser.served >= self._cfg.pages_per_browser:
             browser.retiring = True
-            reason = "recycled"
-        else:
-            memory = await asyncio.to_thread(browser.process.memory_bytes)
-            self.peak_memory_bytes = max(self.peak_memory_bytes, memory)
-            if memory > self._cfg.memory_ceiling_mb * 1024 * 1024:
-                browser.retiring = True
-            reason = "memory"
+            browser.reason = "recycled"
+        elif not browser.measuring:
+            # Off the page's path: reading /proc for every process of a browser takes a while.
+            browser.measuring = True
+            task = asyncio.ensure_future(self._measure(browser))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         if browser.retiring and browser.open_pages == 0:
-            await self._retire(browser, reason)
+            await self._retire(browser, browser.reason)
+
+    async def _measure(self, browser: _Browser) -> None:
+        try:
+            memory = await asyncio.to_thread(browser.process.memory_bytes)
+        finally:
+            browser.measuring = False
+        self.peak_memory_bytes = max(self.peak_memory_bytes, memory)
+        if memory > self._cfg.memory_ceiling_mb * 1024 * 1024 and not browser.retiring:
+            browser.retiring = True
+            browser.reason = "memory"
+            if browser.open_pages == 0 and browser in self._browsers:
+                await self._retire(browser, "memory")
 
     async def _browser(self) -> _Browser:
         if self._launch_lock is None:

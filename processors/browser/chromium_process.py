@@ -46,6 +46,10 @@ CHROMIUM_FLAGS = (
     "--disable-dev-shm-usage",
     "--mute-audio",
     "--hide-scrollbars",
+    # several pages load at once and each must run at full speed, not as a background tab
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
     "--disable-features=Translate,MediaRouter,OptimizationHints,DialMediaRouteProvider",
     "--remote-debugging-address=127.0.0.1",
     "--remote-debugging-port=0",

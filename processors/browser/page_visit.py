@@ -93,11 +93,13 @@ class _Traffic:
         self.inflight -= 1
         self.last_change = time.monotonic()
 
-    async def idle(self, idle_s: float, deadline: float) -> None:
+    async def idle(self, idle_s: float, deadline: float) -> bool:
+        """Wait until no request was in flight for ``idle_s``; False if ``deadline`` came first."""
         while time.monotonic() < deadline:
             if self.inflight <= 0 and time.monotonic() - self.last_change >= idle_s:
-                return
+                return True
             await asyncio.sleep(0.05)
+        return False
 
 
 async def visit_page(
@@ -174,8 +176,10 @@ async def visit_page(
             outcome.note("browser:dialogDismissed")
             later(d.dismiss())
 
-        await context.route("**/*", route)
-        await context.route_web_socket("**/*", websocket)
+        # Set up together: each is a round trip to the browser.
+        await asyncio.gather(
+            context.route("**/*", route), context.route_web_socket("**/*", websocket)
+        )
         context.on("page", popup)
         page.on("dialog", dialog)
         page.on("crash", lambda _p: outcome.note("browser:crash"))
@@ -189,9 +193,12 @@ async def visit_page(
             outcome.note("browser:loadTimeout" if timed_out else "browser:loadError")
         if "browser:crash" in outcome.notes:
             return outcome
+        # Quiet is counted from the load event: scripts get idle_ms to start their requests.
+        traffic.last_change = max(traffic.last_change, time.monotonic())
         idle_s = job.idle_ms / 1000.0
         work_deadline = deadline - min(2.0, job.budget_s * 0.15)
-        await traffic.idle(idle_s, work_deadline)
+        if not await traffic.idle(idle_s, work_deadline):
+            outcome.note("browser:neverIdle")
         if job.behaviours:
             await _behave(page, job, traffic, idle_s, work_deadline, outcome)
         raw = await page.evaluate(LINKS_JS)

@@ -14,7 +14,7 @@ from crawler.demo.js_site import BAD, JsSite
 pytestmark = [pytest.mark.integration, needs_chromium, pytest.mark.timeout(150)]
 
 EXPECTED = {
-    "never-settles": "browser:behaviourTimeout",
+    "never-settles": "browser:neverIdle",
     # window.open without a user gesture is stopped by Chromium's pop-up blocker; the dialogs
     # (alert, confirm) are dismissed
     "popup": "browser:dialogDismissed",
@@ -32,6 +32,7 @@ def test_hostile_pages_end_with_an_annotation_and_the_crawl_goes_on(tmp_path: Pa
         lines = crawl(
             run, seeds, "browser.enabled=true", "browser.all_html=true",
             "browser.page_budget_s=4", "browser.max_scrolls=6", "browser.idle_ms=200",
+            "browser.pages_per_browser=3",
         )  # fmt: skip
         base = site.base
     by_uri = {line.uri: line for line in lines}
@@ -44,4 +45,5 @@ def test_hostile_pages_end_with_an_annotation_and_the_crawl_goes_on(tmp_path: Pa
     assert "browser:html" in by_uri[f"{base}/item/1.html"].annotations
     report = (run / "reports" / "processors-report.txt").read_text()
     assert "killed 1" in report  # the hung page's browser was replaced
+    assert "recycled" in report  # and browsers that loaded three pages were too
     assert not (run / "state" / "browser-pids").read_text(encoding="utf-8").strip()

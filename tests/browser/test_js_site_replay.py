@@ -12,7 +12,7 @@ import pytest
 from browser_support import crawl, needs_chromium
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "archive"))
-import replay_support  # noqa: E402  (the replay tests' helpers: pywb in Chromium)
+import replay_support  # the replay tests' helpers: pywb in Chromium
 
 pytestmark = [pytest.mark.e2e, needs_chromium, pytest.mark.timeout(240)]
 
