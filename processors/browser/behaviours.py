@@ -3,8 +3,8 @@ the script that lists the rendered DOM's links.
 
 - :data:`SCROLL_JS` scrolls to the bottom and returns the document height: repeated until the
   height stops growing (infinite scroll, lazy images) or ``max_scrolls``.
-- :data:`CLICK_MORE_JS` clicks a visible element (each at most five times) that loads more content in
-  place — a button (or ``role=button``, or a link to ``#``/``javascript:``) whose text says
+- :data:`CLICK_MORE_JS` clicks a visible element (each at most five times) that loads more
+  content in place — a button (or ``role=button``, or a link to ``#``/``javascript:``) whose text says
   "more" — and returns whether it clicked. Links to other pages are never clicked (they are
   outlinks, not behaviours).
 - :data:`LINKS_JS` returns ``[url, hop, context]`` for the rendered DOM: ``a``/``area`` hrefs

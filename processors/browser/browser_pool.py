@@ -84,7 +84,7 @@ class BrowserPool:
             except concurrent.futures.TimeoutError:
                 future.cancel()
                 outcome.note("browser:timeout")
-            except Exception as exc:  # noqa: BLE001 - a browser failure ends the page, not the crawl
+            except Exception as exc:  # noqa: BLE001 - a failure ends the page, not the crawl
                 outcome.note(f"browser:error={type(exc).__name__}")
         finally:
             self._slots.release()

@@ -18,8 +18,8 @@ Reads ``curi.recording``, ``status``, ``content_type``, ``response_headers``. Wr
 event: ``browser:timeout``, ``browser:loadTimeout``, ``browser:neverIdle``, ``browser:crash``,
 ``browser:popupClosed``, ``browser:dialogDismissed``, ``browser:navigationBlocked``,
 ``browser:websocketClosed``, ``browser:scrollLimit``, …) and adds the browser's time to
-``fetch_duration_ms`` (so the queue's politeness wait scales with the whole visit). Thread-safe: one pool serves all
-threads; counters are under a lock. No Heritrix counterpart (brozzler's role).
+``fetch_duration_ms`` (so the queue's politeness wait scales with the whole visit).
+Thread-safe: one pool serves all threads; counters are under a lock. No Heritrix counterpart (brozzler's role).
 """
 
 from __future__ import annotations
