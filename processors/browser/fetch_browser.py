@@ -19,7 +19,8 @@ event: ``browser:timeout``, ``browser:loadTimeout``, ``browser:neverIdle``, ``br
 ``browser:popupClosed``, ``browser:dialogDismissed``, ``browser:navigationBlocked``,
 ``browser:websocketClosed``, ``browser:scrollLimit``, …) and adds the browser's time to
 ``fetch_duration_ms`` (so the queue's politeness wait scales with the whole visit).
-Thread-safe: one pool serves all threads; counters are under a lock. No Heritrix counterpart (brozzler's role).
+Thread-safe: one pool serves all threads; counters are under a lock. No Heritrix counterpart
+(brozzler plays this part beside Heritrix).
 """
 
 from __future__ import annotations
