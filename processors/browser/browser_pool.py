@@ -143,7 +143,8 @@ class BrowserPool:
             outcome.note("browser:timeout")
             broken = True  # a page that ignores its deadline: its renderer may be hung
         except Exception as exc:  # noqa: BLE001 - e.g. the browser died under the page
-            outcome.note(f"browser:error={type(exc).__name__}")
+            crashed = "crash" in str(exc).lower()
+            outcome.note("browser:crash" if crashed else f"browser:error={type(exc).__name__}")
             broken = not browser.handle.is_connected()
         finally:
             browser.open_pages -= 1
