@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import CHROMIUM, EXAMPLE, ROOT, needs_chromium, wait_gone
+from crawllog_parser import parse_file
 
 from crawler.demo.js_site import JsSite
 from processors.browser.chromium_process import (
@@ -55,10 +56,23 @@ def test_kill_9_of_a_crawl_leaves_no_chromium(tmp_path: Path) -> None:
         finally:
             if proc.poll() is None:
                 proc.kill()
-    assert wait_gone(members) == []
-    # The next start finds nothing left to kill and clears the list.
+        assert wait_gone(members) == []
+        # Resumed, the crawl loads the page again (now with a short budget: it hangs, so it is
+        # killed with its browser) and ends leaving no Chromium and an empty list.
+        resume = [sys.executable, "-m", "crawler", "resume", str(run), "--no-display"]
+        resume += ["--set", "browser.page_budget_s=2"]
+        done = subprocess.run(
+            resume, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60
+        )
+        assert done.returncode == 0
+    page = [
+        line for line in parse_file(run / "logs" / "crawl.log") if line.uri.endswith("hang.html")
+    ]
+    assert len(page) == 1 and page[0].status == 200
+    assert {"browser:timeout", "browser:loadTimeout"} & set(page[0].annotations)
+    # Every browser of the resumed crawl was killed and crossed off the list.
+    assert not (run / "state" / PID_FILE).read_text().strip()
     assert reap_orphans(run / "state") == 0
-    assert not (run / "state" / PID_FILE).exists()
 
 
 def test_the_next_start_kills_chromium_a_killed_crawl_left(tmp_path: Path) -> None:
