@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 
 .PHONY: install demo test lint typecheck unit clean help bench-warc bench-frontier bench-extract \
 	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls bench-index \
-	bench-replay bench-dedup bench-documents
+	bench-replay bench-dedup bench-documents bench-browser
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -92,6 +92,10 @@ bench-dedup: install
 .PHONY: bench-cookies
 bench-cookies: install
 	$(VENV)/bin/python bench/cookies.py
+
+bench-browser: install
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	$(VENV)/bin/python bench/browser.py
 
 bench-scale: install
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)

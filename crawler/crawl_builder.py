@@ -247,6 +247,9 @@ class CrawlBuilder:
             catch_up_seeds=c.catch_up_seeds,
             watch_disk=c.disk_guard.watch,
             sheets=c.sheets,
+            claim_uri=self._claimer(getattr(frontier, "claim", None)),
+            finish_inline=self._finish_inline,
+            find_processor=c.chains.find,
         )
         for chain in c.chains.chains:
             for proc in chain:
@@ -255,6 +258,32 @@ class CrawlBuilder:
                         RuleContext(seeds=c.seed_uris, base_dir=self.order.base_dir)
                     )
         c.chains.start(ctx)
+
+    def _claimer(
+        self, claim: Callable[[CrawlURI], bool] | None
+    ) -> Callable[[CrawlURI], bool] | None:
+        """The frontier's ``claim`` that also counts a claimed URI as scheduled for its host
+        (so the hosts report's remaining counts stay right when it finishes inline)."""
+        if claim is None:
+            return None
+        stats = self._crawl.stats
+
+        def claim_uri(curi: CrawlURI) -> bool:
+            if claim(curi):
+                stats.note_scheduled(curi.uri)
+                return True
+            return False
+
+        return claim_uri
+
+    def _finish_inline(self, curi: CrawlURI) -> None:
+        """A URI fetched outside the frontier (a browser page's sub-resource): the write chain,
+        then its final disposition, as the frontier would give it. Thread-safe like the chains."""
+        try:
+            for proc in self._crawl.chains["write"]:
+                proc.process(curi)
+        finally:
+            self._on_final(curi)
 
     def stop_processors(
         self, history: CrawlHistory | None, collections: CollectionSet | None = None

@@ -85,7 +85,11 @@ class ProcessorContext:
     processor writes to outside the run directory (the guard watches the run directory,
     ``warcs/``, ``state/`` and ``logs/`` anyway); ``collections`` holds the indexes of earlier
     crawls to deduplicate against (order key ``dedup``); ``sheets`` holds the crawl's sheet
-    overlays (read through :meth:`Processor.params_for`).
+    overlays (read through :meth:`Processor.params_for`);
+    ``claim_uri(curi)`` marks a URI fetched outside the frontier as seen (True if it was new) so
+    the frontier never queues it; ``finish_inline(curi)`` runs such a URI through the write chain
+    and gives it its final disposition (crawl.log line, statistics, recording freed);
+    ``find_processor(name)`` is the crawl's processor of that name, if any.
     """
 
     run_dir: Path
@@ -107,6 +111,9 @@ class ProcessorContext:
     watch_disk: Callable[[Path], None] | None = None
     collections: CollectionSet | None = None
     sheets: SheetOverlays | None = None
+    claim_uri: Callable[[CrawlURI], bool] | None = None
+    finish_inline: Callable[[CrawlURI], None] | None = None
+    find_processor: Callable[[str], Processor[Any] | None] | None = None
 
 
 P = TypeVar("P", bound=Params)

@@ -204,6 +204,26 @@ class DedupConfig(Section):
     )
 
 
+class BrowserConfig(Section):
+    """Browser capture (FetchBrowser, ``processors.browser``): which HTML pages are loaded in
+    headless Chromium after their HTTP fetch, and the pool of browsers that loads them."""
+
+    enabled: bool = False
+    all_html: bool = False
+    auto: bool = True
+    executable: str = "/usr/bin/chromium"
+    pages_at_once: int = Field(2, ge=1, le=64)
+    pages_per_browser: int = Field(100, ge=1)
+    page_budget_s: float = Field(30.0, gt=0, le=3600)
+    memory_ceiling_mb: int = Field(1500, ge=100)
+    behaviours: bool = True
+    max_scrolls: int = Field(20, ge=0)
+    max_clicks: int = Field(10, ge=0)
+    idle_ms: int = Field(400, ge=0)
+    screenshots: bool = False
+    subresource_timeout_s: float = Field(20.0, gt=0)
+
+
 class ArchiveConfig(Section):
     """What the crawl makes of its WARCs (:mod:`crawler.archive`): CDXJ indexes as files close,
     a WACZ package at the end."""
@@ -250,6 +270,7 @@ class CrawlOrder(Section):
     chains: ChainsConfig = ChainsConfig()
     history: HistoryConfig = HistoryConfig()
     dedup: DedupConfig = DedupConfig()
+    browser: BrowserConfig = BrowserConfig()
     logging: LoggingConfig = LoggingConfig()
     archive: ArchiveConfig = ArchiveConfig()
     sheets: list[SheetConfig] = Field(

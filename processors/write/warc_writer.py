@@ -226,7 +226,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         return (
             curi.status > 0
             and curi.recording is not None
-            and curi.uri.startswith(("http://", "https://", "dns:"))
+            and curi.uri.startswith(("http://", "https://", "dns:", "urn:"))
         )
 
     def inner_process(self, curi: CrawlURI) -> None:
@@ -238,7 +238,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         p = self.params
         referent = (
             None
-            if is_dns
+            if is_dns or curi.uri.startswith("urn:")
             else find_referent(
                 curi, history, p.dedup, p.dedup_min_size_bytes, self.context.collections
             )
@@ -272,7 +272,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
                 self._dedup_bytes += curi.recording.body_size
         curi.extra_info["warcFilename"] = name
         curi.extra_info["warcFileOffset"] = offset
-        if history is not None and not is_dns:
+        if history is not None and not is_dns and not curi.uri.startswith("urn:"):
             digest_new = referent is None and digest_checked(curi, p.dedup, p.dedup_min_size_bytes)
             remember_capture(curi, history, referent, first_id, date, name, offset, digest_new)
 
@@ -286,6 +286,8 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             try:
                 if is_dns:
                     return self._build_dns(curi, spool)
+                if curi.uri.startswith("urn:"):
+                    return self._build_resource(curi, spool)
                 return self._build_http(curi, spool, referent)
             except OSError as exc:
                 if not is_disk_full(exc):
@@ -308,6 +310,18 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         # A block that is not HTTP: its payload digest (as indexers compute it) is the block's.
         entry = IndexEntry(curi.uri, date, "response", "text/dns", None, None, rec.payload_digest)
         return record_id, date, ["response"], _located(entry, start, out.tell())
+
+    def _build_resource(self, curi: CrawlURI, out: IO[bytes]) -> tuple[str, str, list[str], Any]:
+        """A ``resource`` record (e.g. a browser screenshot, ``urn:screenshot:<page>``); no index
+        entry of the writer's own (the indexer reads the record from the file)."""
+        rec = curi.recording
+        date = self._date(curi)
+        headers = [("WARC-Date", date), ("WARC-Payload-Digest", rec.payload_digest)]
+        record_id = self._records.write(
+            out, curi.uri, "resource", headers, b"", rec.body_stream(), rec.body_size,
+            curi.content_type or "application/octet-stream",
+        )  # fmt: skip
+        return record_id, date, ["resource"], None
 
     def _build_http(
         self, curi: CrawlURI, out: IO[bytes], referent: Referent | None
