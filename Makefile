@@ -6,12 +6,14 @@ UV_VERSION := 0.13.9
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 VENV := .venv
+REPLAY_VENV := .replay-venv
 export UV_PYTHON := $(shell command -v $(PYTHON))
 export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
 
 .PHONY: install demo test lint typecheck unit clean help bench-warc bench-frontier bench-extract \
-	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale
+	bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls bench-index \
+	bench-replay bench-dedup bench-documents bench-browser
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -20,12 +22,18 @@ help:
 	@echo "make typecheck - mypy --strict on crawler/ and processors/"
 	@echo "make bench-warc - WARC write throughput on a realistic mix"
 	@echo "make bench-extract - ExtractorHTML pages/s and links/s on python3-doc's HTML"
+	@echo "make bench-documents - ExtractorPDF (in thread vs worker), ExtractorXML, body-rule cost"
 	@echo "make bench-frontier - frontier throughput, RSS, Bloom filter, queue policies (~15 min)"
+	@echo "make bench-dedup - WARC bytes of a recrawl deduplicated against the first crawl's index"
 	@echo "make bench-scale - Redis frontier: 1 vs 2 workers, memory per URL/queue, claims/s (~10 min)"
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
 	@echo "                    BENCH_RUNS=1 BENCH_PAGES=2000 for a quick look; see bench/RESULTS.md)"
 	@echo "make bench-ratelimit - adaptive pace vs a rate-limited server, R = 10/25/100 (~15 min)"
 	@echo "make bench-crawl-profile - py-spy profile of the crawler on the generated corpus"
+	@echo "make bench-crawl-tls - the crawler over HTTP vs HTTPS: pages/s, CPU and TLS connections"
+	@echo "                    per page, handshake vs per-request TLS cost (see bench/RESULTS.md)"
+	@echo "make bench-index - CDXJ indexing CPU as a share of the crawl's CPU"
+	@echo "make bench-replay - every archived sample-site page through pywb in Chromium"
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -37,8 +45,17 @@ $(VENV)/.synced: $(UV) pyproject.toml uv.lock
 	$(UV) sync --frozen --quiet --compile-bytecode
 	touch $@
 
-install: $(VENV)/.synced
+install: $(VENV)/.synced $(REPLAY_VENV)/.synced
 	$(VENV)/bin/python -m compileall -q crawler processors
+
+# pywb (`crawler replay`) and wacz (`wacz validate`) in their own virtualenv, pinned in
+# conf/replay-requirements.txt: pywb pins redis 2.x (the crawler needs redis>=5) and brings gevent.
+# --python names the venv's interpreter: UV_PYTHON (exported above) would otherwise win.
+$(REPLAY_VENV)/.synced: $(UV) conf/replay-requirements.txt
+	test -x $(REPLAY_VENV)/bin/python || $(UV) venv --quiet $(REPLAY_VENV)
+	$(UV) pip sync --quiet --compile-bytecode --python $(REPLAY_VENV)/bin/python \
+		conf/replay-requirements.txt
+	touch $@
 
 demo: install
 	$(VENV)/bin/crawler demo
@@ -64,13 +81,36 @@ bench-warc: install
 bench-extract: install
 	$(VENV)/bin/python bench/extract_html.py
 
+bench-documents: install
+	$(VENV)/bin/python bench/extract_documents.py
+
 bench-frontier: install
 	$(VENV)/bin/python bench/frontier.py
+
+bench-dedup: install
+	$(VENV)/bin/python bench/recrawl_dedup.py
+
+.PHONY: bench-cookies
+bench-cookies: install
+	$(VENV)/bin/python bench/cookies.py
+
+bench-browser: install
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	$(VENV)/bin/python bench/browser.py
 
 bench-scale: install
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 	command -v nginx >/dev/null || (apt-get update && apt-get install -y nginx)
 	$(VENV)/bin/python bench/scale.py
+
+# Archives (crawler/archive/): indexing CPU against the crawl's (needs nginx), and every
+# archived page of the sample site replayed through pywb in Chromium.
+bench-index: install
+	command -v nginx >/dev/null || (apt-get update && apt-get install -y nginx)
+	$(VENV)/bin/python bench/index_cost.py
+
+bench-replay: install
+	$(VENV)/bin/python bench/replay_pages.py
 
 # The adaptive pace against a token-bucket server (R = 10, 25, 100/s, burst 5), one queue and four
 # per host, and two workers on Redis (BENCH_RATELIMIT_ARGS="--seconds 20" for a quicker look).
@@ -80,7 +120,7 @@ bench-ratelimit: install
 	$(VENV)/bin/python bench/ratelimit.py --redis $(BENCH_RATELIMIT_ARGS)
 
 clean:
-	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(REPLAY_VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache
 
 # The crawl benchmark (bench/crawl/): Debian packages only if missing, Scrapy and py-spy in their
 # own virtualenv.
@@ -98,3 +138,7 @@ bench-crawl: bench-crawl-setup
 
 bench-crawl-profile: bench-crawl-setup
 	$(VENV)/bin/python bench/crawl/profile_crawl.py
+
+# TLS cost per page: the crawler over HTTP and HTTPS on the generated site (nginx, openssl CLI).
+bench-crawl-tls: bench-crawl-setup
+	$(VENV)/bin/python bench/crawl/tls_bench.py

@@ -126,7 +126,11 @@ def child(order_path: str, policy_json: str, run_dir: str, out_path: str) -> Non
 
     # --set replaces the whole component; merging an order file would keep the default
     # policy's params, which another class does not accept.
-    order = load_order(order_path, [f"frontier.queue_assignment={policy_json}"])
+    # The site numbers its pages: one URL template, which the default trap budget would cut.
+    order = load_order(
+        order_path,
+        [f"frontier.queue_assignment={policy_json}", "scope.8.params.max_uris_per_template=0"],
+    )
     ctl = CrawlController(order, Path(run_dir), install_signals=False)
     ctl.run()
     Path(out_path).write_text(json.dumps({"status": ctl.exit_status}))

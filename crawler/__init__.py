@@ -33,6 +33,8 @@ if TYPE_CHECKING:
         DecideRuleSequence,
         RuleContext,
     )
+    from crawler.order.components import build_rules
+    from crawler.order.schema import ComponentSpec
     from crawler.params import NoParams, Params
     from crawler.processor import Processor, ProcessorContext, ProcessResult
     from crawler.recording import Recording
@@ -44,6 +46,7 @@ __all__ = [
     "DISREGARDED_STATUSES",
     "RETRYABLE_STATUSES",
     "Clock",
+    "ComponentSpec",
     "CrawlURI",
     "DecideResult",
     "DecideRule",
@@ -65,6 +68,7 @@ __all__ = [
     "SchedulingDirective",
     "SystemClock",
     "__version__",
+    "build_rules",
 ]
 
 _HOMES = {
@@ -92,6 +96,8 @@ _HOMES = {
     "ProcessorContext": "crawler.processor",
     "ProcessResult": "crawler.processor",
     "Recording": "crawler.recording",
+    "ComponentSpec": "crawler.order.schema",
+    "build_rules": "crawler.order.components",
 }
 """Public name → the module defining it."""
 

@@ -13,9 +13,11 @@ import threading
 import time
 from collections.abc import MutableMapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import structlog
+
+from crawler.line_file import LineFile
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 
@@ -27,12 +29,13 @@ class _Sink:
         self._lock = threading.Lock()
         self.console_level = console_level
         self.file_level = file_level
-        self._jsonl: IO[str] | None = None
-        self._alerts: IO[str] | None = None
+        # LineFiles: a full disk delays a line (kept in memory), never raises into the caller.
+        self._jsonl: LineFile | None = None
+        self._alerts: LineFile | None = None
         if logs_dir is not None:
             logs_dir.mkdir(parents=True, exist_ok=True)
-            self._jsonl = open(logs_dir / "crawler.jsonl", "a", encoding="utf-8", buffering=1)  # noqa: SIM115
-            self._alerts = open(logs_dir / "alerts.log", "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+            self._jsonl = LineFile(logs_dir / "crawler.jsonl")
+            self._alerts = LineFile(logs_dir / "alerts.log")
         self._console = structlog.dev.ConsoleRenderer(colors=False)
 
     def __call__(
@@ -43,7 +46,7 @@ class _Sink:
             line = json.dumps(event, default=str, ensure_ascii=False)
             with self._lock:
                 if self._jsonl is not None:
-                    self._jsonl.write(line + "\n")
+                    self._jsonl.write(line)
         if level >= 30 and self._alerts is not None:
             details = " ".join(
                 f"{k}={v}" for k, v in event.items() if k not in ("event", "level", "timestamp")
@@ -53,19 +56,27 @@ class _Sink:
             text = f"{stamp} {level_name} {event.get('event', '')} {details}".rstrip()
             with self._lock:
                 if self._alerts is not None:
-                    self._alerts.write(text + "\n")
+                    self._alerts.write(text)
         if level >= self.console_level:
             rendered = self._console(logger, method, dict(event))
             with self._lock:
                 print(rendered, file=sys.stderr, flush=True)
         raise structlog.DropEvent
 
-    def close(self) -> None:
+    def flush(self) -> None:
         with self._lock:
             for fh in (self._jsonl, self._alerts):
                 if fh is not None:
-                    fh.close()
+                    fh.flush()
+
+    def close(self) -> None:
+        # Closed outside the lock: a close that waits for disk space logs that it waits.
+        with self._lock:
+            files = (self._jsonl, self._alerts)
             self._jsonl = self._alerts = None
+        for fh in files:
+            if fh is not None:
+                fh.close()
 
 
 _current: _Sink | None = None
@@ -90,6 +101,12 @@ def configure_app_logging(logs_dir: Path | None, level: str = "info", console: b
         wrapper_class=structlog.make_filtering_bound_logger(min(file_level, console_level)),
         cache_logger_on_first_use=False,
     )
+
+
+def flush_app_logging() -> None:
+    """Write the app-log lines a full disk made wait, where there is room now."""
+    if _current is not None:
+        _current.flush()
 
 
 def close_app_logging() -> None:

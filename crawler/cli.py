@@ -1,5 +1,5 @@
 """The ``crawler`` command: run, resume, validate, show-processor, demo, and the operator's
-commands on a run directory (status, pause, unpause, terminate, block, report).
+commands on a run directory (status, pause, unpause, terminate, block, sheets, report).
 
 Exit codes: 0 the crawl finished (or the command succeeded), 1 crawl error, 2 bad usage or an
 invalid order.
@@ -127,6 +127,12 @@ def _parser() -> argparse.ArgumentParser:
     block.add_argument("run_dir", type=Path, help=_RUN_DIR)
     block.add_argument("regex", help="Python regular expression, searched anywhere in the URI")
     block.add_argument("--wait-s", type=float, default=10.0)
+    sheets = sub.add_parser(
+        "sheets", help="add, replace or remove sheets (per-site settings) of a running crawl"
+    )
+    sheets.add_argument("run_dir", type=Path, help=_RUN_DIR)
+    sheets.add_argument("file", help="a sheets document (YAML; - for standard input)")
+    sheets.add_argument("--wait-s", type=float, default=10.0)
     report = sub.add_parser("report", help="write reports/ now (also while running), print one")
     report.add_argument("run_dir", type=Path, help=_RUN_DIR)
     report.add_argument("--plot", action="store_true", help="also write reports/progress.png")
@@ -139,7 +145,73 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="distributed crawl: also the run directories of workers that ran elsewhere",
     )
+    _archive_commands(sub)
+    _crawl_command(sub)
     return parser
+
+
+def _crawl_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``crawler crawl URL...`` (:mod:`crawler.crawl_command`)."""
+    crawl = sub.add_parser(
+        "crawl", help="crawl URLs with the default order in a new job directory (one command)"
+    )
+    crawl.add_argument(
+        "urls", nargs="+", metavar="URL", help="seeds: what is under them is crawled"
+    )
+    crawl.add_argument(
+        "--contact",
+        metavar="URL",
+        help="page saying who runs the crawl (User-Agent); default: $CRAWLER_CONTACT_URL",
+    )
+    crawl.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
+    crawl.add_argument("--wacz", type=Path, metavar="FILE", help="also package the crawl as FILE")
+    crawl.add_argument("--jobs-dir", type=Path, default=Path("jobs"), metavar="DIR")
+    crawl.add_argument("--no-display", action="store_true", help=_NO_DISPLAY)
+
+
+def _archive_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``crawler index``, ``wacz`` and ``replay`` (:mod:`crawler.archive`)."""
+    index = sub.add_parser("index", help="write CDXJ indexes of a run's WARCs (indexes/*.cdxj)")
+    index.add_argument("run_dir", type=Path, help=_RUN_DIR)
+    index.add_argument("--force", action="store_true", help="re-index WARCs already indexed")
+    wacz = sub.add_parser("wacz", help="package a run's WARCs, indexes and pages as a WACZ file")
+    wacz.add_argument("run_dir", type=Path, help=_RUN_DIR)
+    wacz.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.wacz")
+    replay = sub.add_parser(
+        "replay", help="serve a run's WARCs (or a WACZ) through pywb and print the replay prefix"
+    )
+    replay.add_argument("source", type=Path, help="a run directory (or job directory) or FILE.wacz")
+    replay.add_argument("--bind", default="127.0.0.1:8488", metavar="HOST:PORT")
+    replay.add_argument(
+        "--include",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="RUN_DIR",
+        help="also this run's captures (runs its history was imported from, or that its "
+        "dedup.collections name, are included)",
+    )
+
+
+def _archive_main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int | None:
+    """Run an archive command; None if ``args`` names another command."""
+    if args.command == "index":
+        from crawler.archive.run_index import cmd_index
+        from crawler.operations import resolve_run_dir
+
+        return cmd_index(resolve_run_dir(args.run_dir), args.force, out, err)
+    if args.command == "wacz":
+        from crawler.archive.wacz import cmd_wacz
+        from crawler.operations import resolve_run_dir
+
+        return cmd_wacz(resolve_run_dir(args.run_dir), args.output, out, err)
+    if args.command == "replay":
+        from crawler.archive.replay import cmd_replay
+        from crawler.operations import resolve_run_dir
+
+        source = args.source if args.source.is_file() else resolve_run_dir(args.source)
+        return cmd_replay(source, args.bind, out, err, args.include)
+    return None
 
 
 def _summary(run_dir: Path, out: TextIO) -> None:
@@ -159,6 +231,11 @@ def _summary(run_dir: Path, out: TextIO) -> None:
     print(f"URIs logged: {total} ({ok} downloaded); by status: {codes or 'none'}", file=out)
     print(f"crawl.log: {log}", file=out)
     print(f"WARCs: {run_dir / 'warcs'}", file=out)
+    if (run_dir / "indexes").is_dir():
+        print(f"CDXJ indexes: {run_dir / 'indexes'}", file=out)
+    for wacz in sorted(run_dir.glob("*.wacz")):
+        print(f"WACZ: {wacz}", file=out)
+    print(f"replay: crawler replay {run_dir}", file=out)
 
 
 def cmd_resume(
@@ -305,10 +382,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``crawler`` command."""
     args = _parser().parse_args(argv)
     out, err = sys.stdout, sys.stderr
+    if args.command == "run" and _url_given_as_order(args.order, err):
+        return 2
     if args.command == "run" and args.workers:
         from crawler.distributed import run_workers
 
         return run_workers(args.order, args.sets, args.workers, out, err, run_dir=args.run_dir)
+    if args.command == "crawl":
+        from crawler.crawl_command import cmd_crawl
+
+        return cmd_crawl(
+            args.urls, args.contact, args.sets, args.wacz, args.jobs_dir, out, err, args.no_display
+        )
     if args.command == "run":
         console = args.console_bind if args.console else None
         return cmd_run(args.order, args.sets, args.run_dir, out, err, args.no_display, console)
@@ -341,7 +426,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return show_processor_main(args.cls, out, err)
     if args.command == "demo":
         return cmd_demo(args.port, args.pages, args.run_dir, args.sets, out, err, args.no_display)
+    archived = _archive_main(args, out, err)
+    if archived is not None:
+        return archived
     return _operation(args, out, err)
+
+
+def _url_given_as_order(order: Path, err: TextIO) -> bool:
+    """``crawler run URL``: say that ``crawler crawl`` takes URLs (True), instead of failing to
+    read a file named ``http:/host``."""
+    from crawler.crawl_command import url_instead_of_order
+
+    url = url_instead_of_order(order)
+    if url is None:
+        return False
+    print(
+        f"crawler run takes a crawl order (a YAML file), not the URL {url}; to crawl a URL with "
+        f"the default order: crawler crawl {url} --contact https://example.org/about-my-crawler",
+        file=err,
+    )
+    return True
 
 
 def _is_distributed(run_dir: Path) -> bool:
@@ -367,6 +471,10 @@ def _operation(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return operations.cmd_control(args.command, args.run_dir, args.wait_s, out, err)
     if args.command == "block":
         return operations.cmd_block(args.run_dir, args.regex, args.wait_s, out, err)
+    if args.command == "sheets":
+        from crawler.sheets.sheet_command import cmd_sheets
+
+        return cmd_sheets(args.run_dir, args.file, args.wait_s, out, err)
     if args.command == "report":
         run_dir = operations.resolve_run_dir(args.run_dir)
         if _is_distributed(run_dir):  # reports over every worker

@@ -22,32 +22,43 @@ from __future__ import annotations
 import gc
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from crawler.applog import flush_app_logging
 from crawler.clock import Clock, SystemClock
 from crawler.crawl_builder import CrawlBuilder, CrawlInUseError, new_run_dir
 from crawler.crawl_reporter import CrawlReporter
 from crawler.curi import CrawlURI
 from crawler.decide.decide_rule import DecideResult
+from crawler.disk import DiskGuard
 from crawler.frontier.frontier import Frontier
 from crawler.history import CrawlHistory
 from crawler.logs import CrawlLogs
 from crawler.order import components
-from crawler.order.schema import CrawlOrder
+from crawler.order.schema import CrawlOrder, SheetConfig
 from crawler.progress import ProgressRow
 from crawler.seed_module import SeedModule
 from crawler.seeds import SeedList
 from crawler.servers import ServerCache
+from crawler.sheets.sheet_overlays import SheetOverlays
+from crawler.sheets.sheet_updates import (
+    checked_merge,
+    dump_sheets,
+    load_saved_sheets,
+    read_sheet_document,
+    save_sheets,
+)
 from crawler.stats import CrawlStats
 from crawler.steering import BLOCK_RULES_FILE, POLL_INTERVAL_S, ActionDirectory, BlockRules
 from crawler.stop_signals import StopSignals
 from crawler.toepool import ToePool
 
 if TYPE_CHECKING:
+    from crawler.archive.collection_set import CollectionSet
     from crawler.display import Display
 
 __all__ = ["CrawlController", "CrawlInUseError", "new_run_dir"]
@@ -81,19 +92,38 @@ class CrawlController:
         self.stopping = threading.Event()
         self._stop_reason = ""
         self._state_lock = threading.Lock()
+        self._sheets_lock = threading.Lock()
         self.logs: CrawlLogs | None = None
         self.frontier: Frontier | None = None
         self.pool: ToePool | None = None
         self.chains = components.build_chains(order)
         self.scope = components.build_rules(order.scope, "scope")
-        self.seed_module = SeedModule(order, self.scope, self.stats, self.schedule)
+        self.sheets = SheetOverlays(order, load_saved_sheets(run_dir) if resume else None)
+        for index, rule in enumerate(self.scope.rules):
+            rule.attach_sheets(self.sheets, index)
+        # Set by a distributed worker: shares the sheets in force with every worker.
+        self.publish_sheets: Callable[[str], None] | None = None
+        self.seed_module = SeedModule(order, self.scope, self.stats, self.schedule, run_dir)
         self.seed_uris = self.seed_module.uris  # the same lists for the crawl's life
         self.seed_directives = self.seed_module.directives
         self.display = display
         self.block_rules = BlockRules(run_dir / BLOCK_RULES_FILE)
         self.actions: ActionDirectory | None = None
         self.history: CrawlHistory | None = None
+        self.collections: CollectionSet | None = None
         self._builder = CrawlBuilder(self, self._on_final, self._uri_error)
+        limits = order.limits
+        self.disk_guard = DiskGuard(
+            [run_dir, run_dir / "warcs", run_dir / "state", run_dir / "logs"],
+            min_free_mb=limits.min_free_disk_mb,
+            resume_margin_mb=limits.disk_resume_margin_mb,
+            check_interval_s=limits.disk_check_interval_s,
+        )
+        # Why the crawl is paused: "operator" (pause command, pause_at_start) and/or "disk" (the
+        # guard). The crawl runs again only when no reason is left.
+        self.pause_reasons: set[str] = set()
+        self._pause_message = ""
+        self._pause_lock = threading.RLock()  # pause/unpause come from several threads
         self.reporter = CrawlReporter(self)
         self.status = self.reporter.status  # ToeThreads note failures in it directly
 
@@ -121,7 +151,8 @@ class CrawlController:
         self._builder.open_server_journal()
         self.actions = ActionDirectory(self.run_dir / "action", self, self.logger, self._uri_error)
         self.history = self._builder.open_history()
-        self._builder.start_processors(self.frontier, self.history)
+        self.collections = self._builder.open_collections()
+        self._builder.start_processors(self.frontier, self.history, self.collections)
         self.seed_module.schedule_all()
         self.logger.info(
             "crawl_prepared",
@@ -151,6 +182,7 @@ class CrawlController:
             self.block_rules.blocks(curi.uri) and not curi.hop_path.endswith("P")
         ):
             return False
+        self.seed_module.stamp((curi,))
         if self.frontier.schedule(curi):
             self.stats.note_scheduled(curi.uri)
             return True
@@ -165,6 +197,7 @@ class CrawlController:
         offered = [i for i, c in enumerate(curis) if c.hop_path.endswith("P") or not blocks(c.uri)]
         if not offered:
             return result
+        self.seed_module.stamp(curis)
         queued = self.frontier.schedule_many([curis[i] for i in offered])
         for i, ok in zip(offered, queued, strict=True):
             result[i] = ok
@@ -179,10 +212,43 @@ class CrawlController:
         """Add seeds (and scope directives) to the running crawl; returns how many were queued."""
         return self.seed_module.add(seeds)
 
+    def add_seed(self, uri: str, via: str | None) -> bool:
+        """Make ``uri`` a seed of the running crawl (a seed's redirect); see
+        :meth:`SeedModule.add_discovered`. Thread-safe."""
+        return self.seed_module.add_discovered(uri, via)
+
+    def catch_up_seeds(self, curi: CrawlURI) -> None:
+        """Before scoping ``curi``'s links: learn the seeds the worker that scheduled it knew
+        (distributed crawls; see :meth:`SeedModule.catch_up_for`). Thread-safe."""
+        self.seed_module.catch_up_for(curi)
+
     def add_block_rule(self, pattern: str) -> None:
         """Block queued and future URIs matching ``pattern`` (kept in block-rules.txt)."""
         self.block_rules.add(pattern)
         self.logger.info("block_rule_added", rule=pattern, rules=len(self.block_rules.patterns))
+
+    def update_sheets(self, text: str, source: str = "sheets") -> dict[str, Any]:
+        """Add, replace or remove sheets (a sheets document, see :mod:`crawler.sheets.
+        sheet_updates`) while the crawl runs; raises OrderError and changes nothing if the
+        result is invalid. Shared with the other workers of a distributed crawl."""
+        merged = checked_merge(self.order, self.sheets.configs, text, source)
+        self._put_sheets(merged, source)
+        if self.publish_sheets is not None:
+            self.publish_sheets(dump_sheets(merged))
+        return {"sheets": [sheet.name for sheet in merged], "version": self.sheets.version}
+
+    def replace_sheets(self, text: str, source: str = "sheets") -> None:
+        """Put the sheets of ``text`` in force instead of all current ones (the crawl-wide copy
+        of a distributed crawl). Raises OrderError and changes nothing if one is invalid."""
+        self._put_sheets(read_sheet_document(text, source)[0], source)
+
+    def _put_sheets(self, sheets: list[SheetConfig], source: str) -> None:
+        with self._sheets_lock:
+            self.sheets.replace(sheets, source)
+            save_sheets(self.run_dir, sheets)
+        self.logger.info(
+            "sheets_changed", sheets=[s.name for s in sheets], version=self.sheets.version
+        )
 
     def write_reports(self) -> list[Path]:
         """Write every report of ``reports/`` from the live crawl (also while it runs)."""
@@ -204,6 +270,7 @@ class CrawlController:
         if self.order.pause_at_start:
             self.pool.pause()
             self.reporter.note_paused()
+            self.pause_reasons.add("operator")
             self._set_state("PAUSED", "Paused at start")
         else:
             self._set_state("RUNNING", "Running")
@@ -234,9 +301,10 @@ class CrawlController:
             if now >= next_action and self.actions is not None:
                 self.actions.poll()
                 next_action = now + POLL_INTERVAL_S
+            self._check_disk(now)
             self.reporter.tick(now)
             if self.state == "PAUSING" and self.pool.busy_threads() == 0:
-                self._set_state("PAUSED", "Paused by operator")
+                self._set_state("PAUSED", self._pause_message or "Paused by operator")
                 self.reporter.write_progress()
             if self.state != "RUNNING":
                 continue
@@ -257,21 +325,73 @@ class CrawlController:
             self._stop_reason = reason
         self.stopping.set()
 
-    def pause(self) -> None:
-        """Stop handing out URIs; PAUSED once those in process finished. Thread-safe."""
-        if self.pool is not None and self.state == "RUNNING":
-            self.pool.pause()
-            self.reporter.note_paused()
-            self._set_state("PAUSING", "Pausing")
+    def pause(self, reason: str = "operator", message: str = "Paused by operator") -> None:
+        """Stop handing out URIs; PAUSED once those in process finished. Thread-safe.
 
-    def unpause(self) -> None:
-        """Resume a paused (or pausing) crawl. Thread-safe."""
-        if self.pool is not None and self.state in ("PAUSING", "PAUSED"):
-            self.reporter.note_unpaused()
-            self.pool.unpause()
-            self._set_state("RUNNING", "Running")
+        ``reason`` is ``"operator"`` or ``"disk"`` (the disk guard); ``message`` becomes the
+        ``CRAWL PAUSED`` line once the crawl has paused.
+        """
+        with self._pause_lock:
+            if self.pool is None or self.state not in ("RUNNING", "PAUSING", "PAUSED"):
+                return
+            self.pause_reasons.add(reason)
+            if self.state == "RUNNING":
+                self._pause_message = message
+                self.pool.pause()
+                self.reporter.note_paused()
+                self._set_state("PAUSING", "Pausing")
+
+    def unpause(self, reason: str | None = None) -> None:
+        """Resume a paused (or pausing) crawl. Thread-safe.
+
+        The operator's unpause (``reason`` None) clears every reason (a disk still short of
+        space pauses the crawl again at the guard's next reading); the guard's (``"disk"``)
+        clears only its own, so an operator's pause stays.
+        """
+        with self._pause_lock:
+            if self.pool is None or self.state not in ("PAUSING", "PAUSED"):
+                return
+            if reason is None:
+                self.pause_reasons.clear()
+            else:
+                self.pause_reasons.discard(reason)
+            if not self.pause_reasons:
+                self.reporter.note_unpaused()
+                self.pool.unpause()
+                self._set_state("RUNNING", "Running")
+
+    def _check_disk(self, mono_s: float) -> None:
+        """Write log lines a full disk made wait; read the free disk space when due: pause
+        below the threshold, resume above it."""
+        if self.logs is not None:
+            self.logs.flush()
+        flush_app_logging()
+        guard = self.disk_guard
+        action = guard.check(mono_s)
+        if action is None:
+            return
+        status = guard.status()
+        if action == "pause":
+            if "disk" not in self.pause_reasons and self.state in ("RUNNING", "PAUSING", "PAUSED"):
+                self.logger.warning("disk_space_low", **status, state=self.state)
+                self.pause("disk", guard.reason())
+        else:
+            self.logger.warning("disk_space_recovered", **status, state=self.state)
+            self.unpause("disk")
 
     # ---------------------------------------------------------------- end
+    def _write_wacz(self) -> None:
+        """The WACZ package the order asks for (``archive.wacz``); a failure is logged."""
+        from crawler.archive.wacz import package_at_end
+
+        archive = self.order.archive
+        try:
+            summary = package_at_end(self.run_dir, self.order.name, archive.wacz_file)
+        except Exception:
+            self.logger.exception("wacz_failed")
+            return
+        self.logger.info("wacz_written", path=str(summary.path), pages=summary.pages)
+
     def _finish(self) -> None:
         """Stop threads and processors, write reports, close the frontier, publish FINISHED."""
         reason = self._stop_reason or "Finished - Abnormal exit from crawling"
@@ -281,12 +401,14 @@ class CrawlController:
             self.pool.request_stop()
             self.pool.join()
         self.reporter.note_threads_stopped()
-        self._builder.stop_processors(self.history)
+        self._builder.stop_processors(self.history, self.collections)
         self.exit_status = reason
         try:
             self.write_reports()
         except Exception:
             self.logger.exception("reports_failed")
+        if self.order.archive.wacz:
+            self._write_wacz()
         if self.frontier is not None:
             self.reporter.note_frontier_closing(self.frontier)
             self.frontier.close()

@@ -7,7 +7,8 @@ The CrawlController calls it while PREPARING, in this order: :meth:`~CrawlBuilde
 (after reading back what the run directory keeps: statistics on resume, block rules),
 :meth:`~CrawlBuilder.build_frontier` (``order.frontier``'s store, queue-assignment policy and uniq
 filter, or the frontier a shared store brings), :meth:`~CrawlBuilder.open_server_journal`,
-:meth:`~CrawlBuilder.open_history` and :meth:`~CrawlBuilder.start_processors` (with their
+:meth:`~CrawlBuilder.open_history`, :meth:`~CrawlBuilder.open_collections` (the earlier
+collections of ``dedup``) and :meth:`~CrawlBuilder.start_processors` (with their
 :class:`~crawler.processor.ProcessorContext`, rules bound to the seeds). At the end of the crawl
 :meth:`~CrawlBuilder.stop_processors` and :meth:`~CrawlBuilder.release_run_dir` undo it.
 :func:`new_run_dir` makes a fresh run directory for a new launch.
@@ -30,10 +31,12 @@ from typing import Any, Protocol
 import structlog
 
 from crawler.applog import close_app_logging, configure_app_logging
+from crawler.archive.collection_set import CollectionSet, CollectionSetError
 from crawler.chain import ProcessorChains
 from crawler.clock import Clock
 from crawler.curi import CrawlURI
 from crawler.decide.decide_rule import DecideRuleSequence, RuleContext
+from crawler.disk import DiskGuard
 from crawler.frontier import WorkQueueFrontier
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import Frontier
@@ -45,7 +48,9 @@ from crawler.order.errors import OrderError, OrderIssue
 from crawler.order.loader import effective_yaml, require_contact_url
 from crawler.order.schema import CrawlOrder
 from crawler.processor import ProcessorContext
+from crawler.seeds import read_added_seeds
 from crawler.servers import ServerCache
+from crawler.sheets.sheet_overlays import SheetOverlays
 from crawler.stats import CrawlStats
 from crawler.status import is_running, read_status
 from crawler.steering import BlockRules
@@ -99,9 +104,13 @@ class WiredCrawl(Protocol):
     scope: DecideRuleSequence
     seed_uris: list[str]
     block_rules: BlockRules
+    disk_guard: DiskGuard
+    sheets: SheetOverlays
 
     def schedule(self, curi: CrawlURI) -> bool: ...
     def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]: ...
+    def add_seed(self, uri: str, via: str | None) -> bool: ...
+    def catch_up_seeds(self, curi: CrawlURI) -> None: ...
 
 
 class CrawlBuilder:
@@ -148,7 +157,9 @@ class CrawlBuilder:
         the operator's block rules are loaded."""
         c = self._crawl
         if resume:
-            replayed = c.stats.replay_crawl_log(self.run_dir / "logs" / "crawl.log")
+            # Seeds that joined the crawl with a hop path (a seed's redirect) count as seeds.
+            added = set(read_added_seeds(self.run_dir).uris)
+            replayed = c.stats.replay_crawl_log(self.run_dir / "logs" / "crawl.log", added)
             c.logger.info("crawl_resuming", finished_before=replayed)
         c.block_rules.load()
         return CrawlLogs(self.run_dir / "logs", extra_info=self.order.logging.crawl_log_extra_info)
@@ -198,7 +209,21 @@ class CrawlBuilder:
         except (FileNotFoundError, ValueError) as exc:
             raise OrderError([OrderIssue("history.import_from", str(exc))]) from None
 
-    def start_processors(self, frontier: Frontier, history: CrawlHistory | None) -> None:
+    def open_collections(self) -> CollectionSet | None:
+        """The earlier collections ``dedup.collections`` names, or None when it names none."""
+        try:
+            return CollectionSet.open(
+                self.order.dedup, Path(self.order.base_dir), self.state_dir, self._crawl.logger
+            )
+        except CollectionSetError as exc:
+            raise OrderError([OrderIssue(exc.path, str(exc))]) from None
+
+    def start_processors(
+        self,
+        frontier: Frontier,
+        history: CrawlHistory | None,
+        collections: CollectionSet | None = None,
+    ) -> None:
         """Bind each processor's ``should_process_rule`` to the seeds, then start the chains
         with the processors' context."""
         c = self._crawl
@@ -215,8 +240,16 @@ class CrawlBuilder:
             schedule=c.schedule,
             uri_error=self._uri_error,
             history=history,
+            collections=collections,
             schedule_many=c.schedule_many,
             seen_recently=getattr(frontier, "seen_recently", None),
+            add_seed=c.add_seed,
+            catch_up_seeds=c.catch_up_seeds,
+            watch_disk=c.disk_guard.watch,
+            sheets=c.sheets,
+            claim_uri=self._claimer(getattr(frontier, "claim", None)),
+            finish_inline=self._finish_inline,
+            find_processor=c.chains.find,
         )
         for chain in c.chains.chains:
             for proc in chain:
@@ -226,11 +259,42 @@ class CrawlBuilder:
                     )
         c.chains.start(ctx)
 
-    def stop_processors(self, history: CrawlHistory | None) -> None:
-        """Stop the chains (in reverse order), close the history and the servers' journal."""
+    def _claimer(
+        self, claim: Callable[[CrawlURI], bool] | None
+    ) -> Callable[[CrawlURI], bool] | None:
+        """The frontier's ``claim`` that also counts a claimed URI as scheduled for its host
+        (so the hosts report's remaining counts stay right when it finishes inline)."""
+        if claim is None:
+            return None
+        stats = self._crawl.stats
+
+        def claim_uri(curi: CrawlURI) -> bool:
+            if claim(curi):
+                stats.note_scheduled(curi.uri)
+                return True
+            return False
+
+        return claim_uri
+
+    def _finish_inline(self, curi: CrawlURI) -> None:
+        """A URI fetched outside the frontier (a browser page's sub-resource): the write chain,
+        then its final disposition, as the frontier would give it. Thread-safe like the chains."""
+        try:
+            for proc in self._crawl.chains["write"]:
+                proc.process(curi)
+        finally:
+            self._on_final(curi)
+
+    def stop_processors(
+        self, history: CrawlHistory | None, collections: CollectionSet | None = None
+    ) -> None:
+        """Stop the chains (in reverse order), close the history, the earlier collections and
+        the servers' journal."""
         self._crawl.chains.stop()
         if history is not None:
             history.close()
+        if collections is not None:
+            collections.close()
         self._crawl.servers.close_journal()
 
     def release_run_dir(self, logs: CrawlLogs | None) -> None:

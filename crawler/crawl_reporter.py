@@ -41,6 +41,7 @@ from crawler.status import StatusPublisher
 if TYPE_CHECKING:
     from crawler.chain import ProcessorChains
     from crawler.clock import Clock
+    from crawler.disk import DiskGuard
     from crawler.display import Display
     from crawler.order.schema import CrawlOrder
     from crawler.stats import CrawlStats, HostStats
@@ -71,6 +72,8 @@ class ReportedCrawl(Protocol):
     logs: CrawlLogs | None
     frontier: Frontier | None
     pool: ToePool | None
+    disk_guard: DiskGuard
+    pause_reasons: set[str]
 
 
 class CrawlReporter:
@@ -227,6 +230,8 @@ class CrawlReporter:
         doc["paced_servers"] = [
             {"server": server, "gap_ms": round(gap_s * 1000, 1)} for server, gap_s in self._paced
         ]
+        doc["pause_reasons"] = sorted(c.pause_reasons)
+        doc["disk"] = c.disk_guard.status()
         self.status.publish(doc)
         self._last_doc = doc
         if c.display is not None and mono_s >= self._display_due:

@@ -124,6 +124,8 @@ class CrawlURI:
     fetch_attempts: int = 0
     via_context: str = ""
     data: dict[str, Any] = field(default_factory=dict)
+    # The hop limit of the seed this URI descends from (a seed-list option); -1 = the scope's.
+    seed_max_hops: int = -1
     # Assigned by the frontier.
     queue_key: str = ""
     canonical: str = ""
@@ -152,6 +154,8 @@ class CrawlURI:
     error: BaseException | None = None
     error_traceback: str = ""
     nonfatal_errors: list[tuple[BaseException, str]] = field(default_factory=list)
+    # The sheets overlay of this URI (crawler.sheets.Overlay), found once and kept; not persisted.
+    sheet: Any = None
 
     _PERSISTENT = (
         "uri",
@@ -169,6 +173,7 @@ class CrawlURI:
         "queue_key",
         "canonical",
         "ordinal",
+        "seed_max_hops",
     )
 
     # ----------------------------------------------------------------- hops
@@ -191,7 +196,8 @@ class CrawlURI:
         return self.hop_path
 
     def create_child(self, uri: str, hop: str, context: str = "") -> CrawlURI:
-        """A new CrawlURI reached from this one by ``hop``, inheriting its source tag."""
+        """A new CrawlURI reached from this one by ``hop``, inheriting its source tag and its
+        seed's hop limit."""
         path = self.hop_path + hop
         dropped = self.hops_dropped
         if len(path) > MAX_HOPS_SHOWN:
@@ -205,6 +211,7 @@ class CrawlURI:
             hops_dropped=dropped,
             source_tag=self.source_tag,
             via_context=context,
+            seed_max_hops=self.seed_max_hops,
         )
 
     # ------------------------------------------------------------- outcome
@@ -290,9 +297,15 @@ class CrawlURI:
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> CrawlURI:
-        """Inverse of :meth:`to_bytes`."""
+        """Inverse of :meth:`to_bytes`; a shorter record (saved before fields were added at the
+        end, e.g. by an older version of a resumed crawl) leaves the later fields at default."""
         values = json.loads(raw)
-        return cls(**dict(zip(cls._PERSISTENT, values, strict=True)))
+        if len(values) > len(cls._PERSISTENT):
+            raise ValueError(
+                f"a CrawlURI record of {len(values)} fields, expected at most "
+                f"{len(cls._PERSISTENT)}"
+            )
+        return cls(**dict(zip(cls._PERSISTENT, values, strict=False)))
 
     def __repr__(self) -> str:
         return f"CrawlURI({self.uri!r}, hops={self.hop_path_text()!r}, status={self.status})"

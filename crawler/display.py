@@ -165,6 +165,23 @@ def make_display(enabled: bool, stream: TextIO, progress_interval_s: float) -> D
     return PlainDisplay(stream, progress_interval_s)
 
 
+def _disk_lines(doc: dict[str, Any]) -> list[str]:
+    """Why a crawl is paused, and the disk guard's last reading."""
+    lines = []
+    reasons = doc.get("pause_reasons") or []
+    if reasons and doc.get("state") in ("PAUSING", "PAUSED"):
+        words = {"operator": "by the operator", "disk": "by the disk guard (disk space low)"}
+        lines.append(f"  paused:      {', '.join(words.get(r, r) for r in reasons)}")
+    disk = doc.get("disk") or {}
+    if disk.get("enabled") and disk.get("free_mb") is not None:
+        if disk.get("low"):
+            tail = f" — LOW, crawl paused until {disk.get('resume_free_mb', 0):g} MiB free"
+        else:
+            tail = f", pauses below {disk.get('min_free_mb', 0):g} MiB"
+        lines.append(f"  disk:        {disk['free_mb']:g} MiB free on {disk.get('path')}{tail}")
+    return lines
+
+
 def format_status(doc: dict[str, Any]) -> str:
     """The text ``crawler status`` prints."""
     state = str(doc.get("state", "?"))
@@ -193,6 +210,7 @@ def format_status(doc: dict[str, Any]) -> str:
     ]
     if doc.get("block_rules"):
         lines.append(f"  block rules: {', '.join(doc['block_rules'])}")
+    lines.extend(_disk_lines(doc))
     hosts = doc.get("busiest_hosts", [])
     if hosts:
         lines.append("  busiest hosts (downloaded, bytes, failed):")

@@ -15,8 +15,12 @@ history is opened as a second, read-only source consulted after this run's own, 
 can send conditional requests and write revisits against the earlier crawl's WARCs. Nothing is
 ever written to it (LevelDB itself may tidy its log on open; the earlier crawl must not be running).
 
-Thread-safe: plyvel reads and writes are; a lock per key stripe (64) makes the read-merge-write
-of each ``record_*`` atomic for its key (local disk only, never network I/O under it).
+Thread-safe: reads run at once in any number of threads; writes (each ``record_*``, with its
+read-merge-write) take one write lock, local disk only, never network I/O under it. A write that
+fails for a full disk waits for space (:class:`~crawler.disk.SpaceWait`), then the database is
+reopened with no reader inside (:class:`~crawler.disk.reopen_gate.ReopenGate`; LevelDB's log may
+end in a half record after which later records would not survive a reopen) and the write made
+again: holding the write lock from failure to reopen, no other write lands on that log.
 Heritrix counterpart:
 ``PersistStoreProcessor`` / ``FetchHistoryProcessor`` (fetch history) and the
 ``ContentDigestHistory`` store used by ``ContentDigestHistoryLoader`` /
@@ -28,11 +32,15 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import plyvel
+
+from crawler.disk import SPACE_WAIT, is_disk_full
+from crawler.disk.reopen_gate import ReopenGate
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
@@ -87,9 +95,6 @@ def _resolve_import(path: Path) -> Path:
     raise FileNotFoundError(f"no crawl history database under {path}")
 
 
-_STRIPES = 64
-
-
 class CrawlHistory:
     """Fetch and payload-digest history of a crawl (see the module docstring)."""
 
@@ -97,9 +102,8 @@ class CrawlHistory:
         self._db = db
         self._imported = imported
         self._lock = threading.Lock()
-        # Read-modify-write of one key is atomic under that key's stripe: no crawl-wide lock
-        # held across the database's I/O (which lets other threads run into it and queue).
-        self._stripes = [threading.Lock() for _ in range(_STRIPES)]
+        self._write_lock = threading.Lock()
+        self._gate = ReopenGate()
         self.path = path
 
     @classmethod
@@ -155,7 +159,7 @@ class CrawlHistory:
         last_modified = curi.header("Last-Modified")
         if warc_target_uri == curi.uri:
             warc_target_uri = None
-        with self._stripes[hash(key) % _STRIPES]:
+        with self._write_lock:
             if revisit is not None and not (digest and etag and last_modified):
                 raw = self._get(key)
                 if raw is not None:
@@ -175,7 +179,7 @@ class CrawlHistory:
                 warc_offset=warc_offset,
                 warc_target_uri=warc_target_uri,
             )
-            self._db.put(key, _encode(entry))
+            self._write(lambda db: db.put(key, _encode(entry)))
         return entry
 
     def record_new_capture(
@@ -201,12 +205,16 @@ class CrawlHistory:
             warc_offset=warc_offset,
         )
         digest = DigestHistoryEntry(curi.uri, warc_date, warc_record_id, warc_filename, warc_offset)
-        db = self._db
-        if db is None:
-            raise RuntimeError("CrawlHistory is closed")
-        with db.write_batch() as wb:
-            wb.put(_FETCH + curi.uri.encode("utf-8", "surrogateescape"), _encode(fetch))
-            wb.put(_DIGEST + payload_digest.encode("ascii", "replace"), _encode(digest))
+        fetch_key = _FETCH + curi.uri.encode("utf-8", "surrogateescape")
+        digest_key = _DIGEST + payload_digest.encode("ascii", "replace")
+
+        def write(db: Any) -> None:
+            with db.write_batch() as wb:
+                wb.put(fetch_key, _encode(fetch))
+                wb.put(digest_key, _encode(digest))
+
+        with self._write_lock:
+            self._write(write)
 
     @property
     def has_imported(self) -> bool:
@@ -234,7 +242,7 @@ class CrawlHistory:
         with its count increased.
         """
         key = _DIGEST + payload_digest.encode("ascii", "replace")
-        with self._stripes[hash(key) % _STRIPES]:
+        with self._write_lock:
             raw = self._get(key)
             if raw is None:
                 entry = DigestHistoryEntry(
@@ -250,18 +258,58 @@ class CrawlHistory:
                     old.warc_offset,
                     old.count + 1,
                 )
-            self._db.put(key, _encode(entry))
+            self._write(lambda db: db.put(key, _encode(entry)))
         return entry
 
     # ----------------------------------------------------------------- lifecycle
     def _get(self, key: bytes) -> bytes | None:
-        db, imported = self._db, self._imported
-        if db is None:
-            raise RuntimeError("CrawlHistory is closed")
-        raw: bytes | None = db.get(key)
-        if raw is None and imported is not None:
-            raw = imported.get(key)
-        return raw
+        gate = self._gate
+        gate.enter()
+        try:
+            db, imported = self._db, self._imported
+            if db is None:
+                raise RuntimeError("CrawlHistory is closed")
+            raw: bytes | None = db.get(key)
+            if raw is None and imported is not None:
+                raw = imported.get(key)
+            return raw
+        finally:
+            gate.leave()
+
+    def _write(self, write: Callable[[Any], None]) -> None:
+        """``write(db)`` with the write lock held; a full disk: wait, reopen, write again."""
+        # Writers need no gate: the database is only ever reopened under the write lock.
+        while True:
+            db = self._db
+            if db is None:
+                raise RuntimeError("CrawlHistory is closed")
+            try:
+                write(db)
+                return
+            except Exception as exc:
+                if not is_disk_full(exc):
+                    raise
+                failure: BaseException = exc
+            path = self.path
+            if path is None:
+                raise failure
+            SPACE_WAIT.wait(path, "history", failure)
+            with self._gate.exclusive():
+                while True:
+                    try:
+                        self._reopen(path)
+                        break
+                    except Exception as exc:
+                        if not is_disk_full(exc):
+                            raise
+                        SPACE_WAIT.wait(path, "history", exc)
+
+    def _reopen(self, path: Path) -> None:
+        """Close and reopen this run's database (no reader inside, the write lock held)."""
+        db, self._db = self._db, None
+        if db is not None:
+            db.close()
+        self._db = plyvel.DB(str(path), create_if_missing=True)
 
     def close(self) -> None:
         """Close both databases. Idempotent; never raises."""

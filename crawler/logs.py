@@ -2,18 +2,20 @@
 
 alerts.log and crawler.jsonl are written by the structlog configuration in :mod:`crawler.applog`.
 
-Every writer is thread-safe: one lock per file, held only while a finished line is written.
-Lines are formatted outside the locks. Files are line-buffered so ``tail -f`` and ``crawler status``
-see each line at once and a crash loses at most the line being written.
+Every writer is thread-safe (:class:`~crawler.line_file.LineFile`: one ``write`` per line, no
+lock); lines are formatted before. ``tail -f`` and ``crawler status`` see each line at once and a
+crash loses at most the line being written. A line refused by a full disk is kept in memory and
+written first once there is room again (:meth:`CrawlLogs.flush`, called by the controller's loop).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from crawler.line_file import LineFile
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
@@ -92,39 +94,6 @@ def format_crawl_line(curi: CrawlURI, now_s: float, extra_info: bool = True) -> 
     return line
 
 
-class _LineFile:
-    """An append-only text file written a whole line at a time.
-
-    Each line is one ``write`` system call on a file opened with ``O_APPEND``, which the kernel
-    makes atomic: no lock and no buffer, so threads never queue behind each other here and a
-    line is in the file (surviving ``kill -9``) as soon as :meth:`write` returns.
-    """
-
-    __slots__ = ("_fd", "path")
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-
-    def write(self, text: str) -> None:
-        fd = self._fd
-        if fd is None:
-            return
-        data = (text if text.endswith("\n") else text + "\n").encode("utf-8", "backslashreplace")
-        try:
-            written = os.write(fd, data)
-            while written < len(data):  # only on a full disk or a signal: finish the line
-                written += os.write(fd, data[written:])
-        except OSError:
-            if self._fd is not None:
-                raise
-
-    def close(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
-
-
 class CrawlLogs:
     """The run's ``logs/`` directory: crawl.log, progress-statistics.log and the error logs."""
 
@@ -132,11 +101,11 @@ class CrawlLogs:
         logs_dir.mkdir(parents=True, exist_ok=True)
         self.dir = logs_dir
         self.extra_info = extra_info
-        self.crawl = _LineFile(logs_dir / "crawl.log")
-        self.progress = _LineFile(logs_dir / "progress-statistics.log")
-        self.uri_errors = _LineFile(logs_dir / "uri-errors.log")
-        self.runtime_errors = _LineFile(logs_dir / "runtime-errors.log")
-        self.nonfatal_errors = _LineFile(logs_dir / "nonfatal-errors.log")
+        self.crawl = LineFile(logs_dir / "crawl.log")
+        self.progress = LineFile(logs_dir / "progress-statistics.log")
+        self.uri_errors = LineFile(logs_dir / "uri-errors.log")
+        self.runtime_errors = LineFile(logs_dir / "runtime-errors.log")
+        self.nonfatal_errors = LineFile(logs_dir / "nonfatal-errors.log")
 
     def log_final(self, curi: CrawlURI, now_s: float) -> None:
         """Write ``curi``'s crawl.log line, plus its runtime/non-fatal error entries if any."""
@@ -152,13 +121,27 @@ class CrawlLogs:
         flat = message.replace("\n", " ").replace('"', "'")
         self.uri_errors.write(f'{log17(now_s)} {base or "n/a"} "{flat}" {raw}')
 
-    def close(self) -> None:
-        """Close every file. Idempotent."""
-        for f in (
+    def files(self) -> tuple[LineFile, ...]:
+        """Every log file of the run."""
+        return (
             self.crawl,
             self.progress,
             self.uri_errors,
             self.runtime_errors,
             self.nonfatal_errors,
-        ):
+        )
+
+    def flush(self) -> int:
+        """Write the lines a full disk made wait, where there is room now; returns how many
+        still wait."""
+        waiting = 0
+        for f in self.files():
+            if not f.flush():
+                waiting += f.waiting_lines
+        return waiting
+
+    def close(self) -> None:
+        """Write what waits (waiting for disk space if need be) and close every file.
+        Idempotent."""
+        for f in self.files():
             f.close()

@@ -20,11 +20,13 @@ from crawler.decide.decide_rule import DecideResult, DecideRuleSequence
 from crawler.params import Params, params_model_of
 
 if TYPE_CHECKING:
+    from crawler.archive.collection_set import CollectionSet
     from crawler.clock import Clock
     from crawler.curi import CrawlURI
     from crawler.history import CrawlHistory
     from crawler.order.schema import CrawlOrder
     from crawler.servers import ServerCache
+    from crawler.sheets.sheet_overlays import SheetOverlays
     from crawler.stats import CrawlStats
 
 
@@ -71,9 +73,23 @@ class ProcessorContext:
     ``schedule_many`` several at once (a page's outlinks; one flag per URI, True if queued);
     ``seen_recently`` says, per URI and without I/O, which the frontier surely has seen (when
     the frontier can tell);
+    ``add_seed(uri, via)`` makes a normalized URI a seed of the running crawl (its SURT prefix
+    joins the scope, the seeds report lists it, ``crawler resume`` keeps it; False if it was one
+    already; the caller schedules it);
+    ``catch_up_seeds(curi)``, before ``curi``'s links are scoped, gives the scope the seeds that
+    other workers of a distributed crawl discovered and the URI's scheduler knew;
     ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
     the crawl is ending, so long operations can give up early; ``history`` holds the fetch and
-    payload-digest history of this run (conditional requests, revisit records).
+    payload-digest history of this run (conditional requests, revisit records);
+    ``watch_disk(directory)`` asks the disk guard to watch the free space of a directory the
+    processor writes to outside the run directory (the guard watches the run directory,
+    ``warcs/``, ``state/`` and ``logs/`` anyway); ``collections`` holds the indexes of earlier
+    crawls to deduplicate against (order key ``dedup``); ``sheets`` holds the crawl's sheet
+    overlays (read through :meth:`Processor.params_for`);
+    ``claim_uri(curi)`` marks a URI fetched outside the frontier as seen (True if it was new) so
+    the frontier never queues it; ``finish_inline(curi)`` runs such a URI through the write chain
+    and gives it its final disposition (crawl.log line, statistics, recording freed);
+    ``find_processor(name)`` is the crawl's processor of that name, if any.
     """
 
     run_dir: Path
@@ -90,6 +106,14 @@ class ProcessorContext:
     history: CrawlHistory | None = None
     schedule_many: Callable[[Sequence[CrawlURI]], list[bool]] | None = None
     seen_recently: Callable[[Sequence[str]], list[bool]] | None = None
+    add_seed: Callable[[str, str | None], bool] | None = None
+    catch_up_seeds: Callable[[CrawlURI], None] | None = None
+    watch_disk: Callable[[Path], None] | None = None
+    collections: CollectionSet | None = None
+    sheets: SheetOverlays | None = None
+    claim_uri: Callable[[CrawlURI], bool] | None = None
+    finish_inline: Callable[[CrawlURI], None] | None = None
+    find_processor: Callable[[str], Processor[Any] | None] | None = None
 
 
 P = TypeVar("P", bound=Params)
@@ -105,6 +129,9 @@ class Processor(Generic[P]):
     """
 
     params_model: ClassVar[type[Params]] = Params
+    sheet_params: ClassVar[frozenset[str]] = frozenset()
+    """The params a sheet may override: those this processor reads per URI via
+    :meth:`params_for` (``crawler validate`` refuses the others in a sheet)."""
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -125,6 +152,16 @@ class Processor(Generic[P]):
         self._handled = itertools.count()
         self._handled_count = 0
         self.ctx: ProcessorContext | None = None
+        self._sheets: SheetOverlays | None = None
+
+    def params_for(self, curi: CrawlURI) -> P:
+        """This processor's params for ``curi``: ``self.params`` with the settings of the sheets
+        that apply to it (``chains.<chain>.<name>.params.*``). Without sheets, ``self.params``
+        at the cost of two attribute reads. Thread-safe."""
+        sheets = self._sheets
+        if sheets is None or not sheets.active:
+            return self.params
+        return sheets.processor_params(self.name, self.params, curi)  # type: ignore[return-value]
 
     @final
     def process(self, curi: CrawlURI) -> ProcessResult:
@@ -160,6 +197,7 @@ class Processor(Generic[P]):
     def start(self, ctx: ProcessorContext) -> None:
         """Open resources before the first URI. Overrides should call ``super().start(ctx)``."""
         self.ctx = ctx
+        self._sheets = ctx.sheets
 
     def stop(self) -> None:
         """Release resources. Idempotent; must never raise."""

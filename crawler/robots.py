@@ -1,8 +1,14 @@
 """RobotsRules: one server's parsed robots.txt, the only module that imports protego.
 
-Parsing is defensive: the body is cut at ``max_size_bytes`` (Heritrix reads at most 500 KiB),
-decoded as UTF-8 with replacement, and anything protego chokes on yields "allow all" — a hostile
-robots.txt must never crash a ToeThread. Instances are immutable after parsing and safe to share
+Parsing follows RFC 9309 §2.2: every line is parsed on its own, so whatever a file holds — a
+byte-order mark, invalid UTF-8, NUL bytes, lines of 100 KB, unknown fields, an HTML page — the
+groups around the junk still apply. The body is cut at ``max_size_bytes`` (default 500 KiB, the
+least the RFC asks a crawler to parse; Heritrix reads as much), at the last complete line before
+the limit, so the first 500 KiB of a longer file apply. Bytes are decoded as UTF-8 with
+replacement (UTF-16 when the file starts with a UTF-16 byte-order mark); a NUL byte ends a line
+(it never belongs to a rule, and binary junk must not glue itself to the next line). Anything
+protego still chokes on yields "allow all" — a hostile robots.txt must never crash a
+ToeThread. Instances are immutable after parsing and safe to share
 between threads. Heritrix counterpart: ``org.archive.modules.net.Robotstxt``.
 """
 
@@ -16,6 +22,27 @@ from protego import Protego
 
 DEFAULT_MAX_SIZE_BYTES = 512 * 1024
 ROBOTS_PATH = "/robots.txt"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def complete_lines(body: bytes) -> bytes:
+    """``body`` up to its last line end (CR or LF): what is left of a file cut short.
+
+    A directive cut in half could turn ``Disallow: /private`` into ``Disallow: /`` (or
+    ``Allow: /public/x`` into ``Allow: /``), so a partial last line is dropped.
+    """
+    cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
+    return body[: cut + 1] if cut >= 0 else b""
+
+
+def decode_robots(body: bytes) -> str:
+    """The text of a robots.txt body: UTF-8 (or BOM-marked UTF-16), junk replaced, NULs as
+    line ends, no byte-order mark."""
+    if body.startswith(_UTF16_BOMS):
+        text = body.decode("utf-16", errors="replace")
+    else:
+        text = body.decode("utf-8", errors="replace")
+    return text.lstrip("\ufeff").replace("\x00", "\n")
 
 
 def is_robots_uri(uri: str) -> bool:
@@ -46,16 +73,15 @@ class RobotsRules:
 
     @classmethod
     def parse(cls, body: bytes, max_size_bytes: int = DEFAULT_MAX_SIZE_BYTES) -> RobotsRules:
-        """Parse at most ``max_size_bytes`` of a robots.txt body; garbage gives ALLOW_ALL."""
+        """Parse the complete lines within ``max_size_bytes`` of a robots.txt body (0: all).
+
+        Lines that are not directives are skipped; a file without any usable group gives
+        ALLOW_ALL.
+        """
         if max_size_bytes > 0 and len(body) > max_size_bytes:
-            # A directive cut in half at the limit could turn "Disallow: /private" into
-            # "Disallow: /", so only complete lines are kept.
-            body = body[:max_size_bytes]
-            cut = body.rfind(b"\n")
-            body = body[: cut + 1] if cut >= 0 else b""
-        text = body.decode("utf-8", errors="replace").lstrip("\ufeff")
-        # NUL bytes mean a binary file served as robots.txt; protego would read it as text.
-        if not text.strip() or "\x00" in text:
+            body = complete_lines(body[:max_size_bytes])
+        text = decode_robots(body)
+        if not text.strip():
             return cls.ALLOW_ALL
         try:
             parser = Protego.parse(text)

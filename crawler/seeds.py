@@ -6,6 +6,12 @@ letter or digit is a seed (``http://`` is prepended when it has no scheme, so ``
 the scope rules; any other line is ignored. A seed that does not normalize is reported in
 ``errors`` and skipped: one bad line never stops a crawl. Heritrix counterpart:
 ``TextSeedModule``.
+
+Beyond Heritrix, a seed may be followed by options, ``name=value`` words after whitespace:
+``http://example.com/ max_hops=2`` crawls that seed's descendants at most 2 hops deep, whatever
+the scope's TooManyHopsDecideRule says (``max_hops`` is the only option). A line whose trailing
+words are not all ``name=value`` reads as before (the whole line is the URI); an unknown option or
+a bad value is reported in ``errors`` and the seed is crawled without it.
 """
 
 from __future__ import annotations
@@ -25,6 +31,9 @@ if TYPE_CHECKING:
 # Heritrix's test is "letter, then word chars, '+' or '-', then ':'"; "host:port" is not a scheme.
 _SCHEME_RE = re.compile(r"[A-Za-z][\w+\-.]*:(?!\d)")
 _INLINE_COMMENT_RE = re.compile(r"\s+#.*$")
+_OPTION_RE = re.compile(r"[A-Za-z_][\w-]*=\S*")
+SEED_OPTIONS = ("max_hops",)
+"""Options a seed line may carry after its URI."""
 
 
 @dataclass
@@ -32,12 +41,14 @@ class SeedList:
     """The outcome of reading seeds.
 
     ``uris`` are normalized, de-duplicated, in first-seen order; ``sources`` maps each to the line
-    it came from (the Heritrix source tag); ``directives`` keep their ``+``/``-``; every entry of
-    ``errors`` starts with the offending text, then says why and where.
+    it came from (the Heritrix source tag, options left out); ``max_hops`` holds the seeds that
+    set their own hop limit; ``directives`` keep their ``+``/``-``; every entry of ``errors``
+    starts with the offending text, then says why and where.
     """
 
     uris: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
+    max_hops: dict[str, int] = field(default_factory=dict)
     directives: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
@@ -65,6 +76,10 @@ class SeedList:
             self.ignored.append(f"{line} ignored: neither a seed nor a directive ({where})")
 
     def _add_seed(self, text: str, where: str) -> None:
+        words = text.split()
+        options: list[str] = []
+        if len(words) > 1 and all(_OPTION_RE.fullmatch(word) for word in words[1:]):
+            text, options = words[0], words[1:]
         uri = text if _SCHEME_RE.match(text) else "http://" + text
         try:
             normal = normalize(uri)
@@ -74,12 +89,43 @@ class SeedList:
         if normal not in self.sources:
             self.uris.append(normal)
             self.sources[normal] = text
+            for option in options:
+                self._apply_option(normal, option, where)
+
+    def _apply_option(self, uri: str, option: str, where: str) -> None:
+        name, _, value = option.partition("=")
+        if name == "max_hops" and value.isdigit():
+            self.max_hops[uri] = int(value)
+            return
+        why = (
+            "max_hops takes a whole number of hops (0 or more)"
+            if name == "max_hops"
+            else f"unknown seed option; known: {', '.join(SEED_OPTIONS)}"
+        )
+        self.errors.append(f"{option} ignored: {why}; {uri} is crawled without it ({where})")
 
 
 def parse_seeds(lines: Iterable[str], origin: str = "seeds") -> SeedList:
     """Seeds and directives of ``lines`` in seed-list syntax."""
     seeds = SeedList()
     seeds.extend(lines, origin)
+    return seeds
+
+
+ADDED_SEEDS_FILE = "seeds-added.txt"
+"""File of a run directory listing, in seed-list syntax, the seeds and directives that joined
+the running crawl (``*.seeds`` action files, seeds' redirects), so ``crawler resume`` and the
+reports know them."""
+
+
+def read_added_seeds(run_dir: Path) -> SeedList:
+    """The seeds and directives of ``run_dir``'s :data:`ADDED_SEEDS_FILE` (none if missing)."""
+    seeds = SeedList()
+    try:
+        text = (run_dir / ADDED_SEEDS_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return seeds
+    seeds.extend(text.splitlines(), ADDED_SEEDS_FILE)
     return seeds
 
 

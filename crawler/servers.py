@@ -15,8 +15,9 @@ import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from crawler.line_file import LineFile
 from crawler.robots import DEFAULT_MAX_SIZE_BYTES, RobotsRules
 from crawler.urls import UriError, server_key
 
@@ -80,7 +81,7 @@ class ServerCache:
         self._robots: dict[str, RobotsState] = {}
         self._hosts: dict[str, HostState] = {}
         self._claims: dict[str, float] = {}
-        self._journal: IO[str] | None = None
+        self._journal: LineFile | None = None
         self._journal_lock = threading.Lock()
 
     # ----------------------------------------------------------------- journal
@@ -98,7 +99,8 @@ class ServerCache:
                     except (ValueError, KeyError, TypeError):
                         continue
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._journal = path.open("a", encoding="utf-8", buffering=1)
+        # A LineFile: a full disk keeps an entry in memory until there is room, never raises.
+        self._journal = LineFile(path)
         return replayed
 
     def close_journal(self) -> None:
@@ -125,7 +127,7 @@ class ServerCache:
         line = json.dumps(entry, separators=(",", ":"))
         with self._journal_lock:
             if self._journal is not None:
-                self._journal.write(line + "\n")
+                self._journal.write(line)
 
     # ------------------------------------------------------------ prerequisites
     def claim_prerequisite(self, key: str, now_s: float, hold_s: float) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 import threading
 from collections import Counter
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -115,6 +116,9 @@ class CrawlStats:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._t = StatsTotals()
+        # Per-domain success tallies ([urls, bytes]), kept only once asked for (quotas).
+        self._domain_of: Callable[[str], str] | None = None
+        self._domains: dict[str, list[int]] = {}
 
     def _host(self, host: str) -> HostStats:
         hs = self._t.hosts.get(host)
@@ -161,12 +165,18 @@ class CrawlStats:
     ) -> None:
         host = host_of(uri)
         kind = classify_success(status, annotations) if status > 0 else ""
+        domain_of = self._domain_of
+        domain = domain_of(host) if domain_of is not None and status > 0 else None
         with self._lock:
             t = self._t
             t.finished += 1
             t.by_status[status] += 1
             hs = self._host(host)
             if status > 0:
+                if domain is not None:
+                    tally = self._domains.setdefault(domain, [0, 0])
+                    tally[0] += 1
+                    tally[1] += size
                 t.succeeded += 1
                 t.bytes += size
                 t.by_mime[mime] += 1
@@ -203,12 +213,14 @@ class CrawlStats:
                 if location and status in _REDIRECTS:
                     t.seed_redirects[uri] = location
 
-    def replay_crawl_log(self, path: Path) -> int:
+    def replay_crawl_log(self, path: Path, seeds: Collection[str] = ()) -> int:
         """Count every line of an existing crawl.log; returns lines counted.
 
-        Used by a resumed crawl and by reports built from a run directory. A seed's redirect
-        target is taken from the ``R`` line whose via is the seed. Unparseable lines (e.g. a line
-        cut short by a crash) are skipped.
+        Used by a resumed crawl and by reports built from a run directory. A line is a seed's
+        when its hop path is ``-`` or its URI is one of ``seeds`` (seeds that joined the crawl
+        with a hop path, such as a seed's redirect target). A seed's redirect target is taken
+        from the ``R`` line whose via is the seed. Unparseable lines (e.g. a line cut short by a
+        crash) are skipped.
         """
         if not path.exists():
             return 0
@@ -225,7 +237,7 @@ class CrawlStats:
                     continue
                 uri, hops, via, mime = cols[0], cols[1], cols[2], cols[3]
                 notes = cols[8] if len(cols) > 8 else "-"
-                is_seed = hops == "-"
+                is_seed = hops == "-" or uri in seeds
                 self._record(
                     uri,
                     status,
@@ -265,6 +277,35 @@ class CrawlStats:
             )
             return [(h, HostStats(**vars(s))) for h, s in top]
 
+    def host_tally(self, host: str) -> tuple[int, int]:
+        """Successes and their bytes for ``host`` (as :func:`host_of` names it)."""
+        with self._lock:
+            hs = self._t.hosts.get(host)
+            return (hs.urls, hs.bytes) if hs is not None else (0, 0)
+
+    def track_domains(self, domain_of: Callable[[str], str]) -> None:
+        """Keep success tallies per domain from now on (``domain_of`` maps a :func:`host_of`
+        host to its domain; it must be thread-safe), starting from the hosts counted so far."""
+        with self._lock:
+            self._domain_of = domain_of
+            self._recount_domains()
+
+    def domain_tally(self, domain: str) -> tuple[int, int]:
+        """Successes and their bytes for ``domain`` (after :meth:`track_domains`)."""
+        with self._lock:
+            tally = self._domains.get(domain)
+            return (tally[0], tally[1]) if tally is not None else (0, 0)
+
+    def _recount_domains(self) -> None:
+        self._domains = {}
+        if self._domain_of is None:
+            return
+        for host, hs in self._t.hosts.items():
+            if hs.urls:
+                tally = self._domains.setdefault(self._domain_of(host), [0, 0])
+                tally[0] += hs.urls
+                tally[1] += hs.bytes
+
     def totals(self) -> StatsTotals:
         """A consistent copy of every counter."""
         with self._lock:
@@ -284,3 +325,4 @@ class CrawlStats:
         """Replace the counters (resume from saved state)."""
         with self._lock:
             self._t = totals
+            self._recount_domains()

@@ -10,6 +10,8 @@
   tag such as ``F+`` is skipped); offered to the frontier, the uniq filter applies.
 * ``*.force`` — the same, force-fetched (the uniq filter is bypassed).
   ``x.s.schedule`` / ``x.s.force`` scope-test each URI first. Any of these may end in ``.gz``.
+* ``*.sheets`` — a sheets document (:mod:`crawler.sheets.sheet_updates`): sheets added,
+  replaced or removed; an invalid document changes nothing and is logged (``action_failed``).
 * control requests written by the ``crawler`` command: ``*.pause``, ``*.unpause``,
   ``*.terminate``, ``*.report`` (write every report now) and ``*.block`` (the file holds one
   regular expression: a new operator block rule).
@@ -110,6 +112,7 @@ class Steerable(Protocol):
     def schedule(self, curi: CrawlURI) -> bool: ...
     def in_scope(self, curi: CrawlURI) -> bool: ...
     def add_block_rule(self, pattern: str) -> None: ...
+    def update_sheets(self, text: str, source: str = ...) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,7 @@ class ActionFile:
 def classify(name: str) -> tuple[str, bool] | None:
     """(kind, scope_test) for an action file name, None if it is not one."""
     base = name[:-3] if name.endswith(".gz") else name
-    for kind in ("seeds", "schedule", "force", *CONTROL_KINDS):
+    for kind in ("seeds", "schedule", "force", "sheets", *CONTROL_KINDS):
         if base.endswith("." + kind):
             return kind, base.endswith(f".s.{kind}")
     return None
@@ -214,6 +217,9 @@ class ActionDirectory:
             pattern = lines[0] if lines else ""
             target.add_block_rule(pattern)
             return {"rule": pattern}
+        elif kind == "sheets":
+            text = "\n".join(_read_lines(action.path))
+            return target.update_sheets(text, action.path.name)
         elif kind == "seeds":
             seeds = parse_seeds(_read_lines(action.path), action.path.name)
             for problem in seeds.errors:

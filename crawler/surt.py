@@ -158,6 +158,12 @@ class SurtPrefixSet:
         insort(self._sorted, prefix)
         return True
 
+    def copy(self) -> SurtPrefixSet:
+        """An independent set with the same members."""
+        twin = SurtPrefixSet()
+        twin._sorted = list(self._sorted)
+        return twin
+
     def matches(self, surt_form: str) -> bool:
         """True when some member is a prefix of ``surt_form``."""
         i = bisect_right(self._sorted, surt_form)

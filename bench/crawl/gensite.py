@@ -13,7 +13,8 @@ Each page has ``LINKS_PER_PAGE`` anchors: its children in an 8-ary tree over the
 pseudo-random pages, about 1 in 5 of them on another host (absolute ``http://127.0.0.1:PORT``
 URLs); link forms mix directory-relative, ``../``-relative, root-relative and absolute, some with
 ``#fragments``. Filler paragraphs bring a page to ~``PAGE_BYTES``. Everything is a pure function
-of (pages, hosts, port_base): the same arguments write byte-identical files.
+of (pages, hosts, port_base, scheme): the same arguments write byte-identical files; ``scheme``
+"https" (the TLS benchmark, ``tls_bench.py``) writes the other-host links as ``https://``.
 
 Run: ``python bench/crawl/gensite.py OUT [--pages 100000] [--hosts 20] [--port-base 18101]``.
 """
@@ -29,6 +30,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 LINKS_PER_PAGE = 40
 TREE_FANOUT = 8
@@ -88,7 +90,9 @@ def _href(src: int, dst: int, form: int) -> str:
     return path
 
 
-def render_page(host: int, i: int, per_host: int, hosts: int, port_base: int) -> str:
+def render_page(
+    host: int, i: int, per_host: int, hosts: int, port_base: int, scheme: str = "http"
+) -> str:
     """The HTML of page ``i`` of ``host``: a pure function of its arguments."""
     rng = random.Random(host * 10_000_019 + i)
     links: list[str] = []
@@ -102,7 +106,7 @@ def render_page(host: int, i: int, per_host: int, hosts: int, port_base: int) ->
         dst = rng.randrange(per_host)
         if rng.randrange(100) < CROSS_HOST_PERCENT:
             other = rng.randrange(hosts)
-            links.append(f"http://127.0.0.1:{port_base + other}{page_path(dst)}")
+            links.append(f"{scheme}://127.0.0.1:{port_base + other}{page_path(dst)}")
         else:
             href = _href(i, dst, rng.randrange(3))
             if rng.randrange(10) == 0:
@@ -128,7 +132,9 @@ def render_page(host: int, i: int, per_host: int, hosts: int, port_base: int) ->
     return "".join(parts)
 
 
-def _write_host(out: Path, host: int, per_host: int, hosts: int, port_base: int) -> int:
+def _write_host(
+    out: Path, host: int, per_host: int, hosts: int, port_base: int, scheme: str = "http"
+) -> int:
     root = out / f"h{host:02d}"
     (root / "static").mkdir(parents=True, exist_ok=True)
     (root / "static" / "site.css").write_text(_CSS)
@@ -139,28 +145,33 @@ def _write_host(out: Path, host: int, per_host: int, hosts: int, port_base: int)
         (root / f"d{d:03d}").mkdir(exist_ok=True)
         (root / f"d{d:03d}" / "banner.png").write_bytes(_PNG)
     for i in range(per_host):
-        data = render_page(host, i, per_host, hosts, port_base).encode()
+        data = render_page(host, i, per_host, hosts, port_base, scheme).encode()
         with open(root / _file_path(i), "wb") as fh:
             fh.write(data)
         written += len(data)
     return written
 
 
-def params_of(pages: int, hosts: int, port_base: int) -> dict[str, int]:
-    return {"pages": pages, "hosts": hosts, "port_base": port_base, "version": 1}
+def params_of(pages: int, hosts: int, port_base: int, scheme: str = "http") -> dict[str, Any]:
+    params: dict[str, Any] = {"pages": pages, "hosts": hosts, "port_base": port_base, "version": 1}
+    if scheme != "http":
+        params["scheme"] = scheme
+    return params
 
 
-def is_generated(out: Path, pages: int, hosts: int, port_base: int) -> bool:
+def is_generated(out: Path, pages: int, hosts: int, port_base: int, scheme: str = "http") -> bool:
     marker = out / ".complete"
     try:
-        return bool(json.loads(marker.read_text()) == params_of(pages, hosts, port_base))
+        return bool(json.loads(marker.read_text()) == params_of(pages, hosts, port_base, scheme))
     except (OSError, ValueError):
         return False
 
 
-def generate(out: Path, pages: int, hosts: int, port_base: int, workers: int = 0) -> float:
+def generate(
+    out: Path, pages: int, hosts: int, port_base: int, workers: int = 0, scheme: str = "http"
+) -> float:
     """Write the site under ``out`` unless it is there with the same parameters; seconds spent."""
-    if is_generated(out, pages, hosts, port_base):
+    if is_generated(out, pages, hosts, port_base, scheme):
         return 0.0
     started = time.monotonic()
     if out.exists():
@@ -169,10 +180,11 @@ def generate(out: Path, pages: int, hosts: int, port_base: int, workers: int = 0
     per_host = pages // hosts
     with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
         futures = [
-            pool.submit(_write_host, out, h, per_host, hosts, port_base) for h in range(hosts)
+            pool.submit(_write_host, out, h, per_host, hosts, port_base, scheme)
+            for h in range(hosts)
         ]
         total = sum(f.result() for f in futures)
-    (out / ".complete").write_text(json.dumps(params_of(pages, hosts, port_base)))
+    (out / ".complete").write_text(json.dumps(params_of(pages, hosts, port_base, scheme)))
     elapsed = time.monotonic() - started
     print(
         f"gensite: {per_host * hosts} pages, {total / 1e6:.0f} MB in {elapsed:.1f}s -> {out}",

@@ -8,6 +8,12 @@ foreground as a child process. Every request is one access-log line::
 
 ``read_log(start, end)`` parses the lines written between two byte offsets of the log, so each
 crawl is measured from its own slice of one log.
+
+With ``tls=(certificate chain, key)`` the ports in ``tls_ports`` speak HTTPS (TLS 1.2 and 1.3,
+nginx's default session tickets), and a second log, ``connections.log``, gets one line per
+request of every port: ``<connection serial> <request number on it> <scheme>
+<ssl_session_reused>`` (``r`` for a resumed TLS session, else ``.``), read back by
+``read_connections`` — how many connections, and TLS handshakes, a crawl cost.
 """
 
 from __future__ import annotations
@@ -34,10 +40,16 @@ class LogEntry:
     body_bytes: int
 
 
-def _server_block(port: int, root: Path) -> str:
+CONNECTION_FORMAT = "$connection $connection_requests $scheme $ssl_session_reused"
+
+
+def _server_block(port: int, root: Path, tls: tuple[Path, Path] | None = None) -> str:
+    listen = f"127.0.0.1:{port} ssl" if tls else f"127.0.0.1:{port}"
+    certs = f"ssl_certificate {tls[0]};\n        ssl_certificate_key {tls[1]};" if tls else ""
     return f"""
     server {{
-        listen 127.0.0.1:{port};
+        listen {listen};
+        {certs}
         server_name _;
         root {root};
         index index.html;
@@ -46,10 +58,27 @@ def _server_block(port: int, root: Path) -> str:
     }}"""
 
 
-def render_config(prefix: Path, sites: dict[int, Path], workers: int) -> str:
-    """The whole nginx.conf for ``sites`` (port -> document root)."""
+def render_config(
+    prefix: Path,
+    sites: dict[int, Path],
+    workers: int,
+    tls: tuple[Path, Path] | None = None,
+    tls_ports: frozenset[int] = frozenset(),
+    keepalive_requests: int = 1_000_000,
+) -> str:
+    """The whole nginx.conf for ``sites`` (port -> document root); ``tls_ports`` over HTTPS."""
     user = "user root root;\n" if os.geteuid() == 0 else ""
-    servers = "".join(_server_block(port, root) for port, root in sorted(sites.items()))
+    servers = "".join(
+        _server_block(port, root, tls if port in tls_ports else None)
+        for port, root in sorted(sites.items())
+    )
+    conn_log = ""
+    if tls is not None:
+        conn_log = (
+            f"\n    log_format conn '{CONNECTION_FORMAT}';"
+            f"\n    access_log {prefix}/connections.log conn;"
+            "\n    ssl_protocols TLSv1.2 TLSv1.3;"
+        )
     return f"""{user}worker_processes {workers};
 daemon off;
 pid {prefix}/nginx.pid;
@@ -63,7 +92,7 @@ http {{
     }}
     default_type application/octet-stream;
     log_format bench '{LOG_FORMAT}';
-    access_log {prefix}/access.log bench;
+    access_log {prefix}/access.log bench;{conn_log}
     client_body_temp_path {prefix}/tmp/body;
     proxy_temp_path {prefix}/tmp/proxy;
     fastcgi_temp_path {prefix}/tmp/fastcgi;
@@ -72,7 +101,7 @@ http {{
     sendfile on;
     tcp_nopush on;
     keepalive_timeout 65;
-    keepalive_requests 1000000;
+    keepalive_requests {keepalive_requests};
     open_file_cache max=2000 inactive=20s;
     gzip off;
     server_tokens off;{servers}
@@ -83,11 +112,26 @@ http {{
 class NginxServer:
     """Owns one nginx process; ``start()`` returns when every port accepts connections."""
 
-    def __init__(self, prefix: Path, sites: dict[int, Path], workers: int = 1) -> None:
+    def __init__(
+        self,
+        prefix: Path,
+        sites: dict[int, Path],
+        workers: int = 1,
+        tls: tuple[Path, Path] | None = None,
+        tls_ports: frozenset[int] = frozenset(),
+        keepalive_requests: int = 1_000_000,
+    ) -> None:
         self.prefix = prefix.resolve()
         self.sites = sites
         self.workers = workers
+        self.tls = tls
+        self.tls_ports = tls_ports
+        self.keepalive_requests = keepalive_requests
         self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def connections_log(self) -> Path:
+        return self.prefix / "connections.log"
 
     @property
     def access_log(self) -> Path:
@@ -97,8 +141,18 @@ class NginxServer:
         binary = shutil.which("nginx") or "/usr/sbin/nginx"
         (self.prefix / "tmp").mkdir(parents=True, exist_ok=True)
         conf = self.prefix / "nginx.conf"
-        conf.write_text(render_config(self.prefix, self.sites, self.workers))
+        conf.write_text(
+            render_config(
+                self.prefix,
+                self.sites,
+                self.workers,
+                self.tls,
+                self.tls_ports,
+                self.keepalive_requests,
+            )
+        )
         self.access_log.write_bytes(b"")
+        self.connections_log.write_bytes(b"")
         self.proc = subprocess.Popen(
             [binary, "-p", str(self.prefix), "-c", str(conf), "-e", str(self.prefix / "error.log")],
             stdin=subprocess.DEVNULL,
@@ -136,6 +190,38 @@ class NginxServer:
             fh.seek(start)
             data = fh.read() if end is None else fh.read(end - start)
         return parse_log(data.decode("utf-8", "replace"))
+
+
+@dataclass(frozen=True)
+class ConnectionCounts:
+    """Requests, distinct connections and resumed TLS sessions in a slice of connections.log."""
+
+    requests: int
+    connections: int
+    resumed: int
+
+
+def read_connections(path: Path, start: int, end: int | None = None) -> ConnectionCounts:
+    """Counts of the ``CONNECTION_FORMAT`` lines between byte offsets ``start`` and ``end``.
+
+    A connection is counted once (its serial); one whose first request fell before ``start``
+    is counted too, as it served requests of this slice.
+    """
+    with path.open("rb") as fh:
+        fh.seek(start)
+        data = fh.read() if end is None else fh.read(end - start)
+    serials: set[str] = set()
+    resumed: set[str] = set()
+    requests = 0
+    for line in data.decode("ascii", "replace").splitlines():
+        fields = line.split()
+        if len(fields) != 4:
+            continue
+        requests += 1
+        serials.add(fields[0])
+        if fields[3] == "r":
+            resumed.add(fields[0])
+    return ConnectionCounts(requests, len(serials), len(resumed))
 
 
 def parse_log(text: str) -> list[LogEntry]:

@@ -54,6 +54,10 @@ def command(peer: str, corpus: Corpus, out_dir: Path) -> list[str]:
             f"seeds.urls={json.dumps(corpus.starts)}",
             "--set",
             f"toe_threads={CONCURRENCY}",
+            # The corpus numbers its pages (/d000/p1.html): one URL template per host, which the
+            # default trap budget would cut at 30 pages; the peers crawl everything.
+            "--set",
+            "scope.8.params.max_uris_per_template=0",
             "--run-dir",
             str(out_dir / "run"),
         ]

@@ -1,5 +1,6 @@
 """REST endpoints about runs: status and tallies, chart series, logs, alerts, reports, and the
-steering verbs (pause, unpause, terminate, add seeds, block a regex, write reports) — the same
+steering verbs (pause, unpause, terminate, add seeds, block a regex, change sheets, write
+reports) — the same
 action files the ``crawler`` commands drop (:mod:`crawler.steering`). Nothing here opens a
 crawl's state; names of logs and reports are checked against fixed lists (no path from the
 request ever reaches the file system)."""
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Annotated, Any
 
+import yaml
 from fastapi import APIRouter, Query, status
 
 from crawler.console.errors import ApiError
@@ -24,12 +26,15 @@ from crawler.console.models import (
     ReportText,
     RunSummary,
     SeedsBody,
+    SheetsBody,
 )
 from crawler.console.state import ConsoleState
 from crawler.console.workspace import NotFoundError, RunRef, check_name, run_summary
 from crawler.logs import LOG_NAMES
+from crawler.order.errors import OrderError
 from crawler.reports import REPORT_NAMES, write_reports
 from crawler.seeds import parse_seeds
+from crawler.sheets.sheet_updates import check_change, sheets_in_force
 from crawler.status import is_running, read_status
 from crawler.steering import action_taken, drop_action, valid_regex
 
@@ -292,5 +297,45 @@ def runs_router(state: ConsoleState) -> APIRouter:
             )
         taken, seen = _wait(ref.path, name, ("RUNNING", "PAUSING", "PAUSED", "STOPPING"), wait_s)
         return ActionResult(action=name, taken=taken, state=seen, message="block rule sent")
+
+    @router.get("/{run_id}/sheets", summary="The sheets in force (per-site overlays)")
+    def get_sheets(run_id: str) -> dict[str, Any]:
+        ref = ws.run(run_id)
+        try:
+            sheets, _ = sheets_in_force(ref.path)
+        except FileNotFoundError as exc:
+            raise ApiError(404, str(exc)) from None
+        except OrderError as exc:
+            raise ApiError(409, f"the run's sheets cannot be read: {exc}") from None
+        return {"sheets": [sheet.model_dump(mode="json") for sheet in sheets]}
+
+    @router.post(
+        "/{run_id}/sheets",
+        status_code=status.HTTP_202_ACCEPTED,
+        summary="Add, replace (by name) or remove sheets while the crawl runs",
+    )
+    def change_sheets(run_id: str, body: SheetsBody, wait_s: WaitS = 0.0) -> ActionResult:
+        ref = ws.run(run_id)
+        if not (ref.path / "action").is_dir():
+            raise ApiError(409, f"run {ref.id} is not a crawl's run directory (no action/)")
+        text = yaml.safe_dump(body.model_dump(mode="json"), sort_keys=False)
+        try:
+            issues = check_change(ref.path, text, "body")
+        except FileNotFoundError as exc:
+            raise ApiError(409, str(exc)) from None
+        if issues:
+            details = [{"path": i.path, "message": str(i)} for i in issues]
+            raise ApiError(422, f"invalid sheets: {issues[0]}", details)
+        doc = read_status(ref.path)
+        name = drop_action(ref.path, "sheets", text)
+        if not is_running(doc):
+            return ActionResult(
+                action=name,
+                taken=False,
+                state=_state(ref, doc, state),
+                message="the crawl is not running: the sheets apply when it is resumed",
+            )
+        taken, seen = _wait(ref.path, name, ("RUNNING", "PAUSING", "PAUSED", "STOPPING"), wait_s)
+        return ActionResult(action=name, taken=taken, state=seen, message="sheets sent")
 
     return router

@@ -19,6 +19,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Redirect
 from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
 
+from crawler.console.api_archive import archive_router
 from crawler.console.api_jobs import jobs_router
 from crawler.console.api_runs import runs_router
 from crawler.console.auth import (
@@ -103,6 +104,7 @@ def create_app(state: ConsoleState, token: str) -> ASGIApp:
     secured = [Security(_bearer)]
     app.include_router(jobs_router(state), dependencies=secured)
     app.include_router(runs_router(state), dependencies=secured)
+    app.include_router(archive_router(state), dependencies=secured)
 
     @app.get("/api/openapi.json", include_in_schema=False)
     def openapi() -> JSONResponse:

@@ -41,6 +41,24 @@ class BlockBody(Body):
     regex: str = Field(min_length=1, max_length=MAX_REGEX_CHARS, examples=[r"\.pdf$"])
 
 
+class SheetsBody(Body):
+    """Sheets to add or replace (by name) and names of sheets to remove (README "Sheets")."""
+
+    sheets: list[dict[str, Any]] = Field(
+        default_factory=list,
+        examples=[
+            [
+                {
+                    "name": "slow",
+                    "hosts": ["example.org"],
+                    "settings": {"frontier.politeness.min_delay_ms": 10000},
+                }
+            ]
+        ],
+    )
+    remove: list[str] = Field(default_factory=list, description="names of sheets to drop")
+
+
 class ErrorResponse(BaseModel):
     """Every error: the HTTP status, a message for people, and details where there are some
     (order issues by YAML path, invalid fields)."""

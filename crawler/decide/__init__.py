@@ -44,6 +44,7 @@ from crawler.decide.surt_rules import (
     ViaSurtPrefixedDecideRule,
     ViaSurtPrefixedParams,
 )
+from crawler.decide.trap_budget import TRAP_ANNOTATION, TrapBudgetDecideRule, TrapBudgetParams
 from crawler.decide.uri_rules import (
     FILE_PATTERN_PRESETS,
     MatchesFilePatternDecideRule,
@@ -64,6 +65,7 @@ from crawler.decide.uri_rules import (
 
 __all__ = [
     "FILE_PATTERN_PRESETS",
+    "TRAP_ANNOTATION",
     "AcceptDecideRule",
     "ContentLengthDecideRule",
     "ContentLengthParams",
@@ -115,6 +117,8 @@ __all__ = [
     "TooManyPathSegmentsParams",
     "TransclusionDecideRule",
     "TransclusionParams",
+    "TrapBudgetDecideRule",
+    "TrapBudgetParams",
     "ViaSurtPrefixedDecideRule",
     "ViaSurtPrefixedParams",
 ]

@@ -85,10 +85,17 @@ class TooManyHopsParams(PredicatedParams):
 
 class TooManyHopsDecideRule(PredicatedDecideRule[TooManyHopsParams]):
     """REJECT when the total hop count from the seed exceeds ``max_hops`` (all hop letters
-    count, including those dropped from the shown hop path)."""
+    count, including those dropped from the shown hop path), or the hop limit of the URI's seed
+    when its seed-list line set one (``http://example.com/ max_hops=2``: ``seed_max_hops``, more
+    or less than ``max_hops``). A sheet may set ``max_hops`` for some sites."""
+
+    sheet_params = frozenset({"max_hops"})
 
     def evaluate(self, curi: CrawlURI) -> bool:
-        return curi.hops_dropped + len(curi.hop_path) > self.params.max_hops
+        limit = curi.seed_max_hops
+        if limit < 0:
+            limit = self.params_for(curi).max_hops
+        return curi.hops_dropped + len(curi.hop_path) > limit
 
 
 class TransclusionParams(PredicatedParams):

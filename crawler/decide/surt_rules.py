@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import AfterValidator, Field
 
 from crawler.decide.rules import PredicatedDecideRule, PredicatedParams
-from crawler.surt import SurtPrefixSet, coerce_http, surt
+from crawler.surt import SurtPrefixSet, coerce_http, surt, surt_prefix_from_seed
 from crawler.urls import UriError, host_port, normalize
 
 if TYPE_CHECKING:
@@ -45,7 +45,8 @@ class SurtPrefixedDecideRule(PredicatedDecideRule[SurtPrefixedParams]):
     that host only, ``http://example.com/docs/a.html`` everything under ``/docs/``. Seed-list
     directives among the seeds always count: ``+entry`` for an ACCEPT rule, ``-entry`` for a
     REJECT rule. ``rejected_entries`` lists entries that were not usable URIs.
-    :meth:`bind` raises ``OSError`` if ``surts_file`` cannot be read.
+    :meth:`bind` raises ``OSError`` if ``surts_file`` cannot be read. :meth:`seed_added` adds a
+    new seed's prefix (copy on write: readers never see a half-changed set).
     """
 
     def __init__(self, params: SurtPrefixedParams | None = None) -> None:
@@ -67,6 +68,19 @@ class SurtPrefixedDecideRule(PredicatedDecideRule[SurtPrefixedParams]):
         bad += prefixes.import_lines(self.params.surts, directives="+" + own)
         self.prefixes = prefixes
         self.rejected_entries = bad
+
+    def seed_added(self, uri: str) -> None:
+        if not self.params.seeds_as_surt_prefixes:
+            return
+        try:
+            prefix = surt_prefix_from_seed(uri)
+        except UriError:
+            return
+        if self.prefixes.matches(prefix):
+            return  # already covered (an http -> https redirect, a path under the seed's)
+        widened = self.prefixes.copy()
+        widened.add(prefix)
+        self.prefixes = widened
 
     def _under(self, uri: str) -> bool:
         return self.prefixes.matches(coerce_http(surt(uri)))

@@ -129,13 +129,16 @@ class TooManyPathSegmentsDecideRule(PredicatedDecideRule[TooManyPathSegmentsPara
 class SchemeNotInSetParams(PredicatedParams):
     decision: Decision = Field("REJECT", description="answer for a scheme not in the set")
     schemes: list[str] = Field(
-        default_factory=lambda: ["http", "https", "ftp", "dns", "whois", "sftp"],
-        description="schemes that are let through",
+        default_factory=lambda: ["http", "https", "dns"],
+        description="schemes that are let through (default: the ones the crawler fetches; "
+        "Heritrix also lets ftp, whois and sftp through)",
     )
 
 
 class SchemeNotInSetDecideRule(PredicatedDecideRule[SchemeNotInSetParams]):
-    """REJECT URIs whose scheme is not one of ``schemes``."""
+    """REJECT URIs whose scheme is not one of ``schemes``. The default set is what the fetch
+    chain can fetch (http, https, dns): a scheme let through that no fetcher handles would only
+    waste a queue. Heritrix counterpart: ``SchemeNotInSetDecideRule``."""
 
     def __init__(self, params: SchemeNotInSetParams | None = None) -> None:
         super().__init__(params)

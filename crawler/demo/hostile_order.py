@@ -25,9 +25,9 @@ def crawl_settings(site: HostileSite, toe_threads: int = 6) -> list[str]:
 
     Short fetch timeouts (2 s total, 1 s per read) and retries (3 attempts, 0.2 s apart) keep
     the stalls and cuts fast; Retry-After is honoured up to ``RETRY_AFTER_CAP_S``; politeness is
-    off (our own server). The default scope ends the calendar trap (TooManyHopsDecideRule, 20
-    hops: months -19..19) and the endless redirect chain (TransclusionDecideRule's
-    ``max_redirect_hops``).
+    off (our own server). The default scope ends the calendar trap (TrapBudgetDecideRule: 30
+    months of ``/calendar?month={n}``, before TooManyHopsDecideRule's 20 hops would) and the
+    endless redirect chain (TransclusionDecideRule's ``max_redirect_hops``).
     ``limits.max_time_s`` is only a safety net: the crawl must end "Finished" well before.
     """
     return [

@@ -159,7 +159,8 @@ def huge_robots(size_bytes: int, cap_rule: str, late_rule: str) -> bytes:
 
 
 def garbage_robots(size_bytes: int) -> bytes:
-    """Binary noise served as robots.txt (a misconfigured server): must mean "allow all"."""
+    """Binary noise served as robots.txt (a misconfigured server): it holds no group (its
+    "Disallow: /" has no User-agent line), so it allows everything."""
     return b"\x00\xff" + random.Random(11).randbytes(size_bytes) + b"\nDisallow: /\n"
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import signal
 import socket
 import threading
@@ -234,6 +235,18 @@ class SampleSite:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+    def change(self, url: str, body: bytes) -> None:
+        """Serve ``body`` at ``url`` (a page of the site) from now on, with the same status and
+        Content-Type: the site as a recrawl finds it after an edit. ``KeyError`` if ``url`` is
+        not one of the site's pages."""
+        for server, origin in zip(self._servers, self.content.origins, strict=True):
+            if url.startswith(origin + "/"):
+                path = url[len(origin) :]
+                resource = self.content.hosts[origin][path]
+                server.routes[path] = _route(dataclasses.replace(resource, body=body))
+                return
+        raise KeyError(url)
 
     def record(self, entry: LoggedRequest) -> None:
         with self._log_lock:

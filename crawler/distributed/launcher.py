@@ -106,6 +106,14 @@ def run_workers(
         print(f"crawl-wide reports: {run_dir / 'reports'}", file=out)
     except OSError as exc:
         print(f"cannot write the crawl-wide reports: {exc}", file=err)
+    if order.archive.wacz:  # workers leave it to this process: one package of every worker
+        from crawler.archive.wacz import package_at_end
+
+        try:
+            wacz = package_at_end(run_dir, order.name, order.archive.wacz_file)
+            print(f"WACZ: {wacz.path}", file=out)
+        except Exception as exc:  # noqa: BLE001 - the crawl is done; say why there is no WACZ
+            print(f"cannot write the WACZ package: {exc}", file=err)
     return code
 
 

@@ -60,4 +60,5 @@ def worker_overrides(order: CrawlOrder, url: str, namespace: str, worker_id: str
             prefix = field.default if field is not None else None
         if isinstance(prefix, str):
             sets.append(f"chains.write.{proc.name}.params.prefix={q(f'{prefix}-{worker_id}')}")
+    sets.append("archive.wacz=false")  # the launcher packages every worker's WARCs at the end
     return sets

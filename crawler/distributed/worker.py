@@ -10,7 +10,12 @@ frontier is empty. With ``crawl_id`` it refuses to join a later crawl of the sam
 :class:`ControlFollower`, a daemon thread beside the crawl, applies the crawl-wide control state
 (pause, unpause, terminate, set through Redis by any machine) to the controller every
 :data:`CONTROL_POLL_S` and publishes this worker's heartbeat (state, counts, busy threads) for
-``crawler status``. A Redis outage keeps the current state; the next beat catches up.
+``crawler status``; it also adds the seeds other workers discovered (a seed's redirect target,
+listed in Redis) to this worker's scope, so a page under such a seed is scoped alike whichever
+worker fetches it. It also puts in force the crawl-wide sheets (a Redis key and its version,
+published by any worker that took a ``*.sheets`` action file, or by ``crawler sheets``), so a
+change reaches every worker within :data:`CONTROL_POLL_S`. A Redis outage keeps the current
+state; the next beat catches up.
 
 Thread-safety: the follower only calls the controller's thread-safe operator methods.
 """
@@ -78,6 +83,11 @@ def worker_main(
         run_dir.mkdir(parents=True, exist_ok=True)
         print(run_dir, file=out, flush=True)
         controller = CrawlController(order, run_dir)
+        ns = entry.namespace
+        seeds = controller.seed_module
+        seeds.publish = lambda uri, via: registry.add_seed(ns, uri, via)
+        seeds.fetch_shared = lambda start: registry.seeds_since(ns, start)
+        controller.publish_sheets = lambda text: _publish(registry, ns, text)
         keeper = ControlFollower(registry, entry.namespace, wid, controller)
         keeper.start()
         try:
@@ -94,6 +104,10 @@ def worker_main(
     return code
 
 
+def _publish(registry: CrawlRegistry, ns: str, text: str) -> None:
+    registry.publish_sheets(ns, text)
+
+
 class ControlFollower(threading.Thread):
     """Applies the crawl-wide control state to one worker's controller; sends heartbeats."""
 
@@ -103,6 +117,7 @@ class ControlFollower(threading.Thread):
         super().__init__(name="crawl-control", daemon=True)
         self.registry, self.ns, self.wid, self.controller = registry, ns, wid, controller
         self._stop_event = threading.Event()
+        self.sheets_version = 0
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -120,11 +135,37 @@ class ControlFollower(threading.Thread):
                 c.request_stop("Finished - Ended by operator")
             elif wish == "PAUSED" and c.state == "RUNNING":
                 c.pause()
-            elif wish == "RUNNING" and c.state in ("PAUSING", "PAUSED"):
-                c.unpause()
+            elif wish == "RUNNING" and "operator" in c.pause_reasons:
+                # Only the operator's pause: a worker whose disk guard paused it stays paused.
+                c.unpause("operator")
+            self._follow_seeds()
+            self.follow_sheets()
             self._beat()
             if self._stop_event.wait(CONTROL_POLL_S):
                 return
+
+    def _follow_seeds(self) -> None:
+        """Add the seeds other workers discovered (seeds' redirects) to this worker's scope."""
+        c = self.controller
+        if c.state in ("NASCENT", "PREPARING"):
+            return  # the seed module loads its seeds first
+        with contextlib.suppress(Exception):  # Redis away: the next poll catches up
+            c.seed_module.catch_up()
+
+    def follow_sheets(self) -> None:
+        """Put the crawl-wide sheets in force when their version changed (any worker's action
+        file, ``crawler sheets``); an invalid document is logged and skipped."""
+        try:
+            version, document = self.registry.sheets(self.ns)
+        except Exception:  # noqa: BLE001 - Redis away: the next poll catches up
+            return
+        if version <= self.sheets_version:
+            return
+        self.sheets_version = version
+        try:
+            self.controller.replace_sheets(document, f"redis sheets v{version}")
+        except OrderError as exc:
+            self.controller.logger.error("sheets_rejected", version=version, error=str(exc))
 
     def _beat(self) -> None:
         c = self.controller

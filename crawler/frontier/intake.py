@@ -181,6 +181,17 @@ class FrontierIntake:
             out[i] = ok
         return out
 
+    def claim(self, curi: CrawlURI) -> bool:
+        """Add ``curi``'s canonical form to the uniq filter without queueing it: the URI is
+        fetched elsewhere (a browser page's sub-resource). True if it was new."""
+        if self._closed:
+            return False
+        try:
+            curi.canonical = self._prepare.canonical(curi.uri)
+        except ValueError:
+            return False
+        return bool(self._uniq.add(curi.canonical))
+
     def seen_recently(self, uris: Sequence[str]) -> list[bool]:
         """True for each URI the uniq filter recorded lately (answered without I/O or lock).
 

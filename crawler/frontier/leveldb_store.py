@@ -14,6 +14,13 @@ Deleting a queue's head leaves a tombstone that a seek from the queue's first ke
 again until compaction; the store therefore remembers, per queue, a sort key below which every
 record is known to be deleted and seeks from there. That floor is only a hint: it starts at 0 on
 open. Not thread-safe (the frontier serializes calls).
+
+A write that fails for a full disk is not lost: LevelDB applied none of it, but its log may end
+in a half record after which later records would not survive a reopen, so the store waits for
+space (:class:`~crawler.disk.SpaceWait`), closes and reopens the database (which replays the
+log up to the failure and starts a new one) and writes the batch again. Nothing acknowledged
+before the failure is lost, and nothing is written between the failure and the reopen (calls
+are serialized).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from typing import Any
 import plyvel
 from pydantic import Field
 
+from crawler.disk import SPACE_WAIT
 from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.queue_store import QueueStoreBase, StoreBatch, check_queue_key
 from crawler.params import Params
@@ -51,6 +59,7 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
         # queue key -> (sort-key floor, head returned last) — see module docstring.
         self._floor: dict[str, int] = {}
         self._last_head: dict[str, int] = {}
+        self._dir: Path | None = None
 
     @property
     def path(self) -> Path | None:
@@ -63,12 +72,8 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
         path = Path(state_dir) / self.params.dir_name
         try:
             path.mkdir(parents=True, exist_ok=True)
-            self._db = plyvel.DB(
-                str(path),
-                create_if_missing=True,
-                lru_cache_size=self.params.lru_cache_mb << 20,
-                write_buffer_size=self.params.write_buffer_mb << 20,
-            )
+            self._db = self._open_db(path)
+            self._dir = path
         except plyvel.IOError as exc:
             if "lock" in str(exc).lower():
                 raise FrontierStateError(
@@ -81,6 +86,22 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
         except (plyvel.Error, OSError) as exc:
             raise FrontierStateError(f"cannot open frontier state {path}: {exc}") from exc
 
+    def _open_db(self, path: Path) -> Any:
+        return plyvel.DB(
+            str(path),
+            create_if_missing=True,
+            lru_cache_size=self.params.lru_cache_mb << 20,
+            write_buffer_size=self.params.write_buffer_mb << 20,
+        )
+
+    def _reopen(self) -> None:
+        """Close and reopen the database after a failed write (see the module docstring)."""
+        assert self._dir is not None
+        db, self._db = self._db, None
+        if db is not None:
+            db.close()
+        self._db = self._open_db(self._dir)
+
     def _require(self) -> Any:
         if self._db is None:
             raise RuntimeError("LevelDBQueueStore is not open")
@@ -90,7 +111,13 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
         self.write_many([batch])
 
     def write_many(self, batches: list[StoreBatch]) -> None:
-        """Apply ``batches`` in order as one atomic write (a group commit)."""
+        """Apply ``batches`` in order as one atomic write (a group commit). A full disk makes
+        it wait for space and write them again."""
+        self._require()
+        assert self._dir is not None
+        SPACE_WAIT.retry(lambda: self._write_many(batches), self._reopen, self._dir, "frontier")
+
+    def _write_many(self, batches: list[StoreBatch]) -> None:
         db = self._require()
         floor, last_head = self._floor, self._last_head
         with db.write_batch(sync=self.params.sync_writes) as wb:

@@ -8,7 +8,9 @@ never write each other's state. ``crawler:crawl:N`` (a hash) says which id is cu
 ``crawler worker ORDER --redis URL`` to join.
 
 Per crawl: ``<ns>ctl`` is the operator's wish (RUNNING, PAUSED, STOP) that every worker polls;
-``<ns>workers`` maps a worker id to its last heartbeat (JSON: host, pid, state, counts, time).
+``<ns>workers`` maps a worker id to its last heartbeat (JSON: host, pid, state, counts, time);
+``<ns>seeds`` lists the seeds that joined the running crawl (a seed's redirect, ``uri via``
+lines), which every worker adds to its own scope.
 Thread-safety: thread-safe (one redis-py client).
 """
 
@@ -137,6 +139,31 @@ class CrawlRegistry:
     def control(self, namespace: str) -> str:
         raw = self.client.get(f"{namespace}ctl")
         return raw.decode() if raw else "RUNNING"
+
+    def add_seed(self, namespace: str, uri: str, via: str | None) -> None:
+        """Tell every worker that ``uri`` joined the crawl's seeds."""
+        self.client.rpush(f"{namespace}seeds", f"{uri} {via or '-'}")
+
+    def seeds_since(self, namespace: str, start: int) -> list[tuple[str, str | None]]:
+        """``(uri, via)`` of the added seeds from the ``start``-th on (0 = the first)."""
+        out: list[tuple[str, str | None]] = []
+        for raw in self.client.lrange(f"{namespace}seeds", start, -1):
+            uri, _, via = raw.decode().partition(" ")
+            out.append((uri, None if via in ("", "-") else via))
+        return out
+
+    def publish_sheets(self, namespace: str, document: str) -> int:
+        """Make ``document`` (every sheet in force, YAML) the crawl-wide sheets; returns the
+        new version, which every worker's control follower polls for."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.set(f"{namespace}sheets", document)
+        pipe.incr(f"{namespace}sheets_version")
+        return int(pipe.execute()[1])
+
+    def sheets(self, namespace: str) -> tuple[int, str]:
+        """``(version, document)`` of the crawl-wide sheets; ``(0, "")`` before any change."""
+        version, document = self.client.mget([f"{namespace}sheets_version", f"{namespace}sheets"])
+        return (int(version) if version else 0), (document.decode() if document else "")
 
     def heartbeat(self, namespace: str, worker: str, doc: dict[str, Any]) -> None:
         """Publish a worker's state (host, pid and time are added)."""

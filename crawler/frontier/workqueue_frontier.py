@@ -178,6 +178,10 @@ class WorkQueueFrontier:
         one lock hold and one store write for the lot."""
         return self._intake.schedule_many(curis)
 
+    def claim(self, curi: CrawlURI) -> bool:
+        """Mark ``curi`` (fetched outside the frontier) as seen without queueing it; True if new."""
+        return self._intake.claim(curi)
+
     def seen_recently(self, uris: Sequence[str]) -> list[bool]:
         """True for each URI the uniq filter recorded lately (answered without I/O or lock): a
         True is final, a False only means "not known cheaply" (``FrontierIntake.seen_recently``)."""

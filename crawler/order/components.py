@@ -367,6 +367,8 @@ def show_processor_main(dotted: str, out: IO[str], err: IO[str]) -> int:
     out.write(f"\nParameters ({model.__name__}):\n")
     table = _table([("name", "type", "default", "description"), *rows])
     out.write("".join(line + "\n" for line in table))
+    per_site = sorted(getattr(cls, "sheet_params", ()))
+    out.write(f"\nPer-site (sheets): {', '.join(per_site) if per_site else 'none'}\n")
     return 0
 
 

@@ -257,6 +257,10 @@ def validate_order_data(
     except ValidationError as exc:
         issues.extend(issues_from_validation(exc, CrawlOrder, "", doc))
     issues.extend(_component_issues(doc))
+    if order is not None and order.sheets:
+        from crawler.sheets.sheet_compiler import compile_sheets
+
+        issues.extend(compile_sheets(order, order.sheets)[1])
     if issues or order is None:
         raise OrderError(issues, source)
     return order

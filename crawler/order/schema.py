@@ -7,9 +7,10 @@ validated against the component's parameter model by :mod:`crawler.order.compone
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Section(BaseModel):
@@ -50,6 +51,7 @@ class SeedsConfig(Section):
     file: str | None = None
     urls: list[str] = Field(default_factory=list)
     source_tag_seeds: bool = False
+    redirects_new_seeds: bool = True
 
 
 class LimitsConfig(Section):
@@ -58,6 +60,11 @@ class LimitsConfig(Section):
     max_documents: int = Field(0, ge=0)
     max_bytes: int = Field(0, ge=0)
     max_time_s: float = Field(0, ge=0)
+    # Disk guard (not an end of the crawl): pause while the fullest file system under the run
+    # directory has less than min_free_disk_mb free (0 = off); resume at min + margin.
+    min_free_disk_mb: int = Field(512, ge=0)
+    disk_resume_margin_mb: int = Field(64, ge=0)
+    disk_check_interval_s: float = Field(5.0, gt=0)
 
 
 class RobotsConfig(Section):
@@ -195,6 +202,87 @@ class HistoryConfig(Section):
     import_from: str | None = None
 
 
+class DedupCollectionConfig(Section):
+    """One earlier collection: sorted CDXJ/CDX index(es) (``cdxj``: a file, plain or .gz, a
+    directory of them, or an earlier run directory; relative to the order) or a CDX server
+    endpoint (``cdx_server``: pywb's /<coll>/cdx, OutbackCDX)."""
+
+    cdxj: str | None = Field(None, min_length=1)
+    cdx_server: str | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DedupCollectionConfig:
+        if (self.cdxj is None) == (self.cdx_server is None):
+            raise ValueError(
+                "give exactly one of cdxj (a sorted CDXJ file) or cdx_server (a CDX server URL), "
+                "e.g. {cdxj: ../old-crawl/indexes/index.cdxj}"
+            )
+        server = self.cdx_server
+        if server is not None and not re.match(r"(?i)https?://[^/\s]+", server):
+            raise ValueError(
+                f"cdx_server {server!r} is not an http(s) URL, e.g. http://localhost:8080/coll/cdx"
+            )
+        return self
+
+
+class DedupConfig(Section):
+    """Dedup against earlier collections: a fetch whose payload an earlier capture of the same
+    URI holds (same SURT key and digest in one of ``collections``) becomes a revisit of it."""
+
+    collections: list[DedupCollectionConfig] = Field(default_factory=list)
+    timeout_s: float = Field(5.0, gt=0, description="longest wait for a CDX server's answer")
+    retry_after_s: float = Field(
+        60.0, ge=0, description="a CDX server that failed is not asked again for this long"
+    )
+
+
+class BrowserConfig(Section):
+    """Browser capture (FetchBrowser, ``processors.browser``): which HTML pages are loaded in
+    headless Chromium after their HTTP fetch, and the pool of browsers that loads them."""
+
+    enabled: bool = False
+    all_html: bool = False
+    auto: bool = True
+    executable: str = "/usr/bin/chromium"
+    pages_at_once: int = Field(2, ge=1, le=64)
+    pages_per_browser: int = Field(100, ge=1)
+    page_budget_s: float = Field(30.0, gt=0, le=3600)
+    memory_ceiling_mb: int = Field(1500, ge=100)
+    behaviours: bool = True
+    max_scrolls: int = Field(20, ge=0)
+    max_clicks: int = Field(10, ge=0)
+    idle_ms: int = Field(400, ge=0)
+    screenshots: bool = False
+    subresource_timeout_s: float = Field(20.0, gt=0)
+
+
+class ArchiveConfig(Section):
+    """What the crawl makes of its WARCs (:mod:`crawler.archive`): CDXJ indexes as files close,
+    a WACZ package at the end."""
+
+    index: bool = True
+    wacz: bool = False
+    wacz_file: str | None = None
+
+
+class SheetConfig(Section):
+    """A sheet: settings overlaid on the URIs under some SURT prefixes or hosts (crawler.sheets).
+
+    ``settings`` maps dotted keys (or nested mappings of them) to values, e.g.
+    ``frontier.politeness.min_delay_ms: 300`` or ``chains.fetch.fetch_http.params.timeout_s: 60``;
+    which keys a sheet may set is checked by :mod:`crawler.sheets.sheet_compiler`.
+    """
+
+    name: str = Field(min_length=1, description="unique name of the sheet")
+    surt_prefixes: list[str] = Field(
+        default_factory=list, description="SURT prefixes, or URLs whose implied prefix is used"
+    )
+    hosts: list[str] = Field(
+        default_factory=list, description="host names (any port), or host:port"
+    )
+    settings: dict[str, Any] = Field(default_factory=dict, description="dotted key -> value")
+
+
 class CrawlOrder(Section):
     """A whole crawl order, after ``extends:`` and ``--set`` overrides were applied."""
 
@@ -213,7 +301,13 @@ class CrawlOrder(Section):
     frontier: FrontierConfig = FrontierConfig()
     chains: ChainsConfig = ChainsConfig()
     history: HistoryConfig = HistoryConfig()
+    dedup: DedupConfig = DedupConfig()
+    browser: BrowserConfig = BrowserConfig()
     logging: LoggingConfig = LoggingConfig()
+    archive: ArchiveConfig = ArchiveConfig()
+    sheets: list[SheetConfig] = Field(
+        default_factory=list, description="per-site overlays; see crawler.sheets"
+    )
     base_dir: str = Field(".", description="directory of the order file; set by the loader")
 
     @field_validator("cpu_affinity", mode="before")

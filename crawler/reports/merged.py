@@ -28,6 +28,7 @@ from crawler.logs import LOG_NAMES
 from crawler.reports import CrawlSummary, render_reports
 from crawler.reports.offline import log_span_ms, run_seeds, status_text
 from crawler.reports.runtime import basic_frontier_report, processors_report, threads_summary_report
+from crawler.seeds import read_added_seeds
 from crawler.stats import CrawlStats, StatsCounts
 from crawler.status import read_status
 
@@ -67,8 +68,9 @@ def merged_reports(
     for wdir in dirs:
         log = wdir / "logs" / LOG_NAMES[0]
         own = CrawlStats()
-        lines = own.replay_crawl_log(log)
-        stats.replay_crawl_log(log)
+        added = set(read_added_seeds(wdir).uris)
+        lines = own.replay_crawl_log(log, added)
+        stats.replay_crawl_log(log, added)
         shares.append((wdir, lines, own.counts()))
         doc = read_status(wdir)
         if doc is not None:
@@ -81,9 +83,10 @@ def merged_reports(
         + [log_span_ms(w / "logs" / LOG_NAMES[0]) for w in dirs if not read_status(w)],
         default=0,
     )
-    summary = CrawlSummary(
-        crawl_name, _crawl_status(docs, len(dirs)), elapsed_ms, run_seeds(dirs[0]) if dirs else ()
-    )
+    seeds = dict.fromkeys(run_seeds(dirs[0]) if dirs else ())
+    for wdir in dirs[1:]:
+        seeds.update(dict.fromkeys(read_added_seeds(wdir).uris))
+    summary = CrawlSummary(crawl_name, _crawl_status(docs, len(dirs)), elapsed_ms, tuple(seeds))
     frontier: dict[str, Any] = dict(latest.get("frontier", {})) if latest else {}
     if latest:
         frontier.setdefault("discovered", latest.get("discovered", 0))

@@ -22,7 +22,7 @@ from crawler.reports.runtime import (
     processors_report,
     threads_summary_report,
 )
-from crawler.seeds import SeedList
+from crawler.seeds import ADDED_SEEDS_FILE, SeedList, read_added_seeds
 from crawler.stats import CrawlStats
 from crawler.status import read_status
 
@@ -30,7 +30,8 @@ _MACHINERY = ("processors-report.txt", "frontier-summary-report.txt", "threads-r
 
 
 def run_seeds(run_dir: Path) -> tuple[str, ...]:
-    """The seeds of a run: its order's seed list plus ``action/done/*.seeds``; () if unknown."""
+    """The seeds of a run: its order's seed list, ``action/done/*.seeds`` and the seeds that
+    joined the running crawl (``seeds-added.txt``: seeds' redirects); () if unknown."""
     from crawler.order.errors import OrderError
     from crawler.order.loader import load_order
     from crawler.seeds import load_seeds
@@ -44,6 +45,7 @@ def run_seeds(run_dir: Path) -> tuple[str, ...]:
             seeds.extend(path.read_text(encoding="utf-8", errors="replace").splitlines(), path.name)
         except OSError:
             continue
+    seeds.extend(read_added_seeds(run_dir).uris, ADDED_SEEDS_FILE)
     return tuple(seeds.uris)
 
 

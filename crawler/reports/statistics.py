@@ -59,6 +59,11 @@ def crawl_report(totals: StatsTotals, summary: CrawlSummary) -> str:
         f"URI successes: {totals.succeeded}",
         f"URI failures: {totals.failed}",
         f"URI disregards: {totals.disregarded}",
+    ]
+    over_quota = totals.by_status.get(-5003, 0)  # the QuotaEnforcer's -5003 (among failures)
+    if over_quota:
+        lines.append(f"URIs over quota: {over_quota}")
+    lines += [
         "",
         f"novel URIs: {totals.novel_urls}",
     ]

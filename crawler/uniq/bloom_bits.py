@@ -4,9 +4,11 @@ File layout (little-endian): a 64-byte header — magic ``b"CRWLBLM1"``, u32 lay
 ``k`` (hash functions), u64 ``m`` (bits), u64 count of items added, u64 expected items, f64
 target false-positive rate, 8-byte ASCII fingerprint function name (NUL padded), 8 spare bytes —
 then ``ceil(m / 8)`` bytes of bits (bit ``j`` is bit ``j % 8`` of byte ``j // 8``). The file is
-created sparse and mapped shared, so only touched pages take memory, every write is in the page
-cache at once (a kill -9 loses nothing; a power loss may) and :meth:`BloomBits.flush` makes it
-durable.
+mapped shared, so only touched pages take memory, every write is in the page cache at once (a
+kill -9 loses nothing; a power loss may) and :meth:`BloomBits.flush` makes it durable. Its disk
+blocks are all allocated when it is opened (``posix_fallocate``): a page first touched through
+the mapping on a full disk would kill the process with SIGBUS, so a disk too small for the
+filter is an error at open instead.
 
 Bit positions follow Guava's ``MURMUR128_MITZ_64`` (Kirsch-Mitzenmacher): the 128-bit hash is
 read as two little-endian 64-bit halves ``h1``, ``h2``; the i-th position (i = 0..k-1) is
@@ -15,6 +17,7 @@ read as two little-endian 64-bit halves ``h1``, ``h2``; the i-th position (i = 0
 
 from __future__ import annotations
 
+import errno
 import math
 import mmap
 import os
@@ -101,6 +104,7 @@ class BloomBits:
                 raise ValueError(f"{path} has layout version {version}, expected {VERSION}")
             if bits <= 0 or hashes <= 0 or size != HEADER_SIZE + (bits + 7) // 8:
                 raise ValueError(f"{path} is truncated or damaged ({size} bytes, {bits} bits)")
+            _allocate(fd, size)
             mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         except BaseException:
             os.close(fd)
@@ -157,3 +161,13 @@ class BloomBits:
         finally:
             os.close(self._fd)
             self._fd = -1
+
+
+def _allocate(fd: int, size: int) -> None:
+    """Give the file's ``size`` bytes their disk blocks now (see the module docstring); a file
+    system that cannot preallocate is left as it is."""
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise

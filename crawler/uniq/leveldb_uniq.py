@@ -11,6 +11,9 @@ of a new fingerprint skip the disk blocks.
 Fast path: a :class:`~crawler.uniq.recent_keys.RecentKeys` cache of recently recorded or
 confirmed fingerprints answers "already seen" without the lock or LevelDB.
 
+A write that fails for a full disk waits for space, reopens the database (LevelDB's log may end
+in a half record after the failure) and is made again under the same lock, so no URI is lost.
+
 Heritrix counterpart: ``BdbUriUniqFilter`` (database ``alreadySeenUrl``). Thread-safe: one lock
 around check-and-add (plyvel itself is thread-safe; the lock makes put-if-absent atomic).
 """
@@ -25,6 +28,7 @@ from typing import Any
 import plyvel
 from pydantic import Field
 
+from crawler.disk import SPACE_WAIT
 from crawler.params import Params
 from crawler.uniq.recent_keys import RecentKeys
 from crawler.uniq.uniq_filter import (
@@ -65,6 +69,7 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         self._lock = threading.Lock()
         self._recent: RecentKeys[bytes] = RecentKeys(self.params.cache_size)
         self._function: FingerprintFunction = self.params.fingerprint
+        self._path: Path | None = None
 
     def open(self, state_dir: Path) -> None:
         with self._lock:
@@ -73,12 +78,7 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
             path = Path(state_dir) / self.params.dir_name
             try:
                 path.mkdir(parents=True, exist_ok=True)
-                db = plyvel.DB(
-                    str(path),
-                    create_if_missing=True,
-                    lru_cache_size=self.params.lru_cache_mb << 20,
-                    bloom_filter_bits=_LEVELDB_BLOOM_BITS,
-                )
+                db = self._open_db(path)
             except (OSError, plyvel.Error) as exc:
                 hint = (
                     " (is another crawl using this state directory?)"
@@ -94,6 +94,35 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
             raw = db.get(_COUNT)
             self._count = int.from_bytes(raw, "big") if raw else 0
             self._db = db
+            self._path = path
+
+    def _open_db(self, path: Path) -> Any:
+        return plyvel.DB(
+            str(path),
+            create_if_missing=True,
+            lru_cache_size=self.params.lru_cache_mb << 20,
+            bloom_filter_bits=_LEVELDB_BLOOM_BITS,
+        )
+
+    def _reopen(self) -> None:
+        """Close and reopen the database after a failed write (the lock held)."""
+        assert self._path is not None
+        db, self._db = self._db, None
+        if db is not None:
+            db.close()
+        self._db = self._open_db(self._path)
+
+    def _put(self, fps: Iterable[bytes], count: int) -> None:
+        """Write ``fps`` and the new count in one batch, waiting out a full disk (lock held)."""
+        assert self._path is not None
+
+        def write() -> None:
+            with self._require().write_batch() as wb:
+                for fp in fps:
+                    wb.put(_KEY + fp, b"")
+                wb.put(_COUNT, count.to_bytes(8, "big"))
+
+        SPACE_WAIT.retry(write, self._reopen, self._path, "uniq")
 
     def _check_layout(self, db: Any, path: Path) -> None:
         version, function = db.get(_VERSION), db.get(_FUNCTION)
@@ -131,10 +160,8 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
             if fp in recent or db.get(_KEY + fp) is not None:
                 recent.remember(fp)
                 return False
+            self._put((fp,), self._count + 1)
             self._count += 1
-            with db.write_batch() as wb:
-                wb.put(_KEY + fp, b"")
-                wb.put(_COUNT, self._count.to_bytes(8, "big"))
             recent.remember(fp)
             return True
 
@@ -159,11 +186,8 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
                 else:
                     fresh.add(fp)
             if fresh:
+                self._put(fresh, self._count + len(fresh))
                 self._count += len(fresh)
-                with db.write_batch() as wb:
-                    for fp in fresh:
-                        wb.put(_KEY + fp, b"")
-                    wb.put(_COUNT, self._count.to_bytes(8, "big"))
                 for fp in fresh:
                     recent.remember(fp)
         return out

@@ -76,9 +76,13 @@ class FetchResponse(Protocol):
 
 
 class FetchClient(Protocol):
-    """Sends a GET (``headers`` after Host) and returns the response with its head read."""
+    """Sends a request (``headers`` after Host; a GET unless ``method`` says otherwise, with
+    ``body``) and returns the response with its head read; ``request_head`` of the response is
+    the request as sent, body included."""
 
-    def send(self, uri: str, headers: list[tuple[bytes, bytes]]) -> FetchResponse: ...
+    def send(
+        self, uri: str, headers: list[tuple[bytes, bytes]], method: str = "GET", body: bytes = b""
+    ) -> FetchResponse: ...
     def close(self) -> None: ...
 
 

@@ -1,4 +1,4 @@
-"""FetchHTTP: GET an http(s) URI and record the exchange byte for byte.
+"""FetchHTTP: GET (or, for a form login, POST) an http(s) URI and record the exchange byte for byte.
 
 Plain HTTP/1.1 (the default) goes through :class:`~processors.fetch.http11_client.Http11Client`:
 keep-alive connections pooled per origin, the request head recorded as sent and the response
@@ -18,6 +18,12 @@ A 401 whose challenge matches one of the order's ``credentials`` (same host, sch
 sent again with Basic or Digest authentication; the retried exchange is the one recorded. With
 a fetch history (``ctx.history``), a URI captured before is requested with ``If-None-Match`` /
 ``If-Modified-Since``; a 304 is recorded as a ``server-not-modified`` revisit of that capture.
+Cookies live in a :class:`~processors.cookies.cookie_store.CookieStore` in
+``state/cookies.sqlite`` (``cookies_file`` preloads a cookies.txt; ``ignore_cookies`` turns them
+off). With ``form_logins``, a :class:`~processors.login.form_login.FormLogin` holds a host's URIs
+back until its login is done (status -50 with the login step as prerequisite, or -62 once it
+failed) and reads each login step's response; a step carrying ``curi.data["http_request"]`` is
+sent with that method, body and Content-Type, and never conditionally.
 TLS certificates are not verified unless ``verify_tls`` (archives want what the site served);
 then old protocol versions and weak ciphers are accepted too.
 
@@ -27,9 +33,18 @@ before a response, -7 unfetchable URI), ``http_version``, ``response_headers``,
 ``content_type``, ``content_length``, ``content_size``, ``payload_digest``, ``fetch_start_ms``,
 ``fetch_duration_ms``, ``ip_address`` (also noted in ``ctx.servers`` unless proxied),
 ``recording``, ``revisit`` and the annotations ``lenTrunc``/``timeTrunc``/``stopTrunc``/
-``duplicate:server-not-modified``/``err=<Exception>``. After a server's ``/robots.txt`` it feeds
-``ctx.servers.update_robots``. Heritrix counterpart: ``org.archive.modules.fetcher.FetchHTTP``
-(with FetchHTTP2's pooled keep-alive connections).
+``midFetchAbort``/``duplicate:server-not-modified``/``err=<Exception>``.
+
+Mid-fetch abort: with a ``should_fetch_body_rule`` (a DecideRuleSequence of the order, bound
+without seeds), the rule is asked once the response head is in — status, ``content_type``,
+``content_length`` and ``response_headers`` are set on the CrawlURI by then — and REJECT ends
+the fetch there: the status stays the server's, nothing of the body is kept, the Recording is
+marked truncated (``WARC-Truncated: unspecified``), the URI annotated ``midFetchAbort``, and
+the connection is closed, not pooled. Prerequisites (P hops) and a server's ``/robots.txt`` are
+always read whole. Without a rule this costs one ``is None`` test.
+
+After a server's ``/robots.txt`` it feeds ``ctx.servers.update_robots``. Heritrix counterpart:
+``org.archive.modules.fetcher.FetchHTTP`` (with FetchHTTP2's pooled keep-alive connections).
 """
 
 from __future__ import annotations
@@ -37,21 +52,29 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import time
-from http.cookiejar import CookieJar, DefaultCookiePolicy
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 
 from crawler import (
     CrawlURI,
+    DecideResult,
+    DecideRuleSequence,
     FetchStatus,
+    Hop,
     Processor,
     ProcessorContext,
+    ProcessResult,
     Recording,
     RevisitInfo,
+    RuleContext,
+    build_rules,
 )
-from crawler.robots import is_robots_uri
+from crawler.robots import complete_lines, is_robots_uri
 from crawler.urls import UriError, host_port, server_key
+from processors.cookies.cookie_store import CookieStore
+from processors.cookies.store_opener import open_cookie_store
 from processors.fetch.credentials import find_credential
 from processors.fetch.fetch_clients import (
     BODY_ERRORS,
@@ -66,6 +89,7 @@ from processors.fetch.fetch_http_params import FetchHTTPParams
 from processors.fetch.guarded_backend import CrawlStoppingError, GuardedBackend, fetch_deadline
 from processors.fetch.http_heads import content_length, error_name
 from processors.fetch.user_agent import user_agent
+from processors.login.form_login import MARKER, REQUEST, FormLogin
 
 if TYPE_CHECKING:
     from crawler.history import FetchHistoryEntry
@@ -80,16 +104,24 @@ def _history_date(entry: FetchHistoryEntry) -> str:
 
 
 def _as_httpx(uri: str, response: FetchResponse) -> httpx.Response:
-    """An httpx view of a response head, for the cookie jar and Digest arithmetic."""
+    """An httpx view of a response head, for the Digest arithmetic."""
     return httpx.Response(
         response.status_code, headers=response.raw_headers, request=httpx.Request("GET", uri)
     )
 
 
 class FetchHTTP(Processor[FetchHTTPParams]):
-    """Fetches http(s) URIs into a :class:`~crawler.recording.Recording`."""
+    """Fetches http(s) URIs into a :class:`~crawler.recording.Recording`.
+
+    ``cookies`` is the crawl's :class:`~processors.cookies.cookie_store.CookieStore` once
+    started (None with ``ignore_cookies``): other fetchers (the browser pool) share it.
+    """
 
     _client: FetchClient | None = None
+    sheet_params = frozenset({"timeout_s", "max_length_bytes"})
+    _body_rule: DecideRuleSequence | None = None
+    cookies: CookieStore | None = None
+    _login: FormLogin | None = None
 
     def should_process(self, curi: CrawlURI) -> bool:
         uri = curi.uri
@@ -116,11 +148,23 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             (k.encode("latin-1"), v.encode("latin-1")) for k, v in headers
         ]
         self._base_names = {name.lower() for name, _ in self._base_headers}
-        self._cookies = httpx.Cookies(
-            CookieJar(DefaultCookiePolicy(allowed_domains=[])) if p.ignore_cookies else None
-        )
+        if not p.ignore_cookies:
+            self.cookies = open_cookie_store(
+                ctx.state_dir,
+                p.cookies_file,
+                Path(ctx.order.base_dir),
+                f"chains.fetch ({self.name}).params.cookies_file",
+                ctx.logger,
+            )
+        if p.form_logins:
+            self._login = FormLogin(p.form_logins, ctx.logger)
+            self._login.open(ctx.state_dir / "form-logins.jsonl")
         backend = GuardedBackend(None if p.proxy_url else ctx.servers, ctx.stopping, p.stop_grace_s)
         self._client = make_client(p, backend, p.max_connections or ctx.order.toe_threads)
+        if p.should_fetch_body_rule:
+            rule = build_rules(p.should_fetch_body_rule, f"{self.name}.should_fetch_body_rule")
+            rule.bind(RuleContext(base_dir=ctx.order.base_dir))
+            self._body_rule = rule
 
     def stop(self) -> None:
         client, self._client = self._client, None
@@ -128,18 +172,33 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             # stop() must never raise.
             with contextlib.suppress(Exception):
                 client.close()
+        if self.cookies is not None:
+            self.cookies.close()
 
-    def inner_process(self, curi: CrawlURI) -> None:
+    def report(self) -> list[str]:
+        lines = super().report()
+        if self.cookies is not None:
+            lines.append(f"  cookies stored: {len(self.cookies)}")
+            if self.cookies.write_failures:
+                lines.append(f"  cookie store write failures: {self.cookies.write_failures}")
+        if self._login is not None:
+            lines += self._login.report()
+        return lines
+
+    def inner_process(self, curi: CrawlURI) -> ProcessResult | None:
         ctx = self.context
         client = self._client
         if client is None:
             raise RuntimeError(f"processor {self.name!r} used after stop()")
+        login = self._login
+        if login is not None and not login.gate(curi, ctx.clock.time()):
+            return ProcessResult.SKIP_TO_POST
         curi.close_recording()
         started = time.monotonic()
         curi.fetch_start_ms = int(ctx.clock.time() * 1000)
         rec = Recording(self.params.in_memory_bytes)
         try:
-            with fetch_deadline(started + self.params.timeout_s):
+            with fetch_deadline(started + self.params_for(curi).timeout_s):
                 self._fetch(client, curi, rec)
         finally:
             curi.fetch_duration_ms = int((time.monotonic() - started) * 1000)
@@ -152,6 +211,17 @@ class FetchHTTP(Processor[FetchHTTPParams]):
                 ctx.servers.note_ip(host_port(curi.uri)[0], curi.ip_address, ctx.clock.time())
         if is_robots_uri(curi.uri):
             self._update_robots(ctx, curi)
+        if login is not None:
+            if MARKER in curi.data:
+                cookies = self.cookies.cookies_for(curi.uri) if self.cookies is not None else []
+                login.after_fetch(curi, {c.name for c in cookies})
+            elif login.session_lost(curi):
+                # Not this capture: the login page. Log in again, then fetch it.
+                curi.close_recording()
+                curi.reset_for_retry()
+                login.gate(curi, ctx.clock.time())
+                return ProcessResult.SKIP_TO_POST
+        return None
 
     def _fetch(self, client: FetchClient, curi: CrawlURI, rec: Recording) -> None:
         p = self.params
@@ -159,7 +229,9 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         via = curi.via
         if p.send_referer and via and via[:4].lower() == "http" and via.isascii():
             headers["Referer"] = via
-        previous = self._conditional_headers(curi, headers)
+        # A login step needs the whole page (its form) and a POST is never conditional.
+        login_step = REQUEST in curi.data or MARKER in curi.data
+        previous = None if login_step else self._conditional_headers(curi, headers)
         response = self._send(client, curi, headers)
         if response is None:
             return
@@ -187,15 +259,22 @@ class FetchHTTP(Processor[FetchHTTPParams]):
     def _send(
         self, client: FetchClient, curi: CrawlURI, headers: dict[str, str]
     ) -> FetchResponse | None:
-        """Send the GET and return the response with its head read, or None (status set)."""
+        """Send the request (a GET, or ``curi.data["http_request"]``'s method and body) and
+        return the response with its head read, or None (status set)."""
         base = self._base_headers
-        cookies = self._cookies
+        cookies = self.cookies
+        method, body = "GET", b""
         try:
-            if cookies.jar:
-                probe = httpx.Request("GET", curi.uri)
-                cookies.set_cookie_header(probe)
-                if "cookie" in probe.headers:
-                    headers = {**headers, "Cookie": probe.headers["cookie"]}
+            request = curi.data.get(REQUEST)
+            if isinstance(request, dict):
+                method = str(request.get("method") or "GET").upper()
+                body = str(request.get("body") or "").encode("utf-8")
+                if request.get("content_type"):
+                    headers = {**headers, "Content-Type": str(request["content_type"])}
+            if cookies is not None:
+                cookie = cookies.cookie_header(curi.uri)
+                if cookie:
+                    headers = {**headers, "Cookie": cookie}
             if headers:
                 added = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
                 names = {name.lower() for name, _ in added}
@@ -207,7 +286,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             self._fail(curi, FetchStatus.UNFETCHABLE_URI, exc)
             return None
         try:
-            response = client.send(curi.uri, merged)
+            response = client.send(curi.uri, merged, method, body)
         except FETCH_ERRORS as exc:
             self._fail(curi, failure_status(exc), exc)
             return None
@@ -215,9 +294,14 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             # Retryable: a resumed crawl fetches it again.
             self._fail(curi, FetchStatus.CONNECT_LOST, exc)
             return None
-        if any(name.lower() == b"set-cookie" for name, _ in response.raw_headers):
-            with contextlib.suppress(httpx.HTTPError, httpx.InvalidURL, ValueError):
-                cookies.extract_cookies(_as_httpx(curi.uri, response))
+        if cookies is not None and any(
+            name.lower() == b"set-cookie" for name, _ in response.raw_headers
+        ):
+            with contextlib.suppress(ValueError, UnicodeError):
+                cookies.set_from_response(
+                    curi.uri,
+                    [(n.decode("latin-1"), v.decode("latin-1")) for n, v in response.raw_headers],
+                )
         return response
 
     def _conditional_headers(
@@ -274,7 +358,23 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         curi.ip_address = response.peer_ip
         rec.request_head = response.request_head
         rec.response_head = response.response_head
-        limit = self.params.max_length_bytes
+        body_rule = self._body_rule
+        if (
+            body_rule is not None
+            and body_rule.decide(curi) is DecideResult.REJECT
+            # Prerequisites (robots.txt above all) are needed whatever their type, as in
+            # Heritrix; so are robots.txt files reached otherwise.
+            and curi.last_hop != Hop.PREREQ
+            and not is_robots_uri(curi.uri)
+        ):
+            # The body is not read: close() drops the connection (the rest of the body is
+            # still on its way) instead of giving it back to the pool.
+            rec.truncated = "unspecified"
+            curi.annotate("midFetchAbort")
+            curi.content_size = 0
+            curi.payload_digest = rec.payload_digest
+            return
+        limit = self.params_for(curi).max_length_bytes
         try:
             for chunk in response.iter_raw():
                 if limit and rec.body_size + len(chunk) > limit:
@@ -313,6 +413,9 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             # One byte over the limit tells the parser the file was cut (so it drops the
             # partial last line).
             body = rec.decoded_body(curi.header("content-encoding"), max_bytes + 1)
+            if rec.truncated and len(body) <= max_bytes:
+                # Cut short by max_length_bytes or a timeout: its last line may be partial.
+                body = complete_lines(body)
         ctx.servers.update_robots(
             server, curi.status, body, ctx.clock.time(), max_size_bytes=max_bytes
         )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from crawler import Params
+from crawler import ComponentSpec, Params, build_rules
 from crawler.recording import DEFAULT_IN_MEMORY_BYTES
 from processors.fetch.credentials import Credential
+from processors.login.form_credential import FormCredential
 
 DEFAULT_ACCEPT = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
@@ -75,6 +76,22 @@ class FetchHTTPParams(Params):
         "its body is cut (annotated stopTrunc)",
     )
     ignore_cookies: bool = Field(False, description="neither store nor send cookies")
+    should_fetch_body_rule: tuple[ComponentSpec, ...] = Field(
+        (),
+        description="DecideRuleSequence asked once the response head is in (status, "
+        "Content-Type, Content-Length); REJECT stops the download before the body, annotated "
+        "midFetchAbort (Heritrix: shouldFetchBodyRule); empty = always fetch the body",
+    )
+    cookies_file: str | None = Field(
+        None,
+        description="Netscape cookies.txt loaded into the crawl's cookie store once (path "
+        "relative to the order); a resumed crawl keeps state/cookies.sqlite instead",
+    )
+    form_logins: tuple[FormCredential, ...] = Field(
+        (),
+        description="HTML form logins, each {domain, login_uri, fields, ...}: a host's URIs "
+        "wait until its login is done (see processors.login.FormCredential)",
+    )
 
     @field_validator("accept_headers")
     @classmethod
@@ -83,6 +100,16 @@ class FetchHTTPParams(Params):
             name, sep, _ = line.partition(":")
             if not sep or not name.strip() or not line.isascii():
                 raise ValueError(f"header {line!r} is not 'Name: value' in ASCII")
+        return value
+
+    @field_validator("should_fetch_body_rule")
+    @classmethod
+    def _body_rules_build(cls, value: tuple[ComponentSpec, ...]) -> tuple[ComponentSpec, ...]:
+        try:
+            build_rules(value, "should_fetch_body_rule")
+        except Exception as exc:  # noqa: BLE001 - OrderError: every issue, with its path
+            issues = getattr(exc, "issues", None)
+            raise ValueError("; ".join(map(str, issues)) if issues else str(exc)) from None
         return value
 
     @field_validator("proxy_url")

@@ -24,31 +24,21 @@ from __future__ import annotations
 
 import ipaddress
 import math
-import socket
-import struct
-import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from ssl import SSLContext
 from typing import Any
 
 import httpcore
 from httpcore import NetworkBackend, NetworkStream, SyncBackend
-from httpcore._backends.sync import SyncStream
 
 from crawler.servers import ServerCache
+from processors.fetch.guarded_stream import GuardedStream
+
+__all__ = ["CrawlStoppingError", "GuardedBackend", "GuardedStream", "fetch_deadline"]
 
 _local = threading.local()
-
-# Linux: kernel socket timeouts and TCP_INFO (state is byte 0; tcpi_bytes_received, a u64, sits
-# at offset 128 of struct tcp_info since Linux 4.1: shorter answers fall back to poll).
-_KERNEL_TIMEOUTS = sys.platform.startswith("linux") and hasattr(socket, "TCP_INFO")
-_TCP_INFO = getattr(socket, "TCP_INFO", 11)
-_TCP_ESTABLISHED = 1
-_BYTES_RECEIVED = 128
-_TCP_INFO_LEN = 136
 
 
 class CrawlStoppingError(Exception):
@@ -139,7 +129,7 @@ class GuardedBackend(NetworkBackend):
         timeout: float | None = None,
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
-    ) -> NetworkStream:
+    ) -> GuardedStream:
         target = host
         servers = self._servers
         if servers is not None and servers.resolver_active and not _is_ip_literal(host):
@@ -168,125 +158,3 @@ class GuardedBackend(NetworkBackend):
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
-
-
-class GuardedStream(NetworkStream):
-    """A socket stream whose every operation is bounded by its :class:`GuardedBackend`.
-
-    Over httpcore's plain socket stream it reads and writes the socket itself, setting the
-    timeout only when it changes (httpcore sets it before every call). Each system call that
-    releases the interpreter lets another thread take it and costs two thread switches, so on
-    Linux the socket is left in blocking mode with kernel timeouts (``SO_RCVTIMEO`` and
-    ``SO_SNDTIMEO``, set without releasing it): a ``recv`` is one system call instead of
-    ``poll`` + ``recv``. Asked whether an idle connection is readable (the server hung up or sent
-    bytes nobody asked for), it compares the kernel's TCP state and byte count (``TCP_INFO``)
-    with what was read instead of calling ``poll``. Elsewhere, and over TLS, Python's socket
-    timeouts and httpcore's checks are used.
-    """
-
-    __slots__ = ("_backend", "_inner", "_peer", "_received", "_send_timeout", "_sock", "_timeout")
-
-    def __init__(self, inner: NetworkStream, backend: GuardedBackend) -> None:
-        self._inner = inner
-        self._backend = backend
-        sock = getattr(inner, "_sock", None) if type(inner) is SyncStream else None
-        self._sock: socket.socket | None = sock if isinstance(sock, socket.socket) else None
-        self._timeout: float | None = -1.0
-        self._send_timeout = -1.0
-        self._peer: Any = None
-        self._received = 0
-        if self._sock is not None and _KERNEL_TIMEOUTS:
-            self._sock.settimeout(None)
-
-    def _set_timeout(self, timeout: float, reading: bool) -> None:
-        """Bound the next recv (``reading``) or send by ``timeout`` seconds.
-
-        With kernel timeouts the receive and send limits are separate options, each set only
-        when its value changes; otherwise the one Python socket timeout serves both.
-        """
-        if not _KERNEL_TIMEOUTS:
-            if timeout != self._timeout:
-                assert self._sock is not None
-                self._sock.settimeout(timeout)
-                self._timeout = timeout
-            return
-        if (self._timeout if reading else self._send_timeout) != timeout:
-            assert self._sock is not None
-            option = socket.SO_RCVTIMEO if reading else socket.SO_SNDTIMEO
-            self._sock.setsockopt(socket.SOL_SOCKET, option, _timeval(timeout))
-            if reading:
-                self._timeout = timeout
-            else:
-                self._send_timeout = timeout
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        if self._sock is None:
-            return self._backend.read(self._inner, max_bytes, timeout)
-        return self._backend.read(self, max_bytes, timeout, raw=True)
-
-    def raw_read(self, max_bytes: int, timeout: float) -> bytes:
-        """One ``recv`` within ``timeout`` (httpcore's exceptions), for the backend's loop."""
-        try:
-            self._set_timeout(timeout, True)
-            assert self._sock is not None
-            data = self._sock.recv(max_bytes)
-        except (TimeoutError, BlockingIOError) as exc:  # BlockingIOError: SO_RCVTIMEO ran out
-            raise httpcore.ReadTimeout(exc) from exc
-        except OSError as exc:
-            raise httpcore.ReadError(exc) from exc
-        self._received += len(data)
-        return data
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        limit = self._backend.clamp(timeout, httpcore.WriteTimeout)
-        sock = self._sock
-        if sock is None:
-            self._inner.write(buffer, limit)
-            return
-        try:
-            self._set_timeout(limit, False)
-            view = memoryview(buffer)
-            while view:
-                view = view[sock.send(view) :]
-        except (TimeoutError, BlockingIOError) as exc:
-            raise httpcore.WriteTimeout(exc) from exc
-        except OSError as exc:
-            raise httpcore.WriteError(exc) from exc
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(
-        self,
-        ssl_context: SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> NetworkStream:
-        stream = self._inner.start_tls(
-            ssl_context, server_hostname, self._backend.clamp(timeout, httpcore.ConnectTimeout)
-        )
-        return GuardedStream(stream, self._backend)
-
-    def get_extra_info(self, info: str) -> Any:
-        if info == "server_addr":  # asked once per response: the peer never changes
-            if self._peer is None:
-                self._peer = self._inner.get_extra_info(info)
-            return self._peer
-        if info == "is_readable" and _KERNEL_TIMEOUTS and self._sock is not None:
-            try:
-                tcp = self._sock.getsockopt(socket.IPPROTO_TCP, _TCP_INFO, _TCP_INFO_LEN)
-            except OSError:
-                return True  # closed: the next read would return b""
-            if len(tcp) >= _TCP_INFO_LEN:
-                received = int.from_bytes(tcp[_BYTES_RECEIVED:_TCP_INFO_LEN], sys.byteorder)
-                return tcp[0] != _TCP_ESTABLISHED or received != self._received
-        return self._inner.get_extra_info(info)
-
-
-def _timeval(seconds: float) -> bytes:
-    """``struct timeval`` for a socket timeout; never zero, which the kernel reads as "none"."""
-    whole = int(seconds)
-    micros = int((seconds - whole) * 1_000_000)
-    if whole <= 0 and micros <= 0:
-        micros = 1
-    return struct.pack("@ll", whole, micros)

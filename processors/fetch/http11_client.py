@@ -15,7 +15,10 @@ only. httpx stays FetchHTTP's client for what this one does not do: HTTP/2 and p
   ``ReadError``, ``WriteError`` (-3), ``UnsupportedProtocol`` / ``LocalProtocolError`` (-7).
 * One pool of idle connections per origin (scheme, host, port); an idle connection is reused
   unless it expired (``keepalive_expiry_s``) or the kernel shows the server hung up or sent
-  unasked bytes; at most ``max_idle`` are kept in all (oldest closed first). A GET that finds
+  unasked bytes; at most ``max_idle`` are kept in all (oldest closed first). TLS connections
+  are reused alike (TLS records the server sends while one is idle, such as session tickets,
+  do not count as unasked bytes), and a new TLS connection offers the origin's last session
+  (:class:`~processors.fetch.tls_sessions.TlsSessions`) to skip the full handshake. A GET that finds
   a reused connection dead before any byte of the response arrives is sent once more on a
   new connection (the server closed it while idle), as browsers do.
 * Heads: :mod:`processors.fetch.http11_head`. 1xx responses are read past. The body is yielded
@@ -46,6 +49,7 @@ from processors.fetch.http11_head import (
     split_uri,
 )
 from processors.fetch.http11_response import READ_BYTES, Http11Connection, Http11Response, Origin
+from processors.fetch.tls_sessions import TlsSessions
 
 _LINE_END_BYTES: Final = (13, 10)
 _STALE: Final = (httpcore.ReadError, httpcore.WriteError, httpcore.RemoteProtocolError)
@@ -63,6 +67,7 @@ class Http11Client:
         read_timeout_s: float,
         keepalive_expiry_s: float,
         max_idle: int,
+        tls_sessions: TlsSessions | None = None,
     ) -> None:
         self._backend = backend
         self._tls = tls_context
@@ -75,11 +80,18 @@ class Http11Client:
         self._lock = threading.Lock()
         self._closed = False
         self._next_sweep = 0.0
+        self.tls_sessions = TlsSessions() if tls_sessions is None else tls_sessions
 
-    def send(self, uri: str, headers: list[tuple[bytes, bytes]]) -> Http11Response:
-        """GET ``uri`` with ``headers`` (after Host); the response with its head read."""
+    def send(
+        self, uri: str, headers: list[tuple[bytes, bytes]], method: str = "GET", body: bytes = b""
+    ) -> Http11Response:
+        """Send ``method`` ``uri`` with ``headers`` (after Host) and ``body`` (a POST's form;
+        the caller sets its Content-Type); the response with its head read. The recorded
+        request is the head and the body as sent."""
         scheme, host, port, target, host_header = split_uri(uri)
-        sent = request_head(target, host_header, headers)
+        if body or method != "GET":
+            headers = [*headers, (b"Content-Length", str(len(body)).encode("ascii"))]
+        sent = request_head(target, host_header, headers, method.encode("ascii")) + body
         origin = (scheme, host, port)
         while True:
             conn = self._checkout(origin)
@@ -98,19 +110,27 @@ class Http11Client:
             except BaseException:
                 conn.close()
                 raise
+            if conn.fresh:
+                conn.fresh = False
+                if conn.tls:  # a TLS 1.3 server's tickets came before the response
+                    self.tls_sessions.put((host, port), conn.stream.tls_session()[0])
             return Http11Response(self, origin, conn, head, sent)
 
     def _connect(self, scheme: str, host: str, port: int) -> Http11Connection:
         stream = self._backend.connect_tcp(host, port, timeout=self._connect_timeout_s)
-        if scheme == "https":
-            try:
-                stream = stream.start_tls(
-                    self._tls, server_hostname=host, timeout=self._connect_timeout_s
-                )
-            except BaseException:
-                stream.close()
-                raise
-        return Http11Connection(stream)
+        if scheme != "https":
+            return Http11Connection(stream)
+        session = self.tls_sessions.get((host, port))
+        try:
+            tls = stream.start_tls(
+                self._tls, server_hostname=host, timeout=self._connect_timeout_s, session=session
+            )
+        except BaseException:
+            stream.close()
+            if session is not None:
+                self.tls_sessions.discard((host, port))  # a fresh handshake next time
+            raise
+        return Http11Connection(tls, tls=True)
 
     def _read_head(self, conn: Http11Connection) -> ResponseHead:
         buf = conn.buf
@@ -176,6 +196,8 @@ class Http11Client:
         """Keep ``conn`` (its response read to the end) for the next request to ``origin``."""
         now = time.monotonic()
         conn.idle_since = now
+        if conn.tls:
+            conn.stream.went_idle()
         dead: list[Http11Connection] = []
         with self._lock:
             if self._closed:

@@ -47,9 +47,11 @@ class ResponseHead:
     keep_alive: bool
 
 
-def request_head(target: bytes, host: bytes, headers: list[tuple[bytes, bytes]]) -> bytes:
-    """``GET target HTTP/1.1`` with ``Host`` first, then ``headers`` in order."""
-    parts = [b"GET ", target, b" HTTP/1.1\r\nHost: ", host, b"\r\n"]
+def request_head(
+    target: bytes, host: bytes, headers: list[tuple[bytes, bytes]], method: bytes = b"GET"
+) -> bytes:
+    """``METHOD target HTTP/1.1`` with ``Host`` first, then ``headers`` in order."""
+    parts = [method, b" ", target, b" HTTP/1.1\r\nHost: ", host, b"\r\n"]
     for name, value in headers:
         parts += (name, b": ", value, b"\r\n")
     parts.append(b"\r\n")

@@ -46,12 +46,15 @@ class ConnectionPool(Protocol):
 
 
 class Http11Connection:
-    """One open connection: its stream, bytes read but not yet used, and when it went idle."""
+    """One open connection: its stream, bytes read but not yet used, and when it went idle;
+    ``tls``: over TLS, ``fresh``: no response read on it yet."""
 
-    __slots__ = ("buf", "idle_since", "peer_ip", "received", "stream")
+    __slots__ = ("buf", "fresh", "idle_since", "peer_ip", "received", "stream", "tls")
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Any, tls: bool = False) -> None:
         self.stream = stream
+        self.tls = tls
+        self.fresh = True
         self.buf = bytearray()
         self.idle_since = 0.0
         self.peer_ip: str | None = None

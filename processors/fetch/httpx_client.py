@@ -35,7 +35,10 @@ class HttpxResponse:
 
     def __init__(self, response: httpx.Response) -> None:
         self._response = response
-        self.request_head = request_head(response.request)
+        request = response.request
+        self.request_head = request_head(request) + (
+            request.content if request.method != "GET" else b""
+        )
         self.response_head = response_head(response)
 
     @property
@@ -111,9 +114,18 @@ class HttpxClient:
         if not proxy_url:
             make_transport().close()  # fail now, not at the first fetch, on an unknown httpcore
 
-    def send(self, uri: str, headers: list[tuple[bytes, bytes]]) -> HttpxResponse:
-        """GET ``uri``; raises httpx's errors (InvalidURL, TransportError, ...)."""
-        request = httpx.Request("GET", uri, headers=headers, extensions=self._extensions)
+    def send(
+        self, uri: str, headers: list[tuple[bytes, bytes]], method: str = "GET", body: bytes = b""
+    ) -> HttpxResponse:
+        """Send ``method`` ``uri`` (with ``body``, e.g. a POST's form); raises httpx's errors
+        (InvalidURL, TransportError, ...)."""
+        request = httpx.Request(
+            method,
+            uri,
+            headers=headers,
+            content=body if body or method != "GET" else None,
+            extensions=self._extensions,
+        )
         response = self._transport.handle_request(request)
         response.request = request
         return HttpxResponse(response)

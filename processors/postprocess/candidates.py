@@ -4,9 +4,17 @@ Reads ``curi.outlinks``, ``curi.prerequisite`` and ``curi.status``; calls ``ctx.
 every accepted candidate; may set ``curi.status = -63``. For each outlink: normalize it (a bad
 one goes to uri-errors.log through ``ctx.uri_error`` and is skipped), create the child
 (``curi.create_child``), give redirects and first-level embeds the MEDIUM scheduling directive,
-force-fetch a redirect whose canonical form equals its via's (else the uniq filter would drop
-it), ask the scope (``ctx.scope``); the accepted ones go to the frontier together, in one
-``ctx.schedule_many`` call (``ctx.schedule`` each when the context has none). Identical link
+force-fetch a redirect back into its own redirect chain once and drop it the next time
+(:class:`~processors.postprocess.redirect_chain.RedirectChain`: ``A → A`` is fetched twice, not
+until the hop limit; the URI that was not followed gets the ``redirectLoop`` annotation), ask
+the scope (``ctx.scope``); the accepted ones go to the frontier together, in one
+``ctx.schedule_many`` call (``ctx.schedule`` each when the context has none). With
+``seeds.redirects_new_seeds`` (Heritrix's ``seedsRedirectNewSeeds``) the redirect of a seed
+— and a chain of redirects from it, up to :data:`MAX_SEED_REDIRECT_HOPS` — is marked a seed
+and, once the scope accepts it, announced through ``ctx.add_seed`` before it is scheduled, so
+its SURT prefix joins the scope (a seed that moved to https, to www., to another host is
+crawled there); a redirect seed this process has not heard of (another worker found it) is
+announced when it is processed. Identical link
 strings are handled once per page; with ``skip_seen``, links the frontier surely saw already
 (``ctx.seen_recently``, no I/O) skip the scope and the frontier altogether. Outlinks of a URI
 whose status is not in [200, 400) are dropped unless ``process_error_outlinks`` (Heritrix's
@@ -18,7 +26,12 @@ gets status -63 (PREREQUISITE_UNSCHEDULABLE_FAILURE) so it is not deferred forev
 
 With ``log_scope_decisions`` every scope decision is written to ``logs/scope.log`` as
 ``<Log17> <rule index> <rule class> <ACCEPT|REJECT|NONE> <uri>`` (Heritrix's ``logToFile`` of a
-DecideRuleSequence; index ``-1`` and class ``-`` when no rule had an opinion).
+DecideRuleSequence; index ``-1`` and class ``-`` when no rule had an opinion). A candidate over a
+trap budget (:class:`~crawler.decide.TrapBudgetDecideRule` in the scope) is written there too
+with ``log_trap_rejections``, even when other decisions are not, followed by Heritrix's optional
+JSON column: ``{"status":-5000,"annotations":"trap:<template>"}``. The trap rules' budgets are
+saved in ``state/trap-budgets.json`` when the processor stops and read back when it starts, so a
+resumed crawl keeps them (a crawl killed with ``kill -9`` starts its budgets again).
 
 Thread-safety: no per-URI state on ``self``; the report counters are updated under a lock once
 per URI; scope.log lines are written under their own lock. Heritrix counterpart:
@@ -28,6 +41,7 @@ per URI; scope.log lines are written under their own lock. Heritrix counterpart:
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import traceback
 from typing import IO, Any
@@ -45,10 +59,15 @@ from crawler import (
     ProcessorContext,
     SchedulingDirective,
 )
+from crawler.decide import TRAP_ANNOTATION, TrapBudgetDecideRule
 from crawler.logs import log17
-from crawler.urls import UriError, canonicalize, normalize
+from crawler.urls import Canonicalizer, UriError, normalize
+from processors.postprocess.redirect_chain import RedirectChain
 
 SCOPE_LOG = "scope.log"
+MAX_SEED_REDIRECT_HOPS = 5
+"""Most redirects from an original seed to a redirect target that still becomes a seed."""
+TRAP_STATE = "trap-budgets.json"
 
 
 class CandidatesParams(Params):
@@ -62,6 +81,9 @@ class CandidatesParams(Params):
     )
     log_scope_decisions: bool = Field(
         False, description="write every scope decision, with the deciding rule, to logs/scope.log"
+    )
+    log_trap_rejections: bool = Field(
+        True, description="write candidates rejected by a trap budget to logs/scope.log"
     )
     skip_seen: bool = Field(
         True,
@@ -80,15 +102,32 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         self._rejected = 0
         self._bad = 0
         self._prereq_failed = 0
+        self._loops = 0
+        self._redirects = RedirectChain(Canonicalizer().canonicalize)
         self._scope_log: IO[str] | None = None
         self._scope_log_lock = threading.Lock()
+        self._traps: list[tuple[int, TrapBudgetDecideRule]] = []
 
     def start(self, ctx: ProcessorContext) -> None:
         super().start(ctx)
+        # The frontier's own rules, so "already in the chain" means what the uniq filter means.
+        self._redirects = RedirectChain(Canonicalizer(ctx.order.frontier.canonicalization))
+        self._traps = [
+            (i, rule)
+            for i, rule in enumerate(ctx.scope.rules)
+            if isinstance(rule, TrapBudgetDecideRule)
+        ]
+        if self._traps:
+            self._restore_traps(ctx)
         if self.params.log_scope_decisions and self._scope_log is None:
-            logs = ctx.run_dir / "logs"
-            logs.mkdir(parents=True, exist_ok=True)
-            self._scope_log = open(logs / SCOPE_LOG, "a", encoding="utf-8")  # noqa: SIM115
+            self._open_scope_log(ctx)
+
+    def _open_scope_log(self, ctx: ProcessorContext) -> IO[str]:
+        logs = ctx.run_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        # Line-buffered: each line is in the file at once (tail -f, a crash loses none).
+        self._scope_log = open(logs / SCOPE_LOG, "a", buffering=1, encoding="utf-8")  # noqa: SIM115
+        return self._scope_log
 
     def stop(self) -> None:
         with self._scope_log_lock:
@@ -96,18 +135,65 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         if log is not None:
             with contextlib.suppress(OSError):
                 log.close()
+        if self._traps and self.ctx is not None:
+            self._save_traps(self.ctx)
+
+    def _restore_traps(self, ctx: ProcessorContext) -> None:
+        path = ctx.state_dir / TRAP_STATE
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            for i, rule in self._traps:
+                state = saved.get(str(i))
+                if isinstance(state, dict):
+                    rule.restore(state)
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, AttributeError) as exc:
+            ctx.logger.warning("trap_budgets_unreadable", path=str(path), error=str(exc))
+
+    def _save_traps(self, ctx: ProcessorContext) -> None:
+        path = ctx.state_dir / TRAP_STATE
+        data = {str(i): rule.state() for i, rule in self._traps}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+            tmp.replace(path)
+        except OSError as exc:
+            ctx.logger.warning("trap_budgets_not_saved", path=str(path), error=str(exc))
 
     def _decide(self, ctx: ProcessorContext, candidate: CrawlURI) -> DecideResult:
-        """The scope's decision, logged to scope.log when asked for."""
-        if self._scope_log is None:
-            return ctx.scope.decide(candidate)
+        """The scope's decision, logged to scope.log when asked for (trap rejections with
+        ``log_trap_rejections``)."""
+        if not self.params.log_scope_decisions:
+            decision = ctx.scope.decide(candidate)
+            if decision is DecideResult.REJECT and candidate.annotations and self._traps:
+                self._log_trap(ctx, candidate)
+            return decision
         decision, index = ctx.scope.decide_with_rule(candidate)
         rule = type(ctx.scope.rules[index]).__name__ if index >= 0 else "-"
-        line = f"{log17(ctx.clock.time())} {index} {rule} {decision} {candidate.uri}\n"
+        line = f"{log17(ctx.clock.time())} {index} {rule} {decision} {candidate.uri}"
+        trap = _trap_note(candidate) if decision is DecideResult.REJECT else None
+        if trap is not None:
+            line += _trap_json(trap)
         with self._scope_log_lock:
             if self._scope_log is not None:
-                self._scope_log.write(line)
+                self._scope_log.write(line + "\n")
         return decision
+
+    def _log_trap(self, ctx: ProcessorContext, candidate: CrawlURI) -> None:
+        """A scope.log line for a candidate a trap budget rejected (when not logging all)."""
+        trap = _trap_note(candidate)
+        if trap is None or not self.params.log_trap_rejections:
+            return
+        index = self._traps[0][0]
+        rule = type(self._traps[0][1]).__name__
+        line = (
+            f"{log17(ctx.clock.time())} {index} {rule} REJECT {candidate.uri}{_trap_json(trap)}\n"
+        )
+        with self._scope_log_lock:
+            log = self._scope_log or self._open_scope_log(ctx)
+            log.write(line)
 
     def report(self) -> list[str]:
         lines = super().report()
@@ -116,6 +202,9 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             lines.append(f"  candidates out of scope: {self._rejected}")
             lines.append(f"  unusable outlinks: {self._bad}")
             lines.append(f"  prerequisites unschedulable: {self._prereq_failed}")
+            lines.append(f"  redirect loops ended: {self._loops}")
+        for _, rule in self._traps:
+            lines.extend(rule.report())
         return lines
 
     def inner_process(self, curi: CrawlURI) -> None:
@@ -126,11 +215,17 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             return
         if not self.params.process_error_outlinks and not 200 <= curi.status < 400:
             return
+        add_seed = ctx.add_seed if ctx.order.seeds.redirects_new_seeds else None
+        if add_seed is not None:
+            if ctx.catch_up_seeds is not None:
+                ctx.catch_up_seeds(curi)  # seeds other workers found (a no-op in one process)
+            if curi.is_seed and curi.hop_path:
+                add_seed(curi.uri, curi.via)  # found by another worker, or before a restart
         accepted: list[CrawlURI] = []
         embed_hops = self.params.preference_embed_hops
         seen_raw: set[tuple[str, str]] = set()
         seen: set[tuple[str, str]] = set()
-        scheduled = rejected = bad = 0
+        scheduled = rejected = bad = loops = 0
         links: list[tuple[str, Link]] = []
         for link in curi.outlinks:
             raw_key = (link.uri, link.hop)
@@ -149,19 +244,33 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             seen.add(key)
             links.append((uri, link))
         seen_recently = ctx.seen_recently
-        if seen_recently is not None and self.params.skip_seen and self._scope_log is None:
-            # A redirect to its own canonical form is force-fetched: never skipped.
+        if (
+            seen_recently is not None
+            and self.params.skip_seen
+            and not self.params.log_scope_decisions
+        ):
+            # A redirect back into its chain is force-fetched (once): never skipped.
             known = seen_recently([uri for uri, _ in links])
             links = [
                 pair
                 for pair, old in zip(links, known, strict=True)
                 if not old or pair[1].hop == Hop.REFER
             ]
+        seed_redirects = (
+            add_seed is not None
+            and curi.is_seed
+            and curi.hop_count < MAX_SEED_REDIRECT_HOPS
+            and curi.hop_path.count(Hop.REFER) == len(curi.hop_path)
+        )
+        new_seeds: list[CrawlURI] = []
         for uri, link in links:
             child = curi.create_child(uri, link.hop, link.context)
             if link.hop == Hop.REFER:
+                if not self._redirects.admit(curi, child):
+                    loops += 1
+                    continue
                 child.directive = SchedulingDirective.MEDIUM
-                child.force_fetch = _same_canonical(uri, curi.uri)
+                child.is_seed = seed_redirects
             elif 0 < _trailing_non_link_hops(child.hop_path) <= embed_hops:
                 child.directive = SchedulingDirective.MEDIUM
             try:
@@ -172,8 +281,13 @@ class CandidatesProcessor(Processor[CandidatesParams]):
                 continue
             if decision is DecideResult.ACCEPT:
                 accepted.append(child)
+                if child.is_seed:
+                    new_seeds.append(child)
             else:
                 rejected += 1
+        if add_seed is not None:
+            for child in new_seeds:
+                add_seed(child.uri, curi.uri)
         if accepted:
             if ctx.schedule_many is not None:
                 scheduled = sum(ctx.schedule_many(accepted))
@@ -183,6 +297,7 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             self._scheduled += scheduled
             self._rejected += rejected
             self._bad += bad
+            self._loops += loops
 
     def _schedule_prerequisite(
         self, ctx: ProcessorContext, curi: CrawlURI, prereq: CrawlURI
@@ -203,6 +318,18 @@ class CandidatesProcessor(Processor[CandidatesParams]):
             self._prereq_failed += 1
 
 
+def _trap_note(curi: CrawlURI) -> str | None:
+    for note in curi.annotations:
+        if note.startswith(TRAP_ANNOTATION):
+            return note
+    return None
+
+
+def _trap_json(note: str) -> str:
+    status = int(FetchStatus.OUT_OF_SCOPE)
+    return " " + json.dumps({"status": status, "annotations": note}, separators=(",", ":"))
+
+
 def _trailing_non_link_hops(hop_path: str) -> int:
     """How many hops at the end of the path are not L (Heritrix's "trans hops")."""
     count = 0
@@ -211,10 +338,3 @@ def _trailing_non_link_hops(hop_path: str) -> int:
             break
         count += 1
     return count
-
-
-def _same_canonical(uri: str, via: str) -> bool:
-    try:
-        return canonicalize(uri) == canonicalize(via)
-    except (UriError, ValueError):
-        return False

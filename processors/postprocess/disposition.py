@@ -24,7 +24,8 @@ lengthened (a back-off would stall every other URI of the URI's queue with it, a
 that keeps under the server's limit the retry is answered); a Retry-After is applied by the
 frontier whichever is longer; 0 otherwise.
 Every parameter left unset (None) takes the order's ``frontier.politeness`` /
-``frontier.retries`` value.
+``frontier.retries`` value. The politeness delay follows the URI's sheets (``frontier.
+politeness.*`` and this processor's own params in a sheet; see :mod:`crawler.sheets`).
 
 Thread-safety: no shared mutable state. Heritrix counterpart:
 ``org.archive.crawler.postprocessor.DispositionProcessor``.
@@ -67,6 +68,10 @@ class DispositionParams(Params):
 
 class DispositionProcessor(Processor[DispositionParams]):
     """Sets the politeness and retry delays (see the module docstring)."""
+
+    sheet_params = frozenset(
+        {"delay_factor", "min_delay_ms", "max_delay_ms", "respect_crawl_delay_up_to_s"}
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -136,13 +141,41 @@ class DispositionProcessor(Processor[DispositionParams]):
         duration_ms = curi.fetch_duration_ms
         if curi.fetch_start_ms <= 0 or duration_ms < 0:
             return 0
-        delay = self._delay_factor * duration_ms
-        delay = min(max(delay, self._min_ms), self._max_ms)
-        if delay < self._respect_ms and self._obey_robots:
+        factor, min_ms, max_ms, respect_ms = self._pace_for(curi)
+        delay = factor * duration_ms
+        delay = min(max(delay, min_ms), max_ms)
+        if delay < respect_ms and self._obey_robots:
             crawl_delay_ms = self._crawl_delay_ms(curi.uri)
             if crawl_delay_ms > delay:
-                delay = min(crawl_delay_ms, self._respect_ms)
+                delay = min(crawl_delay_ms, respect_ms)
         return int(delay)
+
+    def _pace_for(self, curi: CrawlURI) -> tuple[float, float, float, float]:
+        """(delay factor, min ms, max ms, Crawl-delay cap ms) for ``curi``: the order's, or with
+        the sheets of ``curi`` (``frontier.politeness.*`` and this processor's params)."""
+        sheets = self._sheets
+        if sheets is None or not sheets.active:
+            return self._delay_factor, self._min_ms, self._max_ms, self._respect_ms
+        overlay = sheets.overlay_for(curi)
+        if overlay.empty:
+            return self._delay_factor, self._min_ms, self._max_ms, self._respect_ms
+
+        def pace() -> tuple[float, float, float, float]:
+            p = self.params_for(curi)
+            pol = overlay.politeness
+            return (
+                pol.delay_factor if p.delay_factor is None else p.delay_factor,
+                pol.min_delay_ms if p.min_delay_ms is None else p.min_delay_ms,
+                pol.max_delay_ms if p.max_delay_ms is None else p.max_delay_ms,
+                1000.0
+                * (
+                    pol.respect_crawl_delay_up_to_s
+                    if p.respect_crawl_delay_up_to_s is None
+                    else p.respect_crawl_delay_up_to_s
+                ),
+            )
+
+        return overlay.memo((self.name, "pace"), pace)
 
     def _crawl_delay_ms(self, uri: str) -> float:
         try:

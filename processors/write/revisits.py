@@ -7,9 +7,11 @@ full ``response`` record or a ``revisit`` of an earlier capture:
   where the payload really lies (possibly another URI's record, after URL-agnostic dedup);
   annotation ``duplicate:server-not-modified``.
 * ``identical-payload-digest``: ``curi.revisit`` says so already, or the digest history holds a
-  capture of this payload (any URI); sets ``curi.revisit`` and annotates ``duplicate:digest``.
-  Truncated captures and payloads smaller than the threshold (never under 1 byte) are not
-  deduplicated.
+  capture of this payload (any URI), or else an earlier collection (``ctx.collections``, order
+  key ``dedup``) holds a capture of this URI with this payload (the referent then has no record
+  id: CDXJ indexes carry none; URI and date identify it, as pywb resolves revisits); sets
+  ``curi.revisit`` and annotates ``duplicate:digest``. Truncated captures and payloads smaller
+  than the threshold (never under 1 byte) are not deduplicated.
 
 :func:`remember_capture` records, after the write, the URI's fetch history (pointing at the
 record that holds its payload, so revisits never chain) and the payload's digest history.
@@ -20,9 +22,13 @@ Thread-safe (the history is). Heritrix counterpart: ``ContentDigestHistoryLoader
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from crawler import CrawlURI, RevisitInfo
 from crawler.history import CrawlHistory
+
+if TYPE_CHECKING:
+    from crawler.archive.collection_set import CollectionSet
 
 IDENTICAL_PAYLOAD_DIGEST = "identical-payload-digest"
 SERVER_NOT_MODIFIED = "server-not-modified"
@@ -48,7 +54,11 @@ def digest_checked(curi: CrawlURI, dedup: bool, dedup_min_size_bytes: int) -> bo
 
 
 def find_referent(
-    curi: CrawlURI, history: CrawlHistory | None, dedup: bool, dedup_min_size_bytes: int
+    curi: CrawlURI,
+    history: CrawlHistory | None,
+    dedup: bool,
+    dedup_min_size_bytes: int,
+    collections: CollectionSet | None = None,
 ) -> Referent | None:
     """The capture this fetch revisits, or None to write a full response (module docstring)."""
     revisit = curi.revisit
@@ -91,11 +101,11 @@ def find_referent(
             None,
             revisit.payload_digest or digest,
         )
-    if history is None or not digest_checked(curi, dedup, dedup_min_size_bytes):
+    if not digest_checked(curi, dedup, dedup_min_size_bytes):
         return None
-    entry = history.lookup_digest(digest)
+    entry = history.lookup_digest(digest) if history is not None else None
     if entry is None:
-        return None
+        return _in_collections(curi, collections, digest)
     curi.revisit = RevisitInfo(
         IDENTICAL_PAYLOAD_DIGEST, entry.uri, entry.warc_date, entry.warc_record_id, digest
     )
@@ -108,6 +118,21 @@ def find_referent(
         entry.warc_filename,
         entry.warc_offset,
         digest,
+    )
+
+
+def _in_collections(
+    curi: CrawlURI, collections: CollectionSet | None, digest: str
+) -> Referent | None:
+    """An earlier collection's capture of this URI with this payload, as the referent."""
+    capture = collections.lookup(curi.uri, digest) if collections is not None else None
+    if capture is None:
+        return None
+    date = capture.warc_date
+    curi.revisit = RevisitInfo(IDENTICAL_PAYLOAD_DIGEST, capture.url, date, None, digest)
+    curi.annotate("duplicate:digest")
+    return Referent(
+        IDENTICAL_PAYLOAD_DIGEST, capture.url, date, None, capture.filename, capture.offset, digest
     )
 
 

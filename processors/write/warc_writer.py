@@ -13,19 +13,29 @@ URI's final answer, so replay never shows a 503 that a retry turned into a 200):
   - ``server-not-modified``: FetchHTTP got a 304 to a conditional request and set
     ``curi.revisit``; refers to the earlier capture (from the fetch history when known).
   - ``identical-payload-digest`` (``dedup``): the digest history (``ctx.history``) already holds
-    a capture of this payload, by any URI; refers to it, adds ``WARC-Truncated: length``, sets
-    ``curi.revisit`` and annotates ``duplicate:digest``. Truncated captures and payloads under
-    ``dedup_min_size_bytes`` are never deduplicated.
+    a capture of this payload, by any URI, or an earlier collection's index
+    (``ctx.collections``, order key ``dedup.collections``) holds a capture of this URI with this
+    payload; refers to it, adds ``WARC-Truncated: length``, sets ``curi.revisit`` and annotates
+    ``duplicate:digest``. Truncated captures and payloads under ``dedup_min_size_bytes`` are
+    never deduplicated.
 
 * then a ``request`` record (raw request head) and a ``metadata`` record (via, hops, outlinks),
-  both ``WARC-Concurrent-To`` the first.
+  both ``WARC-Concurrent-To`` the first (after an identical-payload revisit of the same URI only
+  with ``revisit_extra_records``: the original's metadata already lists the same outlinks).
 
 ``dns:`` URIs with a recording get one ``response`` record, ``Content-Type: text/dns``, the DNS
 answer as block. Sets ``curi.extra_info['warcFilename']`` / ``['warcFileOffset']`` (offset of the
 first record). After writing, records the fetch in the history and the payload's first capture in
 the digest history (no history: no dedup, nothing recorded). A write error gives the URI a
 non-fatal error and ``unwritten:ioerror``; the file becomes ``….invalid``, the next URI starts a
-new one. File naming, ``.open``, warcinfo and rollover: :mod:`processors.write.warc_files`.
+new one. A full disk is not an error: the thread waits for space and writes the records then
+(:class:`~crawler.disk.SpaceWait`; the file is cut back to the last whole record first), so no
+capture is dropped and no half record stays in a file. File naming, ``.open``, warcinfo and
+rollover: :mod:`processors.write.warc_files`.
+With the order's ``archive.index`` on, each closed file is indexed into ``RUN_DIR/indexes/`` on a
+background thread (:class:`crawler.archive.indexer.BackgroundIndexer`); :meth:`stop` waits for it.
+The writer hands it what each URI's first record holds (URL, date, type, HTTP status and type,
+payload digest, offset, length), so the file need not be read again.
 
 Thread-safety: records of one URI are built and compressed by the calling thread into a spool
 (no lock held), then appended under the file set's lock (a plain copy), so threads compress in
@@ -48,6 +58,9 @@ from typing import IO, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from crawler import CrawlURI, Params, Processor, ProcessorContext, __version__
+from crawler.archive.indexer import BackgroundIndexer, LocatedEntry
+from crawler.archive.warc_scan import IndexEntry, http_status_and_type
+from crawler.disk import SPACE_WAIT, is_disk_full
 from crawler.frontier import RetryPolicy
 from processors.fetch.user_agent import user_agent
 from processors.write.revisits import (
@@ -121,6 +134,12 @@ class WARCWriterParams(Params):
         description="store already-compressed payloads (images, video, zip, Content-Encoding) "
         "without deflating them again (gzip level 0): same size, far less CPU",
     )
+    revisit_extra_records: bool = Field(
+        False,
+        description="beside a revisit of the same URI's identical payload (a recrawl), also "
+        "write the fetch's request and metadata records (the original's metadata lists the same "
+        "outlinks; false: the revisit alone, a third of the bytes); other revisits always get them",
+    )
     skip_identical_digests: bool = Field(
         False,
         description="write nothing for a duplicate payload (annotated unwritten:identicalDigest)",
@@ -153,6 +172,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         p = self.params
         self._records = WARCRecordWriter(p.warc_version, p.compress, p.compress_level, p.compressor)
         self._files: WARCFileSet | None = None
+        self._indexer: BackgroundIndexer | None = None
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
         self._dedup_bytes = 0
@@ -166,6 +186,10 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         directory = Path(p.directory)
         directory = directory if directory.is_absolute() else ctx.run_dir / directory
         directory.mkdir(parents=True, exist_ok=True)
+        if ctx.watch_disk is not None:
+            ctx.watch_disk(directory)
+        if ctx.order.archive.index:
+            self._indexer = BackgroundIndexer(ctx.run_dir / "indexes")
         self._files = WARCFileSet(
             directory,
             prefix=p.prefix,
@@ -174,11 +198,14 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             max_file_size_bytes=p.max_file_size_bytes,
             warcinfo=self._warcinfo,
             now_s=ctx.clock.time,
+            on_closed=self._indexer.submit if self._indexer is not None else None,
         )
 
     def stop(self) -> None:
         if self._files is not None:
             self._files.close()
+        if self._indexer is not None:
+            self._indexer.close()
 
     def report(self) -> list[str]:
         lines = super().report()
@@ -191,6 +218,9 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         text = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
         lines.append(f"  records written: {sum(counts.values())} ({text or 'none'})")
         lines.append(f"  payload bytes not rewritten (revisits): {dedup_bytes}")
+        collections = self.ctx.collections if self.ctx is not None else None
+        if collections is not None:
+            lines.extend(collections.report())
         if files is not None:
             lines.append(f"  bytes written: {files.bytes_written}")
             lines.append(f"  files: {files.files_opened}")
@@ -202,7 +232,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         return (
             status > 0
             and curi.recording is not None
-            and curi.uri.startswith(("http://", "https://", "dns:"))
+            and curi.uri.startswith(("http://", "https://", "dns:", "urn:"))
             and not (status >= 400 and self._retry is not None and self._retry.will_retry(curi))
         )
 
@@ -212,10 +242,13 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             raise RuntimeError(f"processor {self.name!r} used before start()")
         history = self.context.history
         is_dns = curi.uri.startswith("dns:")
+        p = self.params
         referent = (
             None
-            if is_dns
-            else find_referent(curi, history, self.params.dedup, self.params.dedup_min_size_bytes)
+            if is_dns or curi.uri.startswith("urn:")
+            else find_referent(
+                curi, history, p.dedup, p.dedup_min_size_bytes, self.context.collections
+            )
         )
         if (
             referent is not None
@@ -228,14 +261,11 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             return
         spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY_BYTES)  # noqa: SIM115
         try:
-            if is_dns:
-                first_id, date, kinds = self._build_dns(curi, spool)
-            else:
-                first_id, date, kinds = self._build_http(curi, spool, referent)
+            first_id, date, kinds, entry = self._build(curi, spool, referent, is_dns)
             size = spool.tell()
             spool.seek(0)
             try:
-                name, offset = files.append(spool, size)
+                name, offset = files.append(spool, size, entry)
             except OSError as exc:
                 curi.nonfatal_errors.append((exc, traceback.format_exc()))
                 curi.annotate("unwritten:ioerror")
@@ -249,31 +279,65 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
                 self._dedup_bytes += curi.recording.body_size
         curi.extra_info["warcFilename"] = name
         curi.extra_info["warcFileOffset"] = offset
-        if history is not None and not is_dns:
-            p = self.params
+        if history is not None and not is_dns and not curi.uri.startswith("urn:"):
             digest_new = referent is None and digest_checked(curi, p.dedup, p.dedup_min_size_bytes)
             remember_capture(curi, history, referent, first_id, date, name, offset, digest_new)
 
     # ----------------------------------------------------------------- records
-    def _build_dns(self, curi: CrawlURI, out: IO[bytes]) -> tuple[str, str, list[str]]:
+    def _build(
+        self, curi: CrawlURI, spool: IO[bytes], referent: Referent | None, is_dns: bool
+    ) -> tuple[str, str, list[str], Any]:
+        """Build ``curi``'s records into ``spool``. A spool past memory goes to the temporary
+        directory: if that disk is full, wait for space and build again."""
+        while True:
+            try:
+                if is_dns:
+                    return self._build_dns(curi, spool)
+                if curi.uri.startswith("urn:"):
+                    return self._build_resource(curi, spool)
+                return self._build_http(curi, spool, referent)
+            except OSError as exc:
+                if not is_disk_full(exc):
+                    raise
+                SPACE_WAIT.wait(Path(tempfile.gettempdir()), "warc spool", exc)
+                spool.seek(0)
+                spool.truncate()
+
+    def _build_dns(self, curi: CrawlURI, out: IO[bytes]) -> tuple[str, str, list[str], Any]:
         rec = curi.recording
         date = self._date(curi)
         headers = [("WARC-Date", date)]
         if curi.ip_address:
             headers.append(("WARC-IP-Address", curi.ip_address))
         body = rec.body_stream()
+        start = out.tell()
         record_id = self._records.write(
             out, curi.uri, "response", headers, b"", body, rec.body_size, "text/dns"
         )
-        return record_id, date, ["response"]
+        # A block that is not HTTP: its payload digest (as indexers compute it) is the block's.
+        entry = IndexEntry(curi.uri, date, "response", "text/dns", None, None, rec.payload_digest)
+        return record_id, date, ["response"], _located(entry, start, out.tell())
+
+    def _build_resource(self, curi: CrawlURI, out: IO[bytes]) -> tuple[str, str, list[str], Any]:
+        """A ``resource`` record (e.g. a browser screenshot, ``urn:screenshot:<page>``); no index
+        entry of the writer's own (the indexer reads the record from the file)."""
+        rec = curi.recording
+        date = self._date(curi)
+        headers = [("WARC-Date", date), ("WARC-Payload-Digest", rec.payload_digest)]
+        record_id = self._records.write(
+            out, curi.uri, "resource", headers, b"", rec.body_stream(), rec.body_size,
+            curi.content_type or "application/octet-stream",
+        )  # fmt: skip
+        return record_id, date, ["resource"], None
 
     def _build_http(
         self, curi: CrawlURI, out: IO[bytes], referent: Referent | None
-    ) -> tuple[str, str, list[str]]:
+    ) -> tuple[str, str, list[str], Any]:
         rec = curi.recording
         date = self._date(curi)
         headers = [("WARC-Date", date)]
         writer = self._records
+        start = out.tell()
         if referent is None:
             headers.append(("WARC-Payload-Digest", curi.payload_digest or rec.payload_digest))
             self._common_headers(curi, headers)
@@ -301,6 +365,14 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
                 headers.append(("WARC-Truncated", "length"))
             first_id = writer.write(out, curi.uri, "revisit", headers, rec.response_head)
             kinds = ["revisit"]
+        entry = self._index_entry(curi, date, kinds[0], headers, start, out.tell())
+        if (
+            referent is not None
+            and referent.profile == IDENTICAL_PAYLOAD_DIGEST
+            and referent.uri == curi.uri
+            and not self.params.revisit_extra_records
+        ):
+            return first_id, date, kinds, entry
         concurrent = [("WARC-Date", date), ("WARC-Concurrent-To", first_id)]
         if self.params.write_requests and rec.request_head:
             writer.write(
@@ -311,7 +383,27 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             block = metadata_block(curi)
             writer.write(out, curi.uri, "metadata", concurrent, block, None, 0, WARC_FIELDS)
             kinds.append("metadata")
-        return first_id, date, kinds
+        return first_id, date, kinds, entry
+
+    def _index_entry(
+        self,
+        curi: CrawlURI,
+        date: str,
+        kind: str,
+        headers: list[tuple[str, str]],
+        start: int,
+        end: int,
+    ) -> Any:
+        """What the CDXJ index needs of the URI's first record; None (the indexer then reads
+        the file) when its URI would be written altered or it has no payload digest."""
+        if self._indexer is None:
+            return None
+        digest = next((v for k, v in headers if k == "WARC-Payload-Digest"), None)
+        if not digest or "\r" in curi.uri or "\n" in curi.uri:
+            return None
+        status, mime = http_status_and_type(curi.recording.response_head)
+        entry = IndexEntry(curi.uri, date, kind, HTTP_RESPONSE, status, mime, digest)
+        return _located(entry, start, end)
 
     @staticmethod
     def _common_headers(curi: CrawlURI, headers: list[tuple[str, str]]) -> None:
@@ -349,3 +441,8 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         ]
         self._records.write(buf, "", "warcinfo", headers, block, None, 0, WARC_FIELDS)
         return buf.getvalue()
+
+
+def _located(entry: IndexEntry, start: int, end: int) -> LocatedEntry:
+    """``entry`` of the record at ``start``..``end`` of a URI's spool."""
+    return LocatedEntry(start, end - start, entry)

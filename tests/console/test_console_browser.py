@@ -4,6 +4,7 @@ it crawled, block a regex, open a report, terminate. Saves the README's screensh
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from collections.abc import Iterator
@@ -147,6 +148,21 @@ def test_console_drives_a_live_crawl_in_chromium(
             page.fill("#regex", r"/never-fetch-this/")
             page.click("#btn-block")
             page.wait_for_selector("text=/never-fetch-this/", timeout=20_000)
+
+            # apply a sheet with the form: the crawl takes it in (kept in the run's sheets.yaml)
+            slow = {
+                "name": "slow-extra",
+                "hosts": [extra.hosts[0]],
+                "settings": {"frontier.politeness.min_delay_ms": 500},
+            }
+            page.fill("#sheet", json.dumps(slow))
+            page.click("#btn-sheet")
+            page.wait_for_selector("text=sheets sent", timeout=20_000)
+            kept = next((jobs_dir / "sample" / "runs").iterdir()) / "sheets.yaml"
+            wait_until(
+                lambda: kept.is_file() and "slow-extra" in kept.read_text(),
+                what="the sheet taken in",
+            )
 
             # ask for reports and open one
             page.click("#btn-reports")

@@ -142,3 +142,18 @@ def test_http2_negotiated_over_tls(server: TlsServer, ctx: ProcessorContext) -> 
 def test_http1_only_by_default(server: TlsServer, ctx: ProcessorContext) -> None:
     assert fetch(ctx, f"https://127.0.0.1:{server.port}/").status == 200
     assert server.protocols == ["http/1.1"]
+
+
+def test_http2_connection_reused_for_later_fetches(
+    server: TlsServer, ctx: ProcessorContext
+) -> None:
+    proc = FetchHTTP("fetch_http", FetchHTTPParams(http2=True))
+    proc.start(ctx)
+    try:
+        for i in range(4):
+            curi = CrawlURI(f"https://127.0.0.1:{server.port}/h2/{i}")
+            proc.process(curi)
+            assert (curi.status, curi.http_version) == (200, "HTTP/2")
+    finally:
+        proc.stop()
+    assert server.protocols == ["h2"]  # one TLS connection

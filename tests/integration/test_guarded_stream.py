@@ -3,14 +3,18 @@ one the server hung up on or sent unrequested bytes over."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
 
 import httpcore
 import pytest
+from fetch_support import self_signed_cert
 
+from processors.fetch.fetch_clients import archival_tls_context
 from processors.fetch.guarded_backend import GuardedBackend, GuardedStream, fetch_deadline
 
 pytestmark = pytest.mark.integration
@@ -96,3 +100,115 @@ def test_write_times_out_when_the_peer_never_reads(
     with pytest.raises(httpcore.WriteTimeout):
         for _ in range(10_000):  # fills both kernels' buffers, then the send blocks
             stream.write(b"y" * 65536, timeout=0.2)
+
+
+# ------------------------------------------------------------------ over TLS
+@pytest.fixture(scope="module")
+def server_tls(tmp_path_factory: pytest.TempPathFactory) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*self_signed_cert(tmp_path_factory.mktemp("guarded-tls")))
+    return context  # TLS 1.3: session tickets follow the handshake
+
+
+@pytest.fixture
+def tls_pair(server_tls: ssl.SSLContext) -> Iterator[tuple[GuardedStream, ssl.SSLSocket]]:
+    """A guarded client stream after its TLS handshake, and the server's TLS end."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[ssl.SSLSocket] = []
+
+    def accept() -> None:
+        conn, _ = listener.accept()
+        conn.settimeout(5)
+        accepted.append(server_tls.wrap_socket(conn, server_side=True))
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    backend = GuardedBackend(None, threading.Event())
+    plain = backend.connect_tcp("127.0.0.1", listener.getsockname()[1], timeout=5)
+    stream = plain.start_tls(archival_tls_context(), server_hostname="localhost", timeout=5)
+    thread.join(5)
+    listener.close()
+    assert isinstance(stream, GuardedStream)
+    yield stream, accepted[0]
+    stream.close()
+    accepted[0].close()
+
+
+def _exchange(stream: GuardedStream, server: ssl.SSLSocket, size: int = 50_000) -> None:
+    """One request and its whole response, then the connection marked idle."""
+    stream.write(b"GET / HTTP/1.1\r\n\r\n", timeout=5)
+    assert server.recv(100).startswith(b"GET /")
+    server.sendall(b"x" * size)
+    got = 0
+    while got < size:
+        got += len(stream.read(65536, timeout=5))
+    stream.went_idle()
+
+
+def test_tls_idle_connection_after_tickets_and_responses_is_not_readable(
+    tls_pair: tuple[GuardedStream, ssl.SSLSocket],
+) -> None:
+    stream, server = tls_pair
+    _settle()  # the server's session tickets are in the client's kernel, unread
+    assert stream.get_extra_info("is_readable") is False
+    for _ in range(3):
+        _exchange(stream, server)
+        _settle()
+        assert stream.get_extra_info("is_readable") is False
+
+
+def test_tls_unrequested_bytes_make_an_idle_connection_readable(
+    tls_pair: tuple[GuardedStream, ssl.SSLSocket],
+) -> None:
+    stream, server = tls_pair
+    _exchange(stream, server)
+    server.sendall(b"HTTP/1.1 200 OK\r\n")
+    _settle()
+    assert stream.get_extra_info("is_readable") is True
+
+
+def test_tls_server_hang_up_makes_an_idle_connection_readable(
+    tls_pair: tuple[GuardedStream, ssl.SSLSocket],
+) -> None:
+    stream, server = tls_pair
+    _exchange(stream, server)
+    server.settimeout(0)
+    with contextlib.suppress(ssl.SSLWantReadError):  # not waiting for the client's reply
+        server.unwrap()  # close_notify: a TLS close the TCP connection outlives
+    _settle()
+    assert stream.get_extra_info("is_readable") is True
+
+
+def test_tls_server_closing_the_socket_makes_an_idle_connection_readable(
+    tls_pair: tuple[GuardedStream, ssl.SSLSocket],
+) -> None:
+    stream, server = tls_pair
+    _exchange(stream, server)
+    server.close()
+    _settle()
+    assert stream.get_extra_info("is_readable") is True
+
+
+def test_tls_read_times_out_and_the_connection_still_works(
+    tls_pair: tuple[GuardedStream, ssl.SSLSocket],
+) -> None:
+    stream, server = tls_pair
+    began = time.monotonic()
+    with pytest.raises(httpcore.ReadTimeout):
+        stream.read(100, timeout=0.2)
+    assert time.monotonic() - began < 3
+    server.sendall(b"late")
+    assert stream.read(100, timeout=5) == b"late"
+
+
+def test_tls_write_times_out_when_the_peer_never_reads(
+    tls_pair: tuple[GuardedStream, ssl.SSLSocket],
+) -> None:
+    stream, _server = tls_pair
+    with pytest.raises(httpcore.ReadTimeout):
+        stream.read(100, timeout=0.1)  # the socket's timeout is now a read slice
+    began = time.monotonic()
+    with pytest.raises(httpcore.WriteTimeout):
+        for _ in range(10_000):  # fills both kernels' buffers, then the send blocks
+            stream.write(b"y" * 65536, timeout=0.3)
+    assert time.monotonic() - began < 10

@@ -88,6 +88,39 @@ def test_a_payload_seen_before_becomes_a_headers_only_revisit(
     assert "revisit 2" in "\n".join(writer.report())
 
 
+def test_revisit_extra_records_off_writes_the_revisit_alone(
+    tmp_path: Path, history: CrawlHistory
+) -> None:
+    writer = writer_for(tmp_path, history, revisit_extra_records=False)
+    # A recrawl of the same URI: the revisit alone. Another URI with that payload: its own
+    # request and metadata records still (its outlinks resolve against another base).
+    for curi in (fetched(0, BODY), fetched(0, BODY), fetched(1, BODY)):
+        writer.process(curi)
+    writer.stop()
+    kinds = [r[0] for r in records(only_warc(tmp_path))]
+    first = ["warcinfo", "response", "request", "metadata"]
+    assert kinds == [*first, "revisit", "revisit", "request", "metadata"]
+
+
+def test_revisit_extra_records_on_writes_them_beside_a_recrawls_revisit(
+    tmp_path: Path, history: CrawlHistory
+) -> None:
+    writer = writer_for(tmp_path, history, revisit_extra_records=True)
+    for curi in (fetched(0, BODY), fetched(0, BODY)):
+        writer.process(curi)
+    writer.stop()
+    kinds = [r[0] for r in records(only_warc(tmp_path))]
+    assert kinds == [
+        "warcinfo",
+        "response",
+        "request",
+        "metadata",
+        "revisit",
+        "request",
+        "metadata",
+    ]
+
+
 def test_dedup_off_or_no_history_writes_full_responses(
     tmp_path: Path, history: CrawlHistory
 ) -> None:

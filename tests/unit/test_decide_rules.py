@@ -318,3 +318,20 @@ def test_seed_list_directives_feed_accept_and_reject_rules() -> None:
     scope = DecideRuleSequence(rules)
     assert scope.decide(curi("http://example.com/private/x")) is REJECT
     assert scope.decide(curi("http://example.com/public")) is ACCEPT
+
+
+def test_a_seed_added_while_running_widens_seed_prefix_rules_only() -> None:
+    ctx = RuleContext(seeds=["http://example.com/"])
+    accept = SurtPrefixedDecideRule()
+    directives_only = SurtPrefixedDecideRule(SurtPrefixedParams(seeds_as_surt_prefixes=False))
+    scope = DecideRuleSequence([RejectDecideRule(), accept, directives_only])
+    scope.bind(ctx)
+    before = accept.prefixes
+    scope.seed_added("https://example.com/moved/")  # already under the seed's prefix
+    assert accept.prefixes is before
+    scope.seed_added("http://www.example.org/")
+    assert accept.prefixes is not before and len(before) == 1  # copied, not changed in place
+    assert scope.decide(curi("http://www.example.org/page", "RL")) is ACCEPT
+    assert scope.decide(curi("http://example.org/page", "RL")) is REJECT
+    assert directives_only.decide(curi("http://www.example.org/page")) is NONE
+    scope.seed_added("not a uri at all")  # ignored

@@ -98,7 +98,11 @@ def test_default_order_validates_and_builds() -> None:
     order = load_order(default_order_path())
     assert order.name == "default"
     assert build_all(order) == []
-    assert [p.name for p in order.chains.pre] == ["preselector", "precondition_enforcer"]
+    assert [p.name for p in order.chains.pre] == [
+        "preselector",
+        "quota_enforcer",
+        "precondition_enforcer",
+    ]
     assert [p.name for p in order.chains.post] == ["candidates", "disposition"]
 
 
@@ -110,7 +114,8 @@ def test_example_job_validates_with_its_own_settings() -> None:
     assert order.base_dir == str(EXAMPLE.parent.resolve())
     polite = order.frontier.politeness
     assert (polite.delay_factor, polite.min_delay_ms, polite.max_delay_ms) == (0, 0, 0)
-    assert [p.name for p in order.chains.fetch] == ["fetch_dns", "fetch_http"]
+    assert [p.name for p in order.chains.fetch] == ["fetch_dns", "fetch_http", "fetch_browser"]
+    assert order.browser.enabled is False  # FetchBrowser turns itself off
     out, err = io.StringIO(), io.StringIO()
     assert validate_main(EXAMPLE, [], out, err) == 0, err.getvalue()
     assert err.getvalue() == ""

@@ -132,7 +132,7 @@ def test_missing_extends_uses_the_project_default_order(tmp_path: Path) -> None:
     order = load_order(path)
     assert order.name == "x"
     assert order.toe_threads == 3
-    assert [p.name for p in order.chains.fetch] == ["fetch_dns", "fetch_http"]
+    assert [p.name for p in order.chains.fetch] == ["fetch_dns", "fetch_http", "fetch_browser"]
     assert order.scope[0].class_ == "crawler.decide.RejectDecideRule"
 
 

@@ -64,18 +64,33 @@ export function runView(main, id) {
   const panels = {
     queues: h('div'), hosts: h('div'), codes: h('div'), mimes: h('div'),
     alerts: h('div'), rules: h('div'), reports: h('div', { className: 'report-list' }),
+    archive: h('div', { id: 'archive' }),
   };
 
   const seeds = h('textarea', { id: 'seeds', rows: 2, spellcheck: 'false', placeholder: 'http://example.com/  (one per line)' });
   const regex = h('input', { id: 'regex', type: 'text', spellcheck: 'false', placeholder: '\\.pdf$' });
+  const sheet = h('textarea', { id: 'sheet', rows: 3, spellcheck: 'false', placeholder: '{"name": "slow", "hosts": ["example.org"], "settings": {"frontier.politeness.min_delay_ms": 10000}}' });
+  const sendSheet = () => {
+    let doc;
+    try { doc = JSON.parse(sheet.value); } catch (err) {
+      message.className = 'message error';
+      message.textContent = `the sheet is not JSON: ${err.message}`;
+      return;
+    }
+    const body = Array.isArray(doc) ? { sheets: doc } : ('sheets' in doc || 'remove' in doc) ? doc : { sheets: [doc] };
+    act('sheets', body, () => { sheet.value = ''; });
+  };
   const steering = section('Steer',
     h('form', { className: 'inline', onsubmit: (e) => { e.preventDefault(); act('seeds', { seeds: seeds.value }, () => { seeds.value = ''; }); } },
       h('label', { for: 'seeds' }, 'Add seeds'), seeds, button('seeds', 'Add seeds', null, 'primary')),
     h('form', { className: 'inline', onsubmit: (e) => { e.preventDefault(); act('block', { regex: regex.value }, () => { regex.value = ''; }); } },
       h('label', { for: 'regex' }, 'Block URIs matching'), regex, button('block', 'Block')),
+    h('form', { className: 'inline', onsubmit: (e) => { e.preventDefault(); sendSheet(); } },
+      h('label', { for: 'sheet' }, 'Add or replace a sheet (JSON)'), sheet, button('sheet', 'Apply sheet')),
     h('h3', null, 'Block rules'), panels.rules);
   el.seeds.type = 'submit';
   el.block.type = 'submit';
+  el.sheet.type = 'submit';
 
   // the followed log
   const logSelect = h('select', { id: 'log-name', 'aria-label': 'log' },
@@ -120,6 +135,7 @@ export function runView(main, id) {
     h('div', { className: 'grid two' }, steering, section('Alerts', panels.alerts)),
     section('Log', h('div', { className: 'log-bar' }, logSelect, filter), logBox),
     section('Reports', panels.reports),
+    section('Replay', panels.archive),
     dialog);
 
   const render = (data) => {
@@ -134,6 +150,7 @@ export function runView(main, id) {
     el.terminate.disabled = !live;
     el.seeds.disabled = !live;
     el.block.disabled = !data.status;
+    el.sheet.disabled = !data.status;
     const p = data.progress;
     progressFill.style.width = `${p === null ? 0 : Math.round(p * 1000) / 10}%`;
     progressText.textContent = p === null ? 'no URIs discovered yet'
@@ -204,13 +221,26 @@ export function runView(main, id) {
 
   const refreshReports = async () => (await loadReports())();
 
+  // the replay command (or link, while `crawler replay` serves this run) and WACZ downloads
+  const loadArchive = async () => {
+    const res = await api(`${base}/archive`);
+    return () => panels.archive.replaceChildren(
+      res.replay_url
+        ? h('p', null, 'Replay: ', h('a', { id: 'replay-link', href: res.replay_url, target: '_blank', rel: 'noopener' }, res.replay_url))
+        : h('p', null, 'Replay it through pywb: ', h('code', { id: 'replay-command' }, res.replay_command)),
+      h('p', { className: 'muted' }, `${res.indexes} CDXJ index file(s)`),
+      ...(res.wacz.length
+        ? res.wacz.map((w) => h('p', null, h('a', { className: 'wacz-link', href: w.url, download: w.name }, `Download ${w.name}`), ' ', h('small', null, bytes(w.size))))
+        : [h('p', { className: 'muted' }, 'No WACZ package: `crawler wacz RUN_DIR -o FILE.wacz` makes one (in the run directory to list it here).')]));
+  };
+
   let ticks = 0;
   const tick = async () => {
     const slow = ticks++ % 4 === 0;
     let updates;
     try {
       updates = await Promise.all([api(base).then((data) => () => render(data)), loadSeries(), loadLog(),
-        slow ? loadAlerts() : null, slow ? loadReports() : null]);
+        slow ? loadAlerts() : null, slow ? loadReports() : null, slow ? loadArchive() : null]);
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) { main.replaceChildren(h('p', { className: 'error' }, err.message)); ticker.stop(); return; }
       throw err;

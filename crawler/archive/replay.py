@@ -1,0 +1,226 @@
+"""ReplayServer: pywb serving a :class:`~crawler.archive.collection.PywbCollection` on loopback,
+and ``crawler replay RUN_DIR|FILE.wacz``.
+
+pywb lives in its own virtualenv, ``.replay-venv/`` (``make install`` creates it from
+``conf/replay-requirements.txt``): it pins redis 2.x and brings gevent, which the crawler's own
+environment (redis >= 5) cannot share. It is found as ``$CRAWLER_PYWB`` (the path of its
+``wayback`` command), else ``<project>/.replay-venv/bin/wayback``, else ``wayback`` on ``PATH``.
+
+:meth:`ReplayServer.start` runs ``wayback`` in the collection's working directory and returns
+once pywb answers; then ``prefix + archived URL`` replays that capture (pywb's framed replay:
+a banner page whose frame loads ``prefix + <timestamp>mp_/ + URL``). Its output goes to
+``<work dir>/pywb.log``. While ``crawler replay`` serves a run, ``RUN_DIR/replay.json``
+(``prefix``, ``pid``) tells the web console where; it is removed on exit. One thread drives a
+server; :meth:`stop` may be called from another.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+from typing import TextIO
+
+from crawler.archive.collection import (
+    NothingToReplayError,
+    PywbCollection,
+    collection_from_run,
+    collection_from_wacz,
+)
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+REPLAY_FILE = "replay.json"
+_POLL_S = 0.2
+
+
+class ReplayError(Exception):
+    """pywb is missing, or did not start."""
+
+
+def find_wayback() -> Path:
+    """The pywb ``wayback`` command (see the module docstring); ReplayError if there is none."""
+    configured = os.environ.get("CRAWLER_PYWB")
+    candidates = [Path(configured)] if configured else []
+    candidates.append(PROJECT_ROOT / ".replay-venv" / "bin" / "wayback")
+    on_path = shutil.which("wayback")
+    if on_path:
+        candidates.append(Path(on_path))
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+    raise ReplayError(
+        "pywb is not installed: run `make install` (it creates .replay-venv/ with pywb), "
+        "or set CRAWLER_PYWB to the path of pywb's `wayback` command"
+    )
+
+
+def free_port(host: str) -> int:
+    """A TCP port free on ``host`` now."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class ReplayServer:
+    """pywb on ``host:port`` (port 0: a free one) serving ``collection``."""
+
+    def __init__(self, collection: PywbCollection, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.collection = collection
+        self.host = host
+        self.port = port or free_port(host)
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def prefix(self) -> str:
+        """The replay prefix: append an archived URL to replay it."""
+        return f"http://{self.host}:{self.port}/{self.collection.name}/"
+
+    @property
+    def pid(self) -> int | None:
+        """pywb's process id while it runs."""
+        return self._process.pid if self._process is not None else None
+
+    def start(self, timeout_s: float = 60.0) -> str:
+        """Start pywb and wait until it answers; returns :attr:`prefix`. ReplayError if pywb
+        is missing, exits, or does not answer within ``timeout_s``."""
+        wayback = find_wayback()
+        log = (self.collection.work_dir / "pywb.log").open("wb")
+        with log:
+            self._process = subprocess.Popen(
+                [str(wayback), "-b", self.host, "-p", str(self.port), "-t", "8"],
+                cwd=self.collection.work_dir,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # Ctrl-C on the terminal reaches crawler replay only
+            )
+        deadline = time.monotonic() + timeout_s
+        while not self._answers():
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                tail = self._log_tail()
+                self.stop()
+                raise ReplayError(f"pywb did not start on {self.host}:{self.port}:\n{tail}")
+            time.sleep(_POLL_S)
+        return self.prefix
+
+    def wait(self) -> int:
+        """Block until pywb exits; its exit code."""
+        return self._process.wait() if self._process is not None else 0
+
+    def stop(self) -> None:
+        """Stop pywb (terminate, then kill after 10 s). Idempotent."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+    def __enter__(self) -> ReplayServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def _answers(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.prefix, timeout=5) as response:
+                return int(response.status) < 500
+        except urllib.error.HTTPError as error:
+            return error.code < 500
+        except (OSError, ValueError):
+            return False
+
+    def _log_tail(self) -> str:
+        try:
+            text = (self.collection.work_dir / "pywb.log").read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-15:])
+
+
+def parse_bind(bind: str) -> tuple[str, int]:
+    """``HOST:PORT`` (or ``PORT``) to a pair; ValueError with the fix if malformed."""
+    host, _, port = bind.rpartition(":")
+    if not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"--bind {bind!r}: use HOST:PORT, e.g. 127.0.0.1:8488 (port 0: any)")
+    return host or "127.0.0.1", int(port)
+
+
+def cmd_replay(
+    source: Path, bind: str, out: TextIO, err: TextIO, also: list[Path] | None = None
+) -> int:
+    """``crawler replay``: serve ``source`` (a run directory or a ``.wacz``; with the run
+    directories ``also`` beside a run) until Ctrl-C.
+
+    Exit codes: 0 stopped by the operator, 1 pywb failed, 2 bad usage or nothing to replay."""
+    try:
+        host, port = parse_bind(bind)
+    except ValueError as error:
+        print(error, file=err)
+        return 2
+    is_wacz = source.is_file() and source.name.endswith(".wacz")
+    if not is_wacz and not source.is_dir():
+        print(f"{source}: neither a run directory nor a .wacz file", file=err)
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="crawler-replay-"))
+    marker: Path | None = None
+    try:
+        try:
+            if is_wacz:
+                collection = collection_from_wacz(source, work)
+            else:
+                collection = collection_from_run(source, work, also)
+        except NothingToReplayError as error:
+            print(str(error), file=err)
+            return 2
+        for line in collection.problems:
+            print(f"warning: {line}", file=err)
+        server = ReplayServer(collection, host, port)
+        try:
+            prefix = server.start()
+        except ReplayError as error:
+            print(str(error), file=err)
+            return 1
+        if not is_wacz:
+            marker = source / REPLAY_FILE
+            marker.write_text(json.dumps({"prefix": prefix, "pid": os.getpid()}) + "\n")
+        print(f"replaying {collection.records} capture(s) of {source} through pywb", file=out)
+        print(f"replay prefix: {prefix}", file=out)
+        print(f"open {prefix}<archived URL>; Ctrl-C stops", file=out, flush=True)
+        return _serve(server)
+    finally:
+        if marker is not None:
+            marker.unlink(missing_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _serve(server: ReplayServer) -> int:
+    previous = None
+    with contextlib.suppress(ValueError):  # only the main thread may set handlers
+        previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        code = server.wait()
+        return 0 if code in (0, -signal.SIGTERM) else 1
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        server.stop()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,186 @@
+"""TrapBudgetDecideRule: at most N URIs per host and URL template, so endless series end.
+
+A calendar that links each month to the next, ``?page=N`` without end, ``?date=`` for every day: a
+crawler trap repeats one URL template (:func:`crawler.decide.url_template.url_template`) with
+numbers that never run out, each page linking to the next. Hop limits stop such a trap only after
+hundreds of fetches per template; this rule lets the first ``max_uris_per_template`` distinct URIs
+of each template (the template includes the host and port) through and REJECTs the rest, annotating
+each rejected URI ``trap:<template>``. Seeds and prerequisites are never rejected, nor (with
+``exempt_sitemap_links``) URIs a sitemap lists (last hop M): a sitemap is a finite list the site
+itself declares, often of numbered pages (``/item/123``) far beyond any trap budget. A URI already
+let through is let through again (a page linked from every page of a site counts once), so a
+paginated site with no more pages than the budget is not affected. With ``series_only`` (the
+default) only URIs found on a page of their own template count and can be rejected — the next month
+of a calendar, the next ``?page=`` — while numbered pages found elsewhere (``/item/123`` on a list
+or an article) always pass: a series that feeds itself is what never ends, a site's numbered pages
+are not a trap.
+
+It is a *gate* (see :mod:`crawler.decide.decide_rule`): the scope asks it only about URIs its
+other rules ACCEPT, so out-of-scope links spend no budget.
+
+Memory is bounded: the templates are kept in an LRU of ``max_templates`` entries (a 64-bit key
+and the 64-bit hashes of up to ``max_uris_per_template`` URIs each, about 500 bytes for a full
+one: 25 MB for 50,000 full templates); a template not seen for a long while is forgotten and
+would start a new budget. The state can be saved and restored
+(:meth:`TrapBudgetDecideRule.state` / :meth:`restore`) so that a resumed crawl keeps its
+budgets. Thread-safe: one lock, held for a dictionary lookup and at most
+a scan of one template's hashes. Beyond Heritrix, which has no such rule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from array import array
+from collections import Counter, OrderedDict
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from crawler.curi import Hop
+from crawler.decide.decide_rule import DecideResult, DecideRule
+from crawler.decide.url_template import url_template
+from crawler.params import Params
+
+if TYPE_CHECKING:
+    from crawler.curi import CrawlURI
+
+TRAP_ANNOTATION = "trap:"
+"""Prefix of the annotation a rejected URI gets: ``trap:<template>``."""
+
+_TOP_KEPT = 1000  # templates whose rejections are counted one by one, for the report
+_via_template = lru_cache(maxsize=4096)(url_template)
+"""A page's outlinks share its via: its template is worked out once (lru_cache is thread-safe)."""
+
+
+def _hash64(text: str) -> int:
+    return int.from_bytes(
+        hashlib.blake2b(text.encode(), digest_size=8).digest(), "big", signed=True
+    )
+
+
+class TrapBudgetParams(Params):
+    """Parameters of :class:`TrapBudgetDecideRule`."""
+
+    max_uris_per_template: int = Field(
+        30, ge=0, description="distinct URIs let through per host and URL template; 0 = no limit"
+    )
+    series_only: bool = Field(
+        True,
+        description="count only URIs found on a page of the same template (a series: next "
+        "month, next page); URIs found elsewhere (an /item/N from a list) always pass",
+    )
+    exempt_sitemap_links: bool = Field(
+        True, description="never reject URIs a sitemap lists (last hop M), nor count them"
+    )
+    max_templates: int = Field(
+        50_000,
+        ge=1,
+        description="templates remembered (least recently used forgotten first): bounds memory",
+    )
+
+
+class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
+    """REJECTs URIs past the budget of their URL template (see the module docstring).
+
+    Reads ``uri``, ``is_seed``, ``hop_path``; on a rejection adds the ``trap:<template>``
+    annotation to the URI (a candidate, owned by the calling thread).
+    """
+
+    gate = True
+
+    def __init__(self, params: TrapBudgetParams | None = None) -> None:
+        super().__init__(params)
+        self._lock = threading.Lock()
+        self._templates: OrderedDict[int, array[int]] = OrderedDict()
+        self._rejected = 0
+        self._by_template: Counter[str] = Counter()
+
+    def decide(self, curi: CrawlURI) -> DecideResult:
+        budget = self.params.max_uris_per_template
+        last_hop = curi.hop_path[-1:]
+        if (
+            budget == 0
+            or curi.is_seed
+            or last_hop == Hop.PREREQ
+            or (last_hop == Hop.MANIFEST and self.params.exempt_sitemap_links)
+        ):
+            return DecideResult.ACCEPT
+        template = url_template(curi.uri)
+        if template is None:
+            return DecideResult.ACCEPT
+        if self.params.series_only and (curi.via is None or _via_template(curi.via) != template):
+            return DecideResult.ACCEPT
+        key = _hash64(template)
+        member = _hash64(curi.uri)
+        with self._lock:
+            members = self._templates.get(key)
+            if members is None:
+                self._templates[key] = array("q", (member,))
+                if len(self._templates) > self.params.max_templates:
+                    self._templates.popitem(last=False)
+                return DecideResult.ACCEPT
+            self._templates.move_to_end(key)
+            if member in members:
+                return DecideResult.ACCEPT
+            if len(members) < budget:
+                members.append(member)
+                return DecideResult.ACCEPT
+            self._rejected += 1
+            if template in self._by_template or len(self._by_template) < _TOP_KEPT:
+                self._by_template[template] += 1
+        curi.annotate(TRAP_ANNOTATION + template.replace(",", "%2C"))
+        return DecideResult.REJECT
+
+    # ------------------------------------------------------------ reports
+    @property
+    def rejected(self) -> int:
+        """URIs rejected so far (a URI linked from several pages counts each time it is asked)."""
+        with self._lock:
+            return self._rejected
+
+    def top_templates(self, n: int) -> list[tuple[str, int]]:
+        """The ``n`` templates with the most rejections (among the first 1000 that had any)."""
+        with self._lock:
+            return self._by_template.most_common(n)
+
+    def report(self) -> list[str]:
+        """Lines for processors-report.txt (the scope's part of the candidates' section)."""
+        with self._lock:
+            rejected, templates = self._rejected, len(self._by_template)
+            top = self._by_template.most_common(10)
+        lines = [
+            f"  trap budget: {self.params.max_uris_per_template} URIs per host and template",
+            f"  candidates over a trap budget: {rejected} ({templates} templates)",
+        ]
+        lines.extend(f"    {count} {template}" for template, count in top)
+        return lines
+
+    # ------------------------------------------------------------ state
+    def state(self) -> dict[str, Any]:
+        """The budgets spent so far, as JSON-ready data (see :meth:`restore`)."""
+        with self._lock:
+            return {
+                "templates": [[key, list(members)] for key, members in self._templates.items()],
+                "rejected": self._rejected,
+                "by_template": dict(self._by_template),
+            }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take back what :meth:`state` gave (a resumed crawl); bad data raises ValueError."""
+        try:
+            templates = OrderedDict(
+                (int(key), array("q", (int(m) for m in members)))
+                for key, members in state.get("templates", [])
+            )
+            rejected = int(state.get("rejected", 0))
+            by_template = Counter({str(k): int(v) for k, v in state.get("by_template", {}).items()})
+        except (TypeError, ValueError, OverflowError, AttributeError) as exc:
+            raise ValueError(f"unusable trap budget state: {exc}") from None
+        while len(templates) > self.params.max_templates:
+            templates.popitem(last=False)
+        with self._lock:
+            self._templates = templates
+            self._rejected = rejected
+            self._by_template = by_template

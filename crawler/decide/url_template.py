@@ -1,0 +1,69 @@
+"""url_template: the shape of a URI with its changing numbers taken out, for trap budgets.
+
+Crawler traps repeat one URL template with numbers that change without end: ``/calendar/2026/01``
+→ ``/calendar/2026/02`` …, ``?page=N``, ``?date=2026-01-05``, ``/item/123/456``. The template of
+a URI is its scheme, authority and path, with every run of digits (a leading ``-`` of a
+negative number included) and every month name replaced by a placeholder, then its query: the
+keys kept, sorted, each value normalised the same way. Fragments are dropped. A URI without any
+digit or month name in its path or query has no template (it cannot be one of a series).
+
+Pure functions, safe from any thread.
+"""
+
+from __future__ import annotations
+
+import re
+
+NUMBER = "{n}"
+MONTH = "{mon}"
+
+_DIGITS_RE = re.compile(r"[0-9]+")
+# The '-' of a negative number, once its digits are a placeholder: not when it joins two words or
+# two numbers ("month=-3", "/-3/" lose it; "story-123" and "2026-01-05" keep theirs).
+_NEGATIVE_RE = re.compile(r"(?<![0-9A-Za-z}])-\{n\}")
+_MONTH_RE = re.compile(
+    r"(?<![A-Za-z])(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?"
+    r"|aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_MONTH_HINTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def _has_month(text: str) -> bool:
+    # Cheaper than the month regex for the many URIs that hold no month name at all.
+    low = text.lower()
+    return any(hint in low for hint in _MONTH_HINTS)
+
+
+def _shape(text: str, months: bool) -> str:
+    text = _DIGITS_RE.sub(NUMBER, text)
+    if "-{n}" in text:
+        text = _NEGATIVE_RE.sub(NUMBER, text)
+    return _MONTH_RE.sub(MONTH, text) if months else text
+
+
+def url_template(uri: str) -> str | None:
+    """The template of ``uri`` (``http://h/calendar/{n}/{n}``, ``http://h/list?page={n}``), or
+    None when nothing in its path or query varies like a counter or a date.
+
+    The authority is kept as it is (a host's digits are not a counter); query keys are sorted
+    so that reordered parameters share a template; a key without ``=`` stays bare.
+    """
+    uri = uri.split("#", 1)[0]
+    start = uri.find("//")
+    slash = uri.find("/", start + 2) if start >= 0 else -1
+    if slash < 0:
+        return None
+    origin, rest = uri[:slash], uri[slash:]
+    months = _has_month(rest)
+    if not months and _DIGITS_RE.search(rest) is None:
+        return None
+    path, sep, query = rest.partition("?")
+    template = origin + _shape(path, months)
+    if sep:
+        params = sorted(
+            key + "=" + _shape(value, months) if eq else key
+            for key, eq, value in (item.partition("=") for item in query.split("&") if item)
+        )
+        template += "?" + "&".join(params)
+    return template

@@ -1,0 +1,211 @@
+"""FetchBrowser: HTML pages loaded in headless Chromium after their HTTP fetch.
+
+Sits in the fetch chain after FetchHTTP. With the order's ``browser.enabled`` false it turns
+itself off at start (no per-URI cost beyond the chain's ``enabled`` check). Otherwise a page
+with a 2xx HTML response goes to the browser when its ``should_process_rule`` ACCEPTs it
+(``rule``: SURT prefixes, regexes, …), when ``browser.all_html`` is set (``html``), or when
+``browser.auto`` finds it script-built (``auto:<sign>``, see
+:mod:`~processors.browser.needs_browser_rule`). The browser is given the page's document as
+FetchHTTP recorded it (the page is not fetched twice) and fetches everything else through
+:class:`~processors.browser.subresource_fetcher.SubresourceFetcher`: each sub-resource is
+recorded, written and logged once with the annotation ``browser``. Behaviours run within
+``browser.page_budget_s``; the rendered DOM's links become outlinks (L for links, E for
+embeds); with ``browser.screenshots`` a PNG goes into the WARC as a ``resource`` record
+(``urn:screenshot:<uri>``, logged too).
+
+Reads ``curi.recording``, ``status``, ``content_type``, ``response_headers``. Writes
+``curi.outlinks`` (appends), annotations (``browser``, ``browser:<reason>``, and any
+event: ``browser:timeout``, ``browser:loadTimeout``, ``browser:neverIdle``, ``browser:crash``,
+``browser:popupClosed``, ``browser:dialogDismissed``, ``browser:navigationBlocked``,
+``browser:websocketClosed``, ``browser:scrollLimit``, …) and adds the browser's time to
+``fetch_duration_ms`` (so the queue's politeness wait scales with the whole visit).
+Thread-safe: one pool serves all threads; counters are under a lock. No Heritrix counterpart
+(brozzler plays this part beside Heritrix).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+from pydantic import Field
+
+from crawler import CrawlURI, Link, Params, Processor, ProcessorContext, Recording
+from crawler.decide import DecideResult
+from processors.browser.browser_pool import BrowserPool
+from processors.browser.chromium_process import reap_orphans
+from processors.browser.needs_browser_rule import script_built_reason
+from processors.browser.page_visit import PageJob, PageOutcome, Served
+from processors.browser.subresource_fetcher import BROWSER_NOTE, SubresourceFetcher
+from processors.fetch.user_agent import user_agent
+
+_HTML = ("text/html", "application/xhtml+xml")
+_MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+
+
+class FetchBrowserParams(Params):
+    """Which FetchHTTP serves the browser (the pool itself is the order's ``browser:`` block)."""
+
+    http_processor: str = Field(
+        "fetch_http", description="name of the FetchHTTP processor that fetches for the browser"
+    )
+
+
+class FetchBrowser(Processor[FetchBrowserParams]):
+    """Loads pages in Chromium and captures what it fetches (see the module docstring)."""
+
+    _pool: BrowserPool | None = None
+
+    def start(self, ctx: ProcessorContext) -> None:
+        super().start(ctx)
+        self._lock = threading.Lock()
+        self._reasons: Counter[str] = Counter()
+        self._events: Counter[str] = Counter()
+        self._links = 0
+        self._browser_ms = 0
+        self._subs: SubresourceFetcher | None = None
+        killed = reap_orphans(ctx.state_dir)
+        if killed:
+            ctx.logger.warning("browser_orphans_killed", processes=killed)
+        cfg = ctx.order.browser
+        if not cfg.enabled:
+            self.enabled = False
+            return
+        find = ctx.find_processor
+        http = find(self.params.http_processor) if find is not None else None
+        if http is None:
+            raise RuntimeError(
+                f"{self.name}: no processor named {self.params.http_processor!r} to fetch for "
+                "the browser (params.http_processor)"
+            )
+        self._user_agent = user_agent(ctx.order)
+        self._subs = SubresourceFetcher(ctx, http, self._user_agent)
+        self._pool = BrowserPool(cfg, ctx.state_dir, ctx.logger)
+
+    def stop(self) -> None:
+        # The pool object stays for report(); closing is idempotent.
+        if self._pool is not None:
+            self._pool.close()
+
+    def should_process(self, curi: CrawlURI) -> bool:
+        return (
+            200 <= curi.status < 300
+            and curi.recording is not None
+            and curi.revisit is None
+            and curi.mime_type in _HTML
+            and BROWSER_NOTE not in curi.annotations
+        )
+
+    def inner_process(self, curi: CrawlURI) -> None:
+        pool, subs = self._pool, self._subs
+        if pool is None or subs is None:
+            raise RuntimeError(f"processor {self.name!r} used after stop()")
+        cfg = self.context.order.browser
+        body = curi.recording.decoded_body(curi.header("content-encoding"), _MAX_DOCUMENT_BYTES)
+        reason = self._reason(curi, body)
+        if reason is None:
+            return
+        job = PageJob(
+            uri=curi.uri,
+            document=Served(curi.http_status, list(curi.response_headers), body),
+            fetch=subs.for_page(curi),
+            user_agent=self._user_agent,
+            budget_s=cfg.page_budget_s,
+            behaviours=cfg.behaviours,
+            max_scrolls=cfg.max_scrolls,
+            max_clicks=cfg.max_clicks,
+            idle_ms=cfg.idle_ms,
+            screenshot=cfg.screenshots,
+        )
+        started = time.monotonic()
+        outcome = pool.visit(job)
+        spent_ms = int((time.monotonic() - started) * 1000)
+        curi.fetch_duration_ms = max(0, curi.fetch_duration_ms) + spent_ms
+        curi.annotate(BROWSER_NOTE)
+        curi.annotate(f"browser:{reason}")
+        for note in outcome.notes:
+            curi.annotate(note)
+        added = self._add_links(curi, outcome)
+        if outcome.screenshot:
+            self._store_screenshot(curi, outcome.screenshot)
+        with self._lock:
+            self._reasons[reason.split(":", 1)[0]] += 1
+            self._events.update(outcome.notes)
+            self._links += added
+            self._browser_ms += spent_ms
+
+    def _reason(self, curi: CrawlURI, body: bytes) -> str | None:
+        rule = self.should_process_rule
+        if rule is not None and rule.rules and rule.decide(curi) is DecideResult.ACCEPT:
+            return "rule"
+        cfg = self.context.order.browser
+        if cfg.all_html:
+            return "html"
+        if cfg.auto:
+            sign = script_built_reason(body)
+            if sign is not None:
+                return f"auto:{sign}"
+        return None
+
+    @staticmethod
+    def _add_links(curi: CrawlURI, outcome: PageOutcome) -> int:
+        seen = {link.uri for link in curi.outlinks}
+        seen.add(curi.uri)
+        added = 0
+        for uri, hop, context in outcome.links:
+            uri = uri.split("#", 1)[0]
+            if not uri.startswith(("http://", "https://")) or uri in seen:
+                continue
+            seen.add(uri)
+            curi.outlinks.append(Link(uri, hop, context))
+            added += 1
+        return added
+
+    def _store_screenshot(self, curi: CrawlURI, png: bytes) -> None:
+        shot = curi.create_child("urn:screenshot:" + curi.uri, "E", "screenshot")
+        shot.thread_number = curi.thread_number
+        shot.status = shot.http_status = 200
+        shot.content_type = "image/png"
+        shot.fetch_start_ms = int(self.context.clock.time() * 1000)
+        shot.fetch_duration_ms = 0
+        rec = Recording()
+        rec.write_body(png)
+        shot.recording = rec
+        shot.content_size = rec.body_size
+        shot.payload_digest = rec.payload_digest
+        shot.annotate(BROWSER_NOTE)
+        finish = self.context.finish_inline
+        if finish is None:
+            rec.close()
+        else:
+            finish(shot)
+
+    def report(self) -> list[str]:
+        lines = super().report()
+        with self._lock:
+            reasons = dict(self._reasons)
+            events = dict(self._events)
+            links, browser_ms = self._links, self._browser_ms
+        pages = sum(reasons.values())
+        why = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "none"
+        lines.append(f"  pages through the browser: {pages} ({why})")
+        lines.append(f"  HTML pages left to HTTP only: {self.uris_handled - pages}")
+        lines.append(f"  browser time: {browser_ms / 1000:.1f} s; rendered-DOM outlinks: {links}")
+        subs, pool = self._subs, self._pool
+        if subs is not None:
+            lines.append(
+                f"  sub-resources recorded: {subs.recorded}, fetched again for the browser "
+                f"(already captured or queued): {subs.repeated}, refused by robots.txt: "
+                f"{subs.robots_blocked}"
+            )
+        if pool is not None:
+            replaced = ", ".join(f"{k} {v}" for k, v in sorted(pool.browsers_replaced.items()))
+            lines.append(
+                f"  browsers started: {pool.browsers_started} (stopped: {replaced or 'none'}); "
+                f"peak browser memory {pool.peak_memory_bytes // (1024 * 1024)} MB"
+            )
+        if events:
+            text = ", ".join(f"{k} {v}" for k, v in sorted(events.items()))
+            lines.append(f"  page events: {text}")
+        return lines

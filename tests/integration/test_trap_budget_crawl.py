@@ -1,0 +1,132 @@
+"""A crawl of a site with an endless calendar and an endless day-by-day events list ends by
+itself: each trap's template is fetched exactly as many times as its budget, the rejections are
+in scope.log and the processors report, and a paginated list shorter than the budget is crawled
+whole."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from crawllog_parser import parse_file
+
+from crawler.controller import CrawlController
+from crawler.order.loader import load_order
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
+BUDGET = 30  # the default TrapBudgetDecideRule's max_uris_per_template
+LIST_PAGES = 25
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+
+
+def _page(links: list[str]) -> bytes:
+    anchors = "".join(f'<a href="{href}">{href}</a> ' for href in links)
+    return f"<html><body>{anchors}</body></html>".encode()
+
+
+def _month(year: int, month: int, step: int) -> str:
+    index = year * 12 + month - 1 + step
+    return f"/calendar/{index // 12}/{index % 12 + 1:02d}"
+
+
+def route(path: str, query: str) -> bytes | None:
+    """The site: a start page, an endless calendar, endless events, a 25-page list."""
+    parts = path.strip("/").split("/")
+    if path == "/":
+        return _page(["/calendar/2026/01", "/list?page=1", "/about.html"])
+    if path == "/about.html":
+        return _page([])
+    if parts[0] == "calendar" and len(parts) == 3 and all(p.isdigit() for p in parts[1:]):
+        year, month = int(parts[1]), int(parts[2])
+        day = f"{year:04d}-{month:02d}-01"
+        return _page([_month(year, month, -1), _month(year, month, 1), f"/events?date={day}"])
+    if path == "/events":
+        date = datetime.date.fromisoformat(parse_qs(query)["date"][0])
+        return _page([f"/events?date={date + datetime.timedelta(days=1)}"])
+    if path == "/list":
+        return _page([f"/list?page={n}" for n in range(1, LIST_PAGES + 1)])
+    return None
+
+
+@pytest.fixture
+def origin() -> Iterator[tuple[str, list[str]]]:
+    requested: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            requested.append(self.path)
+            url = urlsplit(self.path)
+            body = route(url.path, url.query)
+            self.send_response(200 if body is not None else 404)
+            self.send_header("Content-Type", "text/html")
+            body = body if body is not None else b"not found"
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", requested
+    server.shutdown()
+    server.server_close()
+
+
+def test_endless_calendar_ends_at_its_trap_budget(
+    origin: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    base, requested = origin
+    order = load_order(
+        EXAMPLE,
+        [
+            f"seeds.urls=['{base}/']",
+            "seeds.file=null",
+            "toe_threads=4",
+            "logging.console=false",
+            "scope.2.params.max_hops=100000",  # the trap budget alone must end the traps
+            "limits.max_time_s=80",  # a safety net: the crawl must finish well before
+        ],
+    )
+    run = tmp_path / "run"
+    controller = CrawlController(order, run, install_signals=False)
+    assert controller.run() == 0
+    assert controller.exit_status == "Finished"
+
+    calendar = [p for p in requested if p.startswith("/calendar/")]
+    events = [p for p in requested if p.startswith("/events?")]
+    lists = [p for p in requested if p.startswith("/list?")]
+    # A series is entered from pages of other templates (not counted: the calendar from the
+    # home page, a day's events from each month fetched), then held to the budget of the pages
+    # it found itself (the next month, the next day).
+    assert len(calendar) == len(set(calendar)) == BUDGET + 1
+    assert len(events) == len(set(events)) == len(calendar) + BUDGET
+    assert sorted(lists) == sorted(f"/list?page={n}" for n in range(1, LIST_PAGES + 1))
+    statuses = {line.uri: line.status for line in parse_file(run / "logs" / "crawl.log")}
+    assert statuses[f"{base}/about.html"] == 200
+    assert all(statuses[base + p] == 200 for p in calendar + events + lists)
+
+    scope_log = (run / "logs" / "scope.log").read_text().splitlines()
+    calendar_template = f"trap:{base}/calendar/{{n}}/{{n}}"
+    events_template = f"trap:{base}/events?date={{n}}-{{n}}-{{n}}"
+    rejected = [line.split(" ")[4] for line in scope_log]
+    assert all(" TrapBudgetDecideRule REJECT " in line for line in scope_log)
+    assert all('{"status":-5000,"annotations":"trap:' in line for line in scope_log)
+    assert any(calendar_template + '"}' in line for line in scope_log)
+    assert any(events_template + '"}' in line for line in scope_log)
+    assert not set(rejected) & {base + p for p in calendar + events}
+    report = (run / "reports" / "processors-report.txt").read_text()
+    assert f"candidates over a trap budget: {len(scope_log)} (2 templates)" in report
+    # The budgets spent are kept for `crawler resume`.
+    saved = json.loads((run / "state" / "trap-budgets.json").read_text())
+    assert [len(members) for _, members in saved["8"]["templates"]].count(BUDGET) == 2
