@@ -28,6 +28,7 @@ help:
 	@echo "make bench-scale - Redis frontier: 1 vs 2 workers, memory per URL/queue, claims/s (~10 min)"
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
 	@echo "                    BENCH_RUNS=1 BENCH_PAGES=2000 for a quick look; see bench/RESULTS.md)"
+	@echo "make bench-ratelimit - adaptive pace vs a rate-limited server, R = 10/25/100 (~15 min)"
 	@echo "make bench-crawl-profile - py-spy profile of the crawler on the generated corpus"
 	@echo "make bench-crawl-tls - the crawler over HTTP vs HTTPS: pages/s, CPU and TLS connections"
 	@echo "                    per page, handshake vs per-request TLS cost (see bench/RESULTS.md)"
@@ -110,6 +111,13 @@ bench-index: install
 
 bench-replay: install
 	$(VENV)/bin/python bench/replay_pages.py
+
+# The adaptive pace against a token-bucket server (R = 10, 25, 100/s, burst 5), one queue and four
+# per host, and two workers on Redis (BENCH_RATELIMIT_ARGS="--seconds 20" for a quicker look).
+.PHONY: bench-ratelimit
+bench-ratelimit: install
+	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
+	$(VENV)/bin/python bench/ratelimit.py --redis $(BENCH_RATELIMIT_ARGS)
 
 clean:
 	rm -rf $(VENV) $(REPLAY_VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache

@@ -91,6 +91,7 @@ class CrawlReporter:
         self._snapshot = FrontierSnapshot()
         self._last_doc: dict[str, Any] | None = None
         self._busiest: list[tuple[str, HostStats]] = []
+        self._paced: list[tuple[str, float]] = []
         self._processors: list[dict[str, Any]] = []
         self._slow_parts_due = 0.0
         self._display_due = 0.0
@@ -204,6 +205,8 @@ class CrawlReporter:
         mono_s = c.clock.monotonic()
         if mono_s >= self._slow_parts_due or c.state not in ("RUNNING", "PAUSED"):
             self._busiest = c.stats.busiest_hosts(10)
+            paced = getattr(c.frontier, "paced_servers", None)
+            self._paced = paced(10) if paced is not None else []
             self._processors = processor_entries(c.chains)
             self._slow_parts_due = mono_s + SLOW_PARTS_INTERVAL_S
         pool = c.pool
@@ -224,6 +227,9 @@ class CrawlReporter:
             seeds=len(c.seed_uris),
             processors=self._processors,
         )
+        doc["paced_servers"] = [
+            {"server": server, "gap_ms": round(gap_s * 1000, 1)} for server, gap_s in self._paced
+        ]
         doc["pause_reasons"] = sorted(c.pause_reasons)
         doc["disk"] = c.disk_guard.status()
         self.status.publish(doc)

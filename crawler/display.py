@@ -218,6 +218,10 @@ def format_status(doc: dict[str, Any]) -> str:
             f"    {h['urls']:>8} {format_bytes(h['bytes']):>10} {h['failed']:>6}  {h['host']}"
             for h in hosts
         )
+    paced = doc.get("paced_servers", [])
+    if paced:
+        lines.append("  paced servers (least gap between fetch starts, from their answers):")
+        lines.extend(f"    {p['gap_ms']:>8.0f} ms  {p['server']}" for p in paced)
     errors = doc.get("recent_errors", [])
     if errors:
         lines.append("  recent errors:")

@@ -28,7 +28,9 @@ from crawler.frontier.politeness import (
     retry_after_s,
 )
 from crawler.frontier.queue_store import QueueStore, QueueStoreBase, StoreBatch, sort_key
+from crawler.frontier.retry_policy import RetryPolicy
 from crawler.frontier.server_gate import ServerGate
+from crawler.frontier.server_pace import PaceState, ServerPace
 from crawler.frontier.workqueue_frontier import WorkQueueFrontier
 
 __all__ = [
@@ -46,13 +48,16 @@ __all__ = [
     "LevelDBQueueStore",
     "LevelDBQueueStoreParams",
     "MemoryQueueStore",
+    "PaceState",
     "QueueAssignmentPolicy",
     "QueueDetail",
     "QueueStore",
     "QueueStoreBase",
     "RedisQueueStore",
     "RedisQueueStoreParams",
+    "RetryPolicy",
     "ServerGate",
+    "ServerPace",
     "StoreBatch",
     "SurtAuthorityQueueAssignmentPolicy",
     "WorkQueueFrontier",

@@ -2,9 +2,10 @@
 
 :func:`frontier_summary_report` renders ``reports/frontier-summary-report.txt`` in Heritrix's
 layout (heritrix.md §4): a header, the STATS block, the QUEUES block (counts per state, inactive
-per precedence), the busiest servers (our server cap), the longest queues, then per-queue detail
-by state. The ``snapshot_of``/``queue_details`` helpers run under the frontier lock (the
-frontier's methods take it); the report function only calls the frontier's public methods.
+per precedence), the busiest servers (our server cap), the servers the adaptive pace slows, the
+longest queues, then per-queue detail by state. The ``snapshot_of``/``queue_details`` helpers
+run under the frontier lock (the frontier's methods take it); the report function only calls the
+frontier's public methods.
 """
 
 from __future__ import annotations
@@ -194,6 +195,10 @@ def frontier_summary_report(frontier: _Introspectable, job_name: str, now_s: flo
     if busy_servers is not None:
         out += ["", " -----===== BUSIEST SERVERS (fetches, parked queues) =====-----"]
         out += [f" {server} {active} {parked}" for server, active, parked in busy_servers(20)]
+    paced_servers = getattr(frontier, "paced_servers", None)
+    if paced_servers is not None:
+        out += ["", " -----===== PACED SERVERS (adaptive gap between fetch starts) =====-----"]
+        out += [f" {server} {gap_s * 1000:.0f}ms" for server, gap_s in paced_servers(20)]
     out += ["", f" -----===== {LONGEST_SHOWN} LONGEST QUEUES =====-----"]
     for d in details[:LONGEST_SHOWN]:
         out.append(f" {d.key} {d.size} ({d.state})")

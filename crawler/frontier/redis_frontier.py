@@ -2,8 +2,11 @@
 
 The per-URI policy is the work-queue frontier's (same canonicalization, uniq filter, URI
 precedence, queue assignment, sort key, retries of -1/-2/-3/-50 up to ``max_retries`` after
-``retry_delay_s``, politeness delay, Retry-After back-off, bandwidth hold). The queue states are
-in Redis (see :mod:`crawler.frontier.redis_scripts`); the parts, in their own modules:
+``retry_delay_s`` and of HTTP 408/429/5xx up to ``http_max_tries`` (:class:`~crawler.frontier.
+retry_policy.RetryPolicy`), politeness delay, Retry-After back-off, bandwidth hold, and the
+adaptive pace per server (:mod:`~crawler.frontier.server_pace`), kept in the server's Redis hash
+and updated by FINISH, so every worker's answers from a server pace all of them). The queue
+states are in Redis (see :mod:`crawler.frontier.redis_scripts`); the parts, in their own modules:
 
 * ``schedule_many`` (a page's outlinks) takes three round trips whatever its link count
   (:mod:`~crawler.frontier.redis_scheduler`). ``schedule`` is ``schedule_many`` of one.
@@ -41,7 +44,7 @@ from typing import Any
 import structlog
 
 from crawler.clock import Clock, SystemClock
-from crawler.curi import RETRYABLE_STATUSES, CrawlURI, FetchStatus
+from crawler.curi import CrawlURI, FetchStatus
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierSnapshot, FrontierStateError
 from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
@@ -53,6 +56,8 @@ from crawler.frontier.redis_prerequisites import LocalPrerequisites
 from crawler.frontier.redis_scheduler import RedisScheduler
 from crawler.frontier.redis_snapshot import redis_snapshot, shared_frontier_empty
 from crawler.frontier.redis_store import RedisQueueStore
+from crawler.frontier.retry_policy import RetryPolicy
+from crawler.frontier.server_pace import timing_counts
 from crawler.order.schema import FrontierConfig
 from crawler.uniq.uniq_filter import UniqStateError, UriUniqFilter
 
@@ -82,7 +87,19 @@ class RedisFrontier:
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._on_final = on_final
         self._logger: Any = logger if logger is not None else structlog.get_logger("frontier")
-        self._max_retries = config.retries.max_retries
+        self._retry = retry = RetryPolicy(config.retries)
+        pace = config.pace
+        self._signals = frozenset(pace.signal_statuses) if pace.enabled else frozenset()
+        if pace.enabled:
+            store.pace_args = [
+                pace.increase_factor,
+                pace.fast_increase_factor,
+                pace.decrease_fraction,
+                pace.max_gap_ms,
+                pace.slow_response_factor,
+                pace.slow_response_min_ms,
+            ]
+        self._paced = pace.enabled
         pol = config.politeness
         self._min_delay_ms = pol.min_delay_ms
         self._max_conn = pol.host_max_connections
@@ -104,7 +121,7 @@ class RedisFrontier:
             held=in_flight.__len__,
         )
         self._prerequisites = prereqs = LocalPrerequisites(
-            self._wake, in_flight, logger, max_retries=self._max_retries, on_final=on_final
+            self._wake, in_flight, logger, retry=retry, on_final=on_final
         )
         prep = FrontierPreparer(config, policy)
         self._scheduler = RedisScheduler(
@@ -237,14 +254,15 @@ class RedisFrontier:
         hold_ms = int(float(curi.data.pop(SERVER_HOLD_MS_KEY, 0) or 0))
         max_conn = self._max_conn
         interval_ms = self._interval_ms if entry.server else 0
-        if status in RETRYABLE_STATUSES and curi.fetch_attempts < self._max_retries:
+        paced = self._pace_args(curi, entry.server)
+        if self._retry.take(curi):
             delay_ms = max(int(curi.retry_delay_s * 1000), backoff_ms)
             curi.reset_for_retry()
             skey_bytes = entry.member[:8]
             member = skey_bytes + curi.to_bytes()
             score = int.from_bytes(skey_bytes, "big") >> 48
             args = [entry.member, "r", member, score, delay_ms, backoff_ms, hold_ms, max_conn]
-            item = (entry.shard, entry.qid, entry.server, [*args, 0, interval_ms], curi.uri)
+            item = (entry.shard, entry.qid, entry.server, [*args, 0, interval_ms, *paced], curi.uri)
             with self._lock:
                 self._exchange.put(item)
             return False
@@ -257,6 +275,7 @@ class RedisFrontier:
             kind = "failed"
         delay_ms = max(polite_ms if polite_ms >= 0 else self._min_delay_ms, backoff_ms)
         args = [entry.member, kind, b"", 0, delay_ms, backoff_ms, hold_ms, max_conn, 0, interval_ms]
+        args += paced
         with self._lock:
             self._finishing += 1
         try:
@@ -270,6 +289,17 @@ class RedisFrontier:
             self._exchange.put((entry.shard, entry.qid, entry.server, args, curi.uri))
             self._finishing -= 1
         return True
+
+    def _pace_args(self, curi: CrawlURI, server: str) -> tuple[int, int, int]:
+        """FINISH's pace arguments for ``curi``: kind, ms since its fetch started, duration ms
+        (``redis_scripts.PACE_FN``); kind -1 when nothing was fetched from a server."""
+        start_ms = curi.fetch_start_ms
+        if not self._paced or not server or start_ms <= 0:
+            return -1, -1, -1
+        status = curi.status
+        kind = 1 if status in self._signals else 0 if status > 0 else 2
+        age_ms = max(0, int(self._clock.time() * 1000) - start_ms)
+        return kind, age_ms, curi.fetch_duration_ms if timing_counts(curi) else -1
 
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Wait until every ``finished`` so far reached Redis; False on timeout."""
@@ -294,6 +324,11 @@ class RedisFrontier:
     def snapshot(self) -> FrontierSnapshot:
         """Crawl-wide counts (all workers), from every shard's counters."""
         return redis_snapshot(self._store, self._uniq)
+
+    def paced_servers(self, limit: int = 20) -> list[tuple[str, float]]:
+        """``(server, gap between fetch starts in s)`` of the servers the crawl-wide adaptive
+        pace slows most, slowest first (read from Redis)."""
+        return self._store.paced_servers(limit)
 
     def queue_details(self, limit: int = 2000) -> list[Any]:
         """Per-queue detail is not kept for the shared frontier (reports show the counts)."""

@@ -19,12 +19,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from crawler.curi import RETRYABLE_STATUSES, CrawlURI
+from crawler.curi import CrawlURI, FetchStatus
 from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
 from crawler.frontier.redis_exchange import MAX_IDLE_SLEEP_S
 
 if TYPE_CHECKING:
     from crawler.frontier.redis_lease_keeper import InFlight
+    from crawler.frontier.retry_policy import RetryPolicy
 
 
 class LocalPrerequisites:
@@ -36,13 +37,13 @@ class LocalPrerequisites:
         in_flight: dict[str, InFlight],
         logger: Any,
         *,
-        max_retries: int,
+        retry: RetryPolicy,
         on_final: Callable[[CrawlURI], None] | None,
     ) -> None:
         self._wake = wake
         self._in_flight = in_flight
         self._logger = logger
-        self._max_retries = max_retries
+        self._retry = retry
         self._on_final = on_final
         self._due: list[tuple[float, CrawlURI]] = []
         self._held: dict[str, CrawlURI] = {}
@@ -79,7 +80,8 @@ class LocalPrerequisites:
         pending here is done (as Heritrix keeps the queue busy): no other worker takes its
         queue's next URI meanwhile. False (not held) if no prerequisite of it is pending here
         or it has no retry left."""
-        if via.fetch_attempts + 1 >= self._max_retries or not self.pending(via.uri):
+        retry = self._retry.retries(FetchStatus.DEFERRED, via.fetch_attempts + 1)
+        if not retry or not self.pending(via.uri):
             return False
         via.fetch_attempts += 1
         via.reset_for_retry()
@@ -96,14 +98,16 @@ class LocalPrerequisites:
         final disposition, release its via if it was the last one pending, and call
         ``on_final`` (True)."""
         curi.fetch_attempts += 1
-        curi.data.pop(BACKOFF_MS_KEY, None)
         curi.data.pop(SERVER_HOLD_MS_KEY, None)
-        if curi.status in RETRYABLE_STATUSES and curi.fetch_attempts < self._max_retries:
-            due_s = time.monotonic() + max(0.0, curi.retry_delay_s)
+        if self._retry.take(curi):
+            backoff_s = float(curi.data.get(BACKOFF_MS_KEY, 0) or 0) / 1000.0
+            due_s = time.monotonic() + max(0.0, curi.retry_delay_s, backoff_s)
+            curi.data.pop(BACKOFF_MS_KEY, None)
             curi.reset_for_retry()
             with self._wake:
                 self.add(curi, due_s)
             return False
+        curi.data.pop(BACKOFF_MS_KEY, None)
         with self._wake:
             via = self._held.get(via_uri)
             if via is not None and not self.pending(via_uri):

@@ -8,7 +8,11 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
 ``T c``         hash    queue id -> ``worker \\n member`` of its in-flight URI
 ``T s``         hash    counters: queued, succeeded, failed, disregarded, ops, reaped
 ``T q:<qid>``   zset    a queue's URIs: score directive/precedence, member 8-byte sort key + URI
-``T v:<srv>``   hash    a server's politeness: ``a`` fetches in progress, ``nb`` no start before
+``T v:<srv>``   hash    a server's politeness: ``a`` fetches in progress, ``nb`` no start before;
+                        its adaptive pace (:data:`PACE_FN`): ``g`` gap ms, ``gp`` its last peak,
+                        ``gr`` ms of the last increase, ``gk`` healthy answers since, ``gs`` the
+                        known limit (0: none yet), ``lb`` usual fetch ms, ``iv`` ms between
+                        recent answers, ``la`` last answer, ``ss`` slow answers in a row
 ``T p:<srv>``   zset    queues parked on a server that had no free connection (FIFO by time)
 ``T h``         zset    hungry workers: member worker id, score = (ms until when it found
                         nothing due in this shard while its threads waited) x 1024 + the
@@ -35,6 +39,15 @@ arrays; see each script's header.
 """
 
 from __future__ import annotations
+
+from crawler.frontier.server_pace import (
+    FAST_DESCENT,
+    FAST_RAMP_ANSWERS,
+    MIN_FIRST_GAP_S,
+    PLATEAU_MARGIN,
+    PLATEAU_SLOWDOWN,
+    SLOW_STREAK,
+)
 
 _NOW = """
 local t = redis.call('TIME')
@@ -89,11 +102,87 @@ local function claim(K, qid, worker, lease_ms, max_conn, interval)
   redis.call('ZADD', KEYS[K + 2], now + lease_ms, qid)
   redis.call('HSET', KEYS[K + 3], qid, worker .. '\\n' .. head[1])
   redis.call('HINCRBY', KEYS[K + 6], 'a', 1)
-  if interval > 0 then redis.call('HSET', KEYS[K + 6], 'nb', now + interval) end
+  local gap = tonumber(redis.call('HGET', KEYS[K + 6], 'g') or '0')
+  if interval > gap then gap = interval end
+  if gap > 0 then redis.call('HSET', KEYS[K + 6], 'nb', now + math.ceil(gap)) end
   redis.call('ZREM', KEYS[K + 8], worker)
   return {1, head[1]}
 end
 """
+
+PACE_FN = (
+    f"local FAST_RAMP_ANSWERS, FAST_DESCENT = {FAST_RAMP_ANSWERS}, {FAST_DESCENT}\n"
+    f"local MIN_FIRST_GAP_MS = {MIN_FIRST_GAP_S * 1000:.3f}\n"
+    f"local PLATEAU_MARGIN, PLATEAU_SLOWDOWN = {PLATEAU_MARGIN}, {PLATEAU_SLOWDOWN}\n"
+    f"local SLOW_STREAK = {SLOW_STREAK}\n"
+    + """
+-- The adaptive pace of crawler.frontier.server_pace.ServerPace, on a server's hash.
+-- kind: -1 nothing fetched (no-op), 0 an answer, 1 a signal status, 2 no answer (failed);
+-- age: ms since the fetch started; dur: its duration ms (-1 unknown); P: the pace parameters
+-- {factor, fast, decrease, max_gap_ms, slow_factor, slow_min_ms}.
+local function pace(srv_key, kind, age, dur, P)
+  if kind < 0 then return end
+  local f = redis.call('HMGET', srv_key, 'g', 'gp', 'gr', 'gk', 'lb', 'iv', 'la', 'gs', 'ss')
+  local g, gp = tonumber(f[1] or '0'), tonumber(f[2] or '0')
+  local gr, gk = tonumber(f[3] or '-1'), tonumber(f[4] or '0')
+  local lb, iv, la = tonumber(f[5] or '-1'), tonumber(f[6] or '0'), tonumber(f[7] or '-1')
+  local gs, ss = tonumber(f[8] or '0'), tonumber(f[9] or '0')
+  if la >= 0 then
+    local d = now - la
+    if d > 1000 then d = 1000 end
+    iv = iv + (d - iv) * 0.125
+  end
+  la = now
+  local signal = kind == 1
+  if dur >= 0 and kind <= 1 then
+    if lb < 0 then
+      lb = dur
+    else
+      if dur > P[5] * lb and dur - lb > P[6] then
+        ss = ss + 1
+        if ss >= SLOW_STREAK then
+          ss = 0
+          signal = true
+        end
+      else
+        ss = 0
+      end
+      lb = lb + (dur - lb) * 0.05
+    end
+  end
+  if signal then
+    if now - age >= gr then
+      local factor = P[1]
+      if gk < FAST_RAMP_ANSWERS and gs == 0 then factor = P[2] else gs = g end
+      gk = 0
+      if g > 0 then
+        g = g * factor
+      else
+        g = math.max(iv * factor, MIN_FIRST_GAP_MS)
+      end
+      if g > P[4] then g = P[4] end
+      gp, gr = g, now
+      local nb = tonumber(redis.call('HGET', srv_key, 'nb') or '0')
+      if now + g > nb then redis.call('HSET', srv_key, 'nb', now + math.ceil(g)) end
+    end
+  elseif g > 0 and kind == 0 then
+    gk = gk + 1
+    if g > gs * P[1] then
+      g = g - g * P[3] * FAST_DESCENT
+    elseif g > gs * PLATEAU_MARGIN then
+      g = g - gp * P[3]
+    else
+      g = g - gp * P[3] / PLATEAU_SLOWDOWN
+    end
+    if g < MIN_FIRST_GAP_MS / 100 then g = 0 end
+  end
+  redis.call('HSET', srv_key, 'g', string.format('%.3f', g), 'gp', string.format('%.3f', gp),
+    'gr', string.format('%d', gr), 'gk', string.format('%d', gk), 'gs', string.format('%.3f', gs),
+    'ss', string.format('%d', ss),
+    'lb', string.format('%.3f', lb), 'iv', string.format('%.3f', iv), 'la', string.format('%d', la))
+end
+"""
+)
 
 SCHEDULE = (
     _NOW
@@ -203,28 +292,34 @@ return out
 """
 )
 
-FINISH_ARGS = 11
+FINISH_ARGS = 14
 """FINISH arguments per queue."""
+FINISH_HEAD = 9
+"""FINISH arguments before the first queue's."""
 
 FINISH = (
     _NOW
     + _WAKE_PARKED
     + _CLAIM_FN
+    + PACE_FN
     + """
 -- KEYS: 8 per queue (ready, lease, cur, stats, queue, server, park, hungry)
--- ARGV: worker, lease_ms, held (URIs this worker holds besides these), then per queue: qid,
+-- ARGV: worker, lease_ms, held (URIs this worker holds besides these), the 6 pace parameters
+--       (PACE_FN's P; factor 0: no pace), then per queue: qid,
 --       old member, kind (r retry | succeeded | failed | disregarded), new member (retry), new
 --       score (retry), delay_ms, backoff_ms, hold_ms, max_conn, reclaim (1: lease the queue's
 --       next URI at once if it may be fetched now and no worker hungry in this shard holds two
---       or more URIs fewer), min_interval_ms
+--       or more URIs fewer), min_interval_ms, then the pace's kind, age and dur (PACE_FN)
 -- Returns per queue {0} when this worker no longer held the lease (it expired and was reaped),
 -- {1} when finished, {1, member} when finished and the next URI leased to this worker, {2}
 -- when finished and the queue left to a hungry worker.
 local worker, lease_ms, held = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local P = {}
+for j = 1, 6 do P[j] = tonumber(ARGV[3 + j]) end
 local hungry_from = string.format('%d', now * HUNGRY_SCALE)
 local out = {}
-for i = 0, (#ARGV - 3) / 11 - 1 do
-  local K, a = i * 8, 4 + i * 11
+for i = 0, (#ARGV - 9) / 14 - 1 do
+  local K, a = i * 8, 10 + i * 14
   local qid = ARGV[a]
   if redis.call('HGET', KEYS[K + 3], qid) ~= worker .. '\\n' .. ARGV[a + 1] then
     out[#out + 1] = {0}
@@ -242,6 +337,9 @@ for i = 0, (#ARGV - 3) / 11 - 1 do
     redis.call('HINCRBY', KEYS[K + 4], 'ops', 1)
     local active = tonumber(redis.call('HGET', KEYS[K + 6], 'a') or '0')
     if active > 0 then redis.call('HSET', KEYS[K + 6], 'a', active - 1) end
+    if P[1] > 0 then
+      pace(KEYS[K + 6], tonumber(ARGV[a + 11]), tonumber(ARGV[a + 12]), tonumber(ARGV[a + 13]), P)
+    end
     local nb = tonumber(redis.call('HGET', KEYS[K + 6], 'nb') or '0')
     local backoff = tonumber(ARGV[a + 6])
     if backoff > 0 and now + backoff > nb then nb = now + backoff end

@@ -86,6 +86,9 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         self.worker = p.worker_id
         self.shards = p.shards
         self.lease_ms = int(p.lease_s * 1000)
+        self.pace_args: list[Any] = [0] * 6
+        """FINISH's pace parameters (``redis_scripts.PACE_FN``); all 0 = no adaptive pace. The
+        frontier sets them from the order's ``frontier.pace``."""
         self.client: Any = None
         self.one_node = True
         self._scripts: dict[str, Any] = {}
@@ -421,7 +424,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         lost, 1: finished, 2: finished, the queue left to a hungry worker), per claim the
         leased member or None, and :meth:`candidates`' answer (or None).
         """
-        fcalls, findex = self._queue_calls("FINISH", finishes, held)
+        fcalls, findex = self._queue_calls("FINISH", finishes, held, *self.pace_args)
         citems = [
             (shard, qid, server, [max_conn if server else 0, interval_ms if server else 0])
             for shard, qid, server in claims
@@ -480,6 +483,31 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             calls.append((self.queue_keys(shard, qid, server), [qid, max_conn]))
         results = self.call("reap", lambda: redis_conn.run_script(self.client, script, calls))
         return sum(int(r) for r in results)
+
+    def paced_servers(self, limit: int) -> list[tuple[str, float]]:
+        """``(server, gap s)`` of the servers whose adaptive pace (``g`` in their hash) holds
+        them back most, longest gap first; [] on a Cluster (a scan would visit every node)."""
+        if not self.one_node:
+            return []
+        client = self.client
+
+        def scan() -> list[tuple[str, float]]:
+            keys = [k for t in self._tags for k in client.scan_iter(match=f"{t}v:*", count=1000)]
+            if not keys:
+                return []
+            pipe = client.pipeline(transaction=False)
+            for key in keys:
+                pipe.hget(key, "g")
+            rows = [
+                (key.decode("utf-8", "replace").split("v:", 1)[1], float(gap) / 1000.0)
+                for key, gap in zip(keys, pipe.execute(), strict=True)
+                if gap is not None and float(gap) > 0
+            ]
+            rows.sort(key=lambda r: (-r[1], r[0]))
+            return rows[:limit]
+
+        result: list[tuple[str, float]] = self.call("paced_servers", scan)
+        return result
 
     def shard_states(self) -> list[dict[str, int]]:
         """Counters and queue counts of every shard (SHARD_STATE's fields by name)."""

@@ -179,10 +179,17 @@ class QueueScheduler:
         return True
 
     def release_server(
-        self, q: WorkQueue, uri: str, now_s: float, backoff_s: float, hold_s: float
+        self,
+        q: WorkQueue,
+        uri: str,
+        now_s: float,
+        backoff_s: float,
+        hold_s: float,
+        answer: tuple[int, float, float] | None = None,
     ) -> None:
-        """``q``'s fetch of ``uri`` is over: free its server slot, then hold the server for a
-        Retry-After back-off (absolute) and bandwidth debt (cumulative)."""
+        """``q``'s fetch of ``uri`` is over: free its server slot, let the server's pace learn
+        from ``answer`` (status, start time, duration in s; None if nothing was fetched), then
+        hold the server for a Retry-After back-off (absolute) and bandwidth debt (cumulative)."""
         admitted, q.server = q.server, None
         server = admitted
         if server is None and (backoff_s or hold_s):
@@ -191,6 +198,9 @@ class QueueScheduler:
             return
         if admitted is not None:
             self.gate.finish(server, now_s)
+            if answer is not None:
+                status, started_s, duration_s = answer
+                self.gate.observe(server, now_s, started_s, status, duration_s)
         if backoff_s:
             self.gate.hold_until(server, now_s + backoff_s)
         if hold_s:

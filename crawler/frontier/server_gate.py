@@ -8,7 +8,10 @@ issue #754). The gate caps what one server sees whatever the policy:
 * ``min_interval_s`` — least time between two fetch starts;
 * holds — the server may not be contacted before a time: a 503/429 ``Retry-After`` back-off
   (:meth:`hold_until`) or the bandwidth cap's debt (:meth:`add_hold`, cumulative, so the bytes
-  of concurrent fetches add up).
+  of concurrent fetches add up);
+* the adaptive pace — a gap between fetch starts that the server's own answers set
+  (:meth:`observe`, :class:`~crawler.frontier.server_pace.ServerPace`): the longer of it and
+  ``min_interval_s`` applies.
 
 A queue whose head URI is refused is *parked* on the server (FIFO) rather than polled: a
 finished fetch (:meth:`finish`) or the server's timer (the time :meth:`wakeable` asks for)
@@ -25,15 +28,18 @@ import math
 from collections import deque
 from typing import Generic, TypeVar
 
+from crawler.frontier.server_pace import PaceState, ServerPace
+
 T = TypeVar("T")
 _SWEEP_EVERY = 10_000
 
 
 class _Server(Generic[T]):
-    __slots__ = ("active", "not_before_s", "pending_wakes", "timer_s", "waiting")
+    __slots__ = ("active", "not_before_s", "pace", "pending_wakes", "timer_s", "waiting")
 
     def __init__(self) -> None:
         self.active = 0
+        self.pace: PaceState | None = None
         self.not_before_s = 0.0
         self.pending_wakes = 0
         self.timer_s = 0.0
@@ -43,9 +49,15 @@ class _Server(Generic[T]):
 class ServerGate(Generic[T]):
     """Admission of fetch starts per server key; parks waiters of type ``T`` (work queues)."""
 
-    def __init__(self, max_connections: int = 0, min_interval_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        max_connections: int = 0,
+        min_interval_s: float = 0.0,
+        pace: ServerPace | None = None,
+    ) -> None:
         self.max_connections = max_connections
         self.min_interval_s = min_interval_s
+        self.pace = pace if pace is not None and pace.enabled else None
         self._servers: dict[str, _Server[T]] = {}
         self._finishes = 0
 
@@ -63,8 +75,12 @@ class ServerGate(Generic[T]):
         if now_s < srv.not_before_s:
             return srv.not_before_s
         srv.active += 1
-        if self.min_interval_s:
-            srv.not_before_s = now_s + self.min_interval_s
+        interval_s = self.min_interval_s
+        pace = srv.pace
+        if pace is not None and pace.gap_s > interval_s:
+            interval_s = pace.gap_s
+        if interval_s:
+            srv.not_before_s = now_s + interval_s
         return None
 
     def finish(self, key: str, now_s: float) -> None:
@@ -75,6 +91,33 @@ class ServerGate(Generic[T]):
         self._finishes += 1
         if self._finishes % _SWEEP_EVERY == 0:
             self._sweep(now_s)
+
+    def observe(
+        self, key: str, now_s: float, started_s: float, status: int, duration_s: float
+    ) -> bool:
+        """The answer to a fetch to ``key`` started at ``started_s``: adapt the server's pace
+        (no-op without a pace). True if its gap grew."""
+        if self.pace is None:
+            return False
+        srv = self._server(key)
+        st = srv.pace
+        if st is None:
+            st = srv.pace = PaceState()
+        if not self.pace.observe(st, now_s, started_s, status, duration_s):
+            return False
+        srv.not_before_s = max(srv.not_before_s, now_s + st.gap_s)
+        return True
+
+    def gap_s(self, key: str) -> float:
+        """The adaptive gap between fetch starts to ``key`` now (0: none)."""
+        srv = self._servers.get(key)
+        return srv.pace.gap_s if srv is not None and srv.pace is not None else 0.0
+
+    def paced(self, limit: int) -> list[tuple[str, float]]:
+        """``(server, gap_s)`` of the servers whose pace holds them back most, longest first."""
+        rows = [(k, s.pace.gap_s) for k, s in self._servers.items() if s.pace and s.pace.gap_s]
+        rows.sort(key=lambda r: (-r[1], r[0]))
+        return rows[:limit]
 
     def hold_until(self, key: str, until_s: float) -> None:
         """No fetch starts before ``until_s`` (e.g. Retry-After)."""
@@ -117,7 +160,7 @@ class ServerGate(Generic[T]):
                 return [], None
             srv.timer_s = srv.not_before_s
             return [], srv.not_before_s
-        if self.min_interval_s:
+        if self.min_interval_s or (srv.pace is not None and srv.pace.gap_s):
             slots = min(slots, 1 - srv.pending_wakes)
         woken = [srv.waiting.popleft() for _ in range(min(slots, len(srv.waiting)))]
         srv.pending_wakes += len(woken)
@@ -151,6 +194,7 @@ class ServerGate(Generic[T]):
             and not s.pending_wakes
             and not s.timer_s
             and s.not_before_s <= now_s
+            and (s.pace is None or not s.pace.gap_s)
         ]
         for k in idle:
             del self._servers[k]

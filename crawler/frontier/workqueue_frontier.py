@@ -18,7 +18,10 @@ Flow (heritrix.md §5):
   (:class:`~crawler.frontier.server_gate.ServerGate`) must admit its head, else the queue is
   parked on that server until a slot or its time comes.
 * ``finished(curi)``: ``fetch_attempts += 1``; -1/-2/-3/-50 with attempts left (``max_retries``)
-  stay at the head and the queue snoozes ``curi.retry_delay_s``; otherwise the URI is removed,
+  and retried HTTP statuses (408/429/5xx, ``http_max_tries``; :class:`~crawler.frontier.
+  retry_policy.RetryPolicy`) stay at the head and the queue snoozes ``curi.retry_delay_s`` (or
+  a longer Retry-After); the fetch's answer feeds its server's adaptive pace
+  (:mod:`~crawler.frontier.server_pace`); otherwise the URI is removed,
   counted (failures cost ``error_penalty_amount`` more), the queue snoozes its politeness delay
   (``min_delay_ms`` if unset) or a Retry-After back-off, whichever is longer
   (:class:`~crawler.frontier.queue_release.QueueRelease`), and ``on_final`` (crawl.log, stats)
@@ -43,7 +46,7 @@ from typing import Any
 import structlog
 
 from crawler.clock import Clock, SystemClock
-from crawler.curi import RETRYABLE_STATUSES, CrawlURI, FetchStatus
+from crawler.curi import CrawlURI, FetchStatus
 from crawler.frontier import recovery as rec
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierSnapshot
@@ -52,10 +55,12 @@ from crawler.frontier.intake import FrontierIntake
 from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
 from crawler.frontier.precedence import queue_precedence_function
 from crawler.frontier.preparer import FrontierPreparer
-from crawler.frontier.queue_release import QueueRelease
+from crawler.frontier.queue_release import QueueRelease, fetch_answer
 from crawler.frontier.queue_store import QueueStore, StoreBatch
+from crawler.frontier.retry_policy import RetryPolicy
 from crawler.frontier.scheduler import QueueScheduler
 from crawler.frontier.server_gate import ServerGate
+from crawler.frontier.server_pace import ServerPace
 from crawler.frontier.workqueue import EXHAUSTED, IN_PROCESS, WorkQueue
 from crawler.frontier.write_behind_store import WriteBehindStore
 from crawler.order.schema import FrontierConfig
@@ -93,7 +98,7 @@ class WorkQueueFrontier:
         prepare = FrontierPreparer(config, policy)
         self._canonicalize = prepare.canonicalize
         self._cost = prepare.cost
-        self._max_retries = config.retries.max_retries
+        self._retry = RetryPolicy(config.retries)
         self._min_delay_ms = config.politeness.min_delay_ms
         self._balance = config.balance_replenish_amount
         self._total_budget = config.queue_total_budget
@@ -102,7 +107,7 @@ class WorkQueueFrontier:
         self._cond = threading.Condition(threading.Lock())
         pol = config.politeness
         self.gate: ServerGate[WorkQueue] = ServerGate(
-            pol.host_max_connections, pol.host_min_interval_ms / 1000.0
+            pol.host_max_connections, pol.host_min_interval_ms / 1000.0, ServerPace(config.pace)
         )
         self._in_flight: dict[str, WorkQueue] = {}
         release = QueueRelease(self._cond, self._clock, self._in_flight)
@@ -263,7 +268,8 @@ class WorkQueueFrontier:
         if data:
             backoff_s = float(data.pop(BACKOFF_MS_KEY, 0) or 0) / 1000.0
             hold_s = float(data.pop(SERVER_HOLD_MS_KEY, 0) or 0) / 1000.0
-        if status in RETRYABLE_STATUSES and curi.fetch_attempts < self._max_retries:
+        fetched = fetch_answer(curi)
+        if self._retry.take(curi):
             delay_s = max(0.0, curi.retry_delay_s, backoff_s)
             curi.reset_for_retry()
             value = curi.to_bytes()
@@ -271,7 +277,7 @@ class WorkQueueFrontier:
                 q = self._owner(curi)
                 if status != FetchStatus.DEFERRED:
                     q.expend(self._cost(curi))
-                self._release(q, curi, backoff_s, hold_s, delay_s)
+                self._release(q, curi, backoff_s, hold_s, delay_s, fetched)
                 batch = self._log.batch()
                 batch.puts.append((q.key, q.current_key, value))
                 batch.meta[q.meta_name] = q.to_meta()
@@ -302,7 +308,7 @@ class WorkQueueFrontier:
             self.totals[total] += 1
             self._log.recovered.discard(curi.uri)
             journal = self._log.final(q, kind, batch)
-            self._release(q, curi, backoff_s, hold_s, max(delay_ms / 1000.0, backoff_s))
+            self._release(q, curi, backoff_s, hold_s, max(delay_ms / 1000.0, backoff_s), fetched)
             batch.meta[q.meta_name] = q.to_meta()
             self._store.write(batch)
             with self._finishing_lock:
@@ -347,6 +353,12 @@ class WorkQueueFrontier:
         """Per-queue detail of the ``limit`` longest non-exhausted queues, longest first."""
         with self._cond:
             return queue_details(self.sched, self._config, self._clock.monotonic(), limit)
+
+    def paced_servers(self, limit: int = 20) -> list[tuple[str, float]]:
+        """``(server, gap between fetch starts in s)`` of the servers their adaptive pace slows
+        most (``frontier.pace``), slowest first."""
+        with self._cond:
+            return self.gate.paced(limit)
 
     def busy_servers(self, limit: int = 20) -> list[tuple[str, int, int]]:
         """``(server, fetches in progress, parked queues)`` of the busiest servers."""

@@ -91,10 +91,41 @@ class PolitenessConfig(Section):
 
 
 class RetriesConfig(Section):
-    """Retries of -1/-2/-3/-50 statuses."""
+    """Retries of -1/-2/-3/-50 statuses, and of HTTP statuses that say "try again later"."""
 
     max_retries: int = Field(30, ge=0)
     retry_delay_s: float = Field(900, ge=0)
+    # HTTP answers retried (crawler.frontier.retry_policy): up to http_max_tries attempts in all,
+    # the n-th retry after http_backoff_s x 2^(n-1) capped at http_backoff_max_s (or Retry-After).
+    http_statuses: list[int] = Field(
+        default_factory=lambda: [408, 429, 500, 502, 503, 504],
+        description="HTTP statuses retried; [] = none (Heritrix)",
+    )
+    http_max_tries: int = Field(4, ge=1, description="attempts in all for an HTTP status above")
+    http_backoff_s: float = Field(1.0, ge=0, description="wait before the first HTTP retry")
+    http_backoff_max_s: float = Field(60.0, ge=0, description="longest wait between HTTP retries")
+
+    @field_validator("http_statuses")
+    @classmethod
+    def _http_statuses(cls, value: list[int]) -> list[int]:
+        bad = [v for v in value if not 100 <= v <= 599]
+        if bad:
+            raise ValueError(f"not HTTP statuses: {bad}; use codes from 100 to 599")
+        return value
+
+
+class PaceConfig(Section):
+    """Adaptive pace per server (host:port): AIMD on the least gap between fetch starts
+    (crawler.frontier.server_pace), across every queue of the server, whatever the politeness."""
+
+    enabled: bool = True
+    signal_statuses: list[int] = Field(default_factory=lambda: [429, 503])
+    increase_factor: float = Field(1.15, ge=1.0)
+    fast_increase_factor: float = Field(4.0, ge=1.0)
+    decrease_fraction: float = Field(0.001, gt=0, le=1.0)
+    max_gap_ms: int = Field(30000, ge=0)
+    slow_response_factor: float = Field(4.0, ge=1.0)
+    slow_response_min_ms: int = Field(1000, ge=0)
 
 
 class FrontierConfig(Section):
@@ -111,6 +142,7 @@ class FrontierConfig(Section):
     )
     politeness: PolitenessConfig = PolitenessConfig()
     retries: RetriesConfig = RetriesConfig()
+    pace: PaceConfig = PaceConfig()
     balance_replenish_amount: int = 3000
     queue_total_budget: int = -1
     error_penalty_amount: int = 100

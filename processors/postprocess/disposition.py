@@ -16,7 +16,13 @@ all queues of that server — so the cap holds even when a host is spread over m
 Back-off (beyond Heritrix): a 503 or 429 with ``Retry-After`` (seconds or an HTTP date), up to
 ``respect_retry_after_up_to_s`` (0 = ignore), snoozes the queue and holds its server that long.
 Retry delay: the order's ``retry_delay_s`` for -1/-2/-3; a -50 keeps the wait the pre chain chose
-(0: at once, after its prerequisite), 0 otherwise.
+(0: at once, after its prerequisite); for a retried HTTP status (``frontier.retries.
+http_statuses``) the exponential back-off of :class:`~crawler.frontier.RetryPolicy` for this
+attempt — except the first retry of a 429/503 (``frontier.pace.signal_statuses``) while the
+adaptive pace is on: that one waits only for the server's pace, which the answer just
+lengthened (a back-off would stall every other URI of the URI's queue with it, and at a pace
+that keeps under the server's limit the retry is answered); a Retry-After is applied by the
+frontier whichever is longer; 0 otherwise.
 Every parameter left unset (None) takes the order's ``frontier.politeness`` /
 ``frontier.retries`` value. The politeness delay follows the URI's sheets (``frontier.
 politeness.*`` and this processor's own params in a sheet; see :mod:`crawler.sheets`).
@@ -32,7 +38,7 @@ from typing import Any
 from pydantic import Field
 
 from crawler import CrawlURI, FetchStatus, Params, Processor, ProcessorContext
-from crawler.frontier import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY, retry_after_s
+from crawler.frontier import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY, RetryPolicy, retry_after_s
 from crawler.urls import UriError, server_key
 from processors.fetch.user_agent import user_agent
 
@@ -78,6 +84,8 @@ class DispositionProcessor(Processor[DispositionParams]):
         self._retry_after_cap_s = 300.0
         self._obey_robots = True
         self._user_agent = ""
+        self._retry: RetryPolicy | None = None
+        self._paced: frozenset[int] = frozenset()
 
     def start(self, ctx: ProcessorContext) -> None:
         super().start(ctx)
@@ -101,11 +109,21 @@ class DispositionProcessor(Processor[DispositionParams]):
         )
         self._obey_robots = order.robots.policy != "ignore"
         self._user_agent = user_agent(order)
+        self._retry = RetryPolicy(order.frontier.retries)
+        pace = order.frontier.pace
+        self._paced = frozenset(pace.signal_statuses) if pace.enabled else frozenset()
 
     def inner_process(self, curi: CrawlURI) -> None:
-        if curi.status in _DELAYED_RETRY_STATUSES:
+        status = curi.status
+        retry = self._retry
+        if status in _DELAYED_RETRY_STATUSES:
             curi.retry_delay_s = float(self._retry_delay_s)
-        elif curi.status != FetchStatus.DEFERRED:
+        elif status >= 400 and retry is not None and retry.is_http_retry_status(status):
+            attempt = retry.http_try(curi)
+            if status in self._paced:
+                attempt -= 1
+            curi.retry_delay_s = retry.http_backoff_s(attempt) if attempt > 0 else 0.0
+        elif status != FetchStatus.DEFERRED:
             curi.retry_delay_s = 0.0
         # A deferred URI keeps the wait a pre-fetch processor chose (0 unless it is waiting
         # for another queue's prerequisite).

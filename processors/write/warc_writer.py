@@ -1,7 +1,9 @@
 """WARCWriterProcessor: the raw bytes of every fetch into WARC files, with revisit records.
 
 For each URI with status > 0 and a recording (``curi.recording``), writes, each record its own
-gzip member and all records of one URI contiguous:
+gzip member and all records of one URI contiguous (an HTTP answer the frontier will retry —
+``frontier.retries.http_statuses`` with tries left — is not written: the archive holds the
+URI's final answer, so replay never shows a 503 that a retry turned into a 200):
 
 * a ``response`` record (block = raw response head + body as received; ``WARC-Payload-Digest`` =
   ``curi.payload_digest``; ``WARC-Date`` = fetch start; ``WARC-IP-Address``; ``WARC-Truncated``
@@ -59,6 +61,7 @@ from crawler import CrawlURI, Params, Processor, ProcessorContext, __version__
 from crawler.archive.indexer import BackgroundIndexer, LocatedEntry
 from crawler.archive.warc_scan import IndexEntry, http_status_and_type
 from crawler.disk import SPACE_WAIT, is_disk_full
+from crawler.frontier import RetryPolicy
 from processors.fetch.user_agent import user_agent
 from processors.write.revisits import (
     IDENTICAL_PAYLOAD_DIGEST,
@@ -173,10 +176,12 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
         self._dedup_bytes = 0
+        self._retry: RetryPolicy | None = None
 
     # ----------------------------------------------------------------- lifecycle
     def start(self, ctx: ProcessorContext) -> None:
         super().start(ctx)
+        self._retry = RetryPolicy(ctx.order.frontier.retries)
         p = self.params
         directory = Path(p.directory)
         directory = directory if directory.is_absolute() else ctx.run_dir / directory
@@ -223,10 +228,12 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
 
     # ----------------------------------------------------------------- processing
     def should_process(self, curi: CrawlURI) -> bool:
+        status = curi.status
         return (
-            curi.status > 0
+            status > 0
             and curi.recording is not None
             and curi.uri.startswith(("http://", "https://", "dns:", "urn:"))
+            and not (status >= 400 and self._retry is not None and self._retry.will_retry(curi))
         )
 
     def inner_process(self, curi: CrawlURI) -> None:

@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
 TOE_THREADS = 6
 MAX_ATTEMPTS = 3  # frontier.retries.max_retries in crawl_settings
+HTTP_TRIES = 4  # frontier.retries.http_max_tries (the default)
 MAX_HOPS = 20  # the default scope's TooManyHopsDecideRule
 TRAP_BUDGET = 30  # the default scope's TrapBudgetDecideRule
 
@@ -277,11 +278,12 @@ def test_dropped_connection_then_success_is_retried(crawl: HostileCrawl) -> None
     assert crawl.site.hits("main", "/flaky-drop.html") == 2
 
 
-def test_5xx_is_a_final_answer_as_in_heritrix(crawl: HostileCrawl) -> None:
-    """A 500 is a response, archived and not retried (only -1/-2/-3/-50 are)."""
+def test_a_500_is_retried_and_its_last_answer_logged(crawl: HostileCrawl) -> None:
+    """Unlike Heritrix, a 500 is tried again (frontier.retries.http_statuses)."""
     line = crawl.line("main", "/flaky-500.html")
-    assert line.status == 500
-    assert crawl.site.hits("main", "/flaky-500.html") == 1
+    assert line.status == 200
+    assert "2t" in line.annotations
+    assert crawl.site.hits("main", "/flaky-500.html") == 2
 
 
 def _gap_after(crawl: HostileCrawl, host: str, target: str) -> float:
@@ -292,13 +294,17 @@ def _gap_after(crawl: HostileCrawl, host: str, target: str) -> float:
 
 
 def test_429_retry_after_holds_back_the_server(crawl: HostileCrawl) -> None:
-    assert crawl.line("busy", "/busy.html").status == 429
+    line = crawl.line("busy", "/busy.html")
+    assert line.status == 429  # refused every time: the last answer stands
+    assert crawl.site.hits("busy", "/busy.html") == HTTP_TRIES
     assert crawl.line("busy", "/calm.html").status == 200
     assert _gap_after(crawl, "busy", "/busy.html") >= RETRY_AFTER_S - 0.05
 
 
 def test_503_retry_after_of_a_day_is_capped(crawl: HostileCrawl) -> None:
-    assert crawl.line("busy-long", "/busy.html").status == 503
+    line = crawl.line("busy-long", "/busy.html")
+    assert line.status == 503
+    assert crawl.site.hits("busy-long", "/busy.html") == HTTP_TRIES
     assert crawl.line("busy-long", "/calm.html").status == 200
     gap_s = _gap_after(crawl, "busy-long", "/busy.html")
     assert RETRY_AFTER_CAP_S - 0.05 <= gap_s < RETRY_AFTER_CAP_S + 2

@@ -10,6 +10,7 @@ from processor_context import make_context
 
 from crawler import CrawlURI
 from crawler.frontier import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
+from crawler.frontier.retry_policy import HTTP_TRIES_KEY
 from crawler.servers import ServerCache
 from processors.postprocess import DispositionParams, DispositionProcessor
 
@@ -133,3 +134,31 @@ def test_retry_delay_parameter_overrides_the_order() -> None:
     curi = finished(status=-2)
     processor(DispositionParams(retry_delay_s=5)).process(curi)
     assert curi.retry_delay_s == 5.0
+
+
+@pytest.mark.parametrize(
+    ("status", "attempts_before", "expected_s"),
+    [
+        (500, 0, 1.0),  # first retry: http_backoff_s
+        (502, 1, 2.0),  # doubled
+        (504, 6, 60.0),  # capped at http_backoff_max_s
+        (408, 0, 1.0),
+        (429, 0, 0.0),  # first retry of a pace signal: the server's pace spaces it
+        (503, 1, 1.0),  # later ones back off
+        (404, 0, 0.0),  # not retried
+    ],
+)
+def test_http_retries_back_off_exponentially(
+    status: int, attempts_before: int, expected_s: float
+) -> None:
+    curi = finished(status=status)
+    if attempts_before:
+        curi.data[HTTP_TRIES_KEY] = attempts_before
+    processor().process(curi)
+    assert curi.retry_delay_s == expected_s
+
+
+def test_without_the_pace_a_429_backs_off_like_a_500() -> None:
+    curi = finished(status=429)
+    processor(frontier={"pace": {"enabled": False}}).process(curi)
+    assert curi.retry_delay_s == 1.0

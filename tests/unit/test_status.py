@@ -233,3 +233,12 @@ def test_plot_reads_progress_log_and_writes_a_png(tmp_path: Path) -> None:
     assert [s for _, s in series.states] == ["RUNNING", "ENDED"]
     png = plot_progress(log, tmp_path / "p.png")
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_status_text_shows_the_servers_the_pace_holds_back(tmp_path: Path) -> None:
+    publish(tmp_path)
+    doc = read_status(tmp_path)
+    assert doc is not None
+    assert "paced servers" not in format_status(doc)
+    doc["paced_servers"] = [{"server": "slow.example:80", "gap_ms": 412.5}]
+    assert "412 ms  slow.example:80" in format_status(doc)

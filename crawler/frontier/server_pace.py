@@ -1,0 +1,186 @@
+"""ServerPace: the adaptive pace of one server (host:port) — AIMD on the gap between fetch starts.
+
+The order's politeness is a guess made before the crawl; the server's answers say how fast it
+really wants to be asked. Each server keeps a *gap*, the least time between two fetch starts to
+it, that the server cap (:class:`~crawler.frontier.server_gate.ServerGate`, or its Redis twin in
+:mod:`~crawler.frontier.redis_scripts`) enforces across every queue of the server, on top of
+whatever the politeness says:
+
+* a *signal* — an answer in ``signal_statuses`` (429, 503), or :data:`SLOW_STREAK` responses
+  in a row each slower than ``slow_response_factor`` x the server's usual time and
+  ``slow_response_min_ms`` more (only small, whole responses are timed: :func:`timing_counts`;
+  a lone slow page is the page, not the server) — makes
+  the gap ``increase_factor`` times longer (multiplicative increase). Until the server's limit
+  is known, a signal that comes before :data:`FAST_RAMP_ANSWERS` healthy answers since the last
+  increase (that increase was not enough: we are still far too fast) makes it
+  ``fast_increase_factor`` times longer instead — a ramp; any other signal sets the *known
+  limit*, the gap it came at. From no gap at all, the first gap is the time between two recent
+  answers of the server (how fast we were going) times the fast factor, and at least
+  :data:`MIN_FIRST_GAP_S`;
+* a signal from a fetch that started before the last increase says nothing new (it was sent at
+  the old pace) and is ignored, so a burst of refusals in flight raises the gap once;
+* each healthy answer takes ``decrease_fraction`` of the gap's last peak off the gap (additive
+  decrease): the gap shrinks slowly back toward zero, probing for the server's real limit.
+  While the gap is more than ``increase_factor`` times the known limit (or no limit is known)
+  it shrinks faster, by :data:`FAST_DESCENT` x ``decrease_fraction`` of itself per answer, so
+  the overshoot of a ramp, or a lone signal, is soon undone; within :data:`PLATEAU_MARGIN` of
+  the known limit it shrinks :data:`PLATEAU_SLOWDOWN` times slower (a limiter with a burst
+  hides an overdraft for a while: probing past the limit slowly keeps refusals rare);
+* the server's next fetch start is pushed one new gap after an increase.
+* the gap never exceeds ``max_gap_ms``.
+
+The usual response time is a moving average of the server's fetch durations (slow ones too, so
+a server that stays slower becomes the new usual after a few dozen answers).
+
+:class:`PaceState` holds one server's numbers; :class:`ServerPace` is the arithmetic, with the
+time passed in (seconds, any monotonic clock) so tests drive it with a fake clock. Not
+thread-safe: the gate's owner (the frontier, under its lock) calls it. The Redis frontier runs the
+same arithmetic in its FINISH script (:data:`~crawler.frontier.redis_scripts.PACE_FN`), with the
+state in the server's hash.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from crawler.order.schema import PaceConfig
+
+if TYPE_CHECKING:
+    from crawler.curi import CrawlURI
+
+MIN_FIRST_GAP_S = 0.025
+"""The first gap is at least this: a server that refused us is asked at most 40 times a second
+until it has answered well for a while (fewer refusals while the pace finds its limit)."""
+FAST_DESCENT = 8
+"""How much faster the gap shrinks while far above the gap that last drew a signal."""
+SLOW_STREAK = 3
+"""Slow responses in a row that make a signal."""
+TIMED_MAX_BYTES = 64 * 1024
+"""Larger bodies take long because they are large: their fetch time is not a server signal."""
+PLATEAU_MARGIN = 1.05
+"""Within this factor of the known limit the gap shrinks slower still."""
+PLATEAU_SLOWDOWN = 8
+"""How much slower the gap shrinks near the known limit."""
+MAX_SAMPLE_S = 1.0
+"""Longest time between two answers that counts toward the recent pace."""
+BASELINE_WEIGHT = 0.05
+"""Weight of a new fetch duration in the server's usual response time."""
+INTERVAL_WEIGHT = 0.125
+"""Weight of a new interval between answers in the server's recent pace."""
+FAST_RAMP_ANSWERS = 10
+"""A signal after fewer healthy answers than this since the last increase takes the fast factor:
+at a pace the server can bear, the slow decrease takes far more answers to draw a signal."""
+
+
+def timing_counts(curi: CrawlURI) -> bool:
+    """Whether ``curi``'s fetch time may say how fast its server answers: a body of at most
+    :data:`TIMED_MAX_BYTES`, not cut short (``lenTrunc``, ``timeTrunc`` …)."""
+    if curi.content_size > TIMED_MAX_BYTES:
+        return False
+    return not any(a.endswith("Trunc") for a in curi.annotations)
+
+
+class PaceState:
+    """One server's pace (seconds). ``gap_s`` is what the gate enforces; 0 = no constraint."""
+
+    __slots__ = (
+        "baseline_s",
+        "gap_s",
+        "interval_s",
+        "last_answer_s",
+        "limit_gap_s",
+        "ok_since_raise",
+        "peak_s",
+        "raised_s",
+        "slow_streak",
+    )
+
+    def __init__(self) -> None:
+        self.gap_s = 0.0
+        self.peak_s = 0.0
+        self.raised_s = -1.0
+        self.ok_since_raise = 0
+        self.limit_gap_s = 0.0
+        self.slow_streak = 0
+        self.baseline_s = -1.0
+        self.interval_s = 0.0
+        self.last_answer_s = -1.0
+
+
+class ServerPace:
+    """The AIMD arithmetic of the order's ``frontier.pace`` (see the module docstring)."""
+
+    __slots__ = (
+        "_decrease",
+        "_factor",
+        "_fast",
+        "_max_gap_s",
+        "_slow_factor",
+        "_slow_min_s",
+        "_statuses",
+        "enabled",
+    )
+
+    def __init__(self, config: PaceConfig) -> None:
+        self.enabled = config.enabled
+        self._statuses = frozenset(config.signal_statuses)
+        self._factor = config.increase_factor
+        self._fast = config.fast_increase_factor
+        self._decrease = config.decrease_fraction
+        self._max_gap_s = config.max_gap_ms / 1000.0
+        self._slow_factor = config.slow_response_factor
+        self._slow_min_s = config.slow_response_min_ms / 1000.0
+
+    def observe(
+        self, st: PaceState, now_s: float, started_s: float, status: int, duration_s: float
+    ) -> bool:
+        """Take the answer to a fetch that started at ``started_s`` and took ``duration_s``
+        (negative: unknown) with ``status``. True if the gap grew."""
+        last = st.last_answer_s
+        if last >= 0:
+            st.interval_s += (min(now_s - last, MAX_SAMPLE_S) - st.interval_s) * INTERVAL_WEIGHT
+        st.last_answer_s = now_s
+        signal = status in self._statuses
+        if duration_s >= 0 and status > 0:
+            base = st.baseline_s
+            if base < 0:
+                st.baseline_s = duration_s
+            else:
+                if duration_s > self._slow_factor * base and duration_s - base > self._slow_min_s:
+                    st.slow_streak += 1
+                    if st.slow_streak >= SLOW_STREAK:
+                        st.slow_streak = 0
+                        signal = True
+                else:
+                    st.slow_streak = 0
+                st.baseline_s = base + (duration_s - base) * BASELINE_WEIGHT
+        if signal:
+            return self._raise(st, now_s, started_s)
+        if st.gap_s > 0 and status > 0:
+            st.ok_since_raise += 1
+            gap = st.gap_s
+            limit = st.limit_gap_s
+            if gap > limit * self._factor:
+                gap -= gap * self._decrease * FAST_DESCENT
+            elif gap > limit * PLATEAU_MARGIN:
+                gap -= st.peak_s * self._decrease
+            else:
+                gap -= st.peak_s * self._decrease / PLATEAU_SLOWDOWN
+            st.gap_s = gap if gap > MIN_FIRST_GAP_S / 100 else 0.0
+        return False
+
+    def _raise(self, st: PaceState, now_s: float, started_s: float) -> bool:
+        if started_s < st.raised_s:
+            return False
+        gap = st.gap_s
+        if st.ok_since_raise < FAST_RAMP_ANSWERS and not st.limit_gap_s:
+            factor = self._fast
+        else:
+            factor = self._factor
+            st.limit_gap_s = gap
+        st.ok_since_raise = 0
+        gap = gap * factor if gap > 0 else max(st.interval_s * factor, MIN_FIRST_GAP_S)
+        gap = min(gap, self._max_gap_s)
+        st.gap_s = st.peak_s = gap
+        st.raised_s = now_s
+        return True
