@@ -129,7 +129,7 @@ def child(order_path: str, policy_json: str, run_dir: str, out_path: str) -> Non
     # The site numbers its pages: one URL template, which the default trap budget would cut.
     order = load_order(
         order_path,
-        [f"frontier.queue_assignment={policy_json}", "scope.8.params.max_uris_per_template=0"],
+        [f"frontier.queue_assignment={policy_json}", "scope.8.params.max_series_length=0"],
     )
     ctl = CrawlController(order, Path(run_dir), install_signals=False)
     ctl.run()

@@ -192,7 +192,7 @@ def run_crawl(
     args = [sys.executable, "-m", "crawler", "run", str(ROOT / "bench" / "crawl" / "order.yaml")]
     args += ["--workers", str(workers), "--run-dir", str(run_dir)]
     # Numbered pages (/d000/p1.html) share one URL template per host: no trap budget here.
-    args += ["--set", "scope.8.params.max_uris_per_template=0"]
+    args += ["--set", "scope.8.params.max_series_length=0"]
     for item in sets:
         args += ["--set", item]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -79,6 +79,14 @@ DISREGARDED_STATUSES = frozenset({-9998, -5002, -5000, -5001, -4002, -4001, -600
 """Statuses that are neither success nor failure (not charged to a queue's budget)."""
 
 
+SERIES_RUN_KEY = "trapRun"
+"""``data`` key: how many URIs in a row, this one included, were each found on the page before
+it with the same URL template (a series: the next month of a calendar); set by the trap budget
+rule (:mod:`crawler.decide.trap_budget`) only when above zero."""
+VIA_SERIES_RUN_KEY = "trapViaRun"
+"""``data`` key of a new child: its via's ``SERIES_RUN_KEY`` (read and removed by that rule)."""
+
+
 @dataclass(slots=True)
 class Link:
     """An outlink found by an extractor: the absolute URI, its hop letter and where it was found."""
@@ -196,15 +204,15 @@ class CrawlURI:
         return self.hop_path
 
     def create_child(self, uri: str, hop: str, context: str = "") -> CrawlURI:
-        """A new CrawlURI reached from this one by ``hop``, inheriting its source tag and its
-        seed's hop limit."""
+        """A new CrawlURI reached from this one by ``hop``, inheriting its source tag, its
+        seed's hop limit and the length of the URL series it is in (see ``SERIES_RUN_KEY``)."""
         path = self.hop_path + hop
         dropped = self.hops_dropped
         if len(path) > MAX_HOPS_SHOWN:
             extra = len(path) - MAX_HOPS_SHOWN
             path = path[extra:]
             dropped += extra
-        return CrawlURI(
+        child = CrawlURI(
             uri=uri,
             via=self.uri,
             hop_path=path,
@@ -213,6 +221,10 @@ class CrawlURI:
             via_context=context,
             seed_max_hops=self.seed_max_hops,
         )
+        run = self.data.get(SERIES_RUN_KEY) if self.data else None
+        if run:
+            child.data[VIA_SERIES_RUN_KEY] = run
+        return child
 
     # ------------------------------------------------------------- outcome
     @property

@@ -57,7 +57,7 @@ def command(peer: str, corpus: Corpus, out_dir: Path) -> list[str]:
             # The corpus numbers its pages (/d000/p1.html): one URL template per host, which the
             # default trap budget would cut at 30 pages; the peers crawl everything.
             "--set",
-            "scope.8.params.max_uris_per_template=0",
+            "scope.8.params.max_series_length=0",
             "--run-dir",
             str(out_dir / "run"),
         ]

@@ -1,30 +1,33 @@
-"""TrapBudgetDecideRule: at most N URIs per host and URL template, so endless series end.
+"""TrapBudgetDecideRule: endless series of numbered URLs end after a budget.
 
 A calendar that links each month to the next, ``?page=N`` without end, ``?date=`` for every day: a
-crawler trap repeats one URL template (:func:`crawler.decide.url_template.url_template`) with
-numbers that never run out, each page linking to the next. Hop limits stop such a trap only after
-hundreds of fetches per template; this rule lets the first ``max_uris_per_template`` distinct URIs
-of each template (the template includes the host and port) through and REJECTs the rest, annotating
-each rejected URI ``trap:<template>``. Seeds and prerequisites are never rejected, nor (with
-``exempt_sitemap_links``) URIs a sitemap lists (last hop M): a sitemap is a finite list the site
-itself declares, often of numbered pages (``/item/123``) far beyond any trap budget. A URI already
-let through is let through again (a page linked from every page of a site counts once), so a
-paginated site with no more pages than the budget is not affected. With ``series_only`` (the
-default) only URIs found on a page of their own template count and can be rejected — the next month
-of a calendar, the next ``?page=`` — while numbered pages found elsewhere (``/item/123`` on a list
-or an article) always pass: a series that feeds itself is what never ends, a site's numbered pages
-are not a trap.
+crawler trap repeats one URL template (:func:`crawler.decide.url_template.url_template`: digit
+runs and month names as placeholders, the host and port included) with numbers that never run
+out, each page linking to the next. Hop limits stop such a trap only after hundreds of fetches.
+
+Two budgets, both REJECTing with the annotation ``trap:<template>``:
+
+* ``max_series_length`` (default 30): a URI found on a page of its own template continues that
+  page's *series*; the length of the series travels with each URI (``CrawlURI.data``
+  ``SERIES_RUN_KEY``, handed to children by ``create_child``, kept in the frontier), and a URI
+  that would make it longer than the budget is rejected. A calendar entered from the home page
+  thus ends 30 months on either side; a site whose numbered pages (``/p/123``, ``/item/456``)
+  link to each other is reached within a few steps of its lists and home page, far below the
+  budget, so it is crawled whole, however many pages it has. No memory is kept.
+* ``max_uris_per_template`` (default 0 = off): at most that many distinct URIs per host and
+  template, counting only URIs found in a series (``series_only``) or every one; for a hard cap.
+  The templates are kept in an LRU of ``max_templates`` entries (a 64-bit key and the 64-bit
+  hashes of up to ``max_uris_per_template`` URIs each); a URI already let through is let through
+  again. The state can be saved and restored (:meth:`TrapBudgetDecideRule.state` /
+  :meth:`restore`) so that a resumed crawl keeps its budgets.
+
+Seeds and prerequisites are never rejected, nor (with ``exempt_sitemap_links``) URIs a sitemap
+lists (last hop M): a sitemap is a finite list the site itself declares.
 
 It is a *gate* (see :mod:`crawler.decide.decide_rule`): the scope asks it only about URIs its
-other rules ACCEPT, so out-of-scope links spend no budget.
-
-Memory is bounded: the templates are kept in an LRU of ``max_templates`` entries (a 64-bit key
-and the 64-bit hashes of up to ``max_uris_per_template`` URIs each, about 500 bytes for a full
-one: 25 MB for 50,000 full templates); a template not seen for a long while is forgotten and
-would start a new budget. The state can be saved and restored
-(:meth:`TrapBudgetDecideRule.state` / :meth:`restore`) so that a resumed crawl keeps its
-budgets. Thread-safe: one lock, held for a dictionary lookup and at most
-a scan of one template's hashes. Beyond Heritrix, which has no such rule.
+other rules ACCEPT, so out-of-scope links spend no budget. Thread-safe: one lock, held for a
+dictionary lookup and at most a scan of one template's hashes. Beyond Heritrix, which has no such
+rule.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from crawler.curi import Hop
+from crawler.curi import SERIES_RUN_KEY, VIA_SERIES_RUN_KEY, Hop
 from crawler.decide.decide_rule import DecideResult, DecideRule
 from crawler.decide.url_template import url_template
 from crawler.params import Params
@@ -63,8 +66,17 @@ def _hash64(text: str) -> int:
 class TrapBudgetParams(Params):
     """Parameters of :class:`TrapBudgetDecideRule`."""
 
+    max_series_length: int = Field(
+        30,
+        ge=0,
+        description="URIs in a row each found on the page before it with the same URL template "
+        "(the next month, the next page) let through; 0 = no limit",
+    )
     max_uris_per_template: int = Field(
-        30, ge=0, description="distinct URIs let through per host and URL template; 0 = no limit"
+        0,
+        ge=0,
+        description="distinct URIs let through per host and URL template, however they were "
+        "found (see series_only); 0 = no limit",
     )
     series_only: bool = Field(
         True,
@@ -98,19 +110,28 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
         self._by_template: Counter[str] = Counter()
 
     def decide(self, curi: CrawlURI) -> DecideResult:
-        budget = self.params.max_uris_per_template
+        p = self.params
+        budget = p.max_uris_per_template
+        data = curi.data
+        via_run = data.pop(VIA_SERIES_RUN_KEY, 0) if data else 0
         last_hop = curi.hop_path[-1:]
         if (
-            budget == 0
+            (budget == 0 and p.max_series_length == 0)
             or curi.is_seed
             or last_hop == Hop.PREREQ
-            or (last_hop == Hop.MANIFEST and self.params.exempt_sitemap_links)
+            or (last_hop == Hop.MANIFEST and p.exempt_sitemap_links)
         ):
             return DecideResult.ACCEPT
         template = url_template(curi.uri)
         if template is None:
             return DecideResult.ACCEPT
-        if self.params.series_only and (curi.via is None or _via_template(curi.via) != template):
+        in_series = curi.via is not None and _via_template(curi.via) == template
+        if in_series and p.max_series_length:
+            run = via_run + 1
+            if run > p.max_series_length:
+                return self._reject(curi, template)
+            data[SERIES_RUN_KEY] = run
+        if budget == 0 or (p.series_only and not in_series):
             return DecideResult.ACCEPT
         key = _hash64(template)
         member = _hash64(curi.uri)
@@ -127,6 +148,10 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
             if len(members) < budget:
                 members.append(member)
                 return DecideResult.ACCEPT
+        return self._reject(curi, template)
+
+    def _reject(self, curi: CrawlURI, template: str) -> DecideResult:
+        with self._lock:
             self._rejected += 1
             if template in self._by_template or len(self._by_template) < _TOP_KEPT:
                 self._by_template[template] += 1
@@ -150,8 +175,10 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
         with self._lock:
             rejected, templates = self._rejected, len(self._by_template)
             top = self._by_template.most_common(10)
+        p = self.params
         lines = [
-            f"  trap budget: {self.params.max_uris_per_template} URIs per host and template",
+            f"  trap budget: series of {p.max_series_length or 'any'} URIs in a row; "
+            f"{p.max_uris_per_template or 'any number of'} URIs per host and template",
             f"  candidates over a trap budget: {rejected} ({templates} templates)",
         ]
         lines.extend(f"    {count} {template}" for template, count in top)

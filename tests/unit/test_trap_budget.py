@@ -235,3 +235,43 @@ def test_no_scope_log_without_trap_rejections_or_when_not_asked(tmp_path: Path) 
     proc.stop()
     assert not (tmp_path / "logs" / "scope.log").exists()
     assert "candidates out of scope: 2" in "\n".join(proc.report())
+
+
+def test_a_series_is_cut_after_max_series_length_uris_in_a_row() -> None:
+    rule = TrapBudgetDecideRule(TrapBudgetParams(max_series_length=5))
+    page = CrawlURI("http://h/", hop_path="")
+    page.is_seed = True
+    decisions = []
+    for month in range(10):
+        child = page.create_child(f"http://h/calendar/2026/{month}", "L")
+        decisions.append(rule.decide(child))
+        if decisions[-1] is DecideResult.REJECT:
+            break
+        # The frontier stores and reloads the URI before it is fetched and its links scoped.
+        page = CrawlURI.from_bytes(child.to_bytes())
+    # Month 0 enters the series from the home page; months 1-5 continue it; 6 would be the 6th.
+    assert decisions == [DecideResult.ACCEPT] * 6 + [DecideResult.REJECT]
+    assert "trap:http://h/calendar/{n}/{n}" in child.annotations
+
+
+def test_numbered_pages_linking_each_other_are_never_a_series_past_their_depth() -> None:
+    """A site of 1000 numbered pages, each linking ten others, reached from its home page: every
+    page is found within a few steps, far below the budget, so none is rejected."""
+    rule = TrapBudgetDecideRule(TrapBudgetParams(max_series_length=5))
+    home = CrawlURI("http://h/", hop_path="")
+    home.is_seed = True
+    frontier = [home.create_child(f"http://h/p/{n}.html", "L") for n in range(10)]
+    seen = {c.uri for c in frontier}
+    assert all(rule.decide(c) is DecideResult.ACCEPT for c in frontier)
+    while frontier:
+        page = frontier.pop(0)
+        n = int(page.uri.rsplit("/", 1)[1].split(".")[0])
+        for k in range(1, 11):
+            uri = f"http://h/p/{(n * 10 + k) % 1000}.html"
+            if uri in seen:
+                continue
+            child = page.create_child(uri, "L")
+            assert rule.decide(child) is DecideResult.ACCEPT
+            seen.add(uri)
+            frontier.append(child)
+    assert len(seen) == 1000
