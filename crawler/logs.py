@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crawler.growing_file import trim_partial_line
+
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
 
@@ -97,13 +99,16 @@ class _LineFile:
 
     Each line is one ``write`` system call on a file opened with ``O_APPEND``, which the kernel
     makes atomic: no lock and no buffer, so threads never queue behind each other here and a
-    line is in the file (surviving ``kill -9``) as soon as :meth:`write` returns.
+    line is in the file (surviving ``kill -9``) as soon as :meth:`write` returns. A line that a
+    crash cut short (``kill -9`` can stop a write at a page boundary) is removed when the file
+    is opened again: readers never counted it, and the frontier's recovery logs its URI again.
     """
 
     __slots__ = ("_fd", "path")
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        trim_partial_line(path)  # a resumed crawl whose last line a crash cut short
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def write(self, text: str) -> None:

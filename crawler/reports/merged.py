@@ -67,8 +67,7 @@ def merged_reports(
     for wdir in dirs:
         log = wdir / "logs" / LOG_NAMES[0]
         own = CrawlStats()
-        lines = own.replay_crawl_log(log)
-        stats.replay_crawl_log(log)
+        lines = own.replay_crawl_log(log, also=stats)
         shares.append((wdir, lines, own.counts()))
         doc = read_status(wdir)
         if doc is not None:
