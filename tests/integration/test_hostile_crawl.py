@@ -230,7 +230,9 @@ def test_slow_drip_is_cut_at_the_total_timeout(crawl: HostileCrawl) -> None:
     assert line.size is not None and 0 < line.size < len(pages.page("drip", "x" * 4096))
     assert line.timing is not None
     duration_ms = int(line.timing.split("+")[1])
-    assert 1900 <= duration_ms < 3000  # timeout_s=2, whatever each read takes
+    # timeout_s=2, whatever each read takes; the whole drip would take minutes (a loaded
+    # machine may end the fetch late, never early)
+    assert 1900 <= duration_ms < 20_000
 
 
 @pytest.mark.parametrize(
