@@ -52,7 +52,7 @@ passed=0
 for round in $(seq "$rounds"); do
     log="$log_dir/round-$round.log"
     start=$(date +%s)
-    "$pytest" -q -p no:cacheprovider "$@" >"$log" 2>&1
+    "$pytest" -q -p no:cacheprovider --durations=15 "$@" >"$log" 2>&1
     rc=$?
     seconds=$(($(date +%s) - start))
     totals=$(grep -E '[0-9]+ (passed|failed|errors?)\b.* in [0-9.]+s' "$log" | tail -n 1 | sed -E 's/^=+ //; s/ =+$//')
