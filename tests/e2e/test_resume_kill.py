@@ -19,7 +19,7 @@ from crawler.demo import SampleSite
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
-LATENCY_S = 0.03
+LATENCY_S = 0.05  # slow enough that the test polls between kill points on a loaded machine
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(120)]
 
