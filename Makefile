@@ -17,7 +17,7 @@ help:
 	@echo "make demo    - install and crawl the bundled sample site"
 	@echo "make test    - install, lint, type-check and run the whole test suite"
 	@echo "make test-stress - the whole test suite 5 times in a row while busy processes hold"
-	@echo "                   every CPU; every round must pass (~5 min a round on 2 CPUs)"
+	@echo "                   every CPU; every round must pass (4-9 min a round on 2 CPUs)"
 	@echo "make lint    - ruff check + format check"
 	@echo "make typecheck - mypy --strict on crawler/ and processors/"
 	@echo "make bench-warc - WARC write throughput on a realistic mix"

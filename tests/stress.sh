@@ -23,7 +23,20 @@ mkdir -p "$log_dir"
 pytest=${PYTEST:-.venv/bin/pytest}
 
 busy_pids=()
-stop_busy() {
+pytest_pid=""
+stop_all() {
+    # pytest first, with SIGINT: it tears its fixtures down (servers, crawls) and ends; SIGTERM
+    # if it has not ended within a minute. Then the spinning processes.
+    if [ -n "$pytest_pid" ]; then
+        kill -INT "$pytest_pid" 2>/dev/null
+        for _ in $(seq 600); do
+            kill -0 "$pytest_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -TERM "$pytest_pid" 2>/dev/null
+        wait "$pytest_pid" 2>/dev/null
+        pytest_pid=""
+    fi
     for pid in "${busy_pids[@]}"; do
         kill "$pid" 2>/dev/null
     done
@@ -32,7 +45,7 @@ stop_busy() {
     done
     busy_pids=()
 }
-trap stop_busy EXIT
+trap stop_all EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
@@ -52,8 +65,14 @@ passed=0
 for round in $(seq "$rounds"); do
     log="$log_dir/round-$round.log"
     start=$(date +%s)
-    "$pytest" -q -p no:cacheprovider --durations=15 "$@" >"$log" 2>&1
+    # In the background and waited for, so that a signal to this script is handled at once;
+    # SIGINT restored (a background job starts with it ignored) so pytest can be interrupted.
+    python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+        "$pytest" -q -p no:cacheprovider --durations=15 "$@" >"$log" 2>&1 &
+    pytest_pid=$!
+    wait "$pytest_pid"
     rc=$?
+    pytest_pid=""
     seconds=$(($(date +%s) - start))
     totals=$(grep -E '[0-9]+ (passed|failed|errors?)\b.* in [0-9.]+s' "$log" | tail -n 1 | sed -E 's/^=+ //; s/ =+$//')
     if [ "$rc" -eq 0 ]; then

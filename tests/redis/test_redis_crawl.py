@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
+from crawllog_parser import count_lines, parse_file
 from redis_servers import RedisClusterServers, RedisServer, free_port
 from warcio.archiveiterator import ArchiveIterator
 
@@ -55,10 +55,7 @@ class Launch(threading.Thread):
         )
 
     def logged(self) -> int:
-        return sum(
-            p.read_text(errors="replace").count("\n")
-            for p in self.run_dir.glob("workers/*/logs/crawl.log")
-        )
+        return sum(count_lines(p) for p in self.run_dir.glob("workers/*/logs/crawl.log"))
 
     def wait_logged(self, n: int, timeout_s: float = 60) -> None:
         deadline = time.monotonic() + timeout_s
