@@ -114,12 +114,12 @@ def logged_uris(crawl_log: Path, tail_bytes: int = LOG_TAIL_BYTES) -> set[str] |
     try:
         with crawl_log.open("rb") as fh:
             size = fh.seek(0, os.SEEK_END)
-            start = max(0, size - tail_bytes)
+            start = max(0, size - tail_bytes - 1)  # one byte more: is ``start`` a line's start?
             fh.seek(start)
             data = fh.read()
     except OSError:
         return None
-    if start > 0:  # the window began inside a line
+    if start > 0:  # from the first line that begins inside the window
         data = data[data.find(b"\n") + 1 :]
     data = data[: data.rfind(b"\n") + 1]
     uris = set()

@@ -128,6 +128,9 @@ def test_recovery_ignores_the_first_line_of_its_window_too(log: Path) -> None:
     assert logged_uris(log, tail_bytes=len(LINE_B) + len(PARTIAL) + 20) == {
         "http://127.0.0.1:8000/gone"
     }
+    # a window that begins exactly where a line does keeps that line
+    assert logged_uris(log, tail_bytes=len(LINE_B) + len(PARTIAL)) == {"http://127.0.0.1:8000/gone"}
+    assert logged_uris(log, tail_bytes=len(LINE_B) + len(PARTIAL) - 1) == set()
 
 
 def test_progress_log_rows_are_read_whole(tmp_path: Path) -> None:
