@@ -6,7 +6,8 @@ Used by ``crawler demo`` and by the end-to-end tests, which compare what a crawl
 logged to stderr); each response is a precomputed byte string plus a cached ``Date`` line, so the
 handler stays cheap. ``request_log`` and ``counts()`` are safe to call from any thread while
 serving; ``settle()`` waits until the requests of a client that went away (a killed crawler) are
-all answered and logged, so a test compares counts without guessing how long that takes. Run ``python -m crawler.demo.sample_site --ports 8000,8001,8002`` to serve it alone.
+all answered and logged, so a test compares counts without guessing how long that takes. Run
+``python -m crawler.demo.sample_site --ports 8000,8001,8002`` to serve it alone.
 """
 
 from __future__ import annotations
