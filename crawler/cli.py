@@ -216,16 +216,16 @@ def _archive_main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int | N
 
 def _summary(run_dir: Path, out: TextIO) -> None:
     """Print totals from the run's crawl.log."""
+    from crawler.growing_file import complete_lines
+
     log = run_dir / "logs" / "crawl.log"
     statuses: dict[str, int] = {}
     total = 0
-    if log.exists():
-        with log.open(encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                parts = line.split(None, 2)
-                if len(parts) >= 2:
-                    statuses[parts[1]] = statuses.get(parts[1], 0) + 1
-                    total += 1
+    for line in complete_lines(log):
+        parts = line.split(None, 2)
+        if len(parts) >= 2:
+            statuses[parts[1]] = statuses.get(parts[1], 0) + 1
+            total += 1
     ok = sum(n for code, n in statuses.items() if code.lstrip("-").isdigit() and int(code) > 0)
     codes = ", ".join(f"{code}: {n}" for code, n in sorted(statuses.items(), key=lambda kv: -kv[1]))
     print(f"URIs logged: {total} ({ok} downloaded); by status: {codes or 'none'}", file=out)

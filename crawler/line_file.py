@@ -3,7 +3,9 @@ makes lose a line.
 
 Each line is one ``write`` system call on a file opened with ``O_APPEND``, which the kernel
 makes atomic: no lock and no buffer on the way, so threads never queue behind each other and a
-line is in the file (surviving ``kill -9``) as soon as :meth:`LineFile.write` returns.
+line is in the file (surviving ``kill -9``) as soon as :meth:`LineFile.write` returns. A line
+that a crash cut short (``kill -9`` can stop a write at a page boundary) is removed when the file
+is opened again: readers never counted it, and the frontier's recovery logs its URI again.
 
 A full disk (``ENOSPC``/``EDQUOT``) is the exception: the line is kept in memory (the backlog)
 and written before any later line, by the next :meth:`~LineFile.write` or :meth:`~LineFile.flush`
@@ -24,6 +26,7 @@ from collections import deque
 from pathlib import Path
 
 from crawler.disk import SPACE_WAIT, is_disk_full
+from crawler.growing_file import trim_partial_line
 
 
 class LineFile:
@@ -33,6 +36,7 @@ class LineFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        trim_partial_line(path)  # a line a crash cut short: readers never counted it
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._backlog: deque[bytes] = deque()
         self._lock = threading.Lock()

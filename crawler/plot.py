@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from crawler.growing_file import complete_lines
+
 _ROW = re.compile(
     r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\s+(\d+)\s+(\d+)\s+(\d+)\s+"
     r"([\d,.]+|NaN|∞)\(([\d,.]+|NaN|∞)\)\s+(\d+)\((\d+)\)\s+(\d+)\s+(\d+)"
@@ -47,22 +49,21 @@ def _number(text: str) -> float:
 def parse_progress_log(path: Path) -> ProgressSeries:
     """Every data row and state line of a progress-statistics.log."""
     series = ProgressSeries([], [], [], [], [], [], [], [])
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            row = _ROW.match(line)
-            if row is not None:
-                g = row.groups()
-                series.times_s.append(_epoch(g[0]))
-                series.discovered.append(int(g[1]))
-                series.queued.append(int(g[2]))
-                series.downloaded.append(int(g[3]))
-                series.docs_per_s.append(_number(g[4]))
-                series.kb_per_s.append(float(g[6]))
-                series.busy_threads.append(int(g[9]))
-                continue
-            state = _STATE.match(line)
-            if state is not None:
-                series.states.append((_epoch(state.group(1)), state.group(2)))
+    for line in complete_lines(path):
+        row = _ROW.match(line)
+        if row is not None:
+            g = row.groups()
+            series.times_s.append(_epoch(g[0]))
+            series.discovered.append(int(g[1]))
+            series.queued.append(int(g[2]))
+            series.downloaded.append(int(g[3]))
+            series.docs_per_s.append(_number(g[4]))
+            series.kb_per_s.append(float(g[6]))
+            series.busy_threads.append(int(g[9]))
+            continue
+        state = _STATE.match(line)
+        if state is not None:
+            series.states.append((_epoch(state.group(1)), state.group(2)))
     return series
 
 

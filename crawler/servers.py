@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crawler.growing_file import complete_lines
 from crawler.line_file import LineFile
 from crawler.robots import DEFAULT_MAX_SIZE_BYTES, RobotsRules
 from crawler.urls import UriError, server_key
@@ -91,13 +92,11 @@ class ServerCache:
         server's robots.txt or look a host up again. Returns how many entries were replayed;
         a line cut short by a crash is skipped."""
         replayed = 0
-        if path.exists():
-            with path.open(encoding="utf-8") as fh:
-                for line in fh:
-                    try:
-                        replayed += self._replay(json.loads(line))
-                    except (ValueError, KeyError, TypeError):
-                        continue
+        for line in complete_lines(path):
+            try:
+                replayed += self._replay(json.loads(line))
+            except (ValueError, KeyError, TypeError):
+                continue
         path.parent.mkdir(parents=True, exist_ok=True)
         # A LineFile: a full disk keeps an entry in memory until there is room, never raises.
         self._journal = LineFile(path)

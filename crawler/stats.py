@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from crawler.curi import DISREGARDED_STATUSES
+from crawler.growing_file import complete_lines
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
@@ -213,48 +214,49 @@ class CrawlStats:
                 if location and status in _REDIRECTS:
                     t.seed_redirects[uri] = location
 
-    def replay_crawl_log(self, path: Path, seeds: Collection[str] = ()) -> int:
-        """Count every line of an existing crawl.log; returns lines counted.
+    def replay_crawl_log(
+        self, path: Path, seeds: Collection[str] = (), also: CrawlStats | None = None
+    ) -> int:
+        """Count every complete line of an existing crawl.log; returns lines counted.
 
-        Used by a resumed crawl and by reports built from a run directory. A line is a seed's
-        when its hop path is ``-`` or its URI is one of ``seeds`` (seeds that joined the crawl
-        with a hop path, such as a seed's redirect target). A seed's redirect target is taken
-        from the ``R`` line whose via is the seed. Unparseable lines (e.g. a line cut short by a
-        crash) are skipped.
+        Used by a resumed crawl and by reports built from a run directory, also while the crawl
+        still writes the log: a last line without its newline is being written and is left for
+        the next reader (:mod:`crawler.growing_file`). A line is a seed's when its hop path is
+        ``-`` or its URI is one of ``seeds`` (seeds that joined the crawl with a hop path, such
+        as a seed's redirect target). ``also`` counts the same lines a second time (a crawl-wide
+        total built beside one worker's), so both see exactly the same lines. A seed's redirect
+        target is taken from the ``R`` line whose via is the seed. Unparseable lines (e.g. a line
+        cut short by a crash) are skipped.
         """
-        if not path.exists():
-            return 0
+        targets = (self,) if also is None else (self, also)
         counted = 0
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                cols = line[42:].rstrip("\n").split(" ", 9) if len(line) > 42 else []
-                if len(cols) < 9:
-                    continue
-                try:
-                    status = int(line[25:30])
-                    size_text = line[31:41].strip()
-                except ValueError:
-                    continue
-                uri, hops, via, mime = cols[0], cols[1], cols[2], cols[3]
-                notes = cols[8] if len(cols) > 8 else "-"
-                is_seed = hops == "-" or uri in seeds
-                self._record(
-                    uri,
-                    status,
-                    int(size_text) if size_text.isdigit() else 0,
-                    mime,
-                    [] if notes == "-" else notes.split(","),
-                    is_seed,
-                    None if cols[7] == "-" else cols[7],
-                    None,
-                )
+        for line in complete_lines(path):
+            cols = line[42:].split(" ", 9) if len(line) > 42 else []
+            if len(cols) < 9:
+                continue
+            try:
+                status = int(line[25:30])
+                size_text = line[31:41].strip()
+            except ValueError:
+                continue
+            uri, hops, via, mime = cols[0], cols[1], cols[2], cols[3]
+            notes = cols[8] if len(cols) > 8 else "-"
+            annotations = [] if notes == "-" else notes.split(",")
+            size = int(size_text) if size_text.isdigit() else 0
+            source = None if cols[7] == "-" else cols[7]
+            is_seed = hops == "-" or uri in seeds
+            for stats in targets:
+                stats._record(uri, status, size, mime, annotations, is_seed, source, None)
                 if hops == "R" and via != "-":
-                    with self._lock:
-                        t = self._t
-                        if t.seeds.get(via, 0) in _REDIRECTS:
-                            t.seed_redirects.setdefault(via, uri)
-                counted += 1
+                    stats._note_seed_redirect(via, uri)
+            counted += 1
         return counted
+
+    def _note_seed_redirect(self, seed: str, target: str) -> None:
+        with self._lock:
+            t = self._t
+            if t.seeds.get(seed, 0) in _REDIRECTS:
+                t.seed_redirects.setdefault(seed, target)
 
     def note_seed(self, uri: str) -> None:
         """Remember a seed so seeds-report lists it even if it is never processed."""

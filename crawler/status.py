@@ -184,17 +184,24 @@ def read_status(run_dir: Path) -> dict[str, Any] | None:
 
     ``alive`` (its process exists; None if it ran on another host), ``died`` (the file says the
     crawl is live but its process is gone) and ``age_s`` (seconds since the last update).
-    None when there is no (readable) status file.
+    None when there is no status file or it is not a status document (the crawl writes it
+    atomically, so a reader never sees half of it; a file damaged otherwise reads as none).
     """
     try:
-        doc: dict[str, Any] = json.loads((run_dir / STATUS_FILE).read_text(encoding="utf-8"))
+        doc = json.loads((run_dir / STATUS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if not isinstance(doc, dict):
+        return None
+    try:
+        pid, updated_s = int(doc.get("pid") or 0), float(doc.get("updated_s") or 0)
+    except (TypeError, ValueError):
+        return None
     same_host = doc.get("hostname") == socket.gethostname()
-    alive = process_alive(int(doc.get("pid", 0))) if same_host else None
+    alive = process_alive(pid) if same_host else None
     doc["alive"] = alive
     doc["died"] = doc.get("state") in LIVE_STATES and alive is False
-    doc["age_s"] = round(time.time() - float(doc.get("updated_s", 0)), 1)
+    doc["age_s"] = round(time.time() - updated_s, 1)
     return doc
 
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crawler.growing_file import complete_lines
+
 _TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 _TIMING = re.compile(r"^\d{17}\+\d+$")
 _DIGEST = re.compile(r"^sha1:[A-Z2-7]{32}$")
@@ -90,7 +92,22 @@ def _build(*cols: str) -> CrawlLogLine:
     )
 
 
-def parse_file(path: Path) -> list[CrawlLogLine]:
-    """Every line of a crawl.log, each strictly parsed."""
-    with path.open(encoding="utf-8") as fh:
-        return [parse_line(line) for line in fh if line.strip()]
+def parse_file(path: Path, *, growing: bool = False) -> list[CrawlLogLine]:
+    """Every line of a crawl.log, each strictly parsed.
+
+    For a finished crawl (the default) every line must be complete: a last line without its
+    newline is an error. ``growing=True`` reads a crawl.log that a running crawl is still
+    writing: a missing file has no lines and a last line without its newline is left out (it
+    is being written), as every reader of a growing log does (:mod:`crawler.growing_file`).
+    """
+    if growing:
+        return [parse_line(line) for line in complete_lines(path) if line.strip()]
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        raise ValueError(f"{path}: the last line has no newline: {data[-200:]!r}")
+    return [parse_line(raw.decode("utf-8")) for raw in data.split(b"\n") if raw.strip()]
+
+
+def count_lines(path: Path) -> int:
+    """How many complete lines a (growing) log has; 0 if it does not exist yet."""
+    return sum(1 for _ in complete_lines(path))

@@ -4,7 +4,8 @@
 blocks backwards from the end, scanning at most ``max_scan_bytes``; with ``after`` (a byte offset
 returned by an earlier call) it returns only the lines appended since, so a browser following
 ``crawl.log`` fetches each line once. Only whole lines are returned: a line still being written
-(no newline yet) waits for the next call. Stateless and thread-safe.
+(no newline yet) waits for the next call (:mod:`crawler.growing_file`). Stateless and
+thread-safe.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
+
+from crawler.growing_file import read_complete
 
 BLOCK_BYTES = 64 * 1024
 MAX_SCAN_BYTES = 8 * 1024 * 1024
@@ -53,23 +56,21 @@ def tail(
     gives no lines.
     """
     needle = contains.lower()
+    if after is not None and after >= 0:
+        chunk = read_complete(path, after, max_scan_bytes + 1)
+        if after <= chunk.size and chunk.size - after <= max_scan_bytes:
+            found = [
+                _clip(text)
+                for raw in chunk.data.splitlines()
+                if _keep(text := raw.decode("utf-8", "replace"), needle)
+            ]
+            return Tail(found[-lines:] if lines > 0 else [], chunk.end, chunk.size, False)
     try:
         fh = path.open("rb")
     except FileNotFoundError:
         return Tail([], 0, 0, False)
     with fh:
-        size = os.fstat(fh.fileno()).st_size
-        if after is not None and 0 <= after <= size and size - after <= max_scan_bytes:
-            fh.seek(after)
-            data = fh.read(size - after)
-            cut = data.rfind(b"\n") + 1
-            found = [
-                _clip(text)
-                for raw in data[:cut].splitlines()
-                if _keep(text := raw.decode("utf-8", "replace"), needle)
-            ]
-            return Tail(found[-lines:] if lines > 0 else [], after + cut, size, False)
-        return _backwards(fh, size, lines, needle, max_scan_bytes)
+        return _backwards(fh, os.fstat(fh.fileno()).st_size, lines, needle, max_scan_bytes)
 
 
 def _backwards(stream: BinaryIO, size: int, lines: int, needle: str, max_scan_bytes: int) -> Tail:

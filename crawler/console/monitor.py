@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.curi import DISREGARDED_STATUSES
+from crawler.growing_file import read_complete
 from crawler.plot import parse_progress_log
 
 CHUNK_BYTES = 4 * 1024 * 1024
@@ -48,19 +49,17 @@ class CrawlLogTally:
 
     def update(self) -> None:
         """Read what was appended since the last call (up to ``chunk_bytes``)."""
-        try:
-            with self.path.open("rb") as fh:
-                size = fh.seek(0, 2)
-                if size < self.offset:  # replaced or truncated: start over
-                    self._reset()
-                fh.seek(self.offset)
-                data = fh.read(min(self.chunk_bytes, size - self.offset))
-        except FileNotFoundError:
+        if not self.path.exists():
             self.complete = True
             return
-        cut = data.rfind(b"\n") + 1
+        start = self.offset
+        chunk = read_complete(self.path, start, self.chunk_bytes)
+        if chunk.size < start:  # replaced or truncated: start over
+            self._reset()
+            start = 0
+            chunk = read_complete(self.path, start, self.chunk_bytes)
         codes, mimes, mime_bytes, hosts = self.codes, self.mimes, self.mime_bytes, self.hosts
-        for raw in data[:cut].splitlines():
+        for raw in chunk.data.splitlines():
             parts = raw.split(None, 7)
             if len(parts) < 7:
                 continue
@@ -79,8 +78,9 @@ class CrawlLogTally:
             tally[1] += size
             tally[2] += code.startswith("-") and code not in _DISREGARDED
             self.lines += 1
-        self.complete = size - self.offset <= self.chunk_bytes
-        self.offset += cut
+        # caught up when this read reached the end of the file (bar a line being written)
+        self.complete = chunk.size - start <= self.chunk_bytes
+        self.offset = chunk.end
 
     def document(self) -> dict[str, Any]:
         """Codes (all of them) and the ``TOP_N`` MIME types by count."""

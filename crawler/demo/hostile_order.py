@@ -15,6 +15,11 @@ if TYPE_CHECKING:
 
 RETRY_AFTER_CAP_S = 2.0
 """``frontier.politeness.respect_retry_after_up_to_s`` in :func:`crawl_settings`."""
+FETCH_TIMEOUT_S = 5.0
+"""``fetch_http``'s ``timeout_s`` (a whole fetch) in :func:`crawl_settings`."""
+READ_TIMEOUT_S = 3.0
+"""``fetch_http``'s ``read_timeout_s`` and ``connect_timeout_s`` in :func:`crawl_settings`: short
+for a stall, long enough that an ordinary answer never misses it on a loaded machine."""
 MAX_REDIRECTS = 20
 """The default scope cuts a chain of this many redirects (TransclusionDecideRule's
 ``max_redirect_hops``; browsers stop at 20)."""
@@ -23,11 +28,11 @@ MAX_REDIRECTS = 20
 def crawl_settings(site: HostileSite, toe_threads: int = 6) -> list[str]:
     """``--set`` overrides (for ``load_order`` or the CLI) crawling ``site`` quickly to its end.
 
-    Short fetch timeouts (2 s total, 1 s per read) and retries (3 attempts, 0.2 s apart) keep
-    the stalls and cuts fast; Retry-After is honoured up to ``RETRY_AFTER_CAP_S``; politeness is
-    off (our own server). The default scope ends the calendar trap (TrapBudgetDecideRule: 30
-    months of ``/calendar?month={n}``, before TooManyHopsDecideRule's 20 hops would) and the
-    endless redirect chain (TransclusionDecideRule's ``max_redirect_hops``).
+    Short fetch timeouts (``FETCH_TIMEOUT_S`` total, ``READ_TIMEOUT_S`` per read) and retries (3
+    attempts, 0.2 s apart) keep the stalls and cuts fast; Retry-After is honoured up to
+    ``RETRY_AFTER_CAP_S``; politeness is off (our own server). The default scope ends the
+    calendar trap (TooManyHopsDecideRule, 20 hops: months -19..19, within the trap budget's
+    series of 30) and the endless redirect chain (TransclusionDecideRule's ``max_redirect_hops``).
     ``limits.max_time_s`` is only a safety net: the crawl must end "Finished" well before.
     """
     return [
@@ -40,9 +45,9 @@ def crawl_settings(site: HostileSite, toe_threads: int = 6) -> list[str]:
         f"frontier.politeness.respect_retry_after_up_to_s={RETRY_AFTER_CAP_S}",
         "frontier.retries.max_retries=3",
         "frontier.retries.retry_delay_s=0.2",
-        "chains.fetch.fetch_http.params.timeout_s=2",
-        "chains.fetch.fetch_http.params.read_timeout_s=1",
-        "chains.fetch.fetch_http.params.connect_timeout_s=1",
+        f"chains.fetch.fetch_http.params.timeout_s={FETCH_TIMEOUT_S}",
+        f"chains.fetch.fetch_http.params.read_timeout_s={READ_TIMEOUT_S}",
+        f"chains.fetch.fetch_http.params.connect_timeout_s={READ_TIMEOUT_S}",
         "logging.console=false",
         "logging.progress_interval_s=1",
         "limits.max_time_s=90",

@@ -5,7 +5,9 @@ Used by ``crawler demo`` and by the end-to-end tests, which compare what a crawl
 ``ThreadingHTTPServer`` per port (HTTP/1.1 keep-alive, a daemon thread per connection, nothing
 logged to stderr); each response is a precomputed byte string plus a cached ``Date`` line, so the
 handler stays cheap. ``request_log`` and ``counts()`` are safe to call from any thread while
-serving. Run ``python -m crawler.demo.sample_site --ports 8000,8001,8002`` to serve it alone.
+serving; ``settle()`` waits until the requests of a client that went away (a killed crawler) are
+all answered and logged, so a test compares counts without guessing how long that takes. Run
+``python -m crawler.demo.sample_site --ports 8000,8001,8002`` to serve it alone.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 from crawler.demo.site_content import Resource, SiteContent
 from crawler.demo.site_generator import generate_site
@@ -69,9 +71,54 @@ class _HostServer(ThreadingHTTPServer):
         self.routes: dict[str, _Route] = {}
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
+        # accepted connections whose handler has not ended, and the markers settle() awaits
+        self.open_connections = 0
+        self.markers: set[object] = set()
+        self.changed = threading.Condition()
 
     def handle_error(self, request: object, client_address: object) -> None:
         """Clients that vanish mid-response are routine for a crawler test; stay quiet."""
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.changed:
+            self.open_connections += 1
+            self.markers.discard(client_address)
+            self.changed.notify_all()
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._ended()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._ended()
+
+    def _ended(self) -> None:
+        with self.changed:
+            self.open_connections -= 1
+            self.changed.notify_all()
+
+    def settle(self, deadline: float) -> None:
+        """Wait until every connection made to this port before the call was accepted, served
+        and closed. A marker connection goes through the accept queue (first in, first out)
+        behind any connection still waiting there; once it is accepted, no handler open means
+        nothing is left. Raises TimeoutError at ``deadline`` (``time.monotonic()``)."""
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as marker:
+            marker.bind(("127.0.0.1", 0))
+            address = marker.getsockname()
+            with self.changed:
+                self.markers.add(address)  # before connecting: the accept may come at once
+            marker.settimeout(10)
+            marker.connect(self.server_address[:2])
+        with self.changed:
+            while address in self.markers or self.open_connections > 0:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"{self.host_port}: {self.open_connections} still open")
+                self.changed.wait(min(left, 1.0))
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -247,6 +294,15 @@ class SampleSite:
                 server.routes[path] = _route(dataclasses.replace(resource, body=body))
                 return
         raise KeyError(url)
+
+    def settle(self, timeout_s: float = 60.0) -> None:
+        """Wait until every request sent to the site so far has been answered and logged and
+        every connection closed: after a client was killed, say, its last requests may still
+        be queued or in progress here. Only meaningful while no client is connected (a live
+        crawler keeps connections open). Raises TimeoutError after ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        for server in self._servers:
+            server.settle(deadline)
 
     def record(self, entry: LoggedRequest) -> None:
         with self._log_lock:

@@ -36,6 +36,7 @@ from crawler.distributed.overrides import redis_url_of
 from crawler.distributed.run_info import write_distributed_info
 from crawler.frontier.redis_conn import RedisUnavailableError
 from crawler.frontier.redis_registry import CrawlEntry, CrawlRegistry, CrawlRegistryError
+from crawler.growing_file import complete_lines
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order
 from crawler.reports import write_reports
@@ -181,14 +182,10 @@ def _supervise(
 def _print_totals(run_dir: Path, ids: list[str], out: TextIO) -> None:
     total = ok = 0
     for wid in ids:
-        log = run_dir / "workers" / wid / "logs" / "crawl.log"
-        if not log.exists():
-            continue
-        with log.open(encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                parts = line.split(None, 2)
-                if len(parts) >= 2:
-                    total += 1
-                    ok += parts[1].lstrip("-").isdigit() and int(parts[1]) > 0
+        for line in complete_lines(run_dir / "workers" / wid / "logs" / "crawl.log"):
+            parts = line.split(None, 2)
+            if len(parts) >= 2:
+                total += 1
+                ok += parts[1].lstrip("-").isdigit() and int(parts[1]) > 0
     print(f"URIs logged by {len(ids)} workers: {total} ({ok} downloaded)", file=out)
     print(f"worker logs and WARCs: {run_dir / 'workers'}", file=out)

@@ -108,14 +108,20 @@ def parse_journal_value(value: bytes) -> tuple[bytes, int, bytes]:
 
 
 def logged_uris(crawl_log: Path, tail_bytes: int = LOG_TAIL_BYTES) -> set[str] | None:
-    """URIs (column 4) of the lines at the end of ``crawl_log``; None if it does not exist."""
+    """URIs (column 4) of the complete lines at the end of ``crawl_log``; None if it does not
+    exist. A last line without its newline (cut short by the crash) does not count: its URI is
+    put back in its queue and logged again, whole."""
     try:
         with crawl_log.open("rb") as fh:
             size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - tail_bytes))
+            start = max(0, size - tail_bytes - 1)  # one byte more: is ``start`` a line's start?
+            fh.seek(start)
             data = fh.read()
     except OSError:
         return None
+    if start > 0:  # from the first line that begins inside the window
+        data = data[data.find(b"\n") + 1 :]
+    data = data[: data.rfind(b"\n") + 1]
     uris = set()
     for line in data.decode("utf-8", "replace").splitlines():
         fields = line.split(None, 4)

@@ -69,8 +69,7 @@ def merged_reports(
         log = wdir / "logs" / LOG_NAMES[0]
         own = CrawlStats()
         added = set(read_added_seeds(wdir).uris)
-        lines = own.replay_crawl_log(log, added)
-        stats.replay_crawl_log(log, added)
+        lines = own.replay_crawl_log(log, added, also=stats)
         shares.append((wdir, lines, own.counts()))
         doc = read_status(wdir)
         if doc is not None:

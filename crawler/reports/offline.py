@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from crawler.growing_file import complete_lines
 from crawler.logs import LOG_NAMES
 from crawler.reports import CrawlSummary, render_reports
 from crawler.reports.runtime import (
@@ -50,13 +51,12 @@ def run_seeds(run_dir: Path) -> tuple[str, ...]:
 
 
 def log_span_ms(crawl_log: Path) -> float:
-    """Milliseconds between the first and last crawl.log lines (0 if fewer than two)."""
+    """Milliseconds between the first and last complete crawl.log lines (0 if fewer than two)."""
+    first = last = ""
     try:
-        with crawl_log.open(encoding="utf-8", errors="replace") as fh:
-            first = fh.readline()[:23]
-            last = first
-            for line in fh:
-                last = line[:23] or last
+        for line in complete_lines(crawl_log):
+            first = first or line[:23]
+            last = line[:23] or last
         start = calendar.timegm(time.strptime(first[:19], "%Y-%m-%dT%H:%M:%S"))
         end = calendar.timegm(time.strptime(last[:19], "%Y-%m-%dT%H:%M:%S"))
         return (end - start) * 1000 + int(last[20:23]) - int(first[20:23])

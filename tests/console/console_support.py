@@ -40,7 +40,7 @@ CHROMIUM_ARGS = [
 ]
 
 
-def wait_until(check: Callable[[], object], timeout_s: float = 30.0, what: str = "") -> None:
+def wait_until(check: Callable[[], object], timeout_s: float = 60.0, what: str = "") -> None:
     deadline = time.monotonic() + timeout_s
     while not check():
         if time.monotonic() > deadline:

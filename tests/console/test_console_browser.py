@@ -20,7 +20,7 @@ from crawler.demo import SampleSite
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.slow,
-    pytest.mark.timeout(120),
+    pytest.mark.timeout(240),
     pytest.mark.skipif(
         not Path(CHROMIUM).exists(), reason=f"no {CHROMIUM}: `make test` installs Debian's chromium"
     ),
@@ -32,7 +32,9 @@ PAGE_WEIGHT_BUDGET_BYTES = 80_000
 
 @pytest.fixture
 def sites() -> Iterator[tuple[SampleSite, SampleSite]]:
-    main = SampleSite(pages_per_host=600, latency_s=0.1)
+    # slow enough that the crawl is still running at the last step (it takes minutes), however
+    # slow the machine runs the browser
+    main = SampleSite(pages_per_host=600, latency_s=0.2)
     extra = SampleSite(ports=(0,), pages_per_host=20)
     main.start()
     extra.start()

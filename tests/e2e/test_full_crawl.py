@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
+from crawllog_parser import count_lines, parse_file
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.controller import CrawlController
@@ -138,10 +138,9 @@ def test_sigint_stops_a_running_crawl_cleanly(tmp_path: Path) -> None:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == str(run_dir)
         crawl_log = run_dir / "logs" / "crawl.log"
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if crawl_log.exists() and crawl_log.read_text().count("\n") >= 20:
-                break
+        deadline = time.monotonic() + 60
+        while count_lines(crawl_log) < 20:
+            assert time.monotonic() < deadline and proc.poll() is None, "no 20 crawl.log lines"
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
+from crawllog_parser import CrawlLogLine, count_lines, parse_file
 
 from crawler import operations
 from crawler.demo import SampleSite
@@ -27,7 +27,7 @@ EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(120)]
 
 
-def wait_until(check: Callable[[], object], timeout_s: float = 30.0, what: str = "") -> None:
+def wait_until(check: Callable[[], object], timeout_s: float = 60.0, what: str = "") -> None:
     deadline = time.monotonic() + timeout_s
     while not check():
         if time.monotonic() > deadline:
@@ -35,14 +35,15 @@ def wait_until(check: Callable[[], object], timeout_s: float = 30.0, what: str =
         time.sleep(0.05)
 
 
-def crawl_lines(run_dir: Path) -> list[CrawlLogLine]:
+def crawl_lines(run_dir: Path, *, growing: bool = False) -> list[CrawlLogLine]:
+    """crawl.log's lines; ``growing`` for a crawl that may still write (or died writing) one."""
     path = run_dir / "logs" / "crawl.log"
-    return parse_file(path) if path.exists() else []
+    return parse_file(path, growing=growing) if growing or path.exists() else []
 
 
 def line_count(run_dir: Path) -> int:
-    path = run_dir / "logs" / "crawl.log"
-    return path.read_bytes().count(b"\n") if path.exists() else 0
+    """Complete lines in crawl.log so far."""
+    return count_lines(run_dir / "logs" / "crawl.log")
 
 
 def state_of(run_dir: Path) -> str | None:
@@ -147,11 +148,14 @@ def test_dropped_seeds_file_gets_crawled(tmp_path: Path, slow_site: SampleSite) 
         crawl = Crawl(run_dir, slow_site.base_urls[:1])
         try:
             wait_until(lambda: line_count(run_dir) >= 5, what="5 crawl.log lines")
+            # paused, the crawl cannot end before it takes the file in, however slow the test
+            crawl.op(operations.cmd_control, "pause", run_dir, 60.0)
             action = run_dir / "action"
             (action / ".new.seeds.tmp").write_text(f"# more\n{second.base_urls[0]}\n")
             os.replace(action / ".new.seeds.tmp", action / "new.seeds")
-            wait_until(lambda: len(second.request_log) >= 10, what="the new seed's host")
             wait_until(lambda: list((action / "done").glob("*.new.seeds")), what="done/")
+            crawl.op(operations.cmd_control, "unpause", run_dir, 60.0)
+            wait_until(lambda: len(second.request_log) >= 10, what="the new seed's host")
             crawl.op(operations.cmd_control, "terminate", run_dir, 60.0)
             crawl.finish()
         finally:
@@ -173,9 +177,12 @@ def test_block_ends_queued_uris_as_minus_5001_unfetched(
     crawl = Crawl(run_dir, slow_site.base_urls[:1])
     try:
         wait_until(lambda: line_count(run_dir) >= 10, what="10 crawl.log lines")
-        out = crawl.op(operations.cmd_block, run_dir, r"/(blog|news)/", 10.0)
+        # paused, the crawl cannot end before the rule is active, however slow the test
+        crawl.op(operations.cmd_control, "pause", run_dir, 60.0)
+        out = crawl.op(operations.cmd_block, run_dir, r"/(blog|news)/", 60.0)
         assert "block rule active" in out
         blocked_at = len(slow_site.request_log)
+        crawl.op(operations.cmd_control, "unpause", run_dir, 60.0)
         wait_until(lambda: state_of(run_dir) == "FINISHED", timeout_s=90, what="the end")
         crawl.finish()
     finally:
@@ -281,4 +288,5 @@ def test_a_killed_crawl_is_reported_as_died(tmp_path: Path, slow_site: SampleSit
     assert "died" in err.getvalue()
     report = crawl.op(operations.cmd_report, run_dir, False, 1.0)
     assert "crawl status: Finished - Abnormal exit from crawling" in report
-    assert int(report.split("URIs processed: ")[1].split()[0]) == len(crawl_lines(run_dir))
+    logged = len(crawl_lines(run_dir, growing=True))
+    assert int(report.split("URIs processed: ")[1].split()[0]) == logged

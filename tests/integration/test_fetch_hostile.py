@@ -100,7 +100,7 @@ def test_trickling_header_block_bounded_by_total_timeout(ctx: ProcessorContext) 
             conn.sendall(b"X-Drip-%d: y\r\n" % i)
             i += 1
 
-    proc = started(ctx, timeout_s=0.5, read_timeout_s=5)
+    proc = started(ctx, timeout_s=0.5, read_timeout_s=30)
     try:
         with RawServer(handle) as server:
             began = time.monotonic()
@@ -110,7 +110,8 @@ def test_trickling_header_block_bounded_by_total_timeout(ctx: ProcessorContext) 
         proc.stop()
     assert curi.status == -4
     assert "err=ReadTimeout" in curi.annotations
-    assert 0.4 <= elapsed < 1.5
+    # the total timeout (0.5 s) ended it: the headers never end; late on a loaded machine
+    assert 0.4 <= elapsed < 15
 
 
 def test_gzip_bomb_stored_raw_and_decoded_capped(fetcher: FetchHTTP, gzip_bomb: bytes) -> None:
@@ -184,7 +185,7 @@ def test_stopping_crawl_cuts_a_slow_download(tmp_path: Path) -> None:
     assert "stopTrunc" in curi.annotations
     assert recording(curi).truncated == "unspecified"
     assert recording(curi).body_bytes().startswith(b"start")
-    assert elapsed < 2
+    assert elapsed < 15  # the grace period, not the 30 s read timeout (late if loaded)
 
 
 def test_stopping_crawl_abandons_a_silent_server_as_retryable(tmp_path: Path) -> None:
@@ -207,7 +208,7 @@ def test_stopping_crawl_abandons_a_silent_server_as_retryable(tmp_path: Path) ->
         proc.stop()
     assert curi.status == -3  # retryable: a resumed crawl fetches it again
     assert "err=CrawlStoppingError" in curi.annotations
-    assert elapsed < 2
+    assert elapsed < 15  # the grace period, not the 30 s read timeout (late if loaded)
 
 
 def test_body_past_max_length_is_cut_on_a_raw_stream(ctx: ProcessorContext) -> None:

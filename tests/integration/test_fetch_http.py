@@ -262,11 +262,13 @@ def test_stalled_body_kept_with_time_trunc(site: Site, ctx: ProcessorContext) ->
 
 
 def test_total_timeout_cuts_a_dripping_body(site: Site, ctx: ProcessorContext) -> None:
-    proc = started(ctx, timeout_s=0.4, read_timeout_s=5)
+    proc = started(ctx, timeout_s=0.4, read_timeout_s=30)
     try:
         began = time.monotonic()
         curi = fetch(proc, base(site) + "/drip")
-        assert time.monotonic() - began < 1.5
+        # the total timeout ended it, not the read timeout nor the drip (which never ends);
+        # a loaded machine may end it late, never early
+        assert time.monotonic() - began < 15
         assert curi.status == 200
         assert "timeTrunc" in curi.annotations
         assert 0 < curi.content_size < 100_000

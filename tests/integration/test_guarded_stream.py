@@ -35,7 +35,18 @@ def pair() -> Iterator[tuple[GuardedStream, socket.socket]]:
 
 
 def _settle() -> None:
-    time.sleep(0.05)  # let loopback deliver what the other end sent
+    time.sleep(0.05)  # let loopback deliver anything the other end may have sent
+
+
+def _becomes_readable(stream: GuardedStream, timeout_s: float = 30.0) -> bool:
+    """Whether the stream turns readable before ``timeout_s`` (loopback delivers at once on
+    an idle machine, later on a loaded one)."""
+    deadline = time.monotonic() + timeout_s
+    while not stream.get_extra_info("is_readable"):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def test_idle_connection_after_a_whole_response_is_not_readable(
@@ -57,8 +68,7 @@ def test_unrequested_bytes_make_an_idle_connection_readable(
 ) -> None:
     stream, server = pair
     server.sendall(b"HTTP/1.1 200 OK\r\n")  # nothing asked for it: the connection is unusable
-    _settle()
-    assert stream.get_extra_info("is_readable") is True
+    assert _becomes_readable(stream)
 
 
 def test_server_hang_up_makes_an_idle_connection_readable(
@@ -66,8 +76,7 @@ def test_server_hang_up_makes_an_idle_connection_readable(
 ) -> None:
     stream, server = pair
     server.shutdown(socket.SHUT_WR)
-    _settle()
-    assert stream.get_extra_info("is_readable") is True
+    assert _becomes_readable(stream)
     assert stream.read(100, timeout=5) == b""
 
 
@@ -78,7 +87,7 @@ def test_read_times_out_and_the_connection_still_works(
     began = time.monotonic()
     with pytest.raises(httpcore.ReadTimeout):
         stream.read(100, timeout=0.2)
-    assert 0.15 <= time.monotonic() - began < 2
+    assert 0.15 <= time.monotonic() - began < 15  # late on a loaded machine, never early
     server.sendall(b"late")
     assert stream.read(100, timeout=5) == b"late"
 
@@ -90,7 +99,7 @@ def test_fetch_deadline_cuts_a_longer_read_timeout(
     began = time.monotonic()
     with fetch_deadline(time.monotonic() + 0.3), pytest.raises(httpcore.ReadTimeout):
         stream.read(100, timeout=30)
-    assert time.monotonic() - began < 3
+    assert time.monotonic() - began < 15  # the deadline, not the 30 s read timeout
 
 
 def test_write_times_out_when_the_peer_never_reads(

@@ -23,7 +23,12 @@ from warcio.archiveiterator import ArchiveIterator
 
 from crawler.controller import CrawlController
 from crawler.demo import hostile_pages as pages
-from crawler.demo.hostile_order import MAX_REDIRECTS, RETRY_AFTER_CAP_S, crawl_settings
+from crawler.demo.hostile_order import (
+    FETCH_TIMEOUT_S,
+    MAX_REDIRECTS,
+    RETRY_AFTER_CAP_S,
+    crawl_settings,
+)
 from crawler.demo.hostile_server import HostileRequest
 from crawler.demo.hostile_site import NON_ASCII_TARGET, RETRY_AFTER_S, HostileSite
 from crawler.order.loader import load_order
@@ -232,7 +237,9 @@ def test_slow_drip_is_cut_at_the_total_timeout(crawl: HostileCrawl) -> None:
     assert line.size is not None and 0 < line.size < len(pages.page("drip", "x" * 4096))
     assert line.timing is not None
     duration_ms = int(line.timing.split("+")[1])
-    assert 1900 <= duration_ms < 3000  # timeout_s=2, whatever each read takes
+    # the total timeout, whatever each read takes; the whole drip would take minutes (a loaded
+    # machine may end the fetch late, never early)
+    assert FETCH_TIMEOUT_S * 1000 - 100 <= duration_ms < 60_000
 
 
 @pytest.mark.parametrize(
@@ -307,7 +314,7 @@ def test_503_retry_after_of_a_day_is_capped(crawl: HostileCrawl) -> None:
     assert crawl.site.hits("busy-long", "/busy.html") == HTTP_TRIES
     assert crawl.line("busy-long", "/calm.html").status == 200
     gap_s = _gap_after(crawl, "busy-long", "/busy.html")
-    assert RETRY_AFTER_CAP_S - 0.05 <= gap_s < RETRY_AFTER_CAP_S + 2
+    assert RETRY_AFTER_CAP_S - 0.05 <= gap_s < RETRY_AFTER_CAP_S + 30  # capped, not a day
 
 
 def test_huge_robots_is_read_up_to_its_cap(crawl: HostileCrawl) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import re
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -294,6 +295,21 @@ def test_latency_delays_every_response(sample_site_factory: Callable[..., Sample
     started = time.monotonic()
     assert httpx.get(site.base_urls[0] + "robots.txt").status_code == 200
     assert time.monotonic() - started >= 0.2
+
+
+def test_settle_waits_for_the_requests_a_vanished_client_left(
+    sample_site_factory: Callable[..., SampleSite],
+) -> None:
+    site = sample_site_factory(ports=(0,), pages_per_host=20, latency_s=0.3)
+    host, port = site.hosts[0].split(":")
+    for _ in range(3):  # sent, then the client is gone before any answer
+        with socket.create_connection((host, int(port)), timeout=10) as client:
+            client.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    site.settle(timeout_s=60)
+    assert site.counts()[site.base_urls[0]] == 3
+    connected = socket.create_connection((host, int(port)), timeout=10)  # a client stays
+    with connected, pytest.raises(TimeoutError, match="still open"):
+        site.settle(timeout_s=0.5)
 
 
 def test_a_taken_port_fails_start_and_releases_the_others(free_port: int) -> None:

@@ -87,10 +87,10 @@ def test_a_queue_is_fifo_and_handed_to_one_worker_at_a_time(
     assert first is not None and first.uri == "http://h.example/0"
     assert b.take() is None  # the queue's one URI is in flight at a
     assert a.done(first)
-    got = [b.take(timeout_s=1.0), a.take()]
+    got = [b.take(timeout_s=30.0), a.take()]
     assert [c.uri if c else None for c in got] == ["http://h.example/1", None]
     assert b.done(got[0])  # type: ignore[arg-type]
-    third = a.take(timeout_s=1.0)
+    third = a.take(timeout_s=30.0)
     assert third is not None and third.uri == "http://h.example/2"
     assert not a.frontier.is_empty()
     assert a.done(third)
@@ -116,7 +116,7 @@ def test_politeness_delay_is_shared_by_all_workers(
     a.done(first, politeness_delay_ms=400)
     started = time.monotonic()
     assert b.take() is None
-    second = b.take(timeout_s=2.0)
+    second = b.take(timeout_s=30.0)
     assert second is not None
     assert time.monotonic() - started >= 0.35
 
@@ -132,7 +132,7 @@ def test_server_cap_holds_across_queues_and_workers(
     assert first is not None
     assert b.take() is None and a.take() is None  # q2 is parked on the busy server
     a.done(first)
-    second = b.take(timeout_s=1.0)
+    second = b.take(timeout_s=30.0)
     assert second is not None and second.uri != first.uri
 
 
@@ -162,7 +162,7 @@ def test_a_queue_goes_to_a_hungry_worker_only_if_it_holds_two_fewer(
     assert first is not None and second is not None
     # a still holds 2 URIs, b none: a's queue goes to b instead of to a's waiting thread.
     assert _finish_wanting_more(a, first, held=2) == (2, None)
-    moved = b.take(timeout_s=2.0)
+    moved = b.take(timeout_s=30.0)
     assert moved is not None and moved.uri == f"{first.uri[:-1]}2"
     assert b.take() is None  # hungry again, now holding one
     # a holds 1, b 1: a keeps its queue (no ping-pong through the ready set).
@@ -179,7 +179,7 @@ def test_retry_keeps_the_uri_at_the_head_and_counts_once(
     curi = a.take()
     assert curi is not None
     assert a.done(curi, status=FetchStatus.CONNECT_FAILED) is False
-    again = b.take(timeout_s=1.0)
+    again = b.take(timeout_s=30.0)
     assert again is not None and again.uri == "http://h.example/1" and again.fetch_attempts == 1
     assert b.done(again)
     assert b.frontier.snapshot().succeeded == 1
@@ -213,7 +213,8 @@ def test_an_expired_lease_returns_the_uri_to_the_head_of_its_queue(
     redis_server: RedisServer, workers: list[Worker]
 ) -> None:
     dead = Worker(redis_server.url, "dead", lease_s=0.4)
-    live = Worker(redis_server.url, "live", lease_s=0.4)
+    # live's own leases must outlast a loaded machine's pauses; it reaps every lease_s / 4
+    live = Worker(redis_server.url, "live", lease_s=2.0)
     workers += [live]
     dead.add("http://h.example/1")
     dead.add("http://h.example/2")
@@ -221,7 +222,7 @@ def test_an_expired_lease_returns_the_uri_to_the_head_of_its_queue(
     assert lost is not None
     dead.frontier._closed.set()  # the dead worker's lease keeper stops renewing
     assert live.take() is None
-    back = live.take(timeout_s=3.0)
+    back = live.take(timeout_s=30.0)
     assert back is not None and back.uri == "http://h.example/1"
     assert live.done(back)
     assert dead.done(lost) is True  # its late report is refused, not counted twice
@@ -232,13 +233,14 @@ def test_an_expired_lease_returns_the_uri_to_the_head_of_its_queue(
 def test_a_renewed_lease_outlives_its_term(
     redis_server: RedisServer, workers: list[Worker]
 ) -> None:
-    slow = Worker(redis_server.url, "slow", lease_s=0.4)
-    other = Worker(redis_server.url, "other", lease_s=0.4)
+    # renewed every lease_s / 4: a loaded machine may delay a renewal, by less than a term
+    slow = Worker(redis_server.url, "slow", lease_s=1.0)
+    other = Worker(redis_server.url, "other", lease_s=1.0)
     workers += [slow, other]
     slow.add("http://h.example/1")
     curi = slow.take()
     assert curi is not None
-    assert other.take(timeout_s=1.2) is None  # three lease terms: renewed, never reaped
+    assert other.take(timeout_s=3.0) is None  # three lease terms: renewed, never reaped
     assert slow.done(curi) and slow.frontier.lost_leases == 0
 
 
@@ -252,11 +254,14 @@ def test_workers_wait_through_a_redis_restart(
     assert curi is not None
     redis_server.restart()
     assert a.done(curi)
+    left = {f"http://h{i}.example/" for i in range(5)} - {curi.uri}
     got = []
-    while (c := b.take(timeout_s=1.0)) is not None:
+    while len(got) < len(left):
+        c = b.take(timeout_s=30.0)
+        assert c is not None, got
         got.append(c.uri)
         b.done(c)
-    assert sorted(got) == sorted({f"http://h{i}.example/" for i in range(5)} - {curi.uri})
+    assert sorted(got) == sorted(left)
     assert b.frontier.is_empty()
 
 

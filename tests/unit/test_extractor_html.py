@@ -196,7 +196,7 @@ def test_big_documents_use_the_tag_scanner_with_the_same_links() -> None:
 def test_hostile_pages_neither_raise_nor_hang(body: bytes) -> None:
     start = time.monotonic()
     curi = extract(body)
-    assert time.monotonic() - start < 10
+    assert time.monotonic() - start < 30  # a hang, not a slow machine
     assert len(curi.outlinks) <= 6000
     if b"/deep" in body:
         assert ("http://site.example/deep", "L") in links(curi)

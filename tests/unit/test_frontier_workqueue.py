@@ -131,10 +131,10 @@ def test_unset_politeness_delay_means_min_delay(tmp_path: Path) -> None:
 
 def test_next_blocks_until_a_uri_is_scheduled(h: Harness) -> None:
     got: list[CrawlURI | None] = []
-    waiter = threading.Thread(target=lambda: got.append(h.frontier.next(5.0)))
+    waiter = threading.Thread(target=lambda: got.append(h.frontier.next(30.0)))
     waiter.start()
     h.add("http://a.test/")
-    waiter.join(5.0)
+    waiter.join(30.0)
     assert got and got[0] is not None and got[0].uri == "http://a.test/"
 
 
