@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -176,9 +177,14 @@ class CrawlBuilder:
         if bind is not None:  # the IP policy keys queues by the addresses FetchDNS learns
             bind(c.servers)
         uniq = components.build_component(fcfg.uniq_filter, UriUniqFilter, "frontier.uniq_filter")
-        # A store shared by many processes (RedisQueueStore) brings its own frontier.
-        shared = getattr(store, "build_frontier", None)
-        make = shared if shared is not None else functools.partial(WorkQueueFrontier, store)
+        make: Callable[..., Frontier] = functools.partial(WorkQueueFrontier, store)
+        # A store shared by many processes has a frontier of its own. The Redis modules are
+        # loaded only when the order names that store (building it imported them).
+        redis_store = sys.modules.get("crawler.frontier.redis.redis_store")
+        if redis_store is not None and isinstance(store, redis_store.RedisQueueStore):
+            from crawler.frontier.redis.redis_frontier import RedisFrontier
+
+            make = functools.partial(RedisFrontier, store)
         frontier: Frontier = make(
             policy,
             uniq,

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from crawler.distributed.run_info import DISTRIBUTED_FILE, distributed_info
-from crawler.frontier.redis_conn import RedisUnavailableError
-from crawler.frontier.redis_registry import CrawlRegistry
+from crawler.frontier.redis.redis_conn import RedisUnavailableError
+from crawler.frontier.redis.redis_registry import CrawlRegistry
 from crawler.reports import write_reports
 from crawler.reports.merged import merged_reports, worker_dirs
 
@@ -66,7 +66,7 @@ def cmd_status(run_dir: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
 
 
 def _status_doc(registry: CrawlRegistry, info: dict[str, Any]) -> dict[str, Any]:
-    from crawler.frontier.redis_store import RedisQueueStore, RedisQueueStoreParams
+    from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
     from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
 
     ns = info["namespace"]

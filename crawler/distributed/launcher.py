@@ -2,7 +2,7 @@
 its worker processes, write the crawl-wide reports.
 
 :func:`run_workers` registers the crawl in Redis (a fresh key namespace and a lock,
-:class:`~crawler.frontier.redis_registry.CrawlRegistry`), creates the run directory with
+:class:`~crawler.frontier.redis.redis_registry.CrawlRegistry`), creates the run directory with
 ``distributed.json`` and ``workers/<id>/`` (each worker's own logs, crawl.log, WARCs with the
 worker id in their prefix, reports, status.json), starts N worker processes (``python -m crawler
 worker ORDER --redis URL --worker-id ID --crawl-id N --run-dir DIR [--set K=V]...``, output in
@@ -34,8 +34,8 @@ from crawler import affinity
 from crawler.controller import new_run_dir
 from crawler.distributed.overrides import redis_url_of
 from crawler.distributed.run_info import write_distributed_info
-from crawler.frontier.redis_conn import RedisUnavailableError
-from crawler.frontier.redis_registry import CrawlEntry, CrawlRegistry, CrawlRegistryError
+from crawler.frontier.redis.redis_conn import RedisUnavailableError
+from crawler.frontier.redis.redis_registry import CrawlEntry, CrawlRegistry, CrawlRegistryError
 from crawler.growing_file import complete_lines
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order

@@ -34,8 +34,8 @@ from crawler import affinity
 from crawler.controller import CrawlController, new_run_dir
 from crawler.distributed.overrides import worker_overrides
 from crawler.frontier.frontier import FrontierStateError
-from crawler.frontier.redis_conn import RedisUnavailableError
-from crawler.frontier.redis_registry import CrawlRegistry, CrawlRegistryError
+from crawler.frontier.redis.redis_conn import RedisUnavailableError
+from crawler.frontier.redis.redis_registry import CrawlRegistry, CrawlRegistryError
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order
 

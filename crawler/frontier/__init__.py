@@ -74,5 +74,5 @@ def __getattr__(name: str) -> Any:
     if name in ("RedisQueueStore", "RedisQueueStoreParams"):
         import importlib
 
-        return getattr(importlib.import_module("crawler.frontier.redis_store"), name)
+        return getattr(importlib.import_module("crawler.frontier.redis.redis_store"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,7 +3,7 @@
 The order's politeness is a guess made before the crawl; the server's answers say how fast it
 really wants to be asked. Each server keeps a *gap*, the least time between two fetch starts to
 it, that the server cap (:class:`~crawler.frontier.server_gate.ServerGate`, or its Redis twin in
-:mod:`~crawler.frontier.redis_scripts`) enforces across every queue of the server, on top of
+:mod:`~crawler.frontier.redis.redis_scripts`) enforces across every queue of the server, on top of
 whatever the politeness says:
 
 * a *signal* — an answer in ``signal_statuses`` (429, 503), or :data:`SLOW_STREAK` responses
@@ -35,8 +35,8 @@ a server that stays slower becomes the new usual after a few dozen answers).
 :class:`PaceState` holds one server's numbers; :class:`ServerPace` is the arithmetic, with the
 time passed in (seconds, any monotonic clock) so tests drive it with a fake clock. Not
 thread-safe: the gate's owner (the frontier, under its lock) calls it. The Redis frontier runs the
-same arithmetic in its FINISH script (:data:`~crawler.frontier.redis_scripts.PACE_FN`), with the
-state in the server's hash.
+same arithmetic in its FINISH script (:data:`~crawler.frontier.redis.redis_scripts.PACE_FN`),
+with the state in the server's hash.
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ def _wait_taken(run_dir: Path, name: str, wait_s: float, out: TextIO, err: TextI
 def _publish(run_dir: Path, text: str, source: str, out: TextIO, err: TextIO) -> int:
     """Merge the change into the crawl-wide sheets of a distributed run and publish them."""
     from crawler.distributed.run_info import distributed_info
-    from crawler.frontier.redis_registry import CrawlRegistry
+    from crawler.frontier.redis.redis_registry import CrawlRegistry
 
     info = distributed_info(run_dir) or {}
     orders = sorted((run_dir / "workers").glob("*/order.effective.yaml"))

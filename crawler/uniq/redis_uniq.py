@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from crawler.frontier import redis_conn
+from crawler.frontier.redis import redis_conn
 from crawler.params import Params
 from crawler.uniq.recent_keys import RecentKeys
 from crawler.uniq.uniq_filter import (

@@ -37,8 +37,8 @@ from pydantic import Field
 
 from crawler.curi import CrawlURI, FetchStatus, Hop
 from crawler.decide.decide_rule import DecideRuleSequence
-from crawler.frontier.assignment_base import split_port
-from crawler.frontier.assignment_domain import registrable_domain
+from crawler.frontier.assignment.assignment_base import split_port
+from crawler.frontier.assignment.assignment_domain import registrable_domain
 from crawler.params import Params
 from crawler.processor import Processor, ProcessorContext, ProcessResult
 from crawler.stats import host_of

@@ -17,7 +17,7 @@ from crawler.distributed import run_workers
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
-STORE = "crawler.frontier.redis_store.RedisQueueStore"
+STORE = "crawler.frontier.redis.redis_store.RedisQueueStore"
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 

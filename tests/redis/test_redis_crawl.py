@@ -23,7 +23,7 @@ from crawler.reports import REPORT_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
-STORE = "crawler.frontier.redis_store.RedisQueueStore"
+STORE = "crawler.frontier.redis.redis_store.RedisQueueStore"
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 

@@ -14,8 +14,8 @@ from redis_servers import RedisServer, free_port
 from crawler.curi import CrawlURI, FetchStatus, Hop
 from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierStateError
-from crawler.frontier.redis_frontier import RedisFrontier
-from crawler.frontier.redis_store import RedisQueueStore, RedisQueueStoreParams
+from crawler.frontier.redis.redis_frontier import RedisFrontier
+from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
 from crawler.order.schema import FrontierConfig, PolitenessConfig, RetriesConfig
 from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
 

@@ -20,15 +20,15 @@ from crawler.curi import CrawlURI
 from crawler.demo.rate_limited_server import RateLimitedSite
 from crawler.distributed import run_workers
 from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
-from crawler.frontier.redis_frontier import RedisFrontier
-from crawler.frontier.redis_store import RedisQueueStore, RedisQueueStoreParams
+from crawler.frontier.redis.redis_frontier import RedisFrontier
+from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
 from crawler.frontier.server_pace import MIN_FIRST_GAP_S
 from crawler.order.schema import FrontierConfig, PaceConfig, PolitenessConfig, RetriesConfig
 from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
-STORE = "crawler.frontier.redis_store.RedisQueueStore"
+STORE = "crawler.frontier.redis.redis_store.RedisQueueStore"
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 

@@ -13,8 +13,8 @@ from redis_servers import RedisServer
 
 from crawler.curi import CrawlURI
 from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
-from crawler.frontier.redis_frontier import RedisFrontier
-from crawler.frontier.redis_store import RedisQueueStore, RedisQueueStoreParams
+from crawler.frontier.redis.redis_frontier import RedisFrontier
+from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
 from crawler.order.schema import FrontierConfig, PolitenessConfig
 from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
 

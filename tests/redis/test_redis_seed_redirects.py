@@ -16,14 +16,14 @@ from crawler.curi import CrawlURI
 from crawler.decide import RejectDecideRule, SurtPrefixedDecideRule
 from crawler.decide.decide_rule import DecideRuleSequence
 from crawler.distributed import run_workers
-from crawler.frontier.redis_registry import CrawlRegistry
+from crawler.frontier.redis.redis_registry import CrawlRegistry
 from crawler.order.loader import load_order
 from crawler.seed_module import SeedModule
 from crawler.stats import CrawlStats
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
-STORE = "crawler.frontier.redis_store.RedisQueueStore"
+STORE = "crawler.frontier.redis.redis_store.RedisQueueStore"
 PAGES = 30
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]

@@ -14,7 +14,7 @@ from redis_servers import RedisServer
 from crawler.controller import CrawlController
 from crawler.curi import CrawlURI
 from crawler.distributed.worker import ControlFollower
-from crawler.frontier.redis_registry import CrawlRegistry
+from crawler.frontier.redis.redis_registry import CrawlRegistry
 from crawler.order.loader import load_order
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,7 +134,7 @@ def test_a_sheet_paces_one_host_across_the_workers_of_a_redis_crawl(
     }
     with RouteServer(route) as server:
         store = {
-            "class": "crawler.frontier.redis_store.RedisQueueStore",
+            "class": "crawler.frontier.redis.redis_store.RedisQueueStore",
             "params": {"url": redis_server.url, "shards": 2},
         }
         seeds = [f"{server.origin('127.0.0.1')}/", f"{server.origin('localhost')}/"]

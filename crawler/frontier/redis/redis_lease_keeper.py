@@ -22,12 +22,12 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from crawler.frontier.redis_conn import RedisUnavailableError
+from crawler.frontier.redis.redis_conn import RedisUnavailableError
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
-    from crawler.frontier.redis_exchange import FinishItem, RedisExchange
-    from crawler.frontier.redis_store import RedisQueueStore
+    from crawler.frontier.redis.redis_exchange import FinishItem, RedisExchange
+    from crawler.frontier.redis.redis_store import RedisQueueStore
 
 
 class InFlight:

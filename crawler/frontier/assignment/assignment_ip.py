@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crawler.frontier.assignment_base import (
+from crawler.frontier.assignment.assignment_base import (
     AuthorityPolicyParams,
     AuthorityQueueAssignmentPolicy,
     hostname_key,
@@ -26,7 +26,7 @@ from crawler.frontier.assignment_base import (
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
-    from crawler.frontier.assignment_base import HostIpSource
+    from crawler.frontier.assignment.assignment_base import HostIpSource
 
 
 class IPQueueAssignmentPolicy(AuthorityQueueAssignmentPolicy[AuthorityPolicyParams]):

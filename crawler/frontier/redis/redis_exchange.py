@@ -27,12 +27,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from crawler.frontier.redis_conn import RedisUnavailableError
+from crawler.frontier.redis.redis_conn import RedisUnavailableError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from crawler.frontier.redis_store import RedisQueueStore
+    from crawler.frontier.redis.redis_store import RedisQueueStore
 
 MAX_BATCH = 512
 CANDIDATES_PER_SHARD = 8

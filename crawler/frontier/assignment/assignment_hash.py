@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 import mmh3
 from pydantic import Field
 
-from crawler.frontier.assignment_base import QueueAssignmentPolicy
+from crawler.frontier.assignment.assignment_base import QueueAssignmentPolicy
 from crawler.params import Params
 
 if TYPE_CHECKING:

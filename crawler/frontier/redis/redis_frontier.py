@@ -6,11 +6,12 @@ precedence, queue assignment, sort key, retries of -1/-2/-3/-50 up to ``max_retr
 retry_policy.RetryPolicy`), politeness delay, Retry-After back-off, bandwidth hold, and the
 adaptive pace per server (:mod:`~crawler.frontier.server_pace`), kept in the server's Redis hash
 and updated by FINISH, so every worker's answers from a server pace all of them). The queue
-states are in Redis (see :mod:`crawler.frontier.redis_scripts`); the parts, in their own modules:
+states are in Redis (see :mod:`crawler.frontier.redis.redis_scripts`); the parts, in their own
+modules:
 
 * ``schedule_many`` (a page's outlinks) takes three round trips whatever its link count
-  (:mod:`~crawler.frontier.redis_scheduler`). ``schedule`` is ``schedule_many`` of one.
-* ``next``: a round of this process's :class:`~crawler.frontier.redis_exchange.RedisExchange`
+  (:mod:`~crawler.frontier.redis.redis_scheduler`). ``schedule`` is ``schedule_many`` of one.
+* ``next``: a round of this process's :class:`~crawler.frontier.redis.redis_exchange.RedisExchange`
   (run by the asking thread itself when none is under way, else awaited) leases due queues for
   all waiting threads at once (CLAIM re-checks due time and the server cap and leases the head
   for ``lease_s``), one round trip per batch; Redis is polled only while a thread waits.
@@ -19,13 +20,14 @@ states are in Redis (see :mod:`crawler.frontier.redis_scripts`); the parts, in t
   queues parked on the server and, when threads here wait and the queue may be fetched now,
   leases its next URI to this worker in the same call.
 * a prerequisite (``P`` hop) of a URI in flight here stays in this worker and its via's queue
-  stays leased meanwhile (:mod:`~crawler.frontier.redis_prerequisites`); a background thread
-  renews this worker's leases and reaps expired ones (:mod:`~crawler.frontier.redis_lease_keeper`).
+  stays leased meanwhile (:mod:`~crawler.frontier.redis.redis_prerequisites`); a background
+  thread renews this worker's leases and reaps expired ones
+  (:mod:`~crawler.frontier.redis.redis_lease_keeper`).
 
 Deviations from :class:`~crawler.frontier.WorkQueueFrontier`: no session budget rotation,
 inactive queues or queue precedence (every non-empty queue competes by due time), no total
 budget; a hash-policy queue spanning servers is split per server. ``is_empty`` and ``snapshot``
-are crawl-wide (:mod:`~crawler.frontier.redis_snapshot`).
+are crawl-wide (:mod:`~crawler.frontier.redis.redis_snapshot`).
 
 Reads/writes on the CrawlURI as WorkQueueFrontier does. Thread-safe: per-call Redis scripts are
 atomic; local state (in-flight map, claimed URIs, ordinals, prerequisites, the exchange's
@@ -49,13 +51,13 @@ from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierSnapshot, FrontierStateError
 from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
 from crawler.frontier.preparer import FrontierPreparer
-from crawler.frontier.redis_conn import RedisUnavailableError
-from crawler.frontier.redis_exchange import Leased, RedisExchange
-from crawler.frontier.redis_lease_keeper import InFlight, LeaseKeeper
-from crawler.frontier.redis_prerequisites import LocalPrerequisites
-from crawler.frontier.redis_scheduler import RedisScheduler
-from crawler.frontier.redis_snapshot import redis_snapshot, shared_frontier_empty
-from crawler.frontier.redis_store import RedisQueueStore
+from crawler.frontier.redis.redis_conn import RedisUnavailableError
+from crawler.frontier.redis.redis_exchange import Leased, RedisExchange
+from crawler.frontier.redis.redis_lease_keeper import InFlight, LeaseKeeper
+from crawler.frontier.redis.redis_prerequisites import LocalPrerequisites
+from crawler.frontier.redis.redis_scheduler import RedisScheduler
+from crawler.frontier.redis.redis_snapshot import redis_snapshot, shared_frontier_empty
+from crawler.frontier.redis.redis_store import RedisQueueStore
 from crawler.frontier.retry_policy import RetryPolicy
 from crawler.frontier.server_pace import timing_counts
 from crawler.order.schema import FrontierConfig

@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crawler.frontier.frontier import FrontierSnapshot
-from crawler.frontier.redis_conn import RedisUnavailableError
+from crawler.frontier.redis.redis_conn import RedisUnavailableError
 
 if TYPE_CHECKING:
-    from crawler.frontier.redis_store import RedisQueueStore
+    from crawler.frontier.redis.redis_store import RedisQueueStore
     from crawler.uniq.uniq_filter import UriUniqFilter
 
 

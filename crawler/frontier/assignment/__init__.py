@@ -25,9 +25,11 @@ Heritrix counterparts: ``engine/.../frontier/*QueueAssignmentPolicy.java``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from crawler.frontier.assignment_base import (
+from crawler.frontier.assignment.assignment_authority import (
+    HostnameQueueAssignmentPolicy,
+    SurtAuthorityQueueAssignmentPolicy,
+)
+from crawler.frontier.assignment.assignment_base import (
     DEFAULT_KEY,
     WHOIS_KEY,
     AuthorityPolicyParams,
@@ -35,18 +37,17 @@ from crawler.frontier.assignment_base import (
     HostIpSource,
     QueueAssignmentPolicy,
     hostname_key,
-    is_ip_literal,
     jump_hash,
     split_authority,
     split_port,
 )
-from crawler.frontier.assignment_domain import (
+from crawler.frontier.assignment.assignment_domain import (
     AssignmentLevelSurtQueueAssignmentPolicy,
     AssignmentLevelSurtQueueAssignmentPolicyParams,
     registrable_domain,
     surt_host,
 )
-from crawler.frontier.assignment_hash import (
+from crawler.frontier.assignment.assignment_hash import (
     STRING_HASHES,
     HashQueueAssignmentPolicy,
     HashQueueAssignmentPolicyParams,
@@ -55,10 +56,7 @@ from crawler.frontier.assignment_hash import (
     murmur3_hash,
     sdbm_hash,
 )
-from crawler.frontier.assignment_ip import IPQueueAssignmentPolicy
-
-if TYPE_CHECKING:
-    from crawler.curi import CrawlURI
+from crawler.frontier.assignment.assignment_ip import IPQueueAssignmentPolicy
 
 __all__ = [
     "DEFAULT_KEY",
@@ -86,26 +84,3 @@ __all__ = [
     "split_port",
     "surt_host",
 ]
-
-
-class HostnameQueueAssignmentPolicy(AuthorityQueueAssignmentPolicy[AuthorityPolicyParams]):
-    """``host``, ``host#port``, https without a port ``host#443``; ``dns:host`` → ``host``.
-
-    Reads ``uri``, ``via``, ``hop_path``. Thread-safe (no mutable state).
-    """
-
-    def authority_key(self, scheme: str, authority: str, curi: CrawlURI) -> str:
-        return hostname_key(scheme, authority)
-
-
-class SurtAuthorityQueueAssignmentPolicy(AuthorityQueueAssignmentPolicy[AuthorityPolicyParams]):
-    """SURT authority: ``www.example.org`` → ``org,example,www,``; port as ``#8080``.
-
-    IP addresses are not reversed. http and https of the same host share a queue.
-    Reads ``uri``, ``via``, ``hop_path``. Thread-safe (no mutable state).
-    """
-
-    def authority_key(self, scheme: str, authority: str, curi: CrawlURI) -> str:
-        host, port = split_port(authority)
-        surt = host if is_ip_literal(host) else surt_host(host)
-        return f"{surt}#{port}" if port else surt

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from crawler.frontier import redis_conn
+from crawler.frontier.redis import redis_conn
 
 LOCK_TTL_S = 15.0
 HEARTBEAT_STALE_S = 30.0

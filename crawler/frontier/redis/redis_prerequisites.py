@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.curi import CrawlURI, FetchStatus
 from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
-from crawler.frontier.redis_exchange import MAX_IDLE_SLEEP_S
+from crawler.frontier.redis.redis_exchange import MAX_IDLE_SLEEP_S
 
 if TYPE_CHECKING:
-    from crawler.frontier.redis_lease_keeper import InFlight
+    from crawler.frontier.redis.redis_lease_keeper import InFlight
     from crawler.frontier.retry_policy import RetryPolicy
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from publicsuffixlist import PublicSuffixList
 from pydantic import Field
 
-from crawler.frontier.assignment_base import (
+from crawler.frontier.assignment.assignment_base import (
     AuthorityPolicyParams,
     AuthorityQueueAssignmentPolicy,
     is_ip_literal,

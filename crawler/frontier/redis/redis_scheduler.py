@@ -8,7 +8,7 @@ count. Queue first, record second: a worker killed in between leaves at worst a 
 twice, never one recorded as seen but queued nowhere.
 
 A prerequisite (``P`` hop) of a URI in flight here is not queued in Redis but kept by this
-worker (:class:`~crawler.frontier.redis_prerequisites.LocalPrerequisites`). Ordinals (the FIFO
+worker (:class:`~crawler.frontier.redis.redis_prerequisites.LocalPrerequisites`). Ordinals (the FIFO
 part of the sort key) come from crawl-wide blocks reserved in Redis.
 
 Reads/writes on the CrawlURI as WorkQueueFrontier's scheduling does (``canonical``,
@@ -23,16 +23,16 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from crawler.frontier.queue_store import sort_key
-from crawler.frontier.redis_store import ORDINAL_BLOCK
+from crawler.frontier.redis.redis_store import ORDINAL_BLOCK
 from crawler.urls import server_key
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
     from crawler.frontier.preparer import FrontierPreparer
-    from crawler.frontier.redis_exchange import RedisExchange
-    from crawler.frontier.redis_lease_keeper import InFlight
-    from crawler.frontier.redis_prerequisites import LocalPrerequisites
-    from crawler.frontier.redis_store import RedisQueueStore
+    from crawler.frontier.redis.redis_exchange import RedisExchange
+    from crawler.frontier.redis.redis_lease_keeper import InFlight
+    from crawler.frontier.redis.redis_prerequisites import LocalPrerequisites
+    from crawler.frontier.redis.redis_store import RedisQueueStore
     from crawler.uniq.uniq_filter import UriUniqFilter
 
 _GATED = ("http:", "https:", "ftp:")

@@ -4,14 +4,14 @@ Named in the order as ``frontier.store: {class: crawler.frontier.RedisQueueStore
 redis://...}}``. Unlike the LevelDB and memory stores, which persist what one process's
 :class:`~crawler.frontier.WorkQueueFrontier` schedules in memory, this store *is* the
 scheduler: queue states live in Redis so that any number of worker processes, on any number of
-machines, share one politeness clock. Its :meth:`build_frontier` returns the
-:class:`~crawler.frontier.redis_frontier.RedisFrontier` that the controller runs with it.
+machines, share one politeness clock. The crawl builder runs a
+:class:`~crawler.frontier.redis.redis_frontier.RedisFrontier` over it (not a WorkQueueFrontier).
 
-Layout and transitions: :mod:`crawler.frontier.redis_scripts`. ``shards`` frontier shards, each
-under its own hash tag, hold whole servers (shard = crc32(server) mod shards), so every script
+Layout and transitions: :mod:`crawler.frontier.redis.redis_scripts`. ``shards`` frontier shards,
+each under its own hash tag, hold whole servers (shard = crc32(server) mod shards), so every script
 touches one Cluster slot. ``<ns>meta`` records the shard count (fixed per crawl); ``<ns>ord``
 hands out ordinals in blocks. Every call that Redis may fail to answer (restart, failover) is
-retried by :func:`~crawler.frontier.redis_conn.retrying` for up to ``outage_timeout_s``.
+retried by :func:`~crawler.frontier.redis.redis_conn.retrying` for up to ``outage_timeout_s``.
 
 Thread-safety: thread-safe (redis-py pools connections; no state here changes after open).
 Heritrix counterpart: none (Heritrix's frontier is per JVM; its multi-crawler mode hands URIs
@@ -26,20 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from crawler.frontier import redis_conn, redis_scripts
 from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.queue_store import QueueStoreBase, StoreBatch
+from crawler.frontier.redis import redis_conn, redis_scripts
 from crawler.params import Params
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-    from crawler.clock import Clock
-    from crawler.curi import CrawlURI
-    from crawler.frontier.assignment import QueueAssignmentPolicy
-    from crawler.frontier.redis_frontier import RedisFrontier
-    from crawler.order.schema import FrontierConfig
-    from crawler.uniq.uniq_filter import UriUniqFilter
 
 LAYOUT_VERSION = "1"
 ORDINAL_BLOCK = 4096
@@ -189,33 +183,6 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         )
         for name in sorted(found):
             yield name.decode("utf-8", "surrogateescape"), bytes(found[name])
-
-    # ------------------------------------------------------------ shared frontier
-    def build_frontier(
-        self,
-        policy: QueueAssignmentPolicy[Any],
-        uniq: UriUniqFilter[Any],
-        config: FrontierConfig,
-        *,
-        clock: Clock | None = None,
-        on_final: Callable[[CrawlURI], None] | None = None,
-        logger: Any = None,
-        uri_error: Callable[[str | None, str, str], None] | None = None,
-    ) -> RedisFrontier:
-        """The frontier to run with this store (the controller calls this instead of building
-        a WorkQueueFrontier); open it with ``frontier.open(state_dir)``."""
-        from crawler.frontier.redis_frontier import RedisFrontier
-
-        return RedisFrontier(
-            self,
-            policy,
-            uniq,
-            config,
-            clock=clock,
-            on_final=on_final,
-            logger=logger,
-            uri_error=uri_error,
-        )
 
     # ------------------------------------------------------------ keys
     def shard_of(self, server: str) -> int:
