@@ -4,7 +4,8 @@
 time, status, size, URI, hops, via, mime, thread, ``fetchstart17+duration``, …) and returns:
 
 * ``fetches`` — lines with a fetch-start time (dns: and http(s) fetches, whatever their status);
-* ``statuses`` — count per status code; ``hosts`` — hosts with at least one fetch;
+* ``statuses`` — count per status code; ``mimes`` — per MIME type; ``hosts`` — hosts with at
+  least one fetch;
 * ``politeness`` — per host, its fetches in start order; for each one after the first, the
   configured delay after the previous fetch (``delay_factor`` x its duration, within
   [min, max]; the DispositionProcessor's rule) and the lateness: start - max(previous end +
@@ -56,6 +57,7 @@ def analyse(path: Path, delay_factor: float, min_ms: int, max_ms: int) -> dict[s
     logged: dict[str, int] = {}
     per_host: dict[str, list[tuple[int, int, str | None]]] = {}
     statuses: dict[int, int] = {}
+    mimes: dict[str, int] = {}
     fetches = 0
     with path.open(encoding="utf-8", errors="replace") as fh:
         for line in fh:
@@ -66,7 +68,8 @@ def analyse(path: Path, delay_factor: float, min_ms: int, max_ms: int) -> dict[s
             cols = line[42:].split(" ", 8)
             if len(cols) < 6:
                 continue
-            uri, via, timing = cols[0], cols[2], cols[5]
+            uri, via, mime, timing = cols[0], cols[2], cols[3], cols[5]
+            mimes[mime] = mimes.get(mime, 0) + 1
             logged[uri] = _epoch_ms_iso(line[:24])
             if timing == "-" or "+" not in timing:
                 continue
@@ -95,6 +98,7 @@ def analyse(path: Path, delay_factor: float, min_ms: int, max_ms: int) -> dict[s
     return {
         "fetches": fetches,
         "statuses": dict(sorted(statuses.items())),
+        "mimes": dict(sorted(mimes.items(), key=lambda kv: -kv[1])),
         "hosts": len(per_host),
         "politeness": {
             "gaps": len(lateness),

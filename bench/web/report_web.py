@@ -43,6 +43,16 @@ def markdown(results: list[dict[str, Any]]) -> str:
             f"| {p['lateness_ms_p99']:.0f} | {100 * p['lateness_share_p50']:.1f}% "
             f"| {100 * p['lateness_share_p99']:.1f}% | {p['violations']} |"
         )
+    lines += ["", "| run | requests | TLS connections | resumed | requests / connection |"]
+    lines += ["|---|---:|---:|---:|---:|"]
+    for r in results:
+        n = r.get("nginx_connections")
+        if n:
+            per = n["requests"] / max(1, n["connections"])
+            lines.append(
+                f"| {r['label']} | {n['requests']} | {n['connections']} | {n['resumed']} "
+                f"| {per:.2f} |"
+            )
     lines += ["", "| run | statuses (code: count) |", "|---|---|"]
     for r in results:
         st = ", ".join(f"{k}: {v}" for k, v in r["statuses"].items())

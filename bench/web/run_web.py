@@ -102,6 +102,8 @@ def crawler_argv(args: argparse.Namespace, job: Path, run_dir: Path, source: Pat
         "--set", f"frontier.politeness.min_delay_ms={args.min_delay_ms}",
         "--set", f"frontier.politeness.max_delay_ms={args.max_delay_ms}",
         "--set", f"frontier.politeness.delay_factor={args.delay_factor}",
+        "--set", f"chains.fetch.fetch_http.params.keepalive_expiry_s={args.keepalive_s}",
+        "--set", f"chains.fetch.fetch_http.params.max_connections={args.max_connections}",
         "--run-dir", str(run_dir),
     ]  # fmt: skip
     for item in args.set or []:
@@ -143,7 +145,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             spy = ROOT / ".bench-venv" / "bin" / "py-spy"
             profiler = subprocess.Popen(
                 [str(spy), "record", "--pid", str(proc.pid), "--rate", "50", "--format", "raw",
-                 "--nonblocking", "--duration", str(int(args.minutes * 60)),
+                 "--gil", "--nonblocking", "--duration", str(int(args.minutes * 60)),
                  "--output", str(OUT / f"profile-{args.label}.txt")],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
@@ -179,6 +181,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         nginx.stop()
         dnsmasq.stop()
     assert usage is not None
+    connections = services.connection_counts(nginx.access_log)
+    if not (run_dir / "logs" / "crawl.log").exists():
+        tail = (job / "crawler.out").read_text(errors="replace")[-3000:]
+        raise SystemExit(f"the crawler wrote no crawl.log; its output ends:\n{tail}")
     state = run_dir / "state"
     report = politeness.analyse(
         run_dir / "logs" / "crawl.log", args.delay_factor, args.min_delay_ms, args.max_delay_ms
@@ -217,8 +223,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "all": dir_bytes(state),
         },
         "warc_bytes": dir_bytes(run_dir / "warcs"),
+        "nginx_connections": connections,
         "politeness": report["politeness"],
         "statuses": report["statuses"],
+        "mimes": report["mimes"],
+        "html_pages_per_s_mean": round(report["mimes"].get("text/html", 0) / wall, 1),
         "hosts_fetched": report["hosts"],
         "machine": {
             "cpus": os.cpu_count(),
@@ -248,6 +257,15 @@ def main() -> int:
     ap.add_argument("--min-delay-ms", type=int, default=1000)
     ap.add_argument("--max-delay-ms", type=int, default=3000)
     ap.add_argument("--delay-factor", type=float, default=100.0)
+    ap.add_argument(
+        "--keepalive-s", type=float, default=30.0, help="FetchHTTP keepalive_expiry_s (default 4)"
+    )
+    ap.add_argument(
+        "--max-connections",
+        type=int,
+        default=2000,
+        help="FetchHTTP max_connections (idle pool: 4x); 0 = toe_threads, the default",
+    )
     ap.add_argument("--port", type=int, default=8443, help="nginx's TLS port")
     ap.add_argument("--dns-port", type=int, default=5353, help="dnsmasq's port")
     ap.add_argument("--nginx-workers", type=int, default=2)

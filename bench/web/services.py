@@ -188,6 +188,23 @@ http {{
         super().stop()
 
 
+def connection_counts(access_log: Path) -> dict[str, int]:
+    """Requests, distinct connections and TLS-resumed connections in nginx's access log."""
+    requests = 0
+    connections: set[str] = set()
+    resumed: set[str] = set()
+    with access_log.open("rb") as fh:
+        for line in fh:
+            fields = line.split(b" ", 6)
+            if len(fields) < 7:
+                continue
+            requests += 1
+            connections.add(fields[3].decode())
+            if fields[5] == b'"r"':
+                resumed.add(fields[3].decode())
+    return {"requests": requests, "connections": len(connections), "resumed": len(resumed)}
+
+
 class Dnsmasq(_Service):
     def __init__(self, prefix: Path, port: int) -> None:
         self.prefix, self.port = prefix.resolve(), port
