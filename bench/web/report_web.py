@@ -79,7 +79,7 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     ax1.set_ylabel("fetches/s")
     ax2.set_ylabel("crawler RSS (MiB)")
     ax2.set_xlabel("seconds since start")
-    ax1.set_title("Synthetic web: 10,000 hosts, TLS, DNS, politeness 1-3 s")
+    ax1.set_title("Synthetic web over TLS, DNS from dnsmasq, politeness 1-3 s")
     ax1.legend()
     ax1.grid(alpha=0.3)
     ax2.grid(alpha=0.3)
