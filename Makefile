@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 
 .PHONY: install demo test test-stress lint typecheck unit clean help bench-warc bench-frontier \
 	bench-extract bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls \
-	bench-index bench-replay bench-dedup bench-documents bench-browser
+	bench-index bench-replay bench-dedup bench-documents bench-browser bench-web
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -36,6 +36,8 @@ help:
 	@echo "                    per page, handshake vs per-request TLS cost (see bench/RESULTS.md)"
 	@echo "make bench-index - CDXJ indexing CPU as a share of the crawl's CPU"
 	@echo "make bench-replay - every archived sample-site page through pywb in Chromium"
+	@echo "make bench-web - 10,000 hosts over TLS, DNS from dnsmasq, politeness on (~12 min;"
+	@echo "                    BENCH_WEB_ARGS='--minutes 3' for less; see bench/RESULTS.md)"
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -152,3 +154,14 @@ bench-crawl-profile: bench-crawl-setup
 # TLS cost per page: the crawler over HTTP and HTTPS on the generated site (nginx, openssl CLI).
 bench-crawl-tls: bench-crawl-setup
 	$(VENV)/bin/python bench/crawl/tls_bench.py
+
+# The synthetic web (bench/web/): 10,000 *.web.test hosts served by nginx over TLS and resolved by
+# dnsmasq on 127.0.0.1:5353; Debian packages only if missing (dnsmasq-base: the binary, no
+# system service). BENCH_WEB_ARGS passes options to run_web.py (--minutes, --hosts, --threads).
+WEB_APT := nginx dnsmasq-base openssl
+BENCH_WEB_ARGS ?=
+
+bench-web: install
+	@missing=""; for p in $(WEB_APT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi
+	$(VENV)/bin/python bench/web/run_web.py $(BENCH_WEB_ARGS)

@@ -1,17 +1,20 @@
-"""FetchDNS: resolve ``dns:<host>`` prerequisites with the system resolver into the ServerCache.
+"""FetchDNS: resolve ``dns:<host>`` prerequisites into the ServerCache.
 
 The PreconditionEnforcer defers a URI whose host was never looked up (or whose lookup is older
 than its ``ip_validity_s``) behind a ``dns:<host>`` prerequisite in the same queue; this
-processor answers it with ``socket.getaddrinfo`` run on a small thread pool, so a hung resolver
-costs at most ``timeout_s`` (the stuck lookup keeps one pool thread until the OS gives up).
+processor answers it with ``socket.getaddrinfo`` (the system resolver) run on a small thread
+pool, so a hung resolver costs at most ``timeout_s`` (the stuck lookup keeps one pool thread until
+the OS gives up). With ``nameservers`` set (``["127.0.0.1:5353"]``) the lookups go to those DNS
+servers instead (:class:`NameserverResolver`, dnspython), and the records carry their TTLs.
 
 Success: status 1, the host's preferred address (first IPv4, else first IPv6) stored with
 ``ServerCache.update_host``, and a recording whose body, like Heritrix's, is the 14-digit lookup
 time then one zone-file line per address (``host.<TAB>ttl<TAB>IN<TAB>A|AAAA<TAB>address``; the
-system resolver reports no TTL, so the column is 0), content type ``text/dns``, written to the
-WARC as a ``response`` record. No address (or a resolver timeout): status -1, retried by the
-frontier; the host is marked looked-up without an address so its URIs get -6 meanwhile. An IP
-literal needs no lookup: status 1, no recording, the IP cached for good. A malformed name: -7.
+system resolver reports no TTL, so the column is 0 unless ``nameservers`` is set), content type
+``text/dns``, written to the WARC as a ``response`` record. No address (or a resolver timeout):
+status -1, retried by the frontier; the host is marked looked-up without an address so its URIs
+get -6 meanwhile. An IP literal needs no lookup: status 1, no recording, the IP cached for good.
+A malformed name: -7.
 
 Reads ``curi.uri``; writes ``status``, ``content_type``, ``content_size``, ``payload_digest``,
 ``fetch_start_ms``, ``fetch_duration_ms``, ``recording``, annotations ``err=…``. Thread-safe (the
@@ -31,9 +34,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from crawler import CrawlURI, FetchStatus, Params, Processor, ProcessorContext, Recording
+from processors.fetch.nameserver_resolver import NameserverResolver, parse_nameserver
 
 DNS_CONTENT_TYPE = "text/dns"
 _MAX_HOST_CHARS = 253
@@ -46,6 +50,17 @@ class FetchDNSParams(Params):
     max_parallel_lookups: int = Field(
         4, ge=1, description="resolver threads; lookups beyond these wait their turn"
     )
+    nameservers: list[str] = Field(
+        default_factory=list,
+        description="DNS servers to ask (IP[:port]); empty: the system resolver",
+    )
+
+    @field_validator("nameservers")
+    @classmethod
+    def _valid_nameservers(cls, value: list[str]) -> list[str]:
+        for spec in value:
+            parse_nameserver(spec)  # ValueError names the bad entry
+        return value
 
 
 def _addresses(infos: Sequence[tuple[object, ...]]) -> list[str]:
@@ -66,12 +81,15 @@ def _preferred(addresses: list[str]) -> str:
     return addresses[0]
 
 
-def dns_body(host: str, addresses: list[str], now_s: float) -> bytes:
+def dns_body(
+    host: str, addresses: list[str], now_s: float, ttls: Sequence[int] | None = None
+) -> bytes:
     """The recorded lookup: ``yyyymmddhhmmss`` then a zone-file line per address."""
     lines = [time.strftime("%Y%m%d%H%M%S", time.gmtime(now_s))]
-    for address in addresses:
+    for i, address in enumerate(addresses):
         kind = "AAAA" if ":" in address else "A"
-        lines.append(f"{host}.\t0\tIN\t{kind}\t{address}")
+        ttl = ttls[i] if ttls is not None else 0
+        lines.append(f"{host}.\t{ttl}\tIN\t{kind}\t{address}")
     return ("\n".join(lines) + "\n").encode("ascii", "replace")
 
 
@@ -79,6 +97,7 @@ class FetchDNS(Processor[FetchDNSParams]):
     """Resolves ``dns:`` URIs and caches the answers in ``ctx.servers``."""
 
     _pool: ThreadPoolExecutor | None = None
+    _resolver: NameserverResolver | None = None
 
     def should_process(self, curi: CrawlURI) -> bool:
         return curi.uri[:4].lower() == "dns:"
@@ -88,6 +107,8 @@ class FetchDNS(Processor[FetchDNSParams]):
         self._pool = ThreadPoolExecutor(
             self.params.max_parallel_lookups, thread_name_prefix=f"{self.name}-resolver"
         )
+        if self.params.nameservers:
+            self._resolver = NameserverResolver(self.params.nameservers)
         if self.enabled:
             ctx.servers.resolver_active = True
 
@@ -118,9 +139,16 @@ class FetchDNS(Processor[FetchDNSParams]):
             curi.status = FetchStatus.UNFETCHABLE_URI
             return
         began = time.monotonic()
+        ttls: list[int] | None = None
         try:
-            future = pool.submit(socket.getaddrinfo, host, None, 0, socket.SOCK_STREAM)
-            addresses = _addresses(future.result(self.params.timeout_s))
+            if self._resolver is not None:
+                answers = pool.submit(self._resolver.lookup, host, self.params.timeout_s).result(
+                    self.params.timeout_s + 1
+                )
+                addresses, ttls = [a for a, _ in answers], [t for _, t in answers]
+            else:
+                future = pool.submit(socket.getaddrinfo, host, None, 0, socket.SOCK_STREAM)
+                addresses = _addresses(future.result(self.params.timeout_s))
         except (OSError, UnicodeError, FutureTimeout) as exc:
             # gaierror (no such name, no network) is an OSError; a timeout leaves the lookup
             # running in its pool thread.
@@ -133,7 +161,7 @@ class FetchDNS(Processor[FetchDNSParams]):
             curi.status = FetchStatus.DOMAIN_UNRESOLVABLE
             return
         ctx.servers.update_host(host, _preferred(addresses), now_s, 0.0)
-        body = dns_body(host, addresses, now_s)
+        body = dns_body(host, addresses, now_s, ttls)
         rec = Recording(len(body) + 1)
         rec.write_body(body)
         curi.close_recording()

@@ -1,0 +1,135 @@
+"""crawl.log analysis for the synthetic-web benchmark: statuses and the politeness error.
+
+``analyse(crawl_log, delay_factor, min_ms, max_ms)`` reads every line (Heritrix columns: log
+time, status, size, URI, hops, via, mime, thread, ``fetchstart17+duration``, …) and returns:
+
+* ``fetches`` — lines with a fetch-start time (dns: and http(s) fetches, whatever their status);
+* ``statuses`` — count per status code; ``mimes`` — per MIME type; ``hosts`` — hosts with at
+  least one fetch;
+* ``politeness`` — per host, its fetches in start order; for each one after the first, the
+  configured delay after the previous fetch (``delay_factor`` x its duration, within
+  [min, max]; the DispositionProcessor's rule) and the lateness: start - max(previous end +
+  delay, the time the URI was discovered (its via's log time; none for seeds and
+  prerequisites)). Negative lateness is a gap shorter than configured (a violation). Returns
+  the count, p50/p90/p99/max of the lateness in ms, p50/p99 of lateness / delay, violations.
+
+``last_progress(path)`` — discovered, queued and downloaded of progress-statistics.log's last row.
+"""
+
+from __future__ import annotations
+
+import calendar
+import itertools
+from pathlib import Path
+from typing import Any
+
+
+def _epoch_ms_17(text: str) -> int:
+    """``yyyymmddhhmmssSSS`` (UTC) -> epoch milliseconds."""
+    secs = calendar.timegm(
+        (int(text[0:4]), int(text[4:6]), int(text[6:8]), int(text[8:10]), int(text[10:12]),
+         int(text[12:14]), 0, 0, 0)
+    )  # fmt: skip
+    return secs * 1000 + int(text[14:17])
+
+
+def _epoch_ms_iso(text: str) -> int:
+    """``yyyy-mm-ddThh:mm:ss.SSSZ`` -> epoch milliseconds."""
+    return _epoch_ms_17(
+        text[0:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19] + text[20:23]
+    )
+
+
+def _host(uri: str) -> str:
+    if uri.startswith("dns:"):
+        return uri[4:]
+    rest = uri.split("://", 1)[-1]
+    return rest.split("/", 1)[0].split(":", 1)[0]
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def analyse(path: Path, delay_factor: float, min_ms: int, max_ms: int) -> dict[str, Any]:
+    logged: dict[str, int] = {}
+    per_host: dict[str, list[tuple[int, int, str | None]]] = {}
+    statuses: dict[int, int] = {}
+    mimes: dict[str, int] = {}
+    fetches = 0
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if len(line) < 42:
+                continue
+            status = int(line[25:30])
+            statuses[status] = statuses.get(status, 0) + 1
+            cols = line[42:].split(" ", 8)
+            if len(cols) < 6:
+                continue
+            uri, via, mime, timing = cols[0], cols[2], cols[3], cols[5]
+            mimes[mime] = mimes.get(mime, 0) + 1
+            logged[uri] = _epoch_ms_iso(line[:24])
+            if timing == "-" or "+" not in timing:
+                continue
+            start, _, duration = timing.partition("+")
+            fetches += 1
+            per_host.setdefault(_host(uri), []).append(
+                (_epoch_ms_17(start), int(duration), None if via == "-" else via)
+            )
+    lateness: list[float] = []
+    relative: list[float] = []
+    violations = 0
+    for items in per_host.values():
+        items.sort()
+        for (s0, d0, _v0), (s1, _d1, via) in itertools.pairwise(items):
+            delay = min(max(delay_factor * d0, min_ms), max_ms)
+            eligible = s0 + d0 + delay
+            if via is not None and via in logged:
+                eligible = max(eligible, logged[via])
+            late = s1 - eligible
+            if s1 - (s0 + d0) < delay:
+                violations += 1
+            lateness.append(late)
+            relative.append(late / delay)
+    lateness.sort()
+    relative.sort()
+    return {
+        "fetches": fetches,
+        "statuses": dict(sorted(statuses.items())),
+        "mimes": dict(sorted(mimes.items(), key=lambda kv: -kv[1])),
+        "hosts": len(per_host),
+        "politeness": {
+            "gaps": len(lateness),
+            "lateness_ms_p50": _pct(lateness, 0.5),
+            "lateness_ms_p90": _pct(lateness, 0.9),
+            "lateness_ms_p99": _pct(lateness, 0.99),
+            "lateness_ms_max": lateness[-1] if lateness else None,
+            "lateness_share_p50": round(_pct(relative, 0.5), 4),
+            "lateness_share_p99": round(_pct(relative, 0.99), 4),
+            "violations": violations,
+        },
+    }
+
+
+def last_progress(path: Path) -> dict[str, int]:
+    try:
+        rows = [
+            r
+            for r in path.read_text().splitlines()
+            if len(r.split()) > 3 and r.split()[1][0].isdigit()
+        ]
+    except OSError:
+        return {}
+    if not rows:
+        return {}
+    cols = rows[-1].split()
+    try:
+        return {
+            "discovered": int(cols[1].replace(",", "")),
+            "queued": int(cols[2].replace(",", "")),
+            "downloaded": int(cols[3].replace(",", "")),
+        }
+    except (IndexError, ValueError):
+        return {}

@@ -1,0 +1,101 @@
+"""Tables and the plot of the synthetic-web benchmark, from ``results-<label>.json`` files.
+
+``python bench/web/report_web.py bench/out/web/results-*.json`` prints the markdown tables and
+writes ``bench/web-results.png`` (pages/s and RSS over time, one line per result).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def markdown(results: list[dict[str, Any]]) -> str:
+    lines = [
+        "| run | threads | minutes | hosts fetched | fetches | sustained fetches/s | mean /s "
+        "| crawler CPU-ms/fetch | nginx CPU-ms/fetch | peak RSS MB | final RSS MB "
+        "| state B/seen URL | state B/queued URL | all state B/discovered |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        c = r["config"]
+        lines.append(
+            f"| {r['label']} | {c['threads']} | {r['wall_s'] / 60:.1f} | {r['hosts_fetched']} "
+            f"| {r['fetches']} | {r['pages_per_s_sustained']} | {r['pages_per_s_mean']} "
+            f"| {r['cpu_ms_per_fetch']:.2f} | {r['nginx_cpu_ms_per_fetch']:.2f} "
+            f"| {r['peak_rss_mb']:.0f} | {r['final_rss_mb']:.0f} | {r['bytes_per_seen_url']} "
+            f"| {r['bytes_per_queued_url']} | {r['state_bytes_per_discovered_url']} |"
+        )
+    lines += [
+        "",
+        "| run | discovered | queued at end | gaps measured | lateness p50 ms | p90 ms | p99 ms "
+        "| p50 / delay | p99 / delay | gaps shorter than configured |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        p = r["politeness"]
+        lines.append(
+            f"| {r['label']} | {r['discovered']} | {r['queued']} | {p['gaps']} "
+            f"| {p['lateness_ms_p50']:.0f} | {p['lateness_ms_p90']:.0f} "
+            f"| {p['lateness_ms_p99']:.0f} | {100 * p['lateness_share_p50']:.1f}% "
+            f"| {100 * p['lateness_share_p99']:.1f}% | {p['violations']} |"
+        )
+    lines += ["", "| run | requests | TLS connections | resumed | requests / connection |"]
+    lines += ["|---|---:|---:|---:|---:|"]
+    for r in results:
+        n = r.get("nginx_connections")
+        if n:
+            per = n["requests"] / max(1, n["connections"])
+            lines.append(
+                f"| {r['label']} | {n['requests']} | {n['connections']} | {n['resumed']} "
+                f"| {per:.2f} |"
+            )
+    lines += ["", "| run | statuses (code: count) |", "|---|---|"]
+    for r in results:
+        st = ", ".join(f"{k}: {v}" for k, v in r["statuses"].items())
+        lines.append(f"| {r['label']} | {st} |")
+    return "\n".join(lines)
+
+
+def plot(results: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    for r in results:
+        s = r["samples"]
+        t = [b["t_s"] for b in s[1:]]
+        rate = [
+            (b["crawl_log_lines"] - a["crawl_log_lines"]) / max(1e-6, b["t_s"] - a["t_s"])
+            for a, b in itertools.pairwise(s)
+        ]
+        ax1.plot(t, rate, label=r["label"])
+        ax2.plot([b["t_s"] for b in s], [b["rss_mb"] for b in s], label=r["label"])
+    ax1.set_ylabel("fetches/s")
+    ax2.set_ylabel("crawler RSS (MiB)")
+    ax2.set_xlabel("seconds since start")
+    ax1.set_title("Synthetic web over TLS, DNS from dnsmasq, politeness 1-3 s")
+    ax1.legend()
+    ax1.grid(alpha=0.3)
+    ax2.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main() -> int:
+    results = [json.loads(Path(p).read_text()) for p in sys.argv[1:]]
+    print(markdown(results))
+    out = Path(__file__).resolve().parents[1] / "web-results.png"
+    plot(results, out)
+    print(f"\nwrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""The crawl of the synthetic web with politeness on: throughput, CPU, memory, disk, politeness.
+
+Run by ``make bench-web`` (``BENCH_WEB_ARGS`` passes options). Generates the web (``gen_web``),
+makes the certificates, starts nginx (TLS, port 8443) and dnsmasq (127.0.0.1:5353), writes a job
+(``bench/web/order.yaml`` and a seeds.txt of every host's ``/``) and runs ``crawler run`` for
+``--minutes`` (``limits.max_time_s``). Every ``--sample-s`` seconds it records the crawler's
+RSS and CPU, nginx's and dnsmasq's CPU, the bytes under the run's ``state/`` and the fetches
+logged so far. Afterwards, from crawl.log and progress-statistics.log:
+
+* pages/s (fetches of http(s) URIs per second, the curve and the sustained rate: the median of
+  the per-interval rates after the first minute), CPU-ms per fetch (crawler; nginx and dnsmasq
+  apart);
+* peak and final RSS;
+* state bytes on disk per discovered URL (the seen set, ``state/uniq``) and per queued URL
+  (``state/frontier``), and all of ``state/`` per discovered URL;
+* the politeness error: for consecutive fetches from one host, the gap between the end of one
+  and the start of the next (crawl.log's fetch-start+duration) minus the configured delay
+  (``delay_factor`` x duration within [min, max]); a fetch whose URI was discovered (its via's
+  crawl.log time) after the earliest allowed start counts from its discovery instead, as the
+  crawler could not have fetched it earlier. p50/p99 of the lateness in ms and as a share of the
+  configured delay, and the count of gaps shorter than configured (violations).
+* the statuses against the ground truth (``truth.json``): 404/500/301 and robots-disallowed
+  URIs found per host crawled to the end.
+
+Writes ``bench/out/web/results-<label>.json``, a plot ``bench/out/web/web-<label>.png`` (pages/s
+and RSS over time) and prints markdown tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+import gen_web  # noqa: E402
+import politeness  # noqa: E402
+import services  # noqa: E402
+
+OUT = ROOT / "bench" / "out" / "web"
+
+
+def dir_bytes(path: Path) -> int:
+    total = 0
+    for dirpath, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                continue
+    return total
+
+
+def proc_rss_cpu(pid: int) -> tuple[float, float]:
+    """(RSS MiB, user+sys CPU s) of ``pid``; (0, 0) once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0, 0.0
+    rss_kb = next(
+        (int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0
+    )
+    ticks = os.sysconf("SC_CLK_TCK")
+    return rss_kb / 1024, (int(stat[11]) + int(stat[12])) / ticks
+
+
+def count_lines(path: Path, state: dict[str, int]) -> int:
+    """Lines of ``path`` so far (incremental: ``state`` keeps the offset and count)."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(state.get("offset", 0))
+            data = fh.read()
+    except OSError:
+        return state.get("lines", 0)
+    cut = data.rfind(b"\n") + 1
+    state["offset"] = state.get("offset", 0) + cut
+    state["lines"] = state.get("lines", 0) + data[:cut].count(b"\n")
+    return state["lines"]
+
+
+def crawler_argv(args: argparse.Namespace, job: Path, run_dir: Path, source: Path) -> list[str]:
+    argv = [
+        str(ROOT / ".venv" / "bin" / "python"), "-m", "crawler", "run", str(job / "order.yaml"),
+        "--set", f"toe_threads={args.threads}",
+        "--set", f"limits.max_time_s={int(args.minutes * 60)}",
+        "--set", f'chains.fetch.fetch_dns.params.nameservers=["127.0.0.1:{args.dns_port}"]',
+        "--set", "scope.8.params.max_uris_per_template=0",
+        "--set", f"frontier.politeness.min_delay_ms={args.min_delay_ms}",
+        "--set", f"frontier.politeness.max_delay_ms={args.max_delay_ms}",
+        "--set", f"frontier.politeness.delay_factor={args.delay_factor}",
+        "--set", f"chains.fetch.fetch_http.params.keepalive_expiry_s={args.keepalive_s}",
+        "--set", f"chains.fetch.fetch_http.params.max_connections={args.max_connections}",
+        "--run-dir", str(run_dir),
+    ]  # fmt: skip
+    for item in args.set or []:
+        argv += ["--set", item]
+    return argv
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    OUT.mkdir(parents=True, exist_ok=True)
+    web = OUT / f"web-{args.hosts}x{args.pages}"
+    truth = gen_web.generate(web, args.hosts, args.pages, args.port)
+    certs = services.make_certificates(OUT / "tls")
+    nginx = services.Nginx(OUT / "nginx", web, args.port, certs, workers=args.nginx_workers)
+    dnsmasq = services.Dnsmasq(OUT / "dnsmasq", args.dns_port)
+    job = OUT / f"job-{args.label}"
+    run_dir = job / "run"
+    shutil.rmtree(job, ignore_errors=True)
+    job.mkdir(parents=True)
+    shutil.copy(HERE / "order.yaml", job / "order.yaml")
+    hosts = args.seed_hosts or args.hosts
+    (job / "seeds.txt").write_text(
+        "".join(f"https://{gen_web.host_label(i)}.web.test:{args.port}/\n" for i in range(hosts))
+    )
+    source = Path(args.source).resolve()
+    nginx.start()
+    dnsmasq.start()
+    samples: list[dict[str, float]] = []
+    env = dict(os.environ, PYTHONPATH=str(source))
+    try:
+        argv = crawler_argv(args, job, run_dir, source)
+        started = time.monotonic()
+        ng0, dm0 = nginx.cpu_s(), dnsmasq.cpu_s()
+        with (job / "crawler.out").open("wb") as out:
+            proc = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True, env=env, cwd=job,
+            )  # fmt: skip
+        if args.profile:
+            spy = ROOT / ".bench-venv" / "bin" / "py-spy"
+            profiler = subprocess.Popen(
+                [str(spy), "record", "--pid", str(proc.pid), "--rate", "50", "--format", "raw",
+                 "--gil", "--nonblocking", "--duration", str(int(args.minutes * 60)),
+                 "--output", str(OUT / f"profile-{args.label}.txt")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+        lines_state: dict[str, int] = {}
+        peak_rss = 0.0
+        usage = None
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            rss, cpu = proc_rss_cpu(proc.pid)
+            peak_rss = max(peak_rss, rss)
+            samples.append(
+                {
+                    "t_s": round(time.monotonic() - started, 2),
+                    "rss_mb": round(rss, 1),
+                    "cpu_s": round(cpu, 2),
+                    "nginx_cpu_s": round(nginx.cpu_s() - ng0, 2),
+                    "dnsmasq_cpu_s": round(dnsmasq.cpu_s() - dm0, 2),
+                    "crawl_log_lines": count_lines(run_dir / "logs" / "crawl.log", lines_state),
+                    "state_bytes": dir_bytes(run_dir / "state"),
+                    "load_1m": os.getloadavg()[0],
+                }
+            )
+            if time.monotonic() - started > args.minutes * 60 + 300:
+                os.killpg(proc.pid, signal.SIGKILL)
+            time.sleep(args.sample_s)
+        wall = time.monotonic() - started
+        if args.profile:
+            profiler.wait(60)
+        nginx_cpu, dnsmasq_cpu = nginx.cpu_s() - ng0, dnsmasq.cpu_s() - dm0
+    finally:
+        nginx.stop()
+        dnsmasq.stop()
+    assert usage is not None
+    connections = services.connection_counts(nginx.access_log)
+    if not (run_dir / "logs" / "crawl.log").exists():
+        tail = (job / "crawler.out").read_text(errors="replace")[-3000:]
+        raise SystemExit(f"the crawler wrote no crawl.log; its output ends:\n{tail}")
+    state = run_dir / "state"
+    report = politeness.analyse(
+        run_dir / "logs" / "crawl.log", args.delay_factor, args.min_delay_ms, args.max_delay_ms
+    )
+    progress = politeness.last_progress(run_dir / "logs" / "progress-statistics.log")
+    fetches = report["fetches"]
+    cpu_s = usage.ru_utime + usage.ru_stime
+    rates = [
+        (b["crawl_log_lines"] - a["crawl_log_lines"]) / max(1e-6, b["t_s"] - a["t_s"])
+        for a, b in itertools.pairwise(samples)
+        if a["t_s"] >= 60
+    ]
+    result: dict[str, Any] = {
+        "label": args.label,
+        "source": str(source),
+        "config": {k: v for k, v in vars(args).items() if k != "set"} | {"set": args.set},
+        "truth": truth,
+        "wall_s": round(wall, 1),
+        "exit_code": os.waitstatus_to_exitcode(status),
+        "fetches": fetches,
+        "pages_per_s_mean": round(fetches / wall, 1),
+        "pages_per_s_sustained": round(statistics.median(rates), 1) if rates else None,
+        "cpu_s": round(cpu_s, 1),
+        "cpu_ms_per_fetch": round(1000 * cpu_s / max(1, fetches), 3),
+        "nginx_cpu_ms_per_fetch": round(1000 * nginx_cpu / max(1, fetches), 3),
+        "dnsmasq_cpu_s": round(dnsmasq_cpu, 2),
+        "peak_rss_mb": round(max(peak_rss, usage.ru_maxrss / 1024), 1),
+        "final_rss_mb": next((s["rss_mb"] for s in reversed(samples) if s["rss_mb"]), None),
+        "discovered": progress.get("discovered"),
+        "queued": progress.get("queued"),
+        "downloaded": progress.get("downloaded"),
+        "state_bytes": {
+            "uniq": dir_bytes(state / "uniq"),
+            "frontier": dir_bytes(state / "frontier"),
+            "history": dir_bytes(state / "history"),
+            "all": dir_bytes(state),
+        },
+        "warc_bytes": dir_bytes(run_dir / "warcs"),
+        "nginx_connections": connections,
+        "politeness": report["politeness"],
+        "statuses": report["statuses"],
+        "mimes": report["mimes"],
+        "html_pages_per_s_mean": round(report["mimes"].get("text/html", 0) / wall, 1),
+        "hosts_fetched": report["hosts"],
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "load_avg_at_end": os.getloadavg(),
+        },
+        "samples": samples,
+    }
+    disc, queued = result["discovered"] or 0, result["queued"] or 0
+    sb = result["state_bytes"]
+    result["bytes_per_seen_url"] = round(sb["uniq"] / max(1, disc), 1)
+    result["bytes_per_queued_url"] = round(sb["frontier"] / max(1, queued), 1) if queued else None
+    result["state_bytes_per_discovered_url"] = round(sb["all"] / max(1, disc), 1)
+    if not args.keep:
+        shutil.rmtree(run_dir / "warcs", ignore_errors=True)
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--minutes", type=float, default=10.0, help="crawl time (limits.max_time_s)")
+    ap.add_argument("--hosts", type=int, default=10_000, help="hosts of the web")
+    ap.add_argument("--seed-hosts", type=int, default=0, help="hosts seeded (default: all)")
+    ap.add_argument("--pages", type=int, default=100, help="pages per host")
+    ap.add_argument("--threads", type=int, default=300, help="toe threads")
+    ap.add_argument("--min-delay-ms", type=int, default=1000)
+    ap.add_argument("--max-delay-ms", type=int, default=3000)
+    ap.add_argument("--delay-factor", type=float, default=100.0)
+    ap.add_argument(
+        "--keepalive-s", type=float, default=30.0, help="FetchHTTP keepalive_expiry_s (default 4)"
+    )
+    ap.add_argument(
+        "--max-connections",
+        type=int,
+        default=2000,
+        help="FetchHTTP max_connections (idle pool: 4x); 0 = toe_threads, the default",
+    )
+    ap.add_argument("--port", type=int, default=8443, help="nginx's TLS port")
+    ap.add_argument("--dns-port", type=int, default=5353, help="dnsmasq's port")
+    ap.add_argument("--nginx-workers", type=int, default=2)
+    ap.add_argument("--sample-s", type=float, default=5.0)
+    ap.add_argument("--label", default="this")
+    ap.add_argument("--source", default=str(ROOT), help="crawler checkout to run (PYTHONPATH)")
+    ap.add_argument("--profile", action="store_true", help="py-spy record (raw) the crawl")
+    ap.add_argument("--keep", action="store_true", help="keep the WARCs")
+    ap.add_argument("--set", action="append", help="more --set K=V for the crawler")
+    args = ap.parse_args()
+    result = run(args)
+    path = OUT / f"results-{args.label}.json"
+    path.write_text(json.dumps(result, indent=1))
+    import report_web
+
+    print(report_web.markdown([result]))
+    report_web.plot([result], OUT / f"web-{args.label}.png")
+    print(f"\nwrote {path} and {OUT / f'web-{args.label}.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
