@@ -64,10 +64,11 @@ class FetchHTTPParams(Params):
         0, ge=0, description="size of the connection pool; 0 = one per toe thread"
     )
     keepalive_expiry_s: float = Field(
-        4.0,
+        30.0,
         ge=0,
-        description="drop idle pooled connections after this (below common "
-        "server idle timeouts, so a reused connection is rarely found closed)",
+        description="drop idle pooled connections after this: above the politeness delay, so a "
+        "host's next fetch reuses its connection (one the server closed meanwhile is seen "
+        "before reuse, or found dead before any response byte and the request sent again)",
     )
     stop_grace_s: float = Field(
         2.0,
