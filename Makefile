@@ -13,7 +13,8 @@ export UV_LINK_MODE := copy
 
 .PHONY: install demo test test-stress lint typecheck unit clean help bench-warc bench-frontier \
 	bench-extract bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls \
-	bench-index bench-replay bench-dedup bench-documents bench-browser bench-web
+	bench-index bench-replay bench-dedup bench-documents bench-browser bench-web \
+	bench-frontier-scale
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -26,6 +27,7 @@ help:
 	@echo "make bench-extract - ExtractorHTML pages/s and links/s on python3-doc's HTML"
 	@echo "make bench-documents - ExtractorPDF (in thread vs worker), ExtractorXML, body-rule cost"
 	@echo "make bench-frontier - frontier throughput, RSS, Bloom filter, queue policies (~15 min)"
+	@echo "make bench-frontier-scale - frontier at 10^7 URIs / 10^6 queues: rates, RSS, disk, kill -9 resume (hours)"
 	@echo "make bench-dedup - WARC bytes of a recrawl deduplicated against the first crawl's index"
 	@echo "make bench-scale - Redis frontier: 1 vs 2 workers, memory per URL/queue, claims/s (~10 min)"
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
@@ -98,6 +100,11 @@ bench-documents: install
 
 bench-frontier: install
 	$(VENV)/bin/python bench/frontier.py
+
+# The LevelDB frontier at 10^7+ URIs over 10^6 queues, no fetching; sizes via FSCALE_ARGS.
+FSCALE_ARGS ?= --discovered 1e7 --queued 1e6 --queues 1e6 --kill-at 1e6
+bench-frontier-scale: install
+	$(VENV)/bin/python bench/frontier_scale.py $(FSCALE_ARGS)
 
 bench-dedup: install
 	$(VENV)/bin/python bench/recrawl_dedup.py

@@ -109,8 +109,8 @@ def queue_details(
             total_enqueues=q.total_enqueues,
             last_cost=q.last_cost,
             last_fetch_s=q.last_dequeue_s,
-            last_queued=q.last_queued,
-            last_peeked=q.last_peeked,
+            last_queued=sched.uris.last(q.key)[0],
+            last_peeked=sched.uris.last(q.key)[1],
             parked_on=q.parked_on,
         )
         for q in heapq.nlargest(limit, live, key=lambda q: (q.size, q.key))

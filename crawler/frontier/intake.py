@@ -271,7 +271,7 @@ class FrontierIntake:
         q = self._sched.get_or_add(curi.queue_key)
         q.size += 1
         q.total_enqueues += 1
-        q.last_queued = curi.uri
+        self._sched.uris.queued(q.key, curi.uri)
         if q.state == EXHAUSTED:
             q.best_uri_precedence = curi.precedence
             self._sched.deactivate(q)

@@ -19,6 +19,7 @@ import math
 from collections import deque
 from collections.abc import Callable
 
+from crawler.frontier.queue_uris import QueueUris
 from crawler.frontier.server_gate import ServerGate
 from crawler.frontier.workqueue import (
     EXHAUSTED,
@@ -70,6 +71,7 @@ class QueueScheduler:
     ) -> None:
         self.gate = gate
         self.queues: dict[str, WorkQueue] = {}
+        self.uris = QueueUris()  # last queued/peeked URIs of recently touched queues
         self.counts = dict.fromkeys(STATES, 0)
         self.precedence_of = queue_precedence
         self._floor = precedence_floor

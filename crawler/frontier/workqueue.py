@@ -48,8 +48,6 @@ class WorkQueue:
         "key",
         "last_cost",
         "last_dequeue_s",
-        "last_peeked",
-        "last_queued",
         "marked",
         "parked_on",
         "precedence",
@@ -84,8 +82,6 @@ class WorkQueue:
         self.total_enqueues = 0
         self.last_cost = 0
         self.last_dequeue_s = 0.0
-        self.last_queued = ""
-        self.last_peeked = ""
         self.server: str | None = None
         self.parked_on: str | None = None
         self.woken_by: str | None = None

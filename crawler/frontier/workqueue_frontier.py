@@ -251,7 +251,7 @@ class WorkQueueFrontier:
         q.current_key, q.current_value = skey, value
         curi.queue_key = q.key
         q.current = curi
-        q.last_peeked = uri
+        self.sched.uris.peeked(q.key, uri)
         if q.recovering and skey in q.recovering:
             self._log.recovered.add(uri)
         self._in_flight[uri] = q

@@ -191,5 +191,8 @@ def test_readers_racing_a_writer_see_whole_lines_only(tmp_path: Path) -> None:
         events = [json.loads(line) for line in complete_lines(path)]
         assert [e["n"] for e in events] == list(range(len(events)))
         seen = len(events)
+        # A reader polls; spinning would keep the writer from the interpreter (one thread at a
+        # time runs Python code), and the test would measure the switch interval, not lines.
+        time.sleep(0.001)
     writer.join(10)
     assert seen == 2000

@@ -1,0 +1,403 @@
+"""``make bench-frontier-scale``: the LevelDB frontier driven to 10^7-10^8 URIs without fetching.
+
+A child process builds the frontier the way the crawl does (``crawl_builder.build_frontier``:
+``order.frontier``'s store, queue-assignment policy and uniq filter from their component specs,
+defaults of ``conf/default-order.yaml``, politeness off so that ``next()`` never waits) and runs
+a synthetic crawl over ``--queues`` hosts:
+
+* every "page" schedules ``--links`` new URIs (one ``schedule_many`` call, as the link
+  scheduler does) plus ``--dup-ratio`` x as many URIs seen long ago (random earlier ones:
+  cold uniq-filter look-ups);
+* while more than ``--queued`` URIs are queued, ``next()`` + ``finished()`` (status 200, no
+  links) take them out, so the queue count stays at ``--queued`` while the seen set grows
+  to ``--discovered``.
+
+At checkpoints (1, 2, 5 x 10^k seen URIs) it prints a row: seen, queued, queues, cumulative
+and interval rates of schedule (URIs offered per second of schedule time) and next+finished,
+RSS (anonymous + file-backed), bytes on disk of the store and the uniq filter per URI. At each
+``--kill-at`` size and at the end the parent sends SIGKILL while the child is still working,
+then starts a new child on the same state and times open (recovery) until the first ``next()``
+returns; that child goes on with the workload (a few URIs from before the kill come again as
+already seen). Tables go to stdout and ``bench/out/frontier-scale.md`` (+ ``.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = Path(__file__).resolve().parent / "out"
+GOALS = "RSS flat and <= 1 GB; <= 40 B on disk per seen URL, <= 150 per queued URL; resume < 60 s"
+
+
+def uri_of(j: int, queues: int) -> str:
+    h = (j * 2654435761) % queues
+    return f"https://www.h{h:07d}.example/section{j % 17}/article-{j}.html"
+
+
+def mem_mb() -> tuple[float, float]:
+    """(anonymous, file-backed) resident MB of this process."""
+    values = {"RssAnon": 0.0, "RssFile": 0.0}
+    with open("/proc/self/status") as status:
+        for line in status:
+            name = line.split(":", 1)[0]
+            if name in values:
+                values[name] = int(line.split()[1]) / 1024
+    return values["RssAnon"], values["RssFile"]
+
+
+def du(path: Path) -> int:
+    total = 0
+    for p in path.rglob("*"):
+        try:
+            if p.is_file():
+                total += p.stat().st_size
+        except OSError:
+            pass
+    return total
+
+
+def build_frontier(state: Path) -> Any:
+    """The frontier as ``CrawlBuilder.build_frontier`` makes it, politeness off."""
+    from crawler.frontier import WorkQueueFrontier
+    from crawler.frontier.assignment import QueueAssignmentPolicy
+    from crawler.frontier.queue_store import QueueStore
+    from crawler.order import components
+    from crawler.order.schema import FrontierConfig, PolitenessConfig
+    from crawler.uniq import UriUniqFilter
+
+    politeness: dict[str, Any] = {"delay_factor": 0, "min_delay_ms": 0, "max_delay_ms": 0}
+    if "host_max_connections" in PolitenessConfig.model_fields:
+        politeness["host_max_connections"] = 0
+    fcfg = FrontierConfig(politeness=PolitenessConfig.model_validate(politeness))
+    store = components.build_component(fcfg.store, QueueStore, "frontier.store")
+    policy = components.build_component(
+        fcfg.queue_assignment, QueueAssignmentPolicy, "frontier.queue_assignment"
+    )
+    uniq = components.build_component(fcfg.uniq_filter, UriUniqFilter, "frontier.uniq_filter")
+    f = WorkQueueFrontier(store, policy, uniq, fcfg)
+    f.open(state)
+    return f
+
+
+def checkpoints(limit: int) -> list[int]:
+    out, k = [], 10**5
+    while k <= limit:
+        out += [c for c in (k, 2 * k, 5 * k) if c <= limit]
+        k *= 10
+    if out[-1] != limit:
+        out.append(limit)
+    return out
+
+
+def emit(obj: dict[str, Any]) -> None:
+    sys.stdout.write("BENCH " + json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def child(args: argparse.Namespace) -> None:
+    """The workload (see the module docstring); one JSON line per event on stdout."""
+    from crawler.curi import CrawlURI
+
+    state = Path(args.state)
+    progress = state / "bench-progress.json"
+    t_open = time.perf_counter()
+    f = build_frontier(state)
+    opened_s = time.perf_counter() - t_open
+    start = json.loads(progress.read_text()) if progress.exists() else {}
+    j, taken = int(start.get("j", 0)), int(start.get("out", 0))
+    before_s = float(start.get("elapsed_s", 0.0))
+    if j:  # a resume: time until the first next() returns
+        curi = f.next(5.0)
+        first_s = time.perf_counter() - t_open
+        anon, filed = mem_mb()
+        emit(
+            {
+                "event": "resumed",
+                "open_s": opened_s,
+                "first_next_s": first_s,
+                "got": curi is not None,
+                "queued": f.snapshot().queued,
+                "queues": len(f.sched.queues),
+                "anon_mb": anon,
+                "file_mb": filed,
+                "seen": j,
+            }
+        )
+        if curi is not None:
+            curi.status = 200
+            f.finished(curi)
+            taken += 1
+    rng = random.Random(j)
+    marks = [c for c in checkpoints(args.discovered) if c > j]
+    kills = sorted(k for k in args.kill_at if k > j)
+    links, queues, target_q = args.links, args.queues, args.queued
+    dups = int(args.links * args.dup_ratio)
+    sched_s = out_s = 0.0
+    offered = 0
+    last = {"sched_s": 0.0, "out_s": 0.0, "offered": 0, "out": 0, "t": time.perf_counter()}
+    t_all = time.perf_counter()
+    queued = f.snapshot().queued
+    batches = 0
+    while True:
+        batch = [CrawlURI(uri_of(i, queues)) for i in range(j, j + links)]
+        if j > links and dups:
+            batch += [CrawlURI(uri_of(rng.randrange(j), queues)) for _ in range(dups)]
+        t = time.perf_counter()
+        queued += sum(f.schedule_many(batch))
+        sched_s += time.perf_counter() - t
+        offered += len(batch)
+        j += links
+        batches += 1
+        if queued > target_q:
+            t = time.perf_counter()
+            while queued > target_q:
+                curi = f.next(1.0)
+                if curi is None:
+                    break
+                curi.status = 200
+                f.finished(curi)
+                queued -= 1
+                taken += 1
+            out_s += time.perf_counter() - t
+        if batches % 200 == 0:
+            progress.write_text(
+                json.dumps(
+                    {"j": j, "out": taken, "elapsed_s": before_s + time.perf_counter() - t_all}
+                )
+            )
+        if marks and j >= marks[0]:
+            marks.pop(0)
+            progress.write_text(
+                json.dumps(
+                    {"j": j, "out": taken, "elapsed_s": before_s + time.perf_counter() - t_all}
+                )
+            )
+            snap = f.snapshot()
+            queued = snap.queued
+            anon, filed = mem_mb()
+            store_b, uniq_b = du(state / "frontier"), du(state / "uniq")
+            now = time.perf_counter()
+            d_sched = sched_s - last["sched_s"]
+            d_out = out_s - last["out_s"]
+            emit(
+                {
+                    "event": "checkpoint",
+                    "seen": j,
+                    "queued": queued,
+                    "queues": len(f.sched.queues),
+                    "offered": offered,
+                    "taken": taken,
+                    "elapsed_s": before_s + now - t_all,
+                    "sched_rate": (offered - last["offered"]) / d_sched if d_sched else 0.0,
+                    "out_rate": (taken - last["out"]) / d_out if d_out else 0.0,
+                    "anon_mb": anon,
+                    "file_mb": filed,
+                    "store_bytes": store_b,
+                    "uniq_bytes": uniq_b,
+                    "load": os.getloadavg()[0],
+                }
+            )
+            last = {"sched_s": sched_s, "out_s": out_s, "offered": offered, "out": taken, "t": now}
+        if kills and j >= kills[0]:
+            kills.pop(0)
+            emit({"event": "kill_me", "seen": j})
+            kills_time = time.perf_counter()
+            # keep working until the parent's SIGKILL lands (a crash in mid-work)
+            while time.perf_counter() - kills_time < 600:
+                more = [CrawlURI(uri_of(i, queues)) for i in range(j, j + links)]
+                queued += sum(f.schedule_many(more))
+                j += links
+                while queued > target_q and (curi := f.next(1.0)) is not None:
+                    curi.status = 200
+                    f.finished(curi)
+                    taken += 1
+                    queued -= 1
+        if not marks and not kills:
+            break
+    f.close()
+
+
+def row(c: dict[str, Any]) -> str:
+    seen, queued = c["seen"], max(1, c["queued"])
+    rss = c["anon_mb"] + c["file_mb"]
+    return (
+        f"| {seen:>12,} | {c['queued']:>11,} | {c['queues']:>9,} | {c['elapsed_s']:>7.0f} "
+        f"| {c['sched_rate']:>9,.0f} | {c['out_rate']:>8,.0f} | {rss:>6.0f} | {c['anon_mb']:>6.0f} "
+        f"| {c['file_mb']:>6.0f} | {c['uniq_bytes'] / seen:>6.1f} "
+        f"| {c['store_bytes'] / queued:>7.1f} | {c['store_bytes'] / seen:>7.1f} "
+        f"| {c['load']:>4.1f} |"
+    )
+
+
+HEADER = [
+    "| seen URIs    | queued      | queues    | wall s  | schedule/s | next+fin/s | RSS MB "
+    "| anon   | file   | uniq B/seen | store B/queued | store B/seen | load |",
+    "|--------------|-------------|-----------|---------|-----------|----------|--------"
+    "|--------|--------|--------|---------|---------|------|",
+]
+
+
+def parent(args: argparse.Namespace) -> None:
+    state = Path(args.state) if args.state else Path(tempfile.mkdtemp(prefix="bench-fscale-"))
+    if state.exists() and any(state.iterdir()):
+        shutil.rmtree(state)
+    state.mkdir(parents=True, exist_ok=True)
+    OUT.mkdir(parents=True, exist_ok=True)
+    lines = [
+        f"Frontier at scale: --discovered {args.discovered:,} --queued {args.queued:,} "
+        f"--queues {args.queues:,}, {args.links} new links per schedule_many + "
+        f"{args.dup_ratio:g}x as many already-seen; state in {state}",
+        "",
+        *HEADER,
+    ]
+    print("\n".join(lines), flush=True)
+    results: dict[str, Any] = {"args": vars(args), "checkpoints": [], "resumes": []}
+    cmd = [sys.executable, __file__, "--child", "--state", str(state), *child_args(args)]
+    while True:
+        killed_at = None
+        t_spawn = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            if not raw.startswith("BENCH "):
+                continue  # the frontier's own log lines
+            ev = json.loads(raw[6:])
+            if ev["event"] == "checkpoint":
+                results["checkpoints"].append(ev)
+                lines.append(row(ev))
+                print(lines[-1], flush=True)
+            elif ev["event"] == "resumed":
+                ev["spawn_to_first_next_s"] = time.perf_counter() - t_spawn
+                results["resumes"].append(ev)
+                print(f"  resumed: {json.dumps(ev)}", flush=True)
+            elif ev["event"] == "kill_me":
+                time.sleep(args.kill_delay)
+                os.kill(proc.pid, signal.SIGKILL)
+                killed_at = ev["seen"]
+                print(f"  SIGKILL at {killed_at:,} seen", flush=True)
+                break
+        proc.wait()
+        if killed_at is None:
+            break
+        if killed_at >= args.discovered:  # the last recovery: open, first next(), exit
+            t_spawn = time.perf_counter()
+            out = subprocess.run(
+                [*cmd, "--only-resume"], capture_output=True, text=True, cwd=ROOT, check=True
+            )
+            ev = next(json.loads(x[6:]) for x in out.stdout.splitlines() if x[:6] == "BENCH ")
+            ev["spawn_to_first_next_s"] = time.perf_counter() - t_spawn
+            results["resumes"].append(ev)
+            print(f"  resumed: {json.dumps(ev)}", flush=True)
+            break
+    lines += [
+        "",
+        "| kill -9 at seen | queued    | queues    | open s | open + first next() s "
+        "| process start to first next() s | RSS after open MB |",
+        "|-----------------|-----------|-----------|--------|------------------------"
+        "|---------------------------------|-------------------|",
+    ]
+    for r in results["resumes"]:
+        lines.append(
+            f"| {r['seen']:>15,} | {r['queued']:>9,} | {r['queues']:>9,} | {r['open_s']:>6.1f} "
+            f"| {r['first_next_s']:>22.1f} | {r['spawn_to_first_next_s']:>31.1f} "
+            f"| {r['anon_mb'] + r['file_mb']:>17.0f} |"
+        )
+    lines.append(f"\nGoals: {GOALS}.")
+    print("\n".join(lines[-len(results["resumes"]) - 4 :]), flush=True)
+    (OUT / f"{args.out}.md").write_text("\n".join(lines) + "\n")
+    (OUT / f"{args.out}.json").write_text(json.dumps(results, indent=1))
+    print(f"written: {OUT / (args.out + '.md')}; state kept in {state}" if args.keep else "")
+    if not args.keep:
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def child_args(args: argparse.Namespace) -> list[str]:
+    return [
+        "--discovered",
+        str(args.discovered),
+        "--queued",
+        str(args.queued),
+        "--queues",
+        str(args.queues),
+        "--links",
+        str(args.links),
+        "--dup-ratio",
+        str(args.dup_ratio),
+        "--kill-at",
+        ",".join(str(k) for k in args.kill_at),
+    ]
+
+
+def only_resume(args: argparse.Namespace) -> None:
+    state = Path(args.state)
+    progress = json.loads((state / "bench-progress.json").read_text())
+    t = time.perf_counter()
+    f = build_frontier(state)
+    opened_s = time.perf_counter() - t
+    curi = f.next(5.0)
+    first_s = time.perf_counter() - t
+    anon, filed = mem_mb()
+    emit(
+        {
+            "event": "resumed",
+            "open_s": opened_s,
+            "first_next_s": first_s,
+            "got": curi is not None,
+            "queued": f.snapshot().queued,
+            "queues": len(f.sched.queues),
+            "anon_mb": anon,
+            "file_mb": filed,
+            "seen": int(progress["j"]),
+        }
+    )
+    f.close()
+
+
+def sizes(text: str) -> list[int]:
+    return [int(float(x)) for x in text.split(",") if x]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--discovered", type=lambda s: int(float(s)), default=10**7)
+    p.add_argument("--queued", type=lambda s: int(float(s)), default=10**6)
+    p.add_argument("--queues", type=lambda s: int(float(s)), default=10**6)
+    p.add_argument("--links", type=int, default=50, help="new URIs per schedule_many call")
+    p.add_argument("--dup-ratio", type=float, default=1.0, help="already-seen URIs per new one")
+    p.add_argument(
+        "--kill-at",
+        type=sizes,
+        default=[],
+        help="seen counts at which to kill -9 and time the resume (the end is always one)",
+    )
+    p.add_argument("--kill-delay", type=float, default=2.0, help="s of work before the kill")
+    p.add_argument("--state", default="", help="state directory (default: a temporary one)")
+    p.add_argument("--keep", action="store_true", help="keep the state directory")
+    p.add_argument("--out", default="frontier-scale", help="stem of the files in bench/out/")
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--only-resume", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.only_resume:
+        only_resume(args)
+    elif args.child:
+        child(args)
+    else:
+        if args.discovered not in args.kill_at:
+            args.kill_at.append(args.discovered)
+        parent(args)
+
+
+if __name__ == "__main__":
+    main()

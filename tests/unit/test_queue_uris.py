@@ -1,0 +1,55 @@
+"""QueueUris: the frontier report's last queued/peeked URIs, bounded to recent queues."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crawler.curi import CrawlURI
+from crawler.frontier import HostnameQueueAssignmentPolicy, MemoryQueueStore, WorkQueueFrontier
+from crawler.frontier.queue_uris import QueueUris
+from crawler.order.schema import FrontierConfig, PolitenessConfig
+from crawler.uniq import MemoryUriUniqFilter
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def test_keeps_the_most_recently_touched_queues_only() -> None:
+    uris = QueueUris(capacity=3)
+    for i in range(5):
+        uris.queued(f"q{i}", f"http://q{i}.test/a")
+    uris.queued("q2", "http://q2.test/b")  # touched again: now the most recent
+    uris.queued("q5", "http://q5.test/a")
+    assert len(uris) == 3
+    assert uris.last("q0") == ("", "") and uris.last("q3") == ("", "")
+    assert uris.last("q2") == ("http://q2.test/b", "")
+    assert uris.last("q4")[0] == "http://q4.test/a"
+
+
+def test_queued_and_peeked_are_separate() -> None:
+    uris = QueueUris(capacity=2)
+    uris.queued("a", "http://a.test/1")
+    uris.peeked("a", "http://a.test/0")
+    assert uris.last("a") == ("http://a.test/1", "http://a.test/0")
+    with pytest.raises(ValueError, match="capacity"):
+        QueueUris(capacity=0)
+
+
+def test_frontier_report_shows_last_queued_and_peeked(tmp_path: Path) -> None:
+    politeness = PolitenessConfig(delay_factor=0, min_delay_ms=0, max_delay_ms=0)
+    f = WorkQueueFrontier(
+        MemoryQueueStore(),
+        HostnameQueueAssignmentPolicy(),
+        MemoryUriUniqFilter(),
+        FrontierConfig(politeness=politeness),
+    )
+    f.open(tmp_path)
+    for path in ("one", "two", "three"):
+        assert f.schedule(CrawlURI(f"http://a.test/{path}"))
+    curi = f.next(1.0)
+    assert curi is not None
+    details = {d.key: d for d in f.queue_details(10)}
+    assert details["a.test"].last_queued == "http://a.test/three"
+    assert details["a.test"].last_peeked == curi.uri == "http://a.test/one"
+    f.close()
