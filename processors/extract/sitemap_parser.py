@@ -16,12 +16,9 @@ from __future__ import annotations
 import xml.parsers.expat as expat
 from collections.abc import Iterable
 
-_CHUNK_BYTES = 65536
+from processors.extract.safe_xml import XmlAbortError, feed_chunks, hardened_parser
+
 _URL_PARENTS = frozenset({"url", "sitemap"})
-
-
-class _AbortError(Exception):
-    """Raised from a handler to stop the parse at once."""
 
 
 class SitemapReader:
@@ -40,25 +37,14 @@ class SitemapReader:
         self._stack: list[str] = []
         self._text: list[str] | None = None
         self._text_chars = 0
-        parser = expat.ParserCreate()
-        parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-        parser.EntityDeclHandler = self._refuse_entity
-        parser.ExternalEntityRefHandler = self._refuse_external
-        parser.StartElementHandler = self._start
-        parser.EndElementHandler = self._end
-        parser.CharacterDataHandler = self._chars
-        parser.buffer_text = True
-        self._parser = parser
+        self._parser = hardened_parser(self._start, self._end, self._chars)
 
     def feed_all(self, chunks: Iterable[bytes]) -> SitemapReader:
         """Parse the whole document given as byte chunks; never raises for bad input."""
         parser = self._parser
         try:
-            for chunk in chunks:
-                for start in range(0, len(chunk), _CHUNK_BYTES):
-                    parser.Parse(chunk[start : start + _CHUNK_BYTES], False)
-            parser.Parse(b"", True)
-        except _AbortError as exc:
+            feed_chunks(parser, chunks)
+        except XmlAbortError as exc:
             self.error = str(exc)
         except expat.ExpatError as exc:
             self.error = f"xml: {expat.ErrorString(exc.code)}"
@@ -66,14 +52,6 @@ class SitemapReader:
             self.error = f"xml: {exc}"
         self._parser = None  # type: ignore[assignment]  # frees expat's buffers and handlers
         return self
-
-    @staticmethod
-    def _refuse_entity(*_args: object) -> None:
-        raise _AbortError("entity declaration refused")
-
-    @staticmethod
-    def _refuse_external(*_args: object) -> int:
-        raise _AbortError("external entity refused")
 
     def _start(self, name: str, _attrs: dict[str, str]) -> None:
         local = name.rpartition(":")[2]
@@ -86,7 +64,7 @@ class SitemapReader:
         if len(stack) < 64:
             stack.append(local)
         else:
-            raise _AbortError("nesting too deep")
+            raise XmlAbortError("nesting too deep")
 
     def _chars(self, data: str) -> None:
         text = self._text

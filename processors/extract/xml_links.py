@@ -27,9 +27,9 @@ from collections.abc import Iterable
 
 from crawler import Hop
 from processors.extract.outlinks import RawLink
+from processors.extract.safe_xml import XmlAbortError, feed_chunks, hardened_parser
 
 SITEMAP_ROOTS = frozenset({"urlset", "sitemapindex"})
-_CHUNK_BYTES = 65536
 _MAX_DEPTH = 256
 _URL_PREFIXES = ("http://", "https://")
 _TEXT_LINKS = {"link": "xml/link", "loc": "xml/loc", "guid": "xml/guid"}
@@ -52,11 +52,7 @@ class _Text:
         self.chars = 0
 
 
-class _AbortError(Exception):
-    """Raised from a handler to stop the parse at once."""
-
-
-class _SitemapError(_AbortError):
+class _SitemapError(XmlAbortError):
     """The root says sitemap: not this reader's document."""
 
 
@@ -83,27 +79,16 @@ class XmlLinkReader:
         self._stack: list[_Text] = []
         # expat without namespace processing: names stay prefix:local, so <link> of RSS, Atom
         # (default namespace) and atom:link all end in "link".
-        parser = expat.ParserCreate()
-        parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-        parser.EntityDeclHandler = self._refuse_entity
-        parser.ExternalEntityRefHandler = self._refuse_external
-        parser.StartElementHandler = self._start
-        parser.EndElementHandler = self._end
-        parser.CharacterDataHandler = self._chars
-        parser.buffer_text = True
-        self._parser = parser
+        self._parser = hardened_parser(self._start, self._end, self._chars)
 
     def feed_all(self, chunks: Iterable[bytes]) -> XmlLinkReader:
         """Parse the whole document given as byte chunks; never raises for bad input."""
         parser = self._parser
         try:
-            for chunk in chunks:
-                for start in range(0, len(chunk), _CHUNK_BYTES):
-                    parser.Parse(chunk[start : start + _CHUNK_BYTES], False)
-            parser.Parse(b"", True)
+            feed_chunks(parser, chunks)
         except _SitemapError:
             pass
-        except _AbortError as exc:
+        except XmlAbortError as exc:
             self.error = str(exc)
         except expat.ExpatError as exc:
             self.error = f"xml: {expat.ErrorString(exc.code)}"
@@ -111,14 +96,6 @@ class XmlLinkReader:
             self.error = f"xml: {exc}"
         self._parser = None  # type: ignore[assignment]  # frees expat's buffers and handlers
         return self
-
-    @staticmethod
-    def _refuse_entity(*_args: object) -> None:
-        raise _AbortError("entity declaration refused")
-
-    @staticmethod
-    def _refuse_external(*_args: object) -> int:
-        raise _AbortError("external entity refused")
 
     def _add(self, value: str, hop: str, context: str) -> None:
         value = value.strip()
@@ -137,7 +114,7 @@ class XmlLinkReader:
                 raise _SitemapError(local)
         stack = self._stack
         if len(stack) >= _MAX_DEPTH:
-            raise _AbortError("nesting too deep")
+            raise XmlAbortError("nesting too deep")
         if attrs:
             self._attributes(local, attrs)
         context = _TEXT_LINKS.get(local) or _EMBED_TEXTS.get(local)
