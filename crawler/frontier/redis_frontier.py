@@ -22,9 +22,13 @@ states are in Redis (see :mod:`crawler.frontier.redis_scripts`); the parts, in t
   stays leased meanwhile (:mod:`~crawler.frontier.redis_prerequisites`); a background thread
   renews this worker's leases and reaps expired ones (:mod:`~crawler.frontier.redis_lease_keeper`).
 
-Deviations from :class:`~crawler.frontier.WorkQueueFrontier`: no session budget rotation,
-inactive queues or queue precedence (every non-empty queue competes by due time), no total
-budget; a hash-policy queue spanning servers is split per server. ``is_empty`` and ``snapshot``
+Budgets: FINISH charges each URI's cost (``cost_policy``; a failure ``error_penalty_amount``
+more, a disregarded URI nothing) to its queue in Redis, and retires a queue whose spent reaches
+``queue_total_budget``: its URIs stay in Redis, stop counting as queued and are not handed out
+(as the work-queue frontier's retired queues). Deviations from
+:class:`~crawler.frontier.WorkQueueFrontier`: no session budget rotation, inactive queues or
+queue precedence (every non-empty queue competes by due time); a hash-policy queue spanning
+servers is split per server (its budget too). ``is_empty`` and ``snapshot``
 are crawl-wide (:mod:`~crawler.frontier.redis_snapshot`).
 
 Reads/writes on the CrawlURI as WorkQueueFrontier does. Thread-safe: per-call Redis scripts are
@@ -100,6 +104,8 @@ class RedisFrontier:
                 pace.slow_response_min_ms,
             ]
         self._paced = pace.enabled
+        self._total_budget = config.queue_total_budget
+        self._penalty = config.error_penalty_amount
         pol = config.politeness
         self._min_delay_ms = pol.min_delay_ms
         self._max_conn = pol.host_max_connections
@@ -124,6 +130,7 @@ class RedisFrontier:
             self._wake, in_flight, logger, retry=retry, on_final=on_final
         )
         prep = FrontierPreparer(config, policy)
+        self._cost = prep.cost
         self._scheduler = RedisScheduler(
             store, uniq, prep, lock, exchange, in_flight, prereqs, uri_error
         )
@@ -262,20 +269,22 @@ class RedisFrontier:
             member = skey_bytes + curi.to_bytes()
             score = int.from_bytes(skey_bytes, "big") >> 48
             args = [entry.member, "r", member, score, delay_ms, backoff_ms, hold_ms, max_conn]
-            item = (entry.shard, entry.qid, entry.server, [*args, 0, interval_ms, *paced], curi.uri)
+            cost = self._cost(curi) if status != FetchStatus.DEFERRED else 0
+            args += [0, interval_ms, *paced, cost, self._total_budget]
+            item = (entry.shard, entry.qid, entry.server, args, curi.uri)
             with self._lock:
                 self._exchange.put(item)
             return False
         polite_ms = curi.politeness_delay_ms
         if curi.is_disregarded:
-            kind = "disregarded"
+            kind, cost = "disregarded", 0
         elif curi.is_success:
-            kind = "succeeded"
+            kind, cost = "succeeded", self._cost(curi)
         else:
-            kind = "failed"
+            kind, cost = "failed", self._cost(curi) + self._penalty
         delay_ms = max(polite_ms if polite_ms >= 0 else self._min_delay_ms, backoff_ms)
         args = [entry.member, kind, b"", 0, delay_ms, backoff_ms, hold_ms, max_conn, 0, interval_ms]
-        args += paced
+        args += [*paced, cost, self._total_budget]
         with self._lock:
             self._finishing += 1
         try:

@@ -14,6 +14,8 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
                         known limit (0: none yet), ``lb`` usual fetch ms, ``iv`` ms between
                         recent answers, ``la`` last answer, ``ss`` slow answers in a row
 ``T p:<srv>``   zset    queues parked on a server that had no free connection (FIFO by time)
+``T b``         hash    queue id -> cost spent by the queue (``queue_total_budget``)
+``T x``         zset    retired queues (spent their total budget): member queue id, score = spent
 ``T h``         zset    hungry workers: member worker id, score = (ms until when it found
                         nothing due in this shard while its threads waited) x 1024 + the
                         number of URIs it held then (capped at 1023)
@@ -187,27 +189,30 @@ end
 SCHEDULE = (
     _NOW
     + """
--- KEYS: g groups (one per shard) of ready, cur, stats; then one queue zset per entry
+-- KEYS: g groups (one per shard) of ready, cur, stats, retired; then one queue zset per entry
 -- ARGV: g, then (group 1..g, qid, score, member) per entry. Returns 1/0 per entry (added).
+-- A URI added to a retired queue stays there without counting as queued (as single-process).
 local g = tonumber(ARGV[1])
 local out = {}
 local added = {}
 local n = (#ARGV - 1) / 4
 for i = 1, n do
   local a = 2 + (i - 1) * 4
-  local k = (tonumber(ARGV[a]) - 1) * 3
+  local k = (tonumber(ARGV[a]) - 1) * 4
   local qid = ARGV[a + 1]
-  if redis.call('ZADD', KEYS[3 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
+  if redis.call('ZADD', KEYS[4 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
     out[i] = 1
-    added[k] = (added[k] or 0) + 1
-    if redis.call('HEXISTS', KEYS[k + 2], qid) == 0 then
-      redis.call('ZADD', KEYS[k + 1], 'NX', now, qid)
+    if not redis.call('ZSCORE', KEYS[k + 4], qid) then
+      added[k] = (added[k] or 0) + 1
+      if redis.call('HEXISTS', KEYS[k + 2], qid) == 0 then
+        redis.call('ZADD', KEYS[k + 1], 'NX', now, qid)
+      end
     end
   else
     out[i] = 0
   end
 end
-for k = 0, 3 * (g - 1), 3 do
+for k = 0, 4 * (g - 1), 4 do
   redis.call('HINCRBY', KEYS[k + 3], 'queued', added[k] or 0)
   redis.call('HINCRBY', KEYS[k + 3], 'ops', 1)
 end
@@ -250,20 +255,22 @@ return out
 )
 
 UNSCHEDULE = """
--- KEYS: 4 per entry: ready, cur, stats, queue;  ARGV: (qid, member) per entry.  Takes back
+-- KEYS: 5 per entry: ready, cur, stats, queue, retired;  ARGV: (qid, member) per entry.  Takes back
 -- members SCHEDULE added (another worker recorded the URI first). Returns 1/0 per entry
 -- (1: it was still queued).
 -- A member already handed out stays (it is being fetched; FINISH removes it).
 local out = {}
 for i = 0, #ARGV / 2 - 1 do
-  local K, qid, member = i * 4, ARGV[i * 2 + 1], ARGV[i * 2 + 2]
+  local K, qid, member = i * 5, ARGV[i * 2 + 1], ARGV[i * 2 + 2]
   local cur = redis.call('HGET', KEYS[K + 2], qid)
   if cur and string.sub(cur, -#member - 1) == '\\n' .. member then
     out[#out + 1] = 0
   elseif redis.call('ZREM', KEYS[K + 4], member) == 0 then
     out[#out + 1] = 0
   else
-    redis.call('HINCRBY', KEYS[K + 3], 'queued', -1)
+    if not redis.call('ZSCORE', KEYS[K + 5], qid) then
+      redis.call('HINCRBY', KEYS[K + 3], 'queued', -1)
+    end
     redis.call('HINCRBY', KEYS[K + 3], 'ops', 1)
     if redis.call('ZCARD', KEYS[K + 4]) == 0 and redis.call('HEXISTS', KEYS[K + 2], qid) == 0 then
       redis.call('ZREM', KEYS[K + 1], qid)
@@ -292,8 +299,10 @@ return out
 """
 )
 
-FINISH_ARGS = 14
+FINISH_ARGS = 16
 """FINISH arguments per queue."""
+FINISH_KEYS = 10
+"""FINISH keys per queue: CLAIM's 8, then spent and retired."""
 FINISH_HEAD = 9
 """FINISH arguments before the first queue's."""
 
@@ -303,23 +312,26 @@ FINISH = (
     + _CLAIM_FN
     + PACE_FN
     + """
--- KEYS: 8 per queue (ready, lease, cur, stats, queue, server, park, hungry)
+-- KEYS: 10 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, retired)
 -- ARGV: worker, lease_ms, held (URIs this worker holds besides these), the 6 pace parameters
 --       (PACE_FN's P; factor 0: no pace), then per queue: qid,
 --       old member, kind (r retry | succeeded | failed | disregarded), new member (retry), new
 --       score (retry), delay_ms, backoff_ms, hold_ms, max_conn, reclaim (1: lease the queue's
 --       next URI at once if it may be fetched now and no worker hungry in this shard holds two
---       or more URIs fewer), min_interval_ms, then the pace's kind, age and dur (PACE_FN)
+--       or more URIs fewer), min_interval_ms, then the pace's kind, age and dur (PACE_FN),
+--       then cost (charged to the queue's spent) and total budget (-1: none)
+-- A queue whose spent reaches its total budget is retired: it leaves the ready set, keeps its
+-- URIs, and they stop counting as queued.
 -- Returns per queue {0} when this worker no longer held the lease (it expired and was reaped),
 -- {1} when finished, {1, member} when finished and the next URI leased to this worker, {2}
--- when finished and the queue left to a hungry worker.
+-- when finished and the queue left to a hungry worker, {3} when finished and retired.
 local worker, lease_ms, held = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local P = {}
 for j = 1, 6 do P[j] = tonumber(ARGV[3 + j]) end
 local hungry_from = string.format('%d', now * HUNGRY_SCALE)
 local out = {}
-for i = 0, (#ARGV - 9) / 14 - 1 do
-  local K, a = i * 8, 10 + i * 14
+for i = 0, (#ARGV - 9) / 16 - 1 do
+  local K, a = i * 10, 10 + i * 16
   local qid = ARGV[a]
   if redis.call('HGET', KEYS[K + 3], qid) ~= worker .. '\\n' .. ARGV[a + 1] then
     out[#out + 1] = {0}
@@ -351,7 +363,22 @@ for i = 0, (#ARGV - 9) / 14 - 1 do
     if backoff > 0 or hold > 0 then redis.call('HSET', KEYS[K + 6], 'nb', nb) end
     local max_conn = tonumber(ARGV[a + 8])
     local row = {1}
-    if redis.call('ZCARD', KEYS[K + 5]) > 0 then
+    local cost, budget = tonumber(ARGV[a + 14]), tonumber(ARGV[a + 15])
+    local spent = 0
+    if cost ~= 0 then
+      spent = tonumber(redis.call('HINCRBY', KEYS[K + 9], qid, cost))
+    elseif budget >= 0 then
+      spent = tonumber(redis.call('HGET', KEYS[K + 9], qid) or '0')
+    end
+    local left = redis.call('ZCARD', KEYS[K + 5])
+    if budget >= 0 and spent >= budget then
+      redis.call('ZREM', KEYS[K + 1], qid)
+      if not redis.call('ZSCORE', KEYS[K + 10], qid) then
+        redis.call('HINCRBY', KEYS[K + 4], 'queued', -left)
+      end
+      redis.call('ZADD', KEYS[K + 10], spent, qid)
+      row[1] = 3
+    elseif left > 0 then
       redis.call('ZADD', KEYS[K + 1], now + tonumber(ARGV[a + 5]), qid)
       local reclaim = ARGV[a + 9] == '1'
       if reclaim then
@@ -419,11 +446,11 @@ return renewed
 SHARD_STATE = (
     _NOW
     + """
--- KEYS: 3 per shard: ready, lease, stats.  Returns per shard {now, queued, ops, succeeded,
--- failed, disregarded, reaped, ready-now, snoozed, in-process, next due ms or -1, next lease
--- expiry or -1}.
+-- KEYS: 4 per shard: ready, lease, stats, retired.  Returns per shard {now, queued, ops,
+-- succeeded, failed, disregarded, reaped, ready-now, snoozed, in-process, next due ms or -1,
+-- next lease expiry or -1, retired queues}.
 local rows = {}
-for K = 0, #KEYS - 3, 3 do
+for K = 0, #KEYS - 4, 4 do
   local s = redis.call('HMGET', KEYS[K + 3], 'queued', 'ops', 'succeeded', 'failed',
     'disregarded', 'reaped')
   local out = {now}
@@ -436,6 +463,7 @@ for K = 0, #KEYS - 3, 3 do
   out[#out + 1] = first[2] and tonumber(first[2]) or -1
   local lease = redis.call('ZRANGE', KEYS[K + 2], 0, 0, 'WITHSCORES')
   out[#out + 1] = lease[2] and tonumber(lease[2]) or -1
+  out[#out + 1] = redis.call('ZCARD', KEYS[K + 4])
   rows[#rows + 1] = out
 end
 return rows

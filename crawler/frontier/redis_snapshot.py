@@ -1,7 +1,7 @@
 """Crawl-wide views of the shared frontier, read from every shard's counters in Redis.
 
 * :func:`redis_snapshot`: the counts of all workers together for progress lines and reports
-  (discovered from the uniq filter; no inactive, retired or exhausted queues in this model).
+  (discovered from the uniq filter; retired queues counted, no inactive or exhausted ones).
   Redis unreachable: an empty snapshot, so a progress line never stops the crawl.
 * :func:`shared_frontier_empty`: two reads of every shard's counters that agree (no operation
   in between) with nothing queued or in process. Redis unreachable: not empty. The frontier
@@ -35,7 +35,7 @@ def redis_snapshot(store: RedisQueueStore, uniq: UriUniqFilter[Any]) -> Frontier
         "in_process": total.get("in_process", 0),
         "snoozed": total.get("snoozed", 0),
         "inactive": 0,
-        "retired": 0,
+        "retired": total.get("retired", 0),
         "exhausted": 0,
     }
     active = queues["ready"] + queues["in_process"] + queues["snoozed"]

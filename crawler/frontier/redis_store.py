@@ -56,6 +56,7 @@ _STATE_FIELDS = (
     "in_process",
     "next_due_ms",
     "next_expiry_ms",
+    "retired",
 )
 
 
@@ -275,7 +276,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             queue_keys: list[str] = []
             for g, shard in enumerate(group, 1):
                 t = self._tags[shard]
-                keys += (f"{t}r", f"{t}c", f"{t}s")
+                keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}x")
                 for qid, score, member in by_shard[shard]:
                     queue_keys.append(f"{t}q:{qid}")
                     args += (g, qid, score, member)
@@ -310,7 +311,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                 t = self._tags[shard]
                 for i in by_shard[shard]:
                     _, qid, member = items[i]
-                    keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}q:{qid}")
+                    keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}q:{qid}", f"{t}x")
                     args += (qid, member)
                     idx.append(i)
             calls.append((script, keys, args))
@@ -366,7 +367,9 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
     ) -> tuple[list[tuple[Any, list[str], list[Any]]], list[list[int]]]:
         """Calls of the per-queue script ``name`` for ``(shard, qid, server, args)`` items:
         one per group of shards, with the item indexes of each. Each call's arguments start
-        with the worker, the lease time and ``extra_head``."""
+        with the worker, the lease time and ``extra_head``. FINISH also gets each shard's
+        spent and retired keys after the queue's 8."""
+        budget_keys = name == "FINISH"
         script = self._scripts[name]
         by_shard: dict[int, list[int]] = {}
         for i, item in enumerate(items):
@@ -381,6 +384,9 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                 for i in by_shard[shard]:
                     _, qid, server, extra = items[i]
                     keys += self.queue_keys(shard, qid, server)
+                    if budget_keys:
+                        t = self._tags[shard]
+                        keys += (f"{t}b", f"{t}x")
                     args.append(qid)
                     args += extra
                     idx.append(i)
@@ -523,6 +529,6 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             for row in group_rows
         ]
 
-    def _state_keys(self, shard: int) -> tuple[str, str, str]:
+    def _state_keys(self, shard: int) -> tuple[str, str, str, str]:
         t = self._tags[shard]
-        return f"{t}r", f"{t}l", f"{t}s"
+        return f"{t}r", f"{t}l", f"{t}s", f"{t}x"

@@ -1,0 +1,168 @@
+"""Queue budgets on both frontiers: the same cases run against the single-process
+WorkQueueFrontier (memory store) and the RedisFrontier (real redis-server, and a Redis Cluster),
+so the shared frontier keeps the single-process one's total budget, cost policy and error
+penalty."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+from redis_servers import RedisClusterServers, RedisServer
+
+from crawler.clock import ManualClock
+from crawler.curi import CrawlURI, FetchStatus
+from crawler.frontier import HostnameQueueAssignmentPolicy, MemoryQueueStore, WorkQueueFrontier
+from crawler.frontier.frontier import FrontierSnapshot
+from crawler.frontier.redis_frontier import RedisFrontier
+from crawler.frontier.redis_store import RedisQueueStore, RedisQueueStoreParams
+from crawler.order.schema import FrontierConfig, PolitenessConfig
+from crawler.uniq import MemoryUriUniqFilter
+from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
+
+pytestmark = pytest.mark.timeout(60)
+
+_namespaces = itertools.count()
+
+
+class AnyFrontier(Protocol):
+    def schedule(self, curi: CrawlURI) -> bool: ...
+    def next(self, timeout_s: float) -> CrawlURI | None: ...
+    def finished(self, curi: CrawlURI) -> bool: ...
+    def snapshot(self) -> FrontierSnapshot: ...
+    def is_empty(self) -> bool: ...
+    def close(self) -> None: ...
+
+
+Make = Any  # (tmp: Path, **config) -> AnyFrontier
+
+
+def _config(config: dict[str, Any]) -> FrontierConfig:
+    config.setdefault(
+        "politeness",
+        PolitenessConfig(delay_factor=0, min_delay_ms=0, max_delay_ms=0, host_max_connections=0),
+    )
+    return FrontierConfig(**config)
+
+
+def _redis_maker(url: str, made: list[AnyFrontier]) -> Make:
+    def make(tmp: Path, **config: Any) -> AnyFrontier:
+        ns = f"b{next(_namespaces)}:"
+        store = RedisQueueStore(
+            RedisQueueStoreParams(url=url, namespace=ns, worker_id="w1", shards=4)
+        )
+        uniq = RedisUriUniqFilter(RedisUriUniqFilterParams(url=url, namespace=ns))
+        f = RedisFrontier(store, HostnameQueueAssignmentPolicy(), uniq, _config(config))
+        f.open(tmp)
+        made.append(f)
+        return f
+
+    return make
+
+
+@pytest.fixture(params=["workqueue", "redis", "redis_cluster"])
+def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Make]:
+    """A maker of frontiers of the kind under test."""
+    made: list[AnyFrontier] = []
+    if request.param == "workqueue":
+
+        def make_local(tmp: Path, **config: Any) -> AnyFrontier:
+            f = WorkQueueFrontier(
+                MemoryQueueStore(),
+                HostnameQueueAssignmentPolicy(),
+                MemoryUriUniqFilter(),
+                _config(config),
+                clock=ManualClock(),
+            )
+            f.open(tmp)
+            made.append(f)
+            return f
+
+        yield make_local
+    elif request.param == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+        yield _redis_maker(server.url, made)
+    else:
+        cluster: RedisClusterServers = request.getfixturevalue("redis_cluster")
+        yield _redis_maker(cluster.url, made)
+    for f in made:
+        f.close()
+
+
+def drain(f: AnyFrontier, status: int = 200) -> list[str]:
+    """Take and finish URIs with ``status`` until none is left to hand out."""
+    out = []
+    while (curi := f.next(0)) is not None:
+        out.append(curi.uri)
+        curi.status = status
+        f.finished(curi)
+        if isinstance(f, RedisFrontier):
+            assert f.flush(5.0)
+    return out
+
+
+def test_queue_over_total_budget_is_retired(make: Make, tmp_path: Path) -> None:
+    f = make(tmp_path, queue_total_budget=2)
+    for i in range(5):
+        f.schedule(CrawlURI(f"http://a.test/{i}"))
+    f.schedule(CrawlURI("http://b.test/0"))
+    crawled = drain(f)
+    assert sorted(u for u in crawled if "a.test" in u) == ["http://a.test/0", "http://a.test/1"]
+    assert "http://b.test/0" in crawled  # another queue is not affected
+    snap = f.snapshot()
+    # the retired queue keeps its 3 URIs, which stop counting as queued: the crawl can end
+    assert snap.queues["retired"] == 1 and snap.queued == 0
+    assert f.is_empty()
+    # a URI found later for the retired queue joins it, is not crawled, and is not queued
+    assert f.schedule(CrawlURI("http://a.test/late"))
+    assert f.next(0) is None
+    assert f.snapshot().queued == 0 and f.is_empty()
+
+
+def test_zero_cost_never_exhausts_a_budget(make: Make, tmp_path: Path) -> None:
+    f = make(tmp_path, cost_policy="zero", queue_total_budget=1)
+    for i in range(3):
+        f.schedule(CrawlURI(f"http://a.test/{i}"))
+    assert len(drain(f)) == 3
+    g = make(tmp_path / "g", cost_policy="zero", queue_total_budget=1)
+    for i in range(3):
+        g.schedule(CrawlURI(f"http://a.test/{i}"))
+    # a failure still pays the error penalty (Heritrix adds it whatever the cost policy)
+    assert len(drain(g, status=FetchStatus.TIMEOUT)) == 1
+    assert g.snapshot().queues["retired"] == 1
+
+
+def test_error_penalty_is_charged_only_to_failures(make: Make, tmp_path: Path) -> None:
+    f = make(tmp_path, queue_total_budget=4, error_penalty_amount=2)
+    for i in range(6):
+        f.schedule(CrawlURI(f"http://a.test/{i}"))
+    first = f.next(0)
+    assert first is not None
+    first.status = FetchStatus.TIMEOUT  # a failure, not retried
+    f.finished(first)  # cost 1 + penalty 2 = 3 spent
+    if isinstance(f, RedisFrontier):
+        assert f.flush(5.0)
+    # one success more reaches 4: the queue is retired after it
+    assert len(drain(f)) == 1
+    assert f.snapshot().queues["retired"] == 1
+
+
+def test_disregarded_uris_are_not_charged(make: Make, tmp_path: Path) -> None:
+    f = make(tmp_path, queue_total_budget=1)
+    for i in range(3):
+        f.schedule(CrawlURI(f"http://a.test/{i}"))
+    assert len(drain(f, status=FetchStatus.OUT_OF_SCOPE)) == 3
+    snap = f.snapshot()
+    assert snap.queues["retired"] == 0 and snap.disregarded == 3
+
+
+def test_wag_cost_charges_queries_more(make: Make, tmp_path: Path) -> None:
+    f = make(tmp_path, cost_policy="wag", queue_total_budget=4)
+    for i in range(3):
+        f.schedule(CrawlURI(f"http://a.test/search?q={i}", via="http://a.test/"))
+    # each query costs 2: two fit in the budget of 4
+    assert len(drain(f)) == 2
+    assert f.snapshot().queues["retired"] == 1
