@@ -51,12 +51,14 @@ from crawler.clock import Clock, SystemClock
 from crawler.curi import CrawlURI, FetchStatus
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierSnapshot, FrontierStateError
+from crawler.frontier.frontier_report import QueueDetail
 from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
 from crawler.frontier.preparer import FrontierPreparer
 from crawler.frontier.redis_conn import RedisUnavailableError
 from crawler.frontier.redis_exchange import Leased, RedisExchange
 from crawler.frontier.redis_lease_keeper import InFlight, LeaseKeeper
 from crawler.frontier.redis_prerequisites import LocalPrerequisites
+from crawler.frontier.redis_queue_report import redis_queue_details
 from crawler.frontier.redis_scheduler import RedisScheduler
 from crawler.frontier.redis_snapshot import redis_snapshot, shared_frontier_empty
 from crawler.frontier.redis_store import RedisQueueStore
@@ -339,9 +341,16 @@ class RedisFrontier:
         pace slows most, slowest first (read from Redis)."""
         return self._store.paced_servers(limit)
 
-    def queue_details(self, limit: int = 2000) -> list[Any]:
-        """Per-queue detail is not kept for the shared frontier (reports show the counts)."""
-        return []
+    def queue_details(self, limit: int = 2000) -> list[QueueDetail]:
+        """Per-queue detail of the ``limit`` longest non-exhausted queues crawl-wide, longest
+        first (:mod:`~crawler.frontier.redis_queue_report`); [] if Redis is unreachable."""
+        try:
+            details: list[QueueDetail] = self._store.call(
+                "queue_details", lambda: redis_queue_details(self._store, self._config, limit)
+            )
+        except RedisUnavailableError:
+            return []
+        return details
 
     @property
     def config(self) -> FrontierConfig:

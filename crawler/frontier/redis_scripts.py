@@ -14,7 +14,10 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
                         known limit (0: none yet), ``lb`` usual fetch ms, ``iv`` ms between
                         recent answers, ``la`` last answer, ``ss`` slow answers in a row
 ``T p:<srv>``   zset    queues parked on a server that had no free connection (FIFO by time)
-``T b``         hash    queue id -> cost spent by the queue (``queue_total_budget``)
+``T b``         hash    per queue (for budgets and reports): ``<qid>`` cost spent (against
+                        ``queue_total_budget``); ``<qid>\\n`` + ``s``/``f``/``d`` succeeded,
+                        failed, disregarded, ``c`` last cost, ``t`` ms of its last finish,
+                        ``e`` URIs ever queued, ``q`` the member last queued
 ``T x``         zset    retired queues (spent their total budget): member queue id, score = spent
 ``T h``         zset    hungry workers: member worker id, score = (ms until when it found
                         nothing due in this shard while its threads waited) x 1024 + the
@@ -189,7 +192,8 @@ end
 SCHEDULE = (
     _NOW
     + """
--- KEYS: g groups (one per shard) of ready, cur, stats, retired; then one queue zset per entry
+-- KEYS: g groups (one per shard) of ready, cur, stats, retired, spent; then one queue zset
+-- per entry
 -- ARGV: g, then (group 1..g, qid, score, member) per entry. Returns 1/0 per entry (added).
 -- A URI added to a retired queue stays there without counting as queued (as single-process).
 local g = tonumber(ARGV[1])
@@ -198,10 +202,12 @@ local added = {}
 local n = (#ARGV - 1) / 4
 for i = 1, n do
   local a = 2 + (i - 1) * 4
-  local k = (tonumber(ARGV[a]) - 1) * 4
+  local k = (tonumber(ARGV[a]) - 1) * 5
   local qid = ARGV[a + 1]
-  if redis.call('ZADD', KEYS[4 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
+  if redis.call('ZADD', KEYS[5 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
     out[i] = 1
+    redis.call('HINCRBY', KEYS[k + 5], qid .. '\\ne', 1)
+    redis.call('HSET', KEYS[k + 5], qid .. '\\nq', ARGV[a + 3])
     if not redis.call('ZSCORE', KEYS[k + 4], qid) then
       added[k] = (added[k] or 0) + 1
       if redis.call('HEXISTS', KEYS[k + 2], qid) == 0 then
@@ -212,7 +218,7 @@ for i = 1, n do
     out[i] = 0
   end
 end
-for k = 0, 4 * (g - 1), 4 do
+for k = 0, 5 * (g - 1), 5 do
   redis.call('HINCRBY', KEYS[k + 3], 'queued', added[k] or 0)
   redis.call('HINCRBY', KEYS[k + 3], 'ops', 1)
 end
@@ -345,6 +351,7 @@ for i = 0, (#ARGV - 9) / 16 - 1 do
     else
       redis.call('HINCRBY', KEYS[K + 4], 'queued', -removed)
       redis.call('HINCRBY', KEYS[K + 4], kind, 1)
+      redis.call('HINCRBY', KEYS[K + 9], qid .. '\\n' .. string.sub(kind, 1, 1), 1)
     end
     redis.call('HINCRBY', KEYS[K + 4], 'ops', 1)
     local active = tonumber(redis.call('HGET', KEYS[K + 6], 'a') or '0')
@@ -364,12 +371,8 @@ for i = 0, (#ARGV - 9) / 16 - 1 do
     local max_conn = tonumber(ARGV[a + 8])
     local row = {1}
     local cost, budget = tonumber(ARGV[a + 14]), tonumber(ARGV[a + 15])
-    local spent = 0
-    if cost ~= 0 then
-      spent = tonumber(redis.call('HINCRBY', KEYS[K + 9], qid, cost))
-    elseif budget >= 0 then
-      spent = tonumber(redis.call('HGET', KEYS[K + 9], qid) or '0')
-    end
+    local spent = tonumber(redis.call('HINCRBY', KEYS[K + 9], qid, cost))
+    redis.call('HSET', KEYS[K + 9], qid .. '\\nc', cost, qid .. '\\nt', now)
     local left = redis.call('ZCARD', KEYS[K + 5])
     if budget >= 0 and spent >= budget then
       redis.call('ZREM', KEYS[K + 1], qid)
@@ -469,3 +472,34 @@ end
 return rows
 """
 )
+
+QUEUE_LIST = (
+    _NOW
+    + """
+-- KEYS: ready, lease, retired of one shard.  Returns {now, ready {qid, due ms}..., leased
+-- {qid}..., retired {qid}...} (flat arrays) for the frontier report (not the hot path).
+local function flat(key, scores)
+  if scores then return redis.call('ZRANGE', key, 0, -1, 'WITHSCORES') end
+  return redis.call('ZRANGE', key, 0, -1)
+end
+return {now, flat(KEYS[1], true), flat(KEYS[2], false), flat(KEYS[3], false)}
+"""
+)
+
+QUEUE_DETAIL = """
+-- KEYS: 2 per queue: queue, spent;  ARGV: qid per queue.  Returns per queue {size, head
+-- member or '', spent, succeeded, failed, disregarded, last cost, last finish ms, enqueues,
+-- last queued member or ''} for the frontier report.
+local rows = {}
+for i = 1, #ARGV do
+  local q, b, qid = KEYS[2 * i - 1], KEYS[2 * i], ARGV[i]
+  local head = redis.call('ZRANGE', q, 0, 0)
+  local f = redis.call('HMGET', b, qid, qid .. '\\ns', qid .. '\\nf', qid .. '\\nd',
+    qid .. '\\nc', qid .. '\\nt', qid .. '\\ne', qid .. '\\nq')
+  local row = {redis.call('ZCARD', q), head[1] or ''}
+  for j = 1, 7 do row[#row + 1] = tonumber(f[j] or '0') end
+  row[#row + 1] = f[8] or ''
+  rows[#rows + 1] = row
+end
+return rows
+"""

@@ -131,6 +131,8 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             "REAP",
             "RENEW",
             "SHARD_STATE",
+            "QUEUE_LIST",
+            "QUEUE_DETAIL",
         ):
             self._scripts[name] = client.register_script(getattr(redis_scripts, name))
         self.one_node = not redis_conn.is_cluster(client)
@@ -219,6 +221,14 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         )
 
     # ------------------------------------------------------------ keys
+    def tag(self, shard: int) -> str:
+        """The key prefix (with its Cluster hash tag) of ``shard``'s keys."""
+        return self._tags[shard]
+
+    def script(self, name: str) -> Any:
+        """The registered script ``name`` of :mod:`crawler.frontier.redis_scripts`."""
+        return self._scripts[name]
+
     def shard_of(self, server: str) -> int:
         """The frontier shard holding ``server``'s queues."""
         return zlib.crc32(server.encode("utf-8", "surrogatepass")) % self.shards
@@ -276,7 +286,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             queue_keys: list[str] = []
             for g, shard in enumerate(group, 1):
                 t = self._tags[shard]
-                keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}x")
+                keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}x", f"{t}b")
                 for qid, score, member in by_shard[shard]:
                     queue_keys.append(f"{t}q:{qid}")
                     args += (g, qid, score, member)

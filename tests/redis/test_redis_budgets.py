@@ -15,7 +15,12 @@ from redis_servers import RedisClusterServers, RedisServer
 
 from crawler.clock import ManualClock
 from crawler.curi import CrawlURI, FetchStatus
-from crawler.frontier import HostnameQueueAssignmentPolicy, MemoryQueueStore, WorkQueueFrontier
+from crawler.frontier import (
+    HostnameQueueAssignmentPolicy,
+    MemoryQueueStore,
+    WorkQueueFrontier,
+    frontier_summary_report,
+)
 from crawler.frontier.frontier import FrontierSnapshot
 from crawler.frontier.redis_frontier import RedisFrontier
 from crawler.frontier.redis_store import RedisQueueStore, RedisQueueStoreParams
@@ -166,3 +171,36 @@ def test_wag_cost_charges_queries_more(make: Make, tmp_path: Path) -> None:
     # each query costs 2: two fit in the budget of 4
     assert len(drain(f)) == 2
     assert f.snapshot().queues["retired"] == 1
+
+
+def _detail_of(f: AnyFrontier, host: str) -> Any:
+    details = [d for d in f.queue_details() if d.key.split("\t")[0] == host]  # type: ignore[attr-defined]
+    assert len(details) == 1, details
+    return details[0]
+
+
+def test_queue_detail_shows_state_budget_and_uris(make: Make, tmp_path: Path) -> None:
+    f = make(tmp_path, queue_total_budget=3, error_penalty_amount=1)
+    for i in range(5):
+        f.schedule(CrawlURI(f"http://a.test/{i}"))
+    f.schedule(CrawlURI("http://b.test/0"))
+    out = []
+    while (curi := f.next(0)) is not None:
+        host = curi.uri.split("/")[2]
+        d = _detail_of(f, host)
+        assert (d.state, d.last_peeked) == ("in_process", curi.uri)
+        out.append(curi.uri)
+        curi.status = FetchStatus.TIMEOUT if curi.uri == "http://a.test/1" else 200
+        f.finished(curi)
+        if isinstance(f, RedisFrontier):
+            assert f.flush(5.0)
+    assert sorted(out) == ["http://a.test/0", "http://a.test/1", "http://b.test/0"]
+    # a.test spent 1 (success) + 1 + 1 (failure and its penalty) = its budget: retired
+    a = _detail_of(f, "a.test")
+    assert (a.state, a.size, a.total_spent, a.total_budget) == ("retired", 3, 3, 3)
+    assert (a.succeeded, a.failed, a.last_cost, a.total_enqueues) == (1, 1, 2, 5)
+    assert a.last_queued == "http://a.test/4"
+    # b.test is exhausted: not listed
+    assert [d for d in f.queue_details() if d.key.startswith("b.test")] == []  # type: ignore[attr-defined]
+    report = frontier_summary_report(f, "budgets", 0.0)  # type: ignore[arg-type]
+    assert "a.test" in report and "retired" in report.lower()
