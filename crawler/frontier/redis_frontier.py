@@ -107,6 +107,8 @@ class RedisFrontier:
             ]
         self._paced = pace.enabled
         self._total_budget = config.queue_total_budget
+        highest = 1 if config.queue_precedence_policy == "highest_uri" else 0
+        store.precedence_args = [config.precedence_floor, config.base_queue_precedence, highest]
         self._penalty = config.error_penalty_amount
         pol = config.politeness
         self._min_delay_ms = pol.min_delay_ms

@@ -10,8 +10,8 @@ per shard group. Two or three round trips per report, none on the crawl's hot pa
 
 Differences from the single-process rows: a queue id is ``<queue key>\\t<server>`` (a queue
 spanning servers is one row per server); ``last_peeked`` is the URI at the queue's head (the
-one out, for a queue in process); there are no sessions or inactive queues, so
-``session_spent`` is 0 and ``precedence`` the order's ``base_queue_precedence``;
+one out, for a queue in process); there are no sessions, so ``session_spent`` is 0; the only
+inactive queues are the ineligible ones; ``precedence`` is the queue's as SCHEDULE keeps it;
 ``last_fetch_s`` is wall-clock seconds of the queue's last finished URI.
 
 Thread-safe: only reads Redis through the store's thread-safe connections.
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from crawler.curi import CrawlURI
 from crawler.frontier import redis_conn
 from crawler.frontier.frontier_report import QueueDetail
-from crawler.frontier.workqueue import IN_PROCESS, READY, RETIRED, SNOOZED
+from crawler.frontier.workqueue import IN_PROCESS, INACTIVE, READY, RETIRED, SNOOZED
 
 if TYPE_CHECKING:
     from crawler.frontier.redis_store import RedisQueueStore
@@ -52,11 +52,11 @@ def _listed(store: RedisQueueStore) -> dict[int, dict[str, tuple[str, float, str
     script = store.script("QUEUE_LIST")
     shards = range(store.shards)
     calls: list[tuple[Any, list[str], list[Any]]] = [
-        (script, [f"{store.tag(s)}r", f"{store.tag(s)}l", f"{store.tag(s)}x"], []) for s in shards
+        (script, [f"{store.tag(s)}{k}" for k in ("r", "l", "x", "i")], []) for s in shards
     ]
     rows = redis_conn.run_calls(store.client, calls)
     out: dict[int, dict[str, tuple[str, float, str | None]]] = {}
-    for shard, (now_ms, ready, leased, retired) in zip(shards, rows, strict=True):
+    for shard, (now_ms, ready, leased, retired, ineligible) in zip(shards, rows, strict=True):
         now = int(now_ms)
         found: dict[str, tuple[str, float, str | None]] = {}
         for i in range(0, len(ready), 2):
@@ -67,6 +67,8 @@ def _listed(store: RedisQueueStore) -> dict[int, dict[str, tuple[str, float, str
             found[_text(qid)] = (IN_PROCESS, 0.0, None)
         for qid in retired:
             found[_text(qid)] = (RETIRED, 0.0, None)
+        for i in range(0, len(ineligible), 2):
+            found[_text(ineligible[i])] = (INACTIVE, 0.0, None)
         out[shard] = found
     if store.one_node:
         client = store.client
@@ -99,13 +101,13 @@ def redis_queue_details(
     for items, rows in zip(order, results, strict=True):
         for (qid, listing), row in zip(items, rows, strict=True):
             state, wake_s, parked = listing
-            size, head, spent, ok, failed, disregarded, cost, last_ms, enq, last_q = row
+            size, head, spent, ok, failed, disregarded, cost, last_ms, enq, last_q, prec = row
             details.append(
                 QueueDetail(
                     key=qid,
                     state=state,
                     size=int(size),
-                    precedence=config.base_queue_precedence,
+                    precedence=int(prec) if int(prec) >= 0 else config.base_queue_precedence,
                     wake_in_s=wake_s,
                     session_spent=0,
                     session_budget=config.balance_replenish_amount,

@@ -17,7 +17,10 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
 ``T b``         hash    per queue (for budgets and reports): ``<qid>`` cost spent (against
                         ``queue_total_budget``); ``<qid>\\n`` + ``s``/``f``/``d`` succeeded,
                         failed, disregarded, ``c`` last cost, ``t`` ms of its last finish,
-                        ``e`` URIs ever queued, ``q`` the member last queued
+                        ``e`` URIs ever queued, ``q`` the member last queued, ``p`` its
+                        queue precedence
+``T i``         zset    ineligible queues (precedence at or past ``precedence_floor``): member
+                        queue id, score = its precedence
 ``T x``         zset    retired queues (spent their total budget): member queue id, score = spent
 ``T h``         zset    hungry workers: member worker id, score = (ms until when it found
                         nothing due in this shard while its threads waited) x 1024 + the
@@ -192,33 +195,51 @@ end
 SCHEDULE = (
     _NOW
     + """
--- KEYS: g groups (one per shard) of ready, cur, stats, retired, spent; then one queue zset
--- per entry
--- ARGV: g, then (group 1..g, qid, score, member) per entry. Returns 1/0 per entry (added).
+-- KEYS: g groups (one per shard) of ready, cur, stats, retired, spent, ineligible; then one
+-- queue zset per entry
+-- ARGV: g, precedence floor, base queue precedence, highest (1: queue precedence is the base
+-- plus the best URI precedence it received, else the base), then (group 1..g, qid, score,
+-- member) per entry. Returns 1/0 per entry (added).
 -- A URI added to a retired queue stays there without counting as queued (as single-process).
-local g = tonumber(ARGV[1])
+-- A queue whose precedence is at or past the floor is ineligible: it waits in the ineligible
+-- set (score = its precedence) instead of the ready set and is never handed out.
+local g, floor, base, highest = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]),
+  ARGV[4] == '1'
 local out = {}
 local added = {}
-local n = (#ARGV - 1) / 4
+local n = (#ARGV - 4) / 4
 for i = 1, n do
-  local a = 2 + (i - 1) * 4
-  local k = (tonumber(ARGV[a]) - 1) * 5
+  local a = 5 + (i - 1) * 4
+  local k = (tonumber(ARGV[a]) - 1) * 6
   local qid = ARGV[a + 1]
-  if redis.call('ZADD', KEYS[5 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
+  if redis.call('ZADD', KEYS[6 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
     out[i] = 1
     redis.call('HINCRBY', KEYS[k + 5], qid .. '\\ne', 1)
     redis.call('HSET', KEYS[k + 5], qid .. '\\nq', ARGV[a + 3])
+    local prec = base
+    if highest then prec = base + tonumber(ARGV[a + 2]) % 256 end
+    local old = redis.call('HGET', KEYS[k + 5], qid .. '\\np')
+    if old and tonumber(old) <= prec then
+      prec = tonumber(old)
+    else
+      redis.call('HSET', KEYS[k + 5], qid .. '\\np', prec)
+    end
     if not redis.call('ZSCORE', KEYS[k + 4], qid) then
       added[k] = (added[k] or 0) + 1
-      if redis.call('HEXISTS', KEYS[k + 2], qid) == 0 then
-        redis.call('ZADD', KEYS[k + 1], 'NX', now, qid)
+      if prec >= floor then
+        redis.call('ZADD', KEYS[k + 6], prec, qid)
+      else
+        redis.call('ZREM', KEYS[k + 6], qid)
+        if redis.call('HEXISTS', KEYS[k + 2], qid) == 0 then
+          redis.call('ZADD', KEYS[k + 1], 'NX', now, qid)
+        end
       end
     end
   else
     out[i] = 0
   end
 end
-for k = 0, 5 * (g - 1), 5 do
+for k = 0, 6 * (g - 1), 6 do
   redis.call('HINCRBY', KEYS[k + 3], 'queued', added[k] or 0)
   redis.call('HINCRBY', KEYS[k + 3], 'ops', 1)
 end
@@ -449,11 +470,11 @@ return renewed
 SHARD_STATE = (
     _NOW
     + """
--- KEYS: 4 per shard: ready, lease, stats, retired.  Returns per shard {now, queued, ops,
--- succeeded, failed, disregarded, reaped, ready-now, snoozed, in-process, next due ms or -1,
--- next lease expiry or -1, retired queues}.
+-- KEYS: 5 per shard: ready, lease, stats, retired, ineligible.  Returns per shard {now, queued,
+-- ops, succeeded, failed, disregarded, reaped, ready-now, snoozed, in-process, next due ms or
+-- -1, next lease expiry or -1, retired queues, ineligible queues}.
 local rows = {}
-for K = 0, #KEYS - 4, 4 do
+for K = 0, #KEYS - 5, 5 do
   local s = redis.call('HMGET', KEYS[K + 3], 'queued', 'ops', 'succeeded', 'failed',
     'disregarded', 'reaped')
   local out = {now}
@@ -467,6 +488,7 @@ for K = 0, #KEYS - 4, 4 do
   local lease = redis.call('ZRANGE', KEYS[K + 2], 0, 0, 'WITHSCORES')
   out[#out + 1] = lease[2] and tonumber(lease[2]) or -1
   out[#out + 1] = redis.call('ZCARD', KEYS[K + 4])
+  out[#out + 1] = redis.call('ZCARD', KEYS[K + 5])
   rows[#rows + 1] = out
 end
 return rows
@@ -476,29 +498,32 @@ return rows
 QUEUE_LIST = (
     _NOW
     + """
--- KEYS: ready, lease, retired of one shard.  Returns {now, ready {qid, due ms}..., leased
--- {qid}..., retired {qid}...} (flat arrays) for the frontier report (not the hot path).
+-- KEYS: ready, lease, retired, ineligible of one shard.  Returns {now, ready {qid, due ms}...,
+-- leased {qid}..., retired {qid}..., ineligible {qid, precedence}...} (flat arrays) for the
+-- frontier report (not the hot path).
 local function flat(key, scores)
   if scores then return redis.call('ZRANGE', key, 0, -1, 'WITHSCORES') end
   return redis.call('ZRANGE', key, 0, -1)
 end
-return {now, flat(KEYS[1], true), flat(KEYS[2], false), flat(KEYS[3], false)}
+return {now, flat(KEYS[1], true), flat(KEYS[2], false), flat(KEYS[3], false),
+  flat(KEYS[4], true)}
 """
 )
 
 QUEUE_DETAIL = """
 -- KEYS: 2 per queue: queue, spent;  ARGV: qid per queue.  Returns per queue {size, head
 -- member or '', spent, succeeded, failed, disregarded, last cost, last finish ms, enqueues,
--- last queued member or ''} for the frontier report.
+-- last queued member or '', queue precedence or -1} for the frontier report.
 local rows = {}
 for i = 1, #ARGV do
   local q, b, qid = KEYS[2 * i - 1], KEYS[2 * i], ARGV[i]
   local head = redis.call('ZRANGE', q, 0, 0)
   local f = redis.call('HMGET', b, qid, qid .. '\\ns', qid .. '\\nf', qid .. '\\nd',
-    qid .. '\\nc', qid .. '\\nt', qid .. '\\ne', qid .. '\\nq')
+    qid .. '\\nc', qid .. '\\nt', qid .. '\\ne', qid .. '\\nq', qid .. '\\np')
   local row = {redis.call('ZCARD', q), head[1] or ''}
   for j = 1, 7 do row[#row + 1] = tonumber(f[j] or '0') end
   row[#row + 1] = f[8] or ''
+  row[#row + 1] = tonumber(f[9] or '-1')
   rows[#rows + 1] = row
 end
 return rows

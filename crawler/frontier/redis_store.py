@@ -57,6 +57,7 @@ _STATE_FIELDS = (
     "next_due_ms",
     "next_expiry_ms",
     "retired",
+    "ineligible",
 )
 
 
@@ -90,6 +91,9 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         self.pace_args: list[Any] = [0] * 6
         """FINISH's pace parameters (``redis_scripts.PACE_FN``); all 0 = no adaptive pace. The
         frontier sets them from the order's ``frontier.pace``."""
+        self.precedence_args: list[Any] = [255, 3, 0]
+        """SCHEDULE's queue precedence parameters: floor, base, 1 if ``highest_uri`` (else the
+        base alone). The frontier sets them from the order."""
         self.client: Any = None
         self.one_node = True
         self._scripts: dict[str, Any] = {}
@@ -282,11 +286,11 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         order: list[list[int]] = []
         for group in self._groups(s for s, entries in by_shard.items() if entries):
             keys: list[str] = []
-            args: list[Any] = [len(group)]
+            args: list[Any] = [len(group), *self.precedence_args]
             queue_keys: list[str] = []
             for g, shard in enumerate(group, 1):
                 t = self._tags[shard]
-                keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}x", f"{t}b")
+                keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}x", f"{t}b", f"{t}i")
                 for qid, score, member in by_shard[shard]:
                     queue_keys.append(f"{t}q:{qid}")
                     args += (g, qid, score, member)
@@ -539,6 +543,23 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             for row in group_rows
         ]
 
-    def _state_keys(self, shard: int) -> tuple[str, str, str, str]:
+    def _state_keys(self, shard: int) -> tuple[str, str, str, str, str]:
         t = self._tags[shard]
-        return f"{t}r", f"{t}l", f"{t}s", f"{t}x"
+        return f"{t}r", f"{t}l", f"{t}s", f"{t}x", f"{t}i"
+
+    def ineligible_by_precedence(self) -> dict[int, int]:
+        """How many ineligible queues (precedence at or past the floor) per precedence."""
+        keys = [f"{t}i" for t in self._tags]
+
+        def read() -> dict[int, int]:
+            pipe = self.client.pipeline(transaction=False)
+            for key in keys:
+                pipe.zrange(key, 0, -1, withscores=True)
+            counts: dict[int, int] = {}
+            for rows in pipe.execute():
+                for _, score in rows:
+                    counts[int(score)] = counts.get(int(score), 0) + 1
+            return dict(sorted(counts.items()))
+
+        result: dict[int, int] = self.call("ineligible_by_precedence", read)
+        return result

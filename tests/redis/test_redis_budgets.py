@@ -204,3 +204,32 @@ def test_queue_detail_shows_state_budget_and_uris(make: Make, tmp_path: Path) ->
     assert [d for d in f.queue_details() if d.key.startswith("b.test")] == []  # type: ignore[attr-defined]
     report = frontier_summary_report(f, "budgets", 0.0)  # type: ignore[arg-type]
     assert "a.test" in report and "retired" in report.lower()
+
+
+def test_queues_at_the_precedence_floor_are_never_crawled(make: Make, tmp_path: Path) -> None:
+    f = make(tmp_path, base_queue_precedence=5, precedence_floor=5)
+    f.schedule(CrawlURI("http://a.test/"))
+    assert f.next(0) is None
+    snap = f.snapshot()
+    assert snap.ineligible == 1 and snap.inactive_by_precedence == {5: 1}
+    assert snap.queued == 1
+    assert not f.is_empty()  # still queued: an operator could lower the precedence
+    d = _detail_of(f, "a.test")
+    assert (d.state, d.precedence, d.size) == ("inactive", 5, 1)
+
+
+def test_highest_uri_precedence_makes_a_queue_eligible(make: Make, tmp_path: Path) -> None:
+    f = make(
+        tmp_path,
+        queue_precedence_policy="highest_uri",
+        uri_precedence_policy="preset",
+        precedence_floor=10,
+    )
+    f.schedule(CrawlURI("http://late.test/", precedence=9))  # 3 + 9: ineligible
+    f.schedule(CrawlURI("http://soon.test/", precedence=1))  # 3 + 1
+    assert f.snapshot().ineligible == 1
+    assert drain(f) == ["http://soon.test/"]
+    f.schedule(CrawlURI("http://late.test/urgent", precedence=2))  # 3 + 2: now eligible
+    assert f.snapshot().ineligible == 0
+    assert sorted(drain(f)) == ["http://late.test/", "http://late.test/urgent"]
+    assert f.is_empty()
