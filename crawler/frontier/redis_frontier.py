@@ -110,6 +110,7 @@ class RedisFrontier:
         highest = 1 if config.queue_precedence_policy == "highest_uri" else 0
         store.precedence_args = [config.precedence_floor, config.base_queue_precedence, highest]
         self._penalty = config.error_penalty_amount
+        self._balance = config.balance_replenish_amount
         pol = config.politeness
         self._min_delay_ms = pol.min_delay_ms
         self._max_conn = pol.host_max_connections
@@ -274,7 +275,7 @@ class RedisFrontier:
             score = int.from_bytes(skey_bytes, "big") >> 48
             args = [entry.member, "r", member, score, delay_ms, backoff_ms, hold_ms, max_conn]
             cost = self._cost(curi) if status != FetchStatus.DEFERRED else 0
-            args += [0, interval_ms, *paced, cost, self._total_budget]
+            args += [0, interval_ms, *paced, cost, self._total_budget, self._balance]
             item = (entry.shard, entry.qid, entry.server, args, curi.uri)
             with self._lock:
                 self._exchange.put(item)
@@ -288,7 +289,7 @@ class RedisFrontier:
             kind, cost = "failed", self._cost(curi) + self._penalty
         delay_ms = max(polite_ms if polite_ms >= 0 else self._min_delay_ms, backoff_ms)
         args = [entry.member, kind, b"", 0, delay_ms, backoff_ms, hold_ms, max_conn, 0, interval_ms]
-        args += [*paced, cost, self._total_budget]
+        args += [*paced, cost, self._total_budget, self._balance]
         with self._lock:
             self._finishing += 1
         try:

@@ -10,9 +10,10 @@ per shard group. Two or three round trips per report, none on the crawl's hot pa
 
 Differences from the single-process rows: a queue id is ``<queue key>\\t<server>`` (a queue
 spanning servers is one row per server); ``last_peeked`` is the URI at the queue's head (the
-one out, for a queue in process); there are no sessions, so ``session_spent`` is 0; the only
-inactive queues are the ineligible ones; ``precedence`` is the queue's as SCHEDULE keeps it;
-``last_fetch_s`` is wall-clock seconds of the queue's last finished URI.
+one out, for a queue in process); the only inactive queues are the ineligible ones;
+``precedence`` is the queue's as SCHEDULE keeps it; ``session_spent`` is the cost spent since
+the queue last went to the back of the line; ``last_fetch_s`` is wall-clock seconds of the
+queue's last finished URI.
 
 Thread-safe: only reads Redis through the store's thread-safe connections.
 """
@@ -101,7 +102,7 @@ def redis_queue_details(
     for items, rows in zip(order, results, strict=True):
         for (qid, listing), row in zip(items, rows, strict=True):
             state, wake_s, parked = listing
-            size, head, spent, ok, failed, disregarded, cost, last_ms, enq, last_q, prec = row
+            size, head, spent, ok, failed, disregarded, cost, last_ms, enq, last_q, prec, sess = row
             details.append(
                 QueueDetail(
                     key=qid,
@@ -109,7 +110,7 @@ def redis_queue_details(
                     size=int(size),
                     precedence=int(prec) if int(prec) >= 0 else config.base_queue_precedence,
                     wake_in_s=wake_s,
-                    session_spent=0,
+                    session_spent=int(sess),
                     session_budget=config.balance_replenish_amount,
                     total_spent=int(spent),
                     total_budget=config.queue_total_budget,

@@ -18,7 +18,7 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
                         ``queue_total_budget``); ``<qid>\\n`` + ``s``/``f``/``d`` succeeded,
                         failed, disregarded, ``c`` last cost, ``t`` ms of its last finish,
                         ``e`` URIs ever queued, ``q`` the member last queued, ``p`` its
-                        queue precedence
+                        queue precedence, ``x`` cost spent this session
 ``T i``         zset    ineligible queues (precedence at or past ``precedence_floor``): member
                         queue id, score = its precedence
 ``T x``         zset    retired queues (spent their total budget): member queue id, score = spent
@@ -326,7 +326,7 @@ return out
 """
 )
 
-FINISH_ARGS = 16
+FINISH_ARGS = 17
 """FINISH arguments per queue."""
 FINISH_KEYS = 10
 """FINISH keys per queue: CLAIM's 8, then spent and retired."""
@@ -346,9 +346,12 @@ FINISH = (
 --       score (retry), delay_ms, backoff_ms, hold_ms, max_conn, reclaim (1: lease the queue's
 --       next URI at once if it may be fetched now and no worker hungry in this shard holds two
 --       or more URIs fewer), min_interval_ms, then the pace's kind, age and dur (PACE_FN),
---       then cost (charged to the queue's spent) and total budget (-1: none)
+--       then cost (charged to the queue's spent) and total budget (-1: none), session budget
+--       (``balance_replenish_amount``, 0: none)
 -- A queue whose spent reaches its total budget is retired: it leaves the ready set, keeps its
--- URIs, and they stop counting as queued.
+-- URIs, and they stop counting as queued. A queue that spent its session budget while another
+-- queue of the shard is due is not reclaimed: it goes to the back of the line (the ready set
+-- by due time) and its session starts again.
 -- Returns per queue {0} when this worker no longer held the lease (it expired and was reaped),
 -- {1} when finished, {1, member} when finished and the next URI leased to this worker, {2}
 -- when finished and the queue left to a hungry worker, {3} when finished and retired.
@@ -357,8 +360,8 @@ local P = {}
 for j = 1, 6 do P[j] = tonumber(ARGV[3 + j]) end
 local hungry_from = string.format('%d', now * HUNGRY_SCALE)
 local out = {}
-for i = 0, (#ARGV - 9) / 16 - 1 do
-  local K, a = i * 10, 10 + i * 16
+for i = 0, (#ARGV - 9) / 17 - 1 do
+  local K, a = i * 10, 10 + i * 17
   local qid = ARGV[a]
   if redis.call('HGET', KEYS[K + 3], qid) ~= worker .. '\\n' .. ARGV[a + 1] then
     out[#out + 1] = {0}
@@ -394,6 +397,16 @@ for i = 0, (#ARGV - 9) / 16 - 1 do
     local cost, budget = tonumber(ARGV[a + 14]), tonumber(ARGV[a + 15])
     local spent = tonumber(redis.call('HINCRBY', KEYS[K + 9], qid, cost))
     redis.call('HSET', KEYS[K + 9], qid .. '\\nc', cost, qid .. '\\nt', now)
+    local balance = tonumber(ARGV[a + 16])
+    local rotate = false
+    if balance > 0 then
+      local session = tonumber(redis.call('HINCRBY', KEYS[K + 9], qid .. '\\nx', cost))
+      if session >= balance
+        and #redis.call('ZRANGEBYSCORE', KEYS[K + 1], '-inf', now, 'LIMIT', 0, 1) > 0 then
+        redis.call('HSET', KEYS[K + 9], qid .. '\\nx', 0)
+        rotate = true
+      end
+    end
     local left = redis.call('ZCARD', KEYS[K + 5])
     if budget >= 0 and spent >= budget then
       redis.call('ZREM', KEYS[K + 1], qid)
@@ -404,7 +417,7 @@ for i = 0, (#ARGV - 9) / 16 - 1 do
       row[1] = 3
     elseif left > 0 then
       redis.call('ZADD', KEYS[K + 1], now + tonumber(ARGV[a + 5]), qid)
-      local reclaim = ARGV[a + 9] == '1'
+      local reclaim = ARGV[a + 9] == '1' and not rotate
       if reclaim then
         local hungry = redis.call('ZRANGEBYSCORE', KEYS[K + 8], hungry_from, '+inf', 'WITHSCORES')
         for j = 1, #hungry, 2 do
@@ -513,17 +526,19 @@ return {now, flat(KEYS[1], true), flat(KEYS[2], false), flat(KEYS[3], false),
 QUEUE_DETAIL = """
 -- KEYS: 2 per queue: queue, spent;  ARGV: qid per queue.  Returns per queue {size, head
 -- member or '', spent, succeeded, failed, disregarded, last cost, last finish ms, enqueues,
--- last queued member or '', queue precedence or -1} for the frontier report.
+-- last queued member or '', queue precedence or -1, session spent} for the frontier report.
 local rows = {}
 for i = 1, #ARGV do
   local q, b, qid = KEYS[2 * i - 1], KEYS[2 * i], ARGV[i]
   local head = redis.call('ZRANGE', q, 0, 0)
   local f = redis.call('HMGET', b, qid, qid .. '\\ns', qid .. '\\nf', qid .. '\\nd',
-    qid .. '\\nc', qid .. '\\nt', qid .. '\\ne', qid .. '\\nq', qid .. '\\np')
+    qid .. '\\nc', qid .. '\\nt', qid .. '\\ne', qid .. '\\nq', qid .. '\\np',
+    qid .. '\\nx')
   local row = {redis.call('ZCARD', q), head[1] or ''}
   for j = 1, 7 do row[#row + 1] = tonumber(f[j] or '0') end
   row[#row + 1] = f[8] or ''
   row[#row + 1] = tonumber(f[9] or '-1')
+  row[#row + 1] = tonumber(f[10] or '0')
   rows[#rows + 1] = row
 end
 return rows

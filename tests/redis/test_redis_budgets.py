@@ -233,3 +233,54 @@ def test_highest_uri_precedence_makes_a_queue_eligible(make: Make, tmp_path: Pat
     assert f.snapshot().ineligible == 0
     assert sorted(drain(f)) == ["http://late.test/", "http://late.test/urgent"]
     assert f.is_empty()
+
+
+def _finish_wanting_more(f: RedisFrontier, curi: CrawlURI) -> bytes | None:
+    """FINISH ``curi`` (a success) as a worker whose threads wait for more (reclaim asked):
+    the member of its queue's next URI when the queue was leased to it again, else None."""
+    entry = f._in_flight.pop(curi.uri)
+    args = [entry.member, "succeeded", b"", 0, 0, 0, 0, 0, 1, 0, -1, -1, -1, 1, -1, f._balance]
+    done, _, _ = f._store.exchange([(entry.shard, entry.qid, entry.server, args)], [], 0, 0, 0)
+    state, member = done[0]
+    assert state == 1
+    if member is not None:  # leased again: hand it to this worker as the exchange would
+        with f._lock:
+            f._leased([(entry.shard, entry.qid, entry.server, member)])
+    return member
+
+
+@pytest.mark.parametrize("balance", [0, 2])
+def test_a_queue_that_spent_its_session_budget_goes_to_the_back_of_the_line(
+    redis_server: RedisServer, tmp_path: Path, balance: int
+) -> None:
+    store = RedisQueueStore(
+        RedisQueueStoreParams(url=redis_server.url, namespace="s:", worker_id="w1", shards=1)
+    )
+    uniq = RedisUriUniqFilter(RedisUriUniqFilterParams(url=redis_server.url, namespace="s:"))
+    f = RedisFrontier(
+        store,
+        HostnameQueueAssignmentPolicy(),
+        uniq,
+        _config({"balance_replenish_amount": balance}),
+    )
+    f.open(tmp_path)
+    try:
+        for i in range(4):
+            f.schedule(CrawlURI(f"http://a.test/{i}"))
+        first = f.next(0)
+        assert first is not None and first.uri == "http://a.test/0"
+        f.schedule(CrawlURI("http://b.test/0"))  # now waits in line
+        assert _finish_wanting_more(f, first) is not None  # a.test spent 1 of 2: kept
+        second = f.next(0)
+        assert second is not None and second.uri == "http://a.test/1"
+        kept = _finish_wanting_more(f, second)
+        if balance:
+            # a.test spent its session budget and b.test waits: a.test goes behind it
+            assert kept is None
+            third = f.next(0)
+            assert third is not None and third.uri == "http://b.test/0"
+            assert _detail_of(f, "a.test").session_spent == 0
+        else:
+            assert kept is not None  # no session budget: the worker keeps its queue
+    finally:
+        f.close()
