@@ -25,10 +25,15 @@ states are in Redis (see :mod:`crawler.frontier.redis_scripts`); the parts, in t
 Budgets: FINISH charges each URI's cost (``cost_policy``; a failure ``error_penalty_amount``
 more, a disregarded URI nothing) to its queue in Redis, and retires a queue whose spent reaches
 ``queue_total_budget``: its URIs stay in Redis, stop counting as queued and are not handed out
-(as the work-queue frontier's retired queues). Deviations from
-:class:`~crawler.frontier.WorkQueueFrontier`: no session budget rotation, inactive queues or
-queue precedence (every non-empty queue competes by due time); a hash-policy queue spanning
-servers is split per server (its budget too). ``is_empty`` and ``snapshot``
+(as the work-queue frontier's retired queues). A queue whose precedence (``base`` or
+``highest_uri``, kept by SCHEDULE) is at or past ``precedence_floor`` waits, ineligible, outside
+the ready set. A queue that spent ``balance_replenish_amount`` this session while another of its
+shard is due is not reclaimed but goes to the back of the line. Deviations from
+:class:`~crawler.frontier.WorkQueueFrontier`: no inactive state besides ineligible (every
+eligible non-empty queue competes by due time, so precedence decides eligibility, not order;
+``success_counts`` counts as ``base``); a hash-policy queue spanning servers is split per server
+(its budget too). ``queue_details`` reads Redis (:mod:`~crawler.frontier.redis_queue_report`).
+``is_empty`` and ``snapshot``
 are crawl-wide (:mod:`~crawler.frontier.redis_snapshot`).
 
 Reads/writes on the CrawlURI as WorkQueueFrontier does. Thread-safe: per-call Redis scripts are
