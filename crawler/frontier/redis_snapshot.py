@@ -56,7 +56,7 @@ def redis_snapshot(store: RedisQueueStore, uniq: UriUniqFilter[Any]) -> Frontier
         failed=total.get("failed", 0),
         disregarded=total.get("disregarded", 0),
         queues=queues,
-        total_queues=active,
+        total_queues=active + queues["inactive"] + queues["retired"],
         congestion=active / busy if busy else 0.0,
         inactive_by_precedence=by_precedence,
         ineligible=ineligible,
