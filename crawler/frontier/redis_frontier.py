@@ -25,16 +25,16 @@ states are in Redis (see :mod:`crawler.frontier.redis_scripts`); the parts, in t
 Budgets: FINISH charges each URI's cost (``cost_policy``; a failure ``error_penalty_amount``
 more, a disregarded URI nothing) to its queue in Redis, and retires a queue whose spent reaches
 ``queue_total_budget``: its URIs stay in Redis, stop counting as queued and are not handed out
-(as the work-queue frontier's retired queues). A queue whose precedence (``base`` or
-``highest_uri``, kept by SCHEDULE) is at or past ``precedence_floor`` waits, ineligible, outside
+(as the work-queue frontier's retired queues). A queue whose precedence (kept by SCHEDULE,
+and by FINISH for ``success_counts``) is at or past ``precedence_floor`` waits, ineligible, outside
 the ready set. A queue that spent ``balance_replenish_amount`` this session while another of its
 shard is due is not reclaimed but goes to the back of the line. Deviations from
 :class:`~crawler.frontier.WorkQueueFrontier`: no inactive state besides ineligible (every
 eligible non-empty queue competes by due time, so precedence decides eligibility, not order;
-``success_counts`` counts as ``base``); a hash-policy queue spanning servers is split per server
-(its budget too). ``queue_details`` reads Redis (:mod:`~crawler.frontier.redis_queue_report`).
-``is_empty`` and ``snapshot``
-are crawl-wide (:mod:`~crawler.frontier.redis_snapshot`).
+``success_counts`` precedence is updated by FINISH at each success); a hash-policy queue
+spanning servers is split per server (its budget too). ``queue_details`` reads Redis
+(:mod:`~crawler.frontier.redis_queue_report`); ``is_empty`` and ``snapshot`` are crawl-wide
+(:mod:`~crawler.frontier.redis_snapshot`).
 
 Reads/writes on the CrawlURI as WorkQueueFrontier does. Thread-safe: per-call Redis scripts are
 atomic; local state (in-flight map, claimed URIs, ordinals, prerequisites, the exchange's
@@ -111,11 +111,17 @@ class RedisFrontier:
                 pace.slow_response_min_ms,
             ]
         self._paced = pace.enabled
-        self._total_budget = config.queue_total_budget
-        highest = 1 if config.queue_precedence_policy == "highest_uri" else 0
-        store.precedence_args = [config.precedence_floor, config.base_queue_precedence, highest]
+        policy_name = config.queue_precedence_policy
+        mode = {"highest_uri": 1, "success_counts": 2}.get(policy_name, 0)
+        base, floor = config.base_queue_precedence, config.precedence_floor
+        store.precedence_args = [floor, base, mode]
+        self._budgets = [
+            config.queue_total_budget,
+            config.balance_replenish_amount,
+            floor,
+            base if mode == 2 else -1,
+        ]
         self._penalty = config.error_penalty_amount
-        self._balance = config.balance_replenish_amount
         pol = config.politeness
         self._min_delay_ms = pol.min_delay_ms
         self._max_conn = pol.host_max_connections
@@ -280,7 +286,7 @@ class RedisFrontier:
             score = int.from_bytes(skey_bytes, "big") >> 48
             args = [entry.member, "r", member, score, delay_ms, backoff_ms, hold_ms, max_conn]
             cost = self._cost(curi) if status != FetchStatus.DEFERRED else 0
-            args += [0, interval_ms, *paced, cost, self._total_budget, self._balance]
+            args += [0, interval_ms, *paced, cost, *self._budgets]
             item = (entry.shard, entry.qid, entry.server, args, curi.uri)
             with self._lock:
                 self._exchange.put(item)
@@ -294,7 +300,7 @@ class RedisFrontier:
             kind, cost = "failed", self._cost(curi) + self._penalty
         delay_ms = max(polite_ms if polite_ms >= 0 else self._min_delay_ms, backoff_ms)
         args = [entry.member, kind, b"", 0, delay_ms, backoff_ms, hold_ms, max_conn, 0, interval_ms]
-        args += [*paced, cost, self._total_budget, self._balance]
+        args += [*paced, cost, *self._budgets]
         with self._lock:
             self._finishing += 1
         try:

@@ -197,14 +197,15 @@ SCHEDULE = (
     + """
 -- KEYS: g groups (one per shard) of ready, cur, stats, retired, spent, ineligible; then one
 -- queue zset per entry
--- ARGV: g, precedence floor, base queue precedence, highest (1: queue precedence is the base
--- plus the best URI precedence it received, else the base), then (group 1..g, qid, score,
--- member) per entry. Returns 1/0 per entry (added).
+-- ARGV: g, precedence floor, base queue precedence, mode (1: queue precedence is the base plus
+-- the best URI precedence it received; 2: FINISH sets it from the successes, a new queue
+-- starts at the base; else the base), then (group 1..g, qid, score, member) per entry.
+-- Returns 1/0 per entry (added).
 -- A URI added to a retired queue stays there without counting as queued (as single-process).
 -- A queue whose precedence is at or past the floor is ineligible: it waits in the ineligible
 -- set (score = its precedence) instead of the ready set and is never handed out.
-local g, floor, base, highest = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]),
-  ARGV[4] == '1'
+local g, floor, base = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local highest, kept = ARGV[4] == '1', ARGV[4] == '2'
 local out = {}
 local added = {}
 local n = (#ARGV - 4) / 4
@@ -219,7 +220,7 @@ for i = 1, n do
     local prec = base
     if highest then prec = base + tonumber(ARGV[a + 2]) % 256 end
     local old = redis.call('HGET', KEYS[k + 5], qid .. '\\np')
-    if old and tonumber(old) <= prec then
+    if old and (kept or tonumber(old) <= prec) then
       prec = tonumber(old)
     else
       redis.call('HSET', KEYS[k + 5], qid .. '\\np', prec)
@@ -326,10 +327,10 @@ return out
 """
 )
 
-FINISH_ARGS = 17
+FINISH_ARGS = 19
 """FINISH arguments per queue."""
-FINISH_KEYS = 10
-"""FINISH keys per queue: CLAIM's 8, then spent and retired."""
+FINISH_KEYS = 11
+"""FINISH keys per queue: CLAIM's 8, then spent, retired and ineligible."""
 FINISH_HEAD = 9
 """FINISH arguments before the first queue's."""
 
@@ -339,7 +340,8 @@ FINISH = (
     + _CLAIM_FN
     + PACE_FN
     + """
--- KEYS: 10 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, retired)
+-- KEYS: 11 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, retired,
+--       ineligible)
 -- ARGV: worker, lease_ms, held (URIs this worker holds besides these), the 6 pace parameters
 --       (PACE_FN's P; factor 0: no pace), then per queue: qid,
 --       old member, kind (r retry | succeeded | failed | disregarded), new member (retry), new
@@ -347,11 +349,14 @@ FINISH = (
 --       next URI at once if it may be fetched now and no worker hungry in this shard holds two
 --       or more URIs fewer), min_interval_ms, then the pace's kind, age and dur (PACE_FN),
 --       then cost (charged to the queue's spent) and total budget (-1: none), session budget
---       (``balance_replenish_amount``, 0: none)
+--       (``balance_replenish_amount``, 0: none), precedence floor, success-counts base (-1:
+--       another queue precedence policy)
 -- A queue whose spent reaches its total budget is retired: it leaves the ready set, keeps its
 -- URIs, and they stop counting as queued. A queue that spent its session budget while another
 -- queue of the shard is due is not reclaimed: it goes to the back of the line (the ready set
--- by due time) and its session starts again.
+-- by due time) and its session starts again. With success-counts precedence, a success sets the
+-- queue's precedence (base, +1 after 100 successes, +1 per 1000 more); at or past the floor the
+-- queue waits in the ineligible set instead of the ready set.
 -- Returns per queue {0} when this worker no longer held the lease (it expired and was reaped),
 -- {1} when finished, {1, member} when finished and the next URI leased to this worker, {2}
 -- when finished and the queue left to a hungry worker, {3} when finished and retired.
@@ -360,8 +365,8 @@ local P = {}
 for j = 1, 6 do P[j] = tonumber(ARGV[3 + j]) end
 local hungry_from = string.format('%d', now * HUNGRY_SCALE)
 local out = {}
-for i = 0, (#ARGV - 9) / 17 - 1 do
-  local K, a = i * 10, 10 + i * 17
+for i = 0, (#ARGV - 9) / 19 - 1 do
+  local K, a = i * 11, 10 + i * 19
   local qid = ARGV[a]
   if redis.call('HGET', KEYS[K + 3], qid) ~= worker .. '\\n' .. ARGV[a + 1] then
     out[#out + 1] = {0}
@@ -370,12 +375,20 @@ for i = 0, (#ARGV - 9) / 17 - 1 do
     redis.call('ZREM', KEYS[K + 2], qid)
     local removed = redis.call('ZREM', KEYS[K + 5], ARGV[a + 1])
     local kind = ARGV[a + 2]
+    local ineligible = nil
     if kind == 'r' then
       redis.call('ZADD', KEYS[K + 5], ARGV[a + 4], ARGV[a + 3])
     else
       redis.call('HINCRBY', KEYS[K + 4], 'queued', -removed)
       redis.call('HINCRBY', KEYS[K + 4], kind, 1)
-      redis.call('HINCRBY', KEYS[K + 9], qid .. '\\n' .. string.sub(kind, 1, 1), 1)
+      local n = redis.call('HINCRBY', KEYS[K + 9], qid .. '\\n' .. string.sub(kind, 1, 1), 1)
+      local scbase = tonumber(ARGV[a + 18])
+      if kind == 'succeeded' and scbase >= 0 then
+        local prec = scbase
+        if n >= 100 then prec = scbase + 1 + math.floor((n - 100) / 1000) end
+        redis.call('HSET', KEYS[K + 9], qid .. '\\np', prec)
+        if prec >= tonumber(ARGV[a + 17]) then ineligible = prec end
+      end
     end
     redis.call('HINCRBY', KEYS[K + 4], 'ops', 1)
     local active = tonumber(redis.call('HGET', KEYS[K + 6], 'a') or '0')
@@ -415,6 +428,8 @@ for i = 0, (#ARGV - 9) / 17 - 1 do
       end
       redis.call('ZADD', KEYS[K + 10], spent, qid)
       row[1] = 3
+    elseif left > 0 and ineligible then
+      redis.call('ZADD', KEYS[K + 11], ineligible, qid)
     elseif left > 0 then
       redis.call('ZADD', KEYS[K + 1], now + tonumber(ARGV[a + 5]), qid)
       local reclaim = ARGV[a + 9] == '1' and not rotate

@@ -92,8 +92,8 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         """FINISH's pace parameters (``redis_scripts.PACE_FN``); all 0 = no adaptive pace. The
         frontier sets them from the order's ``frontier.pace``."""
         self.precedence_args: list[Any] = [255, 3, 0]
-        """SCHEDULE's queue precedence parameters: floor, base, 1 if ``highest_uri`` (else the
-        base alone). The frontier sets them from the order."""
+        """SCHEDULE's queue precedence parameters: floor, base, mode (1 ``highest_uri``, 2
+        ``success_counts``, 0 the base alone). The frontier sets them from the order."""
         self.client: Any = None
         self.one_node = True
         self._scripts: dict[str, Any] = {}
@@ -382,7 +382,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         """Calls of the per-queue script ``name`` for ``(shard, qid, server, args)`` items:
         one per group of shards, with the item indexes of each. Each call's arguments start
         with the worker, the lease time and ``extra_head``. FINISH also gets each shard's
-        spent and retired keys after the queue's 8."""
+        spent, retired and ineligible keys after the queue's 8."""
         budget_keys = name == "FINISH"
         script = self._scripts[name]
         by_shard: dict[int, list[int]] = {}
@@ -400,7 +400,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                     keys += self.queue_keys(shard, qid, server)
                     if budget_keys:
                         t = self._tags[shard]
-                        keys += (f"{t}b", f"{t}x")
+                        keys += (f"{t}b", f"{t}x", f"{t}i")
                     args.append(qid)
                     args += extra
                     idx.append(i)

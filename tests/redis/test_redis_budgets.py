@@ -240,7 +240,7 @@ def _finish_wanting_more(f: RedisFrontier, curi: CrawlURI) -> bytes | None:
     """FINISH ``curi`` (a success) as a worker whose threads wait for more (reclaim asked):
     the member of its queue's next URI when the queue was leased to it again, else None."""
     entry = f._in_flight.pop(curi.uri)
-    args = [entry.member, "succeeded", b"", 0, 0, 0, 0, 0, 1, 0, -1, -1, -1, 1, -1, f._balance]
+    args = [entry.member, "succeeded", b"", 0, 0, 0, 0, 0, 1, 0, -1, -1, -1, 1, *f._budgets]
     done, _, _ = f._store.exchange([(entry.shard, entry.qid, entry.server, args)], [], 0, 0, 0)
     state, member = done[0]
     assert state == 1
@@ -285,3 +285,26 @@ def test_a_queue_that_spent_its_session_budget_goes_to_the_back_of_the_line(
             assert kept is not None  # no session budget: the worker keeps its queue
     finally:
         f.close()
+
+
+def test_success_counts_precedence_reaches_the_floor(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    # Redis re-evaluates a queue's success-counts precedence at each success (the single-process
+    # frontier when the queue next waits its turn): after 100 successes a.test has precedence 4
+    made: list[AnyFrontier] = []
+    f = _redis_maker(redis_server.url, made)(
+        tmp_path, queue_precedence_policy="success_counts", precedence_floor=4
+    )
+    try:
+        for i in range(103):
+            f.schedule(CrawlURI(f"http://a.test/{i}"))
+        assert len(drain(f)) == 100
+        snap = f.snapshot()
+        assert snap.ineligible == 1 and snap.inactive_by_precedence == {4: 1}
+        assert snap.queued == 3 and not f.is_empty()
+        f.schedule(CrawlURI("http://a.test/more"))  # stays ineligible: precedence is kept
+        assert f.next(0) is None
+    finally:
+        for g in made:
+            g.close()
