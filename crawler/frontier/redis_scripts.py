@@ -414,10 +414,14 @@ for i = 0, (#ARGV - 9) / 19 - 1 do
     local rotate = false
     if balance > 0 then
       local session = tonumber(redis.call('HINCRBY', KEYS[K + 9], qid .. '\\nx', cost))
-      if session >= balance
-        and #redis.call('ZRANGEBYSCORE', KEYS[K + 1], '-inf', now, 'LIMIT', 0, 1) > 0 then
-        redis.call('HSET', KEYS[K + 9], qid .. '\\nx', 0)
-        rotate = true
+      if session >= balance then
+        -- the last queue due now: this one goes after it
+        local last = redis.call('ZREVRANGEBYSCORE', KEYS[K + 1], now, '-inf', 'WITHSCORES',
+          'LIMIT', 0, 1)
+        if #last > 0 then
+          redis.call('HSET', KEYS[K + 9], qid .. '\\nx', 0)
+          rotate = tonumber(last[2]) + 1
+        end
       end
     end
     local left = redis.call('ZCARD', KEYS[K + 5])
@@ -431,7 +435,9 @@ for i = 0, (#ARGV - 9) / 19 - 1 do
     elseif left > 0 and ineligible then
       redis.call('ZADD', KEYS[K + 11], ineligible, qid)
     elseif left > 0 then
-      redis.call('ZADD', KEYS[K + 1], now + tonumber(ARGV[a + 5]), qid)
+      local due = now + tonumber(ARGV[a + 5])
+      if rotate and rotate > due then due = rotate end
+      redis.call('ZADD', KEYS[K + 1], due, qid)
       local reclaim = ARGV[a + 9] == '1' and not rotate
       if reclaim then
         local hungry = redis.call('ZRANGEBYSCORE', KEYS[K + 8], hungry_from, '+inf', 'WITHSCORES')
