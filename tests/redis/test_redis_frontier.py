@@ -141,7 +141,7 @@ def _finish_wanting_more(w: Worker, curi: CrawlURI, held: int) -> tuple[int, byt
     ``held`` other URIs: (2, None) when its queue was left to a hungry worker, (1, member of the
     queue's next URI) when reclaimed."""
     entry = w.frontier._in_flight.pop(curi.uri)
-    args = [entry.member, "succeeded", b"", 0, 0, 0, 0, 0, 1, 0, -1, -1, -1]
+    args = [entry.member, "succeeded", b"", 0, 0, 0, 0, 0, 1, 0, -1, -1, -1, 1, -1, 0, 255, -1]
     done, _, _ = w.frontier._store.exchange(
         [(entry.shard, entry.qid, entry.server, args)], [], 0, 0, 0, held=held
     )

@@ -270,6 +270,8 @@ class RedisExchange:
                 self._logger.warning("lease_lost", uri=uri, queue=qid)
             elif member is not None:
                 leased.append((shard, qid, server, member))
+            elif state == 3:
+                self._logger.info("queue_retired", queue=qid.rpartition("\t")[0], server=server)
             yielded = yielded or state == 2
         for member, (shard, qid, server) in zip(got, citems, strict=True):
             if member is not None:

@@ -24,10 +24,19 @@ modules:
   thread renews this worker's leases and reaps expired ones
   (:mod:`~crawler.frontier.redis.redis_lease_keeper`).
 
-Deviations from :class:`~crawler.frontier.WorkQueueFrontier`: no session budget rotation,
-inactive queues or queue precedence (every non-empty queue competes by due time), no total
-budget; a hash-policy queue spanning servers is split per server. ``is_empty`` and ``snapshot``
-are crawl-wide (:mod:`~crawler.frontier.redis.redis_snapshot`).
+Budgets: FINISH charges each URI's cost (``cost_policy``; a failure ``error_penalty_amount``
+more, a disregarded URI nothing) to its queue in Redis, and retires a queue whose spent reaches
+``queue_total_budget``: its URIs stay in Redis, stop counting as queued and are not handed out
+(as the work-queue frontier's retired queues). A queue whose precedence (kept by SCHEDULE,
+and by FINISH for ``success_counts``) is at or past ``precedence_floor`` waits, ineligible, outside
+the ready set. A queue that spent ``balance_replenish_amount`` this session while another of its
+shard is due is not reclaimed but goes to the back of the line. Deviations from
+:class:`~crawler.frontier.WorkQueueFrontier`: no inactive state besides ineligible (every
+eligible non-empty queue competes by due time, so precedence decides eligibility, not order;
+``success_counts`` precedence is updated by FINISH at each success); a hash-policy queue
+spanning servers is split per server (its budget too). ``queue_details`` reads Redis
+(:mod:`~crawler.frontier.redis.redis_queue_report`); ``is_empty`` and ``snapshot`` are crawl-wide
+(:mod:`~crawler.frontier.redis.redis_snapshot`).
 
 Reads/writes on the CrawlURI as WorkQueueFrontier does. Thread-safe: per-call Redis scripts are
 atomic; local state (in-flight map, claimed URIs, ordinals, prerequisites, the exchange's
@@ -49,12 +58,14 @@ from crawler.clock import Clock, SystemClock
 from crawler.curi import CrawlURI, FetchStatus
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierSnapshot, FrontierStateError
+from crawler.frontier.frontier_report import QueueDetail
 from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
 from crawler.frontier.preparer import FrontierPreparer
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_exchange import Leased, RedisExchange
 from crawler.frontier.redis.redis_lease_keeper import InFlight, LeaseKeeper
 from crawler.frontier.redis.redis_prerequisites import LocalPrerequisites
+from crawler.frontier.redis.redis_queue_report import redis_queue_details
 from crawler.frontier.redis.redis_scheduler import RedisScheduler
 from crawler.frontier.redis.redis_snapshot import redis_snapshot, shared_frontier_empty
 from crawler.frontier.redis.redis_store import RedisQueueStore
@@ -102,6 +113,17 @@ class RedisFrontier:
                 pace.slow_response_min_ms,
             ]
         self._paced = pace.enabled
+        policy_name = config.queue_precedence_policy
+        mode = {"highest_uri": 1, "success_counts": 2}.get(policy_name, 0)
+        base, floor = config.base_queue_precedence, config.precedence_floor
+        store.precedence_args = [floor, base, mode]
+        self._budgets = [
+            config.queue_total_budget,
+            config.balance_replenish_amount,
+            floor,
+            base if mode == 2 else -1,
+        ]
+        self._penalty = config.error_penalty_amount
         pol = config.politeness
         self._min_delay_ms = pol.min_delay_ms
         self._max_conn = pol.host_max_connections
@@ -126,6 +148,7 @@ class RedisFrontier:
             self._wake, in_flight, logger, retry=retry, on_final=on_final
         )
         prep = FrontierPreparer(config, policy)
+        self._cost = prep.cost
         self._scheduler = RedisScheduler(
             store, uniq, prep, lock, exchange, in_flight, prereqs, uri_error
         )
@@ -264,20 +287,22 @@ class RedisFrontier:
             member = skey_bytes + curi.to_bytes()
             score = int.from_bytes(skey_bytes, "big") >> 48
             args = [entry.member, "r", member, score, delay_ms, backoff_ms, hold_ms, max_conn]
-            item = (entry.shard, entry.qid, entry.server, [*args, 0, interval_ms, *paced], curi.uri)
+            cost = self._cost(curi) if status != FetchStatus.DEFERRED else 0
+            args += [0, interval_ms, *paced, cost, *self._budgets]
+            item = (entry.shard, entry.qid, entry.server, args, curi.uri)
             with self._lock:
                 self._exchange.put(item)
             return False
         polite_ms = curi.politeness_delay_ms
         if curi.is_disregarded:
-            kind = "disregarded"
+            kind, cost = "disregarded", 0
         elif curi.is_success:
-            kind = "succeeded"
+            kind, cost = "succeeded", self._cost(curi)
         else:
-            kind = "failed"
+            kind, cost = "failed", self._cost(curi) + self._penalty
         delay_ms = max(polite_ms if polite_ms >= 0 else self._min_delay_ms, backoff_ms)
         args = [entry.member, kind, b"", 0, delay_ms, backoff_ms, hold_ms, max_conn, 0, interval_ms]
-        args += paced
+        args += [*paced, cost, *self._budgets]
         with self._lock:
             self._finishing += 1
         try:
@@ -332,9 +357,16 @@ class RedisFrontier:
         pace slows most, slowest first (read from Redis)."""
         return self._store.paced_servers(limit)
 
-    def queue_details(self, limit: int = 2000) -> list[Any]:
-        """Per-queue detail is not kept for the shared frontier (reports show the counts)."""
-        return []
+    def queue_details(self, limit: int = 2000) -> list[QueueDetail]:
+        """Per-queue detail of the ``limit`` longest non-exhausted queues crawl-wide, longest
+        first (:mod:`~crawler.frontier.redis.redis_queue_report`); [] if Redis is unreachable."""
+        try:
+            details: list[QueueDetail] = self._store.call(
+                "queue_details", lambda: redis_queue_details(self._store, self._config, limit)
+            )
+        except RedisUnavailableError:
+            return []
+        return details
 
     @property
     def config(self) -> FrontierConfig:

@@ -83,6 +83,7 @@ class LeaseKeeper:
             entry = self._in_flight.pop(curi.uri)
             score = int.from_bytes(entry.member[:8], "big") >> 48
             args: list[Any] = [entry.member, "r", entry.member, score, 0, 0, 0, 0, 0, 0]
+            args += [-1, -1, -1, 0, -1, 0, 255, -1]  # no pace answer, cost, budgets, precedence
             releases.append((entry.shard, entry.qid, entry.server, args, curi.uri))
         return releases
 

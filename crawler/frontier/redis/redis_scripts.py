@@ -14,6 +14,14 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
                         known limit (0: none yet), ``lb`` usual fetch ms, ``iv`` ms between
                         recent answers, ``la`` last answer, ``ss`` slow answers in a row
 ``T p:<srv>``   zset    queues parked on a server that had no free connection (FIFO by time)
+``T b``         hash    per queue (for budgets and reports): ``<qid>`` cost spent (against
+                        ``queue_total_budget``); ``<qid>\\n`` + ``s``/``f``/``d`` succeeded,
+                        failed, disregarded, ``c`` last cost, ``t`` ms of its last finish,
+                        ``e`` URIs ever queued, ``q`` the member last queued, ``p`` its
+                        queue precedence, ``x`` cost spent this session
+``T i``         zset    ineligible queues (precedence at or past ``precedence_floor``): member
+                        queue id, score = its precedence
+``T x``         zset    retired queues (spent their total budget): member queue id, score = spent
 ``T h``         zset    hungry workers: member worker id, score = (ms until when it found
                         nothing due in this shard while its threads waited) x 1024 + the
                         number of URIs it held then (capped at 1023)
@@ -187,27 +195,52 @@ end
 SCHEDULE = (
     _NOW
     + """
--- KEYS: g groups (one per shard) of ready, cur, stats; then one queue zset per entry
--- ARGV: g, then (group 1..g, qid, score, member) per entry. Returns 1/0 per entry (added).
-local g = tonumber(ARGV[1])
+-- KEYS: g groups (one per shard) of ready, cur, stats, retired, spent, ineligible; then one
+-- queue zset per entry
+-- ARGV: g, precedence floor, base queue precedence, mode (1: queue precedence is the base plus
+-- the best URI precedence it received; 2: FINISH sets it from the successes, a new queue
+-- starts at the base; else the base), then (group 1..g, qid, score, member) per entry.
+-- Returns 1/0 per entry (added).
+-- A URI added to a retired queue stays there without counting as queued (as single-process).
+-- A queue whose precedence is at or past the floor is ineligible: it waits in the ineligible
+-- set (score = its precedence) instead of the ready set and is never handed out.
+local g, floor, base = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local highest, kept = ARGV[4] == '1', ARGV[4] == '2'
 local out = {}
 local added = {}
-local n = (#ARGV - 1) / 4
+local n = (#ARGV - 4) / 4
 for i = 1, n do
-  local a = 2 + (i - 1) * 4
-  local k = (tonumber(ARGV[a]) - 1) * 3
+  local a = 5 + (i - 1) * 4
+  local k = (tonumber(ARGV[a]) - 1) * 6
   local qid = ARGV[a + 1]
-  if redis.call('ZADD', KEYS[3 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
+  if redis.call('ZADD', KEYS[6 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
     out[i] = 1
-    added[k] = (added[k] or 0) + 1
-    if redis.call('HEXISTS', KEYS[k + 2], qid) == 0 then
-      redis.call('ZADD', KEYS[k + 1], 'NX', now, qid)
+    redis.call('HINCRBY', KEYS[k + 5], qid .. '\\ne', 1)
+    redis.call('HSET', KEYS[k + 5], qid .. '\\nq', ARGV[a + 3])
+    local prec = base
+    if highest then prec = base + tonumber(ARGV[a + 2]) % 256 end
+    local old = redis.call('HGET', KEYS[k + 5], qid .. '\\np')
+    if old and (kept or tonumber(old) <= prec) then
+      prec = tonumber(old)
+    else
+      redis.call('HSET', KEYS[k + 5], qid .. '\\np', prec)
+    end
+    if not redis.call('ZSCORE', KEYS[k + 4], qid) then
+      added[k] = (added[k] or 0) + 1
+      if prec >= floor then
+        redis.call('ZADD', KEYS[k + 6], prec, qid)
+      else
+        redis.call('ZREM', KEYS[k + 6], qid)
+        if redis.call('HEXISTS', KEYS[k + 2], qid) == 0 then
+          redis.call('ZADD', KEYS[k + 1], 'NX', now, qid)
+        end
+      end
     end
   else
     out[i] = 0
   end
 end
-for k = 0, 3 * (g - 1), 3 do
+for k = 0, 6 * (g - 1), 6 do
   redis.call('HINCRBY', KEYS[k + 3], 'queued', added[k] or 0)
   redis.call('HINCRBY', KEYS[k + 3], 'ops', 1)
 end
@@ -250,20 +283,22 @@ return out
 )
 
 UNSCHEDULE = """
--- KEYS: 4 per entry: ready, cur, stats, queue;  ARGV: (qid, member) per entry.  Takes back
+-- KEYS: 5 per entry: ready, cur, stats, queue, retired;  ARGV: (qid, member) per entry.  Takes back
 -- members SCHEDULE added (another worker recorded the URI first). Returns 1/0 per entry
 -- (1: it was still queued).
 -- A member already handed out stays (it is being fetched; FINISH removes it).
 local out = {}
 for i = 0, #ARGV / 2 - 1 do
-  local K, qid, member = i * 4, ARGV[i * 2 + 1], ARGV[i * 2 + 2]
+  local K, qid, member = i * 5, ARGV[i * 2 + 1], ARGV[i * 2 + 2]
   local cur = redis.call('HGET', KEYS[K + 2], qid)
   if cur and string.sub(cur, -#member - 1) == '\\n' .. member then
     out[#out + 1] = 0
   elseif redis.call('ZREM', KEYS[K + 4], member) == 0 then
     out[#out + 1] = 0
   else
-    redis.call('HINCRBY', KEYS[K + 3], 'queued', -1)
+    if not redis.call('ZSCORE', KEYS[K + 5], qid) then
+      redis.call('HINCRBY', KEYS[K + 3], 'queued', -1)
+    end
     redis.call('HINCRBY', KEYS[K + 3], 'ops', 1)
     if redis.call('ZCARD', KEYS[K + 4]) == 0 and redis.call('HEXISTS', KEYS[K + 2], qid) == 0 then
       redis.call('ZREM', KEYS[K + 1], qid)
@@ -292,8 +327,10 @@ return out
 """
 )
 
-FINISH_ARGS = 14
+FINISH_ARGS = 19
 """FINISH arguments per queue."""
+FINISH_KEYS = 11
+"""FINISH keys per queue: CLAIM's 8, then spent, retired and ineligible."""
 FINISH_HEAD = 9
 """FINISH arguments before the first queue's."""
 
@@ -303,23 +340,33 @@ FINISH = (
     + _CLAIM_FN
     + PACE_FN
     + """
--- KEYS: 8 per queue (ready, lease, cur, stats, queue, server, park, hungry)
+-- KEYS: 11 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, retired,
+--       ineligible)
 -- ARGV: worker, lease_ms, held (URIs this worker holds besides these), the 6 pace parameters
 --       (PACE_FN's P; factor 0: no pace), then per queue: qid,
 --       old member, kind (r retry | succeeded | failed | disregarded), new member (retry), new
 --       score (retry), delay_ms, backoff_ms, hold_ms, max_conn, reclaim (1: lease the queue's
 --       next URI at once if it may be fetched now and no worker hungry in this shard holds two
---       or more URIs fewer), min_interval_ms, then the pace's kind, age and dur (PACE_FN)
+--       or more URIs fewer), min_interval_ms, then the pace's kind, age and dur (PACE_FN),
+--       then cost (charged to the queue's spent) and total budget (-1: none), session budget
+--       (``balance_replenish_amount``, 0: none), precedence floor, success-counts base (-1:
+--       another queue precedence policy)
+-- A queue whose spent reaches its total budget is retired: it leaves the ready set, keeps its
+-- URIs, and they stop counting as queued. A queue that spent its session budget while another
+-- queue of the shard is due is not reclaimed: it goes to the back of the line (the ready set
+-- by due time) and its session starts again. With success-counts precedence, a success sets the
+-- queue's precedence (base, +1 after 100 successes, +1 per 1000 more); at or past the floor the
+-- queue waits in the ineligible set instead of the ready set.
 -- Returns per queue {0} when this worker no longer held the lease (it expired and was reaped),
 -- {1} when finished, {1, member} when finished and the next URI leased to this worker, {2}
--- when finished and the queue left to a hungry worker.
+-- when finished and the queue left to a hungry worker, {3} when finished and retired.
 local worker, lease_ms, held = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local P = {}
 for j = 1, 6 do P[j] = tonumber(ARGV[3 + j]) end
 local hungry_from = string.format('%d', now * HUNGRY_SCALE)
 local out = {}
-for i = 0, (#ARGV - 9) / 14 - 1 do
-  local K, a = i * 8, 10 + i * 14
+for i = 0, (#ARGV - 9) / 19 - 1 do
+  local K, a = i * 11, 10 + i * 19
   local qid = ARGV[a]
   if redis.call('HGET', KEYS[K + 3], qid) ~= worker .. '\\n' .. ARGV[a + 1] then
     out[#out + 1] = {0}
@@ -328,11 +375,20 @@ for i = 0, (#ARGV - 9) / 14 - 1 do
     redis.call('ZREM', KEYS[K + 2], qid)
     local removed = redis.call('ZREM', KEYS[K + 5], ARGV[a + 1])
     local kind = ARGV[a + 2]
+    local ineligible = nil
     if kind == 'r' then
       redis.call('ZADD', KEYS[K + 5], ARGV[a + 4], ARGV[a + 3])
     else
       redis.call('HINCRBY', KEYS[K + 4], 'queued', -removed)
       redis.call('HINCRBY', KEYS[K + 4], kind, 1)
+      local n = redis.call('HINCRBY', KEYS[K + 9], qid .. '\\n' .. string.sub(kind, 1, 1), 1)
+      local scbase = tonumber(ARGV[a + 18])
+      if kind == 'succeeded' and scbase >= 0 then
+        local prec = scbase
+        if n >= 100 then prec = scbase + 1 + math.floor((n - 100) / 1000) end
+        redis.call('HSET', KEYS[K + 9], qid .. '\\np', prec)
+        if prec >= tonumber(ARGV[a + 17]) then ineligible = prec end
+      end
     end
     redis.call('HINCRBY', KEYS[K + 4], 'ops', 1)
     local active = tonumber(redis.call('HGET', KEYS[K + 6], 'a') or '0')
@@ -351,9 +407,38 @@ for i = 0, (#ARGV - 9) / 14 - 1 do
     if backoff > 0 or hold > 0 then redis.call('HSET', KEYS[K + 6], 'nb', nb) end
     local max_conn = tonumber(ARGV[a + 8])
     local row = {1}
-    if redis.call('ZCARD', KEYS[K + 5]) > 0 then
-      redis.call('ZADD', KEYS[K + 1], now + tonumber(ARGV[a + 5]), qid)
-      local reclaim = ARGV[a + 9] == '1'
+    local cost, budget = tonumber(ARGV[a + 14]), tonumber(ARGV[a + 15])
+    local spent = tonumber(redis.call('HINCRBY', KEYS[K + 9], qid, cost))
+    redis.call('HSET', KEYS[K + 9], qid .. '\\nc', cost, qid .. '\\nt', now)
+    local balance = tonumber(ARGV[a + 16])
+    local rotate = false
+    if balance > 0 then
+      local session = tonumber(redis.call('HINCRBY', KEYS[K + 9], qid .. '\\nx', cost))
+      if session >= balance then
+        -- the last queue due now: this one goes after it
+        local last = redis.call('ZREVRANGEBYSCORE', KEYS[K + 1], now, '-inf', 'WITHSCORES',
+          'LIMIT', 0, 1)
+        if #last > 0 then
+          redis.call('HSET', KEYS[K + 9], qid .. '\\nx', 0)
+          rotate = tonumber(last[2]) + 1
+        end
+      end
+    end
+    local left = redis.call('ZCARD', KEYS[K + 5])
+    if budget >= 0 and spent >= budget then
+      redis.call('ZREM', KEYS[K + 1], qid)
+      if not redis.call('ZSCORE', KEYS[K + 10], qid) then
+        redis.call('HINCRBY', KEYS[K + 4], 'queued', -left)
+      end
+      redis.call('ZADD', KEYS[K + 10], spent, qid)
+      row[1] = 3
+    elseif left > 0 and ineligible then
+      redis.call('ZADD', KEYS[K + 11], ineligible, qid)
+    elseif left > 0 then
+      local due = now + tonumber(ARGV[a + 5])
+      if rotate and rotate > due then due = rotate end
+      redis.call('ZADD', KEYS[K + 1], due, qid)
+      local reclaim = ARGV[a + 9] == '1' and not rotate
       if reclaim then
         local hungry = redis.call('ZRANGEBYSCORE', KEYS[K + 8], hungry_from, '+inf', 'WITHSCORES')
         for j = 1, #hungry, 2 do
@@ -419,11 +504,11 @@ return renewed
 SHARD_STATE = (
     _NOW
     + """
--- KEYS: 3 per shard: ready, lease, stats.  Returns per shard {now, queued, ops, succeeded,
--- failed, disregarded, reaped, ready-now, snoozed, in-process, next due ms or -1, next lease
--- expiry or -1}.
+-- KEYS: 5 per shard: ready, lease, stats, retired, ineligible.  Returns per shard {now, queued,
+-- ops, succeeded, failed, disregarded, reaped, ready-now, snoozed, in-process, next due ms or
+-- -1, next lease expiry or -1, retired queues, ineligible queues}.
 local rows = {}
-for K = 0, #KEYS - 3, 3 do
+for K = 0, #KEYS - 5, 5 do
   local s = redis.call('HMGET', KEYS[K + 3], 'queued', 'ops', 'succeeded', 'failed',
     'disregarded', 'reaped')
   local out = {now}
@@ -436,8 +521,46 @@ for K = 0, #KEYS - 3, 3 do
   out[#out + 1] = first[2] and tonumber(first[2]) or -1
   local lease = redis.call('ZRANGE', KEYS[K + 2], 0, 0, 'WITHSCORES')
   out[#out + 1] = lease[2] and tonumber(lease[2]) or -1
+  out[#out + 1] = redis.call('ZCARD', KEYS[K + 4])
+  out[#out + 1] = redis.call('ZCARD', KEYS[K + 5])
   rows[#rows + 1] = out
 end
 return rows
 """
 )
+
+QUEUE_LIST = (
+    _NOW
+    + """
+-- KEYS: ready, lease, retired, ineligible of one shard.  Returns {now, ready {qid, due ms}...,
+-- leased {qid}..., retired {qid}..., ineligible {qid, precedence}...} (flat arrays) for the
+-- frontier report (not the hot path).
+local function flat(key, scores)
+  if scores then return redis.call('ZRANGE', key, 0, -1, 'WITHSCORES') end
+  return redis.call('ZRANGE', key, 0, -1)
+end
+return {now, flat(KEYS[1], true), flat(KEYS[2], false), flat(KEYS[3], false),
+  flat(KEYS[4], true)}
+"""
+)
+
+QUEUE_DETAIL = """
+-- KEYS: 2 per queue: queue, spent;  ARGV: qid per queue.  Returns per queue {size, head
+-- member or '', spent, succeeded, failed, disregarded, last cost, last finish ms, enqueues,
+-- last queued member or '', queue precedence or -1, session spent} for the frontier report.
+local rows = {}
+for i = 1, #ARGV do
+  local q, b, qid = KEYS[2 * i - 1], KEYS[2 * i], ARGV[i]
+  local head = redis.call('ZRANGE', q, 0, 0)
+  local f = redis.call('HMGET', b, qid, qid .. '\\ns', qid .. '\\nf', qid .. '\\nd',
+    qid .. '\\nc', qid .. '\\nt', qid .. '\\ne', qid .. '\\nq', qid .. '\\np',
+    qid .. '\\nx')
+  local row = {redis.call('ZCARD', q), head[1] or ''}
+  for j = 1, 7 do row[#row + 1] = tonumber(f[j] or '0') end
+  row[#row + 1] = f[8] or ''
+  row[#row + 1] = tonumber(f[9] or '-1')
+  row[#row + 1] = tonumber(f[10] or '0')
+  rows[#rows + 1] = row
+end
+return rows
+"""

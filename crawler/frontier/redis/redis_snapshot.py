@@ -1,7 +1,8 @@
 """Crawl-wide views of the shared frontier, read from every shard's counters in Redis.
 
 * :func:`redis_snapshot`: the counts of all workers together for progress lines and reports
-  (discovered from the uniq filter; no inactive, retired or exhausted queues in this model).
+  (discovered from the uniq filter; retired queues and ineligible ones, as inactive, counted;
+  no exhausted ones).
   Redis unreachable: an empty snapshot, so a progress line never stops the crawl.
 * :func:`shared_frontier_empty`: two reads of every shard's counters that agree (no operation
   in between) with nothing queued or in process. Redis unreachable: not empty. The frontier
@@ -34,10 +35,17 @@ def redis_snapshot(store: RedisQueueStore, uniq: UriUniqFilter[Any]) -> Frontier
         "ready": total.get("ready", 0),
         "in_process": total.get("in_process", 0),
         "snoozed": total.get("snoozed", 0),
-        "inactive": 0,
-        "retired": 0,
+        "inactive": total.get("ineligible", 0),
+        "retired": total.get("retired", 0),
         "exhausted": 0,
     }
+    ineligible = total.get("ineligible", 0)
+    by_precedence: dict[int, int] = {}
+    if ineligible:
+        try:
+            by_precedence = store.ineligible_by_precedence()
+        except RedisUnavailableError:
+            by_precedence = {}
     active = queues["ready"] + queues["in_process"] + queues["snoozed"]
     busy = queues["in_process"] + queues["snoozed"]
     return FrontierSnapshot(
@@ -48,8 +56,10 @@ def redis_snapshot(store: RedisQueueStore, uniq: UriUniqFilter[Any]) -> Frontier
         failed=total.get("failed", 0),
         disregarded=total.get("disregarded", 0),
         queues=queues,
-        total_queues=active,
+        total_queues=active + queues["inactive"] + queues["retired"],
         congestion=active / busy if busy else 0.0,
+        inactive_by_precedence=by_precedence,
+        ineligible=ineligible,
     )
 
 

@@ -50,6 +50,8 @@ _STATE_FIELDS = (
     "in_process",
     "next_due_ms",
     "next_expiry_ms",
+    "retired",
+    "ineligible",
 )
 
 
@@ -83,6 +85,9 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         self.pace_args: list[Any] = [0] * 6
         """FINISH's pace parameters (``redis_scripts.PACE_FN``); all 0 = no adaptive pace. The
         frontier sets them from the order's ``frontier.pace``."""
+        self.precedence_args: list[Any] = [255, 3, 0]
+        """SCHEDULE's queue precedence parameters: floor, base, mode (1 ``highest_uri``, 2
+        ``success_counts``, 0 the base alone). The frontier sets them from the order."""
         self.client: Any = None
         self.one_node = True
         self._scripts: dict[str, Any] = {}
@@ -124,6 +129,8 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             "REAP",
             "RENEW",
             "SHARD_STATE",
+            "QUEUE_LIST",
+            "QUEUE_DETAIL",
         ):
             self._scripts[name] = client.register_script(getattr(redis_scripts, name))
         self.one_node = not redis_conn.is_cluster(client)
@@ -185,6 +192,14 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             yield name.decode("utf-8", "surrogateescape"), bytes(found[name])
 
     # ------------------------------------------------------------ keys
+    def tag(self, shard: int) -> str:
+        """The key prefix (with its Cluster hash tag) of ``shard``'s keys."""
+        return self._tags[shard]
+
+    def script(self, name: str) -> Any:
+        """The registered script ``name`` of :mod:`crawler.frontier.redis.redis_scripts`."""
+        return self._scripts[name]
+
     def shard_of(self, server: str) -> int:
         """The frontier shard holding ``server``'s queues."""
         return zlib.crc32(server.encode("utf-8", "surrogatepass")) % self.shards
@@ -238,11 +253,11 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         order: list[list[int]] = []
         for group in self._groups(s for s, entries in by_shard.items() if entries):
             keys: list[str] = []
-            args: list[Any] = [len(group)]
+            args: list[Any] = [len(group), *self.precedence_args]
             queue_keys: list[str] = []
             for g, shard in enumerate(group, 1):
                 t = self._tags[shard]
-                keys += (f"{t}r", f"{t}c", f"{t}s")
+                keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}x", f"{t}b", f"{t}i")
                 for qid, score, member in by_shard[shard]:
                     queue_keys.append(f"{t}q:{qid}")
                     args += (g, qid, score, member)
@@ -277,7 +292,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                 t = self._tags[shard]
                 for i in by_shard[shard]:
                     _, qid, member = items[i]
-                    keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}q:{qid}")
+                    keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}q:{qid}", f"{t}x")
                     args += (qid, member)
                     idx.append(i)
             calls.append((script, keys, args))
@@ -333,7 +348,9 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
     ) -> tuple[list[tuple[Any, list[str], list[Any]]], list[list[int]]]:
         """Calls of the per-queue script ``name`` for ``(shard, qid, server, args)`` items:
         one per group of shards, with the item indexes of each. Each call's arguments start
-        with the worker, the lease time and ``extra_head``."""
+        with the worker, the lease time and ``extra_head``. FINISH also gets each shard's
+        spent, retired and ineligible keys after the queue's 8."""
+        budget_keys = name == "FINISH"
         script = self._scripts[name]
         by_shard: dict[int, list[int]] = {}
         for i, item in enumerate(items):
@@ -348,6 +365,9 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                 for i in by_shard[shard]:
                     _, qid, server, extra = items[i]
                     keys += self.queue_keys(shard, qid, server)
+                    if budget_keys:
+                        t = self._tags[shard]
+                        keys += (f"{t}b", f"{t}x", f"{t}i")
                     args.append(qid)
                     args += extra
                     idx.append(i)
@@ -490,6 +510,23 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             for row in group_rows
         ]
 
-    def _state_keys(self, shard: int) -> tuple[str, str, str]:
+    def _state_keys(self, shard: int) -> tuple[str, str, str, str, str]:
         t = self._tags[shard]
-        return f"{t}r", f"{t}l", f"{t}s"
+        return f"{t}r", f"{t}l", f"{t}s", f"{t}x", f"{t}i"
+
+    def ineligible_by_precedence(self) -> dict[int, int]:
+        """How many ineligible queues (precedence at or past the floor) per precedence."""
+        keys = [f"{t}i" for t in self._tags]
+
+        def read() -> dict[int, int]:
+            pipe = self.client.pipeline(transaction=False)
+            for key in keys:
+                pipe.zrange(key, 0, -1, withscores=True)
+            counts: dict[int, int] = {}
+            for rows in pipe.execute():
+                for _, score in rows:
+                    counts[int(score)] = counts.get(int(score), 0) + 1
+            return dict(sorted(counts.items()))
+
+        result: dict[int, int] = self.call("ineligible_by_precedence", read)
+        return result
