@@ -1,12 +1,12 @@
 """Per-queue detail of the shared frontier for reports, read from Redis.
 
-:func:`redis_queue_details` gives the :class:`~crawler.frontier.frontier_report.QueueDetail`
-rows of the work-queue frontier's report from the Redis keys (see
-:mod:`crawler.frontier.redis.redis_scripts`): QUEUE_LIST per shard names the queues that are
-ready or snoozed (the ready set), in process (the lease set) or retired; on one redis-server the queues
-parked on a busy server are found by a scan of the park sets (skipped on a Cluster, as a scan
-would visit every node). QUEUE_DETAIL then reads each queue's size, head and counters, one call
-per shard group. Two or three round trips per report, none on the crawl's hot path.
+:func:`redis_queue_details` gives the :class:`~crawler.frontier.frontier_report.QueueDetail` rows
+of the work-queue frontier's report from the Redis keys (see
+:mod:`crawler.frontier.redis.redis_scripts`): QUEUE_LIST per shard names the queues that are ready
+or snoozed (the ready set), in process (the lease set) or retired; on one redis-server the queues
+parked on a busy server are found by a scan of the park sets (skipped on a Cluster, as a scan would
+visit every node). QUEUE_DETAIL then reads each queue's size, head and counters, one call per shard
+group. Two or three round trips per report, none on the crawl's hot path.
 
 Differences from the single-process rows: a queue id is ``<queue key>\\t<server>`` (a queue
 spanning servers is one row per server); ``last_peeked`` is the URI at the queue's head (the
