@@ -14,12 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sample_crawl import crawl_sample_site
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.archive.run_layout import warc_dirs
-from crawler.controller import CrawlController
 from crawler.demo import SampleSite
-from crawler.order.loader import load_order
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
@@ -30,20 +29,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-s
 
 def crawl(site: SampleSite, run_dir: Path, *extra: str) -> None:
     """Crawl ``site`` into ``run_dir`` with the example job, politeness off."""
-    order = load_order(
-        EXAMPLE,
-        [
-            f"seeds.urls={site.base_urls!r}",
-            "seeds.file=null",
-            "frontier.politeness.delay_factor=0",
-            "frontier.politeness.min_delay_ms=0",
-            "frontier.politeness.max_delay_ms=0",
-            "toe_threads=10",
-            "logging.console=false",
-            *extra,
-        ],
-    )
-    assert CrawlController(order, run_dir, install_signals=False).run() == 0
+    crawl_sample_site(site, run_dir, *extra)
 
 
 @dataclass(frozen=True)

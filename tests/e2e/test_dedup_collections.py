@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from crawllog_parser import CrawlLogLine, parse_file
+from sample_crawl import crawl_sample_site
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.archive import run_index
@@ -34,22 +35,7 @@ PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 
 
 def crawl(site: SampleSite, run_dir: Path, *extra: str) -> CrawlController:
-    order = load_order(
-        EXAMPLE,
-        [
-            f"seeds.urls={site.base_urls!r}",
-            "seeds.file=null",
-            "frontier.politeness.delay_factor=0",
-            "frontier.politeness.min_delay_ms=0",
-            "frontier.politeness.max_delay_ms=0",
-            "toe_threads=4",
-            "logging.console=false",
-            *extra,
-        ],
-    )
-    controller = CrawlController(order, run_dir, install_signals=False)
-    assert controller.run() == 0
-    return controller
+    return crawl_sample_site(site, run_dir, "toe_threads=4", *extra)
 
 
 def index_run(run_dir: Path) -> Path:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from crawllog_parser import count_lines, parse_file
+from sample_crawl import crawl_sample_site
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.controller import CrawlController
 from crawler.demo import DISALLOWED_PREFIX, SampleSite
-from crawler.order.loader import load_order
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
@@ -26,23 +26,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
 
 def crawl(site: SampleSite, run_dir: Path, *extra: str) -> CrawlController:
-    order = load_order(
-        EXAMPLE,
-        [
-            f"seeds.urls={site.base_urls!r}",
-            "seeds.file=null",
-            "frontier.politeness.delay_factor=0",
-            "frontier.politeness.min_delay_ms=0",
-            "frontier.politeness.max_delay_ms=0",
-            "toe_threads=10",
-            "logging.console=false",
-            "logging.progress_interval_s=0.5",
-            *extra,
-        ],
-    )
-    controller = CrawlController(order, run_dir, install_signals=False)
-    assert controller.run() == 0
-    return controller
+    return crawl_sample_site(site, run_dir, "logging.progress_interval_s=0.5", *extra)
 
 
 def test_crawl_fetches_every_in_scope_uri_exactly_once(tmp_path: Path) -> None:
