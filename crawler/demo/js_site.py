@@ -7,6 +7,8 @@ batches then the end), lazy images far down the page, images inserted by script,
 stylesheet with ``@import`` and ``@font-face``. The 30 item pages ``/item/N.html`` exist
 only as links the script writes: an HTTP-only crawl finds none of them. ``/private/`` is
 disallowed by robots.txt (the script asks for ``/private/tracker.png`` anyway).
+``/consent.html`` sets a cookie by script and then needs it: ``/api/gated`` and the
+``/gated/N.html`` pages it links to answer 403 without it.
 ``/bad/*.html`` are hostile pages (never settles, pop-ups and dialogs, navigates away,
 websocket, download, scrolls forever, hangs its renderer). ``/bench/N.html`` are small
 script-built pages for the benchmark (each links to the next ``fanout``).
@@ -110,6 +112,17 @@ const img = document.createElement('img'); img.src = '/img/bench-{n}.png'; app.a
 </script></body></html>"""
 
 
+CONSENT = """<!doctype html><html><head><title>consent</title></head><body><div id="app"></div>
+<script>
+document.cookie = 'consent=yes; path=/';
+fetch('/api/gated').then(r => r.json()).then(d => {
+  for (const href of d.links) { const a = document.createElement('a'); a.href = href;
+    a.textContent = href; document.getElementById('app').appendChild(a); }
+});
+</script></body></html>"""
+GATED_PAGES = 3
+
+
 class JsSite:
     """The JavaScript test site on 127.0.0.1 (``port`` 0 = any free port)."""
 
@@ -180,6 +193,8 @@ class JsSite:
             offset = int(query.get("offset", ["0"])[0])
             nxt = offset + PAGE_SIZE if offset + PAGE_SIZE < 15 else -1
             ctype, body = "application/json", _feed(offset, nxt)
+        elif path in ("/consent.html", "/api/gated") or path.startswith("/gated/"):
+            status, ctype, body = self._consent(path, h.headers.get("Cookie") or "")
         elif path == "/api/tick":
             ctype, body = "application/json", b"{}"
         elif path.startswith("/item/") and path.endswith(".html"):
@@ -206,6 +221,19 @@ class JsSite:
             h.send_header(k, v)
         h.end_headers()
         h.wfile.write(body)
+
+    @staticmethod
+    def _consent(path: str, cookie: str) -> tuple[int, str, bytes]:
+        """``/consent.html`` sets a cookie by script, then asks ``/api/gated`` for links to
+        ``/gated/N.html``: both answer 403 to a request without that cookie."""
+        if path == "/consent.html":
+            return 200, "text/html; charset=utf-8", CONSENT.encode()
+        if "consent=yes" not in cookie:
+            return 403, "text/plain", b"consent first"
+        if path == "/api/gated":
+            links = [f"/gated/{k}.html" for k in range(1, GATED_PAGES + 1)]
+            return 200, "application/json", json.dumps({"links": links}).encode()
+        return 200, "text/html; charset=utf-8", b"<!doctype html><p>a page behind consent</p>"
 
 
 def _items(page: int, start: int, more: bool) -> bytes:

@@ -9,7 +9,9 @@ A browser serves pages until it has loaded ``pages_per_browser`` or its processe
 than ``memory_ceiling_mb`` (PSS); then it takes no new page, and is closed once its open pages
 end, a fresh one serving the next. A page past its budget (plus a few seconds' grace for
 closing) is abandoned and its browser killed and replaced, so a hung renderer cannot hold a
-slot; a browser that dies is replaced too. Sub-resource fetches run on a thread pool
+slot; a browser that dies is replaced too. Each browser keeps its idle tabs
+(:class:`~processors.browser.page_visit.BrowserTab`: a context with one page) and hands them to
+the next pages; a tab that failed, or that served ``pages_per_browser`` pages, is closed. Sub-resource fetches run on a thread pool
 (``executor``) since they block on the crawler's HTTP client.
 
 Thread-safety: :meth:`visit` and :meth:`close` may be called from any thread; everything else
@@ -22,13 +24,13 @@ import asyncio
 import concurrent.futures
 import contextlib
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from crawler.order.schema import BrowserConfig
 from processors.browser.chromium_process import ChromiumProcess
-from processors.browser.page_visit import PageJob, PageOutcome, visit_page
+from processors.browser.page_visit import BrowserTab, PageJob, PageOutcome
 
 _CLOSE_GRACE_S = 5.0
 
@@ -42,6 +44,7 @@ class _Browser:
     retiring: bool = False
     reason: str = "recycled"
     measuring: bool = False
+    tabs: list[BrowserTab] = field(default_factory=list)
 
 
 class BrowserPool:
@@ -134,10 +137,13 @@ class BrowserPool:
         browser.open_pages += 1
         browser.served += 1
         broken = False
+        tab: BrowserTab | None = None
         try:
+            tab = browser.tabs.pop() if browser.tabs else None
+            if tab is None:
+                tab = await BrowserTab.open(browser.handle, job.user_agent)
             await asyncio.wait_for(
-                visit_page(browser.handle, job, self.executor, outcome),
-                job.budget_s + _CLOSE_GRACE_S,
+                tab.visit(job, self.executor, outcome), job.budget_s + _CLOSE_GRACE_S
             )
         except TimeoutError:
             outcome.note("browser:timeout")
@@ -148,6 +154,11 @@ class BrowserPool:
             broken = not browser.handle.is_connected()
         finally:
             browser.open_pages -= 1
+        if tab is not None and not broken:
+            if tab.broken or browser.retiring or tab.visits >= self._cfg.pages_per_browser:
+                await tab.close()
+            else:
+                browser.tabs.append(tab)
         if broken:
             await self._retire(browser, "killed", kill=True)
             return

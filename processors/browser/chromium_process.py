@@ -50,7 +50,10 @@ CHROMIUM_FLAGS = (
     "--disable-background-timer-throttling",
     "--disable-backgrounding-occluded-windows",
     "--disable-renderer-backgrounding",
-    "--disable-features=Translate,MediaRouter,OptimizationHints,DialMediaRouteProvider",
+    # A tab is reused page after page: keep its renderer process across same-site navigations
+    # (no browsing-instance swap, no back/forward cache holding the previous page alive).
+    "--disable-features=Translate,MediaRouter,OptimizationHints,DialMediaRouteProvider,"
+    "ProactivelySwapBrowsingInstance,BackForwardCache",
     "--remote-debugging-address=127.0.0.1",
     "--remote-debugging-port=0",
 )

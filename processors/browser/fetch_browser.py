@@ -36,8 +36,9 @@ from crawler.decide import DecideResult
 from processors.browser.browser_pool import BrowserPool
 from processors.browser.chromium_process import reap_orphans
 from processors.browser.needs_browser_rule import script_built_reason
-from processors.browser.page_visit import PageJob, PageOutcome, Served
+from processors.browser.page_visit import BrowserCookie, PageJob, PageOutcome, Served
 from processors.browser.subresource_fetcher import BROWSER_NOTE, SubresourceFetcher
+from processors.cookies.cookie_store import CookieRecord, CookieStore
 from processors.fetch.user_agent import user_agent
 
 _HTML = ("text/html", "application/xhtml+xml")
@@ -65,6 +66,7 @@ class FetchBrowser(Processor[FetchBrowserParams]):
         self._links = 0
         self._browser_ms = 0
         self._subs: SubresourceFetcher | None = None
+        self._cookies_learnt = 0
         killed = reap_orphans(ctx.state_dir)
         if killed:
             ctx.logger.warning("browser_orphans_killed", processes=killed)
@@ -81,6 +83,7 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             )
         self._user_agent = user_agent(ctx.order)
         self._subs = SubresourceFetcher(ctx, http, self._user_agent)
+        self._cookies: CookieStore | None = getattr(http, "cookies", None)
         self._pool = BrowserPool(cfg, ctx.state_dir, ctx.logger)
 
     def stop(self) -> None:
@@ -118,6 +121,9 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             idle_ms=cfg.idle_ms,
             screenshot=cfg.screenshots,
         )
+        if self._cookies is not None:
+            job.cookies_in = self._cookies_in
+            job.cookies_out = self._cookies_out
         started = time.monotonic()
         outcome = pool.visit(job)
         spent_ms = int((time.monotonic() - started) * 1000)
@@ -134,6 +140,46 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             self._events.update(outcome.notes)
             self._links += added
             self._browser_ms += spent_ms
+
+    def _cookies_in(self, uri: str) -> list[BrowserCookie]:
+        """The crawl's cookies for a page, as the browser takes them (host-only ones by URL)."""
+        store = self._cookies
+        out: list[BrowserCookie] = []
+        for c in store.cookies_for(uri) if store is not None else []:
+            cookie: BrowserCookie = {"name": c.name, "value": c.value}
+            if c.host_only:
+                scheme = "https" if c.secure else "http"
+                cookie["url"] = f"{scheme}://{c.domain}{c.path or '/'}"
+            else:
+                cookie.update(domain=c.domain, path=c.path or "/")
+            cookie.update(secure=c.secure, httpOnly=c.http_only)
+            if c.expires is not None:
+                cookie["expires"] = c.expires
+            out.append(cookie)
+        return out
+
+    def _cookies_out(self, cookies: list[BrowserCookie]) -> None:
+        """Cookies a page set or changed (by script too) go into the crawl's jar."""
+        store = self._cookies
+        if store is None:
+            return
+        for c in cookies:
+            expires = c.get("expires", -1)
+            try:
+                record = CookieRecord(
+                    name=str(c["name"]),
+                    value=str(c["value"]),
+                    domain=str(c["domain"]),
+                    path=str(c.get("path") or "/"),
+                    secure=bool(c.get("secure")),
+                    http_only=bool(c.get("httpOnly")),
+                    expires=None if expires is None or expires < 0 else int(expires),
+                )
+                store.add(record)
+            except (KeyError, TypeError, ValueError):
+                continue
+        with self._lock:
+            self._cookies_learnt += len(cookies)
 
     def _reason(self, curi: CrawlURI, body: bytes) -> str | None:
         rule = self.should_process_rule
@@ -187,11 +233,13 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             reasons = dict(self._reasons)
             events = dict(self._events)
             links, browser_ms = self._links, self._browser_ms
+            learnt = self._cookies_learnt
         pages = sum(reasons.values())
         why = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "none"
         lines.append(f"  pages through the browser: {pages} ({why})")
         lines.append(f"  HTML pages left to HTTP only: {self.uris_handled - pages}")
         lines.append(f"  browser time: {browser_ms / 1000:.1f} s; rendered-DOM outlinks: {links}")
+        lines.append(f"  cookies the browser set or changed (into the crawl's jar): {learnt}")
         subs, pool = self._subs, self._pool
         if subs is not None:
             lines.append(

@@ -1,15 +1,26 @@
-"""One page in the browser: PageJob in, PageOutcome out (:func:`visit_page`).
+"""One page in the browser: PageJob in, PageOutcome out (:meth:`BrowserTab.visit`).
 
-The page gets its own browser context (no cookies or storage shared between pages). Every
-request it makes is intercepted: the page's own document is answered with the bytes the
-crawler's HTTP fetch already got (``PageJob.document``), every other http(s) GET with what
-``PageJob.fetch`` returns (called on a worker thread: it fetches through the crawler's HTTP
-client, records and logs), anything else is aborted. The main frame may not navigate away,
-pop-ups are closed, dialogs dismissed, downloads refused, websockets closed; each such event
-is noted (``browser:<event>``). Behaviours then run within the page's deadline, and the
-rendered DOM's links are read.
+A :class:`BrowserTab` is one browser context holding one page, opened once and then reused
+for page after page (a new context and renderer per page cost more than the page itself).
+Between two visits the tab goes back to ``about:blank``, so nothing of a page runs on into the
+next. Every request the page makes is intercepted: the page's own document is answered with
+the bytes the crawler's HTTP fetch already got (``PageJob.document``), every other http(s) GET
+with what ``PageJob.fetch`` returns (called on a worker thread with the URL and the ``Cookie``
+header the browser would send: it fetches through the crawler's HTTP client, records and logs),
+anything else is aborted. The main frame may not navigate away, pop-ups are closed, dialogs
+dismissed, downloads refused, websockets closed; each such event is noted
+(``browser:<event>``). Behaviours then run within the page's deadline, and the rendered DOM's
+links are read.
 
-Runs on the pool's event loop; the blocking ``fetch`` goes to the given executor.
+Cookies: the tab's context keeps the cookies its pages set (by ``Set-Cookie`` or by script);
+before a visit it is given the crawl's cookies for the page (``PageJob.cookies_in``: a login's
+session reaches the page's scripts), after it the context's cookies that changed are handed to
+``PageJob.cookies_out`` (script-set cookies reach the crawl's jar, so later HTTP fetches send
+them).
+
+Runs on the pool's event loop; the blocking ``fetch`` goes to the given executor. A tab serves
+one visit at a time; one that failed (crash, deadline, closed page) reports ``broken`` and is
+closed by its owner instead of reused.
 """
 
 from __future__ import annotations
@@ -26,6 +37,9 @@ from processors.browser.behaviours import CLICK_MORE_JS, FITS_JS, LINKS_JS, SCRO
 
 _DROP_HEADERS = frozenset({"content-encoding", "transfer-encoding", "content-length", "connection"})
 
+BrowserCookie = dict[str, Any]
+"""A cookie as Playwright's ``context.cookies()``/``add_cookies`` exchange it."""
+
 
 @dataclass(slots=True)
 class Served:
@@ -36,13 +50,24 @@ class Served:
     body: bytes
 
 
+def _no_cookies(_uri: str) -> list[BrowserCookie]:
+    return []
+
+
+def _drop_cookies(_cookies: list[BrowserCookie]) -> None:
+    return None
+
+
 @dataclass(slots=True)
 class PageJob:
-    """A page to load: its URI, its document as fetched, and how to fetch everything else."""
+    """A page to load: its URI, its document as fetched, and how to fetch everything else.
+
+    ``fetch(url, cookie)`` answers a request (None: abort it); ``cookies_in(uri)`` lists the
+    crawl's cookies for the page, ``cookies_out(cookies)`` takes the ones the page changed."""
 
     uri: str
     document: Served
-    fetch: Callable[[str], Served | None]
+    fetch: Callable[[str, str | None], Served | None]
     user_agent: str
     budget_s: float
     behaviours: bool = True
@@ -50,6 +75,8 @@ class PageJob:
     max_clicks: int = 10
     idle_ms: int = 400
     screenshot: bool = False
+    cookies_in: Callable[[str], list[BrowserCookie]] = _no_cookies
+    cookies_out: Callable[[list[BrowserCookie]], None] = _drop_cookies
 
 
 @dataclass(slots=True)
@@ -78,6 +105,10 @@ def _headers(served: Served) -> dict[str, str]:
     return merged
 
 
+def _cookie_key(cookie: BrowserCookie) -> tuple[str, str, str]:
+    return (str(cookie.get("name")), str(cookie.get("domain")), str(cookie.get("path")))
+
+
 class _Traffic:
     """Requests in flight, for "the network is idle"."""
 
@@ -102,115 +133,202 @@ class _Traffic:
         return False
 
 
-async def visit_page(
-    browser: Any, job: PageJob, executor: Executor, outcome: PageOutcome
-) -> PageOutcome:
-    """Load ``job`` in a fresh context of ``browser``, filling ``outcome`` as it goes (so a
-    caller that cancels at the deadline keeps what was found)."""
-    deadline = time.monotonic() + job.budget_s
-    loop = asyncio.get_running_loop()
-    traffic = _Traffic()
-    context = await browser.new_context(
-        user_agent=job.user_agent,
-        viewport={"width": 1280, "height": 900},
-        accept_downloads=False,
-        service_workers="block",
-        ignore_https_errors=True,
-    )
-    try:
-        page = await context.new_page()
-        main_frame = page.main_frame
-        document_served = False
+@dataclass(slots=True)
+class _Visit:
+    """The page a tab is loading now."""
 
-        async def route(route: Any) -> None:
-            nonlocal document_served
-            request = route.request
-            url = request.url
-            if request.is_navigation_request() and request.frame == main_frame:
-                if url == job.uri and not document_served:
-                    document_served = True
-                    doc = job.document
-                    await route.fulfill(status=doc.status, headers=_headers(doc), body=doc.body)
-                    return
-                outcome.note("browser:navigationBlocked")
-                await route.abort("blockedbyclient")
-                return
-            if request.method != "GET" or not url.startswith(("http://", "https://")):
-                outcome.note("browser:nonGetBlocked")
-                await route.abort("blockedbyclient")
-                return
-            traffic.begin()
-            outcome.requests += 1
-            try:
-                served = await loop.run_in_executor(executor, job.fetch, url)
-                if served is None:
-                    await route.abort("blockedbyclient")
-                else:
-                    await route.fulfill(
-                        status=served.status, headers=_headers(served), body=served.body
-                    )
-            except Exception:  # noqa: BLE001 - a closed page or context: nothing to answer
-                with contextlib.suppress(Exception):
-                    await route.abort("failed")
-            finally:
-                traffic.end()
+    job: PageJob
+    outcome: PageOutcome
+    executor: Executor
+    traffic: _Traffic = field(default_factory=_Traffic)
+    document_served: bool = False
 
-        async def websocket(ws: Any) -> None:
-            outcome.note("browser:websocketClosed")
-            with contextlib.suppress(Exception):
-                await ws.close()
 
-        pending: set[asyncio.Future[Any]] = set()
+class BrowserTab:
+    """A browser context with one page, reused visit after visit (see the module docstring)."""
 
-        def later(awaitable: Any) -> None:
-            task = asyncio.ensure_future(awaitable)
-            pending.add(task)
-            task.add_done_callback(pending.discard)
+    def __init__(self, context: Any, page: Any) -> None:
+        self.context = context
+        self.page = page
+        self.broken = False
+        self.visits = 0
+        self._visit: _Visit | None = None
+        self._cookies: dict[tuple[str, str, str], str] = {}  # what the context holds: values
+        self._pending: set[asyncio.Future[Any]] = set()
 
-        def popup(other: Any) -> None:
-            if other is not page:
-                outcome.note("browser:popupClosed")
-                later(other.close())
-
-        def dialog(d: Any) -> None:
-            outcome.note("browser:dialogDismissed")
-            later(d.dismiss())
-
-        # Set up together: each is a round trip to the browser.
-        await asyncio.gather(
-            context.route("**/*", route), context.route_web_socket("**/*", websocket)
+    @classmethod
+    async def open(cls, browser: Any, user_agent: str) -> BrowserTab:
+        """A new tab in ``browser`` (a Playwright Browser), its handlers installed."""
+        context = await browser.new_context(
+            user_agent=user_agent,
+            viewport={"width": 1280, "height": 900},
+            accept_downloads=False,
+            service_workers="block",
+            ignore_https_errors=True,
         )
-        context.on("page", popup)
-        page.on("dialog", dialog)
-        page.on("crash", lambda _p: outcome.note("browser:crash"))
-        page.on("download", lambda _d: outcome.note("browser:downloadRefused"))
-
-        remaining_ms = max(1.0, (deadline - time.monotonic()) * 1000 * 0.7)
         try:
-            await page.goto(job.uri, wait_until="load", timeout=remaining_ms)
-        except Exception as exc:  # noqa: BLE001 - a page that never loads is still read
-            timed_out = "Timeout" in type(exc).__name__
-            outcome.note("browser:loadTimeout" if timed_out else "browser:loadError")
-        if "browser:crash" in outcome.notes:
-            return outcome
-        # Quiet is counted from the load event: scripts get idle_ms to start their requests.
-        traffic.last_change = max(traffic.last_change, time.monotonic())
-        idle_s = job.idle_ms / 1000.0
-        work_deadline = deadline - min(2.0, job.budget_s * 0.15)
-        if not await traffic.idle(idle_s, work_deadline):
-            outcome.note("browser:neverIdle")
-        if job.behaviours:
-            await _behave(page, job, traffic, idle_s, work_deadline, outcome)
-        raw = await page.evaluate(LINKS_JS)
-        outcome.links = [(str(u), str(h), str(c)) for u, h, c in raw]
-        if job.screenshot and time.monotonic() < deadline:
-            outcome.screenshot = await page.screenshot(
-                type="png", timeout=max(1.0, (deadline - time.monotonic()) * 1000)
+            page = await context.new_page()
+            tab = cls(context, page)
+            # Set up together: each is a round trip to the browser.
+            await asyncio.gather(
+                context.route("**/*", tab._route), context.route_web_socket("**/*", tab._socket)
             )
-        return outcome
-    finally:
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(context.close(), 5)
+            raise
+        context.on("page", tab._popup)
+        page.on("dialog", tab._dialog)
+        page.on("crash", tab._crash)
+        page.on("download", lambda _d: tab._note("browser:downloadRefused"))
+        return tab
+
+    async def close(self) -> None:
+        """Close the tab's context (never raises)."""
+        self.broken = True
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(context.close(), 5)
+            await asyncio.wait_for(self.context.close(), 5)
+
+    # ---------------------------------------------------------------- events
+    def _note(self, text: str) -> None:
+        visit = self._visit
+        if visit is not None:
+            visit.outcome.note(text)
+
+    def _later(self, awaitable: Any) -> None:
+        task = asyncio.ensure_future(awaitable)
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    def _popup(self, other: Any) -> None:
+        if other is not self.page:
+            self._note("browser:popupClosed")
+            self._later(other.close())
+
+    def _dialog(self, dialog: Any) -> None:
+        self._note("browser:dialogDismissed")
+        self._later(dialog.dismiss())
+
+    def _crash(self, _page: Any) -> None:
+        self.broken = True
+        self._note("browser:crash")
+
+    async def _socket(self, ws: Any) -> None:
+        self._note("browser:websocketClosed")
+        with contextlib.suppress(Exception):
+            await ws.close()
+
+    async def _route(self, route: Any) -> None:
+        visit = self._visit
+        request = route.request
+        url = request.url
+        if visit is None:  # between visits: nothing of an old page is fetched
+            with contextlib.suppress(Exception):
+                await route.abort("blockedbyclient")
+            return
+        job, outcome = visit.job, visit.outcome
+        if request.is_navigation_request() and request.frame == self.page.main_frame:
+            if url == job.uri and not visit.document_served:
+                visit.document_served = True
+                doc = job.document
+                await route.fulfill(status=doc.status, headers=_headers(doc), body=doc.body)
+                return
+            outcome.note("browser:navigationBlocked")
+            await route.abort("blockedbyclient")
+            return
+        if request.method != "GET" or not url.startswith(("http://", "https://")):
+            outcome.note("browser:nonGetBlocked")
+            await route.abort("blockedbyclient")
+            return
+        traffic = visit.traffic
+        traffic.begin()
+        outcome.requests += 1
+        try:
+            cookie = request.headers.get("cookie")
+            loop = asyncio.get_running_loop()
+            served = await loop.run_in_executor(visit.executor, job.fetch, url, cookie)
+            if served is None:
+                await route.abort("blockedbyclient")
+            else:
+                await route.fulfill(
+                    status=served.status, headers=_headers(served), body=served.body
+                )
+        except Exception:  # noqa: BLE001 - a closed page or context: nothing to answer
+            with contextlib.suppress(Exception):
+                await route.abort("failed")
+        finally:
+            traffic.end()
+
+    # ----------------------------------------------------------------- visit
+    async def visit(self, job: PageJob, executor: Executor, outcome: PageOutcome) -> PageOutcome:
+        """Load ``job``, filling ``outcome`` as it goes (so a caller that cancels at the deadline
+        keeps what was found). Sets :attr:`broken` when the tab must not serve again."""
+        deadline = time.monotonic() + job.budget_s
+        visit = _Visit(job, outcome, executor)
+        self._visit = visit
+        self.visits += 1
+        page = self.page
+        try:
+            await self._cookies_in(job)
+            remaining_ms = max(1.0, (deadline - time.monotonic()) * 1000 * 0.7)
+            try:
+                await page.goto(job.uri, wait_until="load", timeout=remaining_ms)
+            except Exception as exc:  # noqa: BLE001 - a page that never loads is still read
+                timed_out = "Timeout" in type(exc).__name__
+                outcome.note("browser:loadTimeout" if timed_out else "browser:loadError")
+            if self.broken or page.is_closed():
+                self.broken = True
+                return outcome
+            # Quiet is counted from the load event: scripts get idle_ms to start their requests.
+            traffic = visit.traffic
+            traffic.last_change = max(traffic.last_change, time.monotonic())
+            idle_s = job.idle_ms / 1000.0
+            work_deadline = deadline - min(2.0, job.budget_s * 0.15)
+            if not await traffic.idle(idle_s, work_deadline):
+                outcome.note("browser:neverIdle")
+            if job.behaviours:
+                await _behave(page, job, traffic, idle_s, work_deadline, outcome)
+            raw = await page.evaluate(LINKS_JS)
+            outcome.links = [(str(u), str(h), str(c)) for u, h, c in raw]
+            if job.screenshot and time.monotonic() < deadline:
+                outcome.screenshot = await page.screenshot(
+                    type="png", timeout=max(1.0, (deadline - time.monotonic()) * 1000)
+                )
+            await self._cookies_out(job)
+            return outcome
+        except BaseException:
+            self.broken = True
+            raise
+        finally:
+            if not self.broken:
+                await self._blank()
+            self._visit = None
+
+    async def _blank(self) -> None:
+        """Back to ``about:blank``: the page's scripts, timers and requests end here."""
+        try:
+            await asyncio.wait_for(self.page.goto("about:blank"), 5)
+        except Exception:  # noqa: BLE001 - a tab that cannot leave its page is not reused
+            self.broken = True
+
+    async def _cookies_in(self, job: PageJob) -> None:
+        known = self._cookies
+        fresh = [c for c in job.cookies_in(job.uri) if known.get(_cookie_key(c)) != c["value"]]
+        if fresh:
+            await self.context.add_cookies(fresh)
+            for c in fresh:
+                known[_cookie_key(c)] = str(c["value"])
+
+    async def _cookies_out(self, job: PageJob) -> None:
+        changed: list[BrowserCookie] = []
+        for raw in await self.context.cookies():
+            cookie = dict(raw)
+            key, value = _cookie_key(cookie), str(cookie.get("value"))
+            if self._cookies.get(key) != value:
+                self._cookies[key] = value
+                changed.append(cookie)
+        if changed:
+            job.cookies_out(changed)
 
 
 async def _behave(

@@ -24,6 +24,7 @@ from crawler import CrawlURI, FetchStatus, Processor, ProcessorContext
 from crawler.robots import ROBOTS_PATH
 from crawler.urls import UriError, scheme_authority, server_key
 from processors.browser.page_visit import Served
+from processors.cookies.cookie_store import REQUEST_COOKIE
 
 BROWSER_NOTE = "browser"
 MAX_DECODED_BYTES = 64 * 1024 * 1024
@@ -43,16 +44,23 @@ class SubresourceFetcher:
         self.repeated = 0
         self.robots_blocked = 0
 
-    def for_page(self, page: CrawlURI) -> Callable[[str], Served | None]:
+    def for_page(self, page: CrawlURI) -> Callable[[str, str | None], Served | None]:
         """The fetch function a PageJob calls for ``page``'s requests."""
-        return lambda url: self.fetch(page, url)
 
-    def fetch(self, page: CrawlURI, url: str) -> Served | None:
-        """What the browser gets for ``url`` (None: abort the request)."""
+        def fetch(url: str, cookie: str | None) -> Served | None:
+            return self.fetch(page, url, cookie)
+
+        return fetch
+
+    def fetch(self, page: CrawlURI, url: str, cookie: str | None = None) -> Served | None:
+        """What the browser gets for ``url`` (None: abort the request); ``cookie`` is the
+        ``Cookie`` header the browser would send, merged over the crawl's jar's."""
         ctx = self._ctx
         child = page.create_child(url, "E", "browser")
         child.thread_number = page.thread_number
         child.annotate(BROWSER_NOTE)
+        if cookie:
+            child.data[REQUEST_COOKIE] = cookie
         if ctx.order.robots.policy == "obey" and not self._robots_allow(page, url):
             child.status = FetchStatus.ROBOTS_PRECLUDED
             self._count("robots_blocked")

@@ -44,6 +44,21 @@ from processors.cookies.cookie_db import CookieDB
 from processors.cookies.netscape import read_netscape
 
 PRELOADED_KEY = "preloaded_from"
+REQUEST_COOKIE = "request_cookie"
+"""``CrawlURI.data`` key: a ``Cookie`` header sent on top of the jar's, its values winning (the
+cookies a browser page would send, script-set ones included)."""
+
+
+def merge_cookie_headers(base: str | None, extra: str) -> str:
+    """``base`` and ``extra`` (``Cookie`` header values) as one; a name in both takes
+    ``extra``'s value. Order: ``base``'s cookies first."""
+    pairs: dict[str, str] = {}
+    for header in (base or "", extra):
+        for part in header.split(";"):
+            name, sep, value = part.strip().partition("=")
+            if name or sep:
+                pairs[name] = value
+    return "; ".join(f"{name}={value}" if name else value for name, value in pairs.items())
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,7 +73,7 @@ from crawler import (
 )
 from crawler.robots import complete_lines, is_robots_uri
 from crawler.urls import UriError, host_port, server_key
-from processors.cookies.cookie_store import CookieStore
+from processors.cookies.cookie_store import REQUEST_COOKIE, CookieStore, merge_cookie_headers
 from processors.cookies.store_opener import open_cookie_store
 from processors.fetch.credentials import find_credential
 from processors.fetch.fetch_clients import (
@@ -273,6 +273,9 @@ class FetchHTTP(Processor[FetchHTTPParams]):
                     headers = {**headers, "Content-Type": str(request["content_type"])}
             if cookies is not None:
                 cookie = cookies.cookie_header(curi.uri)
+                extra = curi.data.get(REQUEST_COOKIE)
+                if extra:
+                    cookie = merge_cookie_headers(cookie, str(extra))
                 if cookie:
                     headers = {**headers, "Cookie": cookie}
             if headers:

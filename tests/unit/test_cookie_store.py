@@ -148,3 +148,11 @@ def test_a_failing_disk_keeps_cookies_in_memory_and_writes_them_later(tmp_path: 
     db.healthy = True
     store.close()  # writes what is pending
     assert CookieStore.open(path).cookie_header("http://a.example/") == "sid=1"
+
+
+def test_a_browser_cookie_header_merges_over_the_jar_s() -> None:
+    from processors.cookies.cookie_store import merge_cookie_headers
+
+    assert merge_cookie_headers("a=1; b=2", "b=3; c=4") == "a=1; b=3; c=4"
+    assert merge_cookie_headers(None, "c=4") == "c=4"
+    assert merge_cookie_headers("a=1", "a=1") == "a=1"
