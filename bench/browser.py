@@ -88,7 +88,7 @@ def http_run(with_browser_processor: bool, pages_per_host: int) -> tuple[int, fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=120)
-    parser.add_argument("--at-once", type=int, nargs="+", default=[2, 4])
+    parser.add_argument("--at-once", type=int, nargs="+", default=[2, 4, 8])
     parser.add_argument("--http-pages", type=int, default=300, help="sample-site pages per host")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
@@ -111,6 +111,8 @@ def main() -> None:
             rates[name].append(n / wall)
             counts[name] = n
     for name, values in rates.items():
+        if not values:
+            continue
         values.sort()
         best, median = values[-1], values[len(values) // 2]
         print(f"{name:>28} {counts[name]:>6} {best:>12.0f} {median:>14.0f}")

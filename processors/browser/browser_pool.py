@@ -11,8 +11,9 @@ end, a fresh one serving the next. A page past its budget (plus a few seconds' g
 closing) is abandoned and its browser killed and replaced, so a hung renderer cannot hold a
 slot; a browser that dies is replaced too. Each browser keeps its idle tabs
 (:class:`~processors.browser.page_visit.BrowserTab`: a context with one page) and hands them to
-the next pages; a tab that failed, or that served ``pages_per_browser`` pages, is closed. Sub-resource fetches run on a thread pool
-(``executor``) since they block on the crawler's HTTP client.
+the next pages; a tab that failed, or that served ``pages_per_browser`` pages, is closed.
+Sub-resource fetches run on a thread pool (``executor``) since they block on the crawler's
+HTTP client.
 
 Thread-safety: :meth:`visit` and :meth:`close` may be called from any thread; everything else
 runs on the loop thread.
@@ -139,7 +140,11 @@ class BrowserPool:
         broken = False
         tab: BrowserTab | None = None
         try:
-            tab = browser.tabs.pop() if browser.tabs else None
+            while browser.tabs and tab is None:
+                tab = browser.tabs.pop(0)  # the longest idle: it has settled by now
+                if not await tab.settle():
+                    await tab.close()
+                    tab = None
             if tab is None:
                 tab = await BrowserTab.open(browser.handle, job.user_agent)
             await asyncio.wait_for(

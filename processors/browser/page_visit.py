@@ -19,8 +19,9 @@ session reaches the page's scripts), after it the context's cookies that changed
 them).
 
 Runs on the pool's event loop; the blocking ``fetch`` goes to the given executor. A tab serves
-one visit at a time; one that failed (crash, deadline, closed page) reports ``broken`` and is
-closed by its owner instead of reused.
+one visit at a time; after a visit it goes back to ``about:blank`` in the background, and its
+owner awaits :meth:`BrowserTab.settle` before the next. One that failed (crash, deadline, closed
+page) reports ``broken`` and is closed by its owner instead of reused.
 """
 
 from __future__ import annotations
@@ -155,6 +156,7 @@ class BrowserTab:
         self._visit: _Visit | None = None
         self._cookies: dict[tuple[str, str, str], str] = {}  # what the context holds: values
         self._pending: set[asyncio.Future[Any]] = set()
+        self._settling: asyncio.Future[None] | None = None
 
     @classmethod
     async def open(cls, browser: Any, user_agent: str) -> BrowserTab:
@@ -186,6 +188,9 @@ class BrowserTab:
     async def close(self) -> None:
         """Close the tab's context (never raises)."""
         self.broken = True
+        settling, self._settling = self._settling, None
+        if settling is not None:
+            settling.cancel()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.context.close(), 5)
 
@@ -300,9 +305,17 @@ class BrowserTab:
             self.broken = True
             raise
         finally:
+            self._visit = None  # from here on the page's requests are refused
             if not self.broken:
-                await self._blank()
-            self._visit = None
+                # Off the page's path: the tab settles while its slot serves another page.
+                self._settling = asyncio.ensure_future(self._blank())
+
+    async def settle(self) -> bool:
+        """Wait until the last page has left the tab; False if the tab must not serve again."""
+        settling, self._settling = self._settling, None
+        if settling is not None:
+            await settling
+        return not self.broken
 
     async def _blank(self) -> None:
         """Back to ``about:blank``: the page's scripts, timers and requests end here."""
