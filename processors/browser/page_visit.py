@@ -3,11 +3,12 @@
 The page gets its own browser context (no cookies or storage shared between pages). Every
 request it makes is intercepted: the page's own document is answered with the bytes the
 crawler's HTTP fetch already got (``PageJob.document``), every other http(s) GET with what
-``PageJob.fetch`` returns (called on a worker thread: it fetches through the crawler's HTTP
-client, records and logs), anything else is aborted. The main frame may not navigate away,
-pop-ups are closed, dialogs dismissed, downloads refused, websockets closed; each such event
-is noted (``browser:<event>``). Behaviours then run within the page's deadline, and the
-rendered DOM's links are read.
+``PageJob.fetch(url, deadline)`` returns (called on a worker thread, with the page's deadline
+on ``time.monotonic()``: it waits for the server's gate no longer, fetches through the
+crawler's HTTP client, records and logs), anything else is aborted. The main frame may not
+navigate away, pop-ups are closed, dialogs dismissed, downloads refused, websockets closed;
+each such event is noted (``browser:<event>``). Behaviours then run within the page's
+deadline, and the rendered DOM's links are read.
 
 Runs on the pool's event loop; the blocking ``fetch`` goes to the given executor.
 """
@@ -42,7 +43,7 @@ class PageJob:
 
     uri: str
     document: Served
-    fetch: Callable[[str], Served | None]
+    fetch: Callable[[str, float], Served | None]
     user_agent: str
     budget_s: float
     behaviours: bool = True
@@ -142,7 +143,7 @@ async def visit_page(
             traffic.begin()
             outcome.requests += 1
             try:
-                served = await loop.run_in_executor(executor, job.fetch, url)
+                served = await loop.run_in_executor(executor, job.fetch, url, deadline)
                 if served is None:
                     await route.abort("blockedbyclient")
                 else:
