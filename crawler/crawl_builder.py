@@ -256,6 +256,7 @@ class CrawlBuilder:
             claim_uri=self._claimer(getattr(frontier, "claim", None)),
             finish_inline=self._finish_inline,
             find_processor=c.chains.find,
+            inline_gate=getattr(frontier, "inline_gate", None),
         )
         for chain in c.chains.chains:
             for proc in chain:

@@ -40,7 +40,7 @@ class SchedulingDirective(IntEnum):
 
 
 class FetchStatus(IntEnum):
-    """Heritrix fetch status codes (HTTP statuses are used as they are)."""
+    """Heritrix fetch status codes (HTTP statuses are used as they are), and -5005."""
 
     DNS_SUCCESS = 1
     UNATTEMPTED = 0
@@ -67,6 +67,10 @@ class FetchStatus(IntEnum):
     BLOCKED_BY_CUSTOM_PROCESSOR = -5002
     BLOCKED_BY_QUOTA = -5003
     BLOCKED_BY_RUNTIME_LIMIT = -5004
+    BLOCKED_BY_SERVER_GATE = -5005
+    """Ours, in Heritrix's "blocked" range: the server's politeness (connection cap, pace,
+    Retry-After hold) admitted no fetch start in the time left — a browser page's sub-resource
+    whose wait for a server slot outlasted the page's budget (annotated ``serverGateTimeout``)."""
     DELETED_BY_USER = -6000
     PROCESSING_THREAD_KILLED = -7000
     ROBOTS_PRECLUDED = -9998

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from crawler.archive.collection_set import CollectionSet
     from crawler.clock import Clock
     from crawler.curi import CrawlURI
+    from crawler.frontier.inline_gate import InlineGate
     from crawler.history import CrawlHistory
     from crawler.order.schema import CrawlOrder
     from crawler.servers import ServerCache
@@ -89,7 +90,10 @@ class ProcessorContext:
     ``claim_uri(curi)`` marks a URI fetched outside the frontier as seen (True if it was new) so
     the frontier never queues it; ``finish_inline(curi)`` runs such a URI through the write chain
     and gives it its final disposition (crawl.log line, statistics, recording freed);
-    ``find_processor(name)`` is the crawl's processor of that name, if any.
+    ``find_processor(name)`` is the crawl's processor of that name, if any;
+    ``inline_gate`` is the frontier's server gate for such fetches (a slot of the server's
+    cap, its pace and holds; :class:`~crawler.frontier.inline_gate.InlineGate`), when the
+    frontier has one.
     """
 
     run_dir: Path
@@ -114,6 +118,7 @@ class ProcessorContext:
     claim_uri: Callable[[CrawlURI], bool] | None = None
     finish_inline: Callable[[CrawlURI], None] | None = None
     find_processor: Callable[[str], Processor[Any] | None] | None = None
+    inline_gate: InlineGate | None = None
 
 
 P = TypeVar("P", bound=Params)

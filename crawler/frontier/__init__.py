@@ -18,6 +18,7 @@ from crawler.frontier.assignment import (
 )
 from crawler.frontier.frontier import Frontier, FrontierSnapshot, FrontierStateError
 from crawler.frontier.frontier_report import QueueDetail, frontier_summary_report
+from crawler.frontier.inline_gate import InlineGate, InlinePass, InlineVisit
 from crawler.frontier.leveldb_store import LevelDBQueueStore, LevelDBQueueStoreParams
 from crawler.frontier.memory_store import MemoryQueueStore
 from crawler.frontier.politeness import (
@@ -45,6 +46,9 @@ __all__ = [
     "HashQueueAssignmentPolicyParams",
     "HostnameQueueAssignmentPolicy",
     "IPQueueAssignmentPolicy",
+    "InlineGate",
+    "InlinePass",
+    "InlineVisit",
     "LevelDBQueueStore",
     "LevelDBQueueStoreParams",
     "MemoryQueueStore",

@@ -41,7 +41,7 @@ _SERVER_CACHE: dict[str, str | None] = {}
 _SERVER_CACHE_MAX = 100_000
 
 
-def _server_of(uri: str) -> str | None:
+def gated_server(uri: str) -> str | None:
     """``host:port`` of a URI whose fetch contacts a server, else None (cached by origin)."""
     if not uri.startswith(_GATED):
         return None
@@ -172,7 +172,7 @@ class QueueScheduler:
     def admit(self, q: WorkQueue, uri: str, now_s: float) -> bool:
         """Whether ``q`` may start fetching its head ``uri`` now (the server cap); if not, ``q``
         is parked on the server until a slot or its time comes."""
-        server = _server_of(uri)
+        server = gated_server(uri)
         if server is not None and (wait := self.gate.try_start(server, now_s)) is not None:
             self.park(q, server, wait)
             self.service(server, now_s)
@@ -195,7 +195,7 @@ class QueueScheduler:
         admitted, q.server = q.server, None
         server = admitted
         if server is None and (backoff_s or hold_s):
-            server = _server_of(uri)
+            server = gated_server(uri)
         if server is None:
             return
         if admitted is not None:

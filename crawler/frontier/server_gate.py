@@ -13,6 +13,10 @@ issue #754). The gate caps what one server sees whatever the policy:
   (:meth:`observe`, :class:`~crawler.frontier.server_pace.ServerPace`): the longer of it and
   ``min_interval_s`` applies.
 
+Fetches made outside the frontier (a browser page's sub-resources) pass the same gate through
+:class:`~crawler.frontier.inline_gate.LocalInlineGate`: :meth:`try_start`/:meth:`finish` for a
+slot of their own, :meth:`try_pass` for one under the page's slot.
+
 A queue whose head URI is refused is *parked* on the server (FIFO) rather than polled: a
 finished fetch (:meth:`finish`) or the server's timer (the time :meth:`wakeable` asks for)
 wakes at most as many parked queues as could start, so blocked queues never spin.
@@ -75,6 +79,21 @@ class ServerGate(Generic[T]):
         if now_s < srv.not_before_s:
             return srv.not_before_s
         srv.active += 1
+        interval_s = self.min_interval_s
+        pace = srv.pace
+        if pace is not None and pace.gap_s > interval_s:
+            interval_s = pace.gap_s
+        if interval_s:
+            srv.not_before_s = now_s + interval_s
+        return None
+
+    def try_pass(self, key: str, now_s: float) -> float | None:
+        """Admit a fetch start under a slot its caller already holds (None), or say until when
+        it must wait: only the server's times apply (minimum interval, pace, holds), no slot
+        is taken. For a browser page's sub-resources on the page's own slot."""
+        srv = self._server(key)
+        if now_s < srv.not_before_s:
+            return srv.not_before_s
         interval_s = self.min_interval_s
         pace = srv.pace
         if pace is not None and pace.gap_s > interval_s:

@@ -27,6 +27,11 @@ Flow (heritrix.md §5):
   (:class:`~crawler.frontier.queue_release.QueueRelease`), and ``on_final`` (crawl.log, stats)
   runs outside the lock.
 
+Fetches outside the frontier (a browser page's sub-resources) are marked seen by ``claim`` and
+pass the server cap, pace and holds through ``inline_gate``
+(:class:`~crawler.frontier.inline_gate.LocalInlineGate`, under the same lock); ``finished()``
+is not involved.
+
 Crash safety: see :mod:`crawler.frontier.recovery`. Reads/writes on the CrawlURI: reads uri,
 via, hop_path, force_fetch, directive, status, retry_delay_s, politeness_delay_ms,
 content_size and the back-off hints in ``curi.data`` (removed); writes canonical, queue_key,
@@ -51,6 +56,7 @@ from crawler.frontier import recovery as rec
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierSnapshot
 from crawler.frontier.frontier_report import QueueDetail, queue_details, snapshot_of
+from crawler.frontier.inline_gate import LocalInlineGate
 from crawler.frontier.intake import FrontierIntake
 from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
 from crawler.frontier.precedence import queue_precedence_function
@@ -104,7 +110,8 @@ class WorkQueueFrontier:
         self._total_budget = config.queue_total_budget
         self._penalty = config.error_penalty_amount
 
-        self._cond = threading.Condition(threading.Lock())
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)
         pol = config.politeness
         self.gate: ServerGate[WorkQueue] = ServerGate(
             pol.host_max_connections, pol.host_min_interval_ms / 1000.0, ServerPace(config.pace)
@@ -116,6 +123,8 @@ class WorkQueueFrontier:
         )
         self._owner = release.owner
         self._release = release.release
+        self.inline_gate = LocalInlineGate(lock, self.sched, self._clock, pol, self._page_server)
+        """The server gate for fetches made outside the frontier (browser sub-resources)."""
         self._log = rec.RecoveryLog(self._store)
         self._intake = FrontierIntake(
             self._store,
@@ -165,6 +174,7 @@ class WorkQueueFrontier:
             self._closed = True
             self._intake.close(save=self._opened)
             self._cond.notify_all()
+        self.inline_gate.close()
         self._store.close()
         self._uniq.close()
 
@@ -181,6 +191,11 @@ class WorkQueueFrontier:
     def claim(self, curi: CrawlURI) -> bool:
         """Mark ``curi`` (fetched outside the frontier) as seen without queueing it; True if new."""
         return self._intake.claim(curi)
+
+    def _page_server(self, page: CrawlURI) -> str | None:
+        """The server whose slot ``page`` (handed out, in process) holds; under the lock."""
+        q = self.sched.queues.get(page.queue_key)
+        return q.server if q is not None and q.current is page else None
 
     def seen_recently(self, uris: Sequence[str]) -> list[bool]:
         """True for each URI the uniq filter recorded lately (answered without I/O or lock): a

@@ -84,7 +84,8 @@ class PolitenessConfig(Section):
     respect_crawl_delay_up_to_s: float = Field(300, ge=0)
     max_per_host_bandwidth_kbps: int = Field(0, ge=0)
     # Server cap, across queues (host:port): concurrent fetches (0 = unlimited) and the minimum
-    # time between two fetch starts. Binds only when a policy spreads a host over several queues.
+    # time between two fetch starts. Binds when a policy spreads a host over several queues, and
+    # on browser sub-resources (crawler.frontier.inline_gate).
     host_max_connections: int = Field(2, ge=0)
     host_min_interval_ms: int = Field(0, ge=0)
     respect_retry_after_up_to_s: float = Field(300, ge=0)

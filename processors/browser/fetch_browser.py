@@ -8,7 +8,8 @@ with a 2xx HTML response goes to the browser when its ``should_process_rule`` AC
 :mod:`~processors.browser.needs_browser_rule`). The browser is given the page's document as
 FetchHTTP recorded it (the page is not fetched twice) and fetches everything else through
 :class:`~processors.browser.subresource_fetcher.SubresourceFetcher`: each sub-resource is
-recorded, written and logged once with the annotation ``browser``. Behaviours run within
+recorded, written and logged once with the annotation ``browser``, after the server's gate
+(connection cap, pace, holds; not the queue's per-URI delay) admitted it. Behaviours run within
 ``browser.page_budget_s``; the rendered DOM's links become outlinks (L for links, E for
 embeds); with ``browser.screenshots`` a PNG goes into the WARC as a ``resource`` record
 (``urn:screenshot:<uri>``, logged too).
@@ -245,7 +246,7 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             lines.append(
                 f"  sub-resources recorded: {subs.recorded}, fetched again for the browser "
                 f"(already captured or queued): {subs.repeated}, refused by robots.txt: "
-                f"{subs.robots_blocked}"
+                f"{subs.robots_blocked}, no server slot in time (-5005): {subs.gate_timeouts}"
             )
         if pool is not None:
             replaced = ", ".join(f"{k} {v}" for k, v in sorted(pool.browsers_replaced.items()))

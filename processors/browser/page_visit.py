@@ -5,9 +5,10 @@ for page after page (a new context and renderer per page cost more than the page
 Between two visits the tab goes back to ``about:blank``, so nothing of a page runs on into the
 next. Every request the page makes is intercepted: the page's own document is answered with
 the bytes the crawler's HTTP fetch already got (``PageJob.document``), every other http(s) GET
-with what ``PageJob.fetch`` returns (called on a worker thread with the URL and the ``Cookie``
-header the browser would send: it fetches through the crawler's HTTP client, records and logs),
-anything else is aborted. The main frame may not navigate away, pop-ups are closed, dialogs
+with what ``PageJob.fetch(url, cookie, deadline)`` returns (called on a worker thread with the
+``Cookie`` header the browser would send and the page's deadline on ``time.monotonic()``: it
+waits for the server's gate no longer, fetches through the crawler's HTTP client, records and
+logs), anything else is aborted. The main frame may not navigate away, pop-ups are closed, dialogs
 dismissed, downloads refused, websockets closed; each such event is noted
 (``browser:<event>``). Behaviours then run within the page's deadline, and the rendered DOM's
 links are read.
@@ -63,12 +64,12 @@ def _drop_cookies(_cookies: list[BrowserCookie]) -> None:
 class PageJob:
     """A page to load: its URI, its document as fetched, and how to fetch everything else.
 
-    ``fetch(url, cookie)`` answers a request (None: abort it); ``cookies_in(uri)`` lists the
-    crawl's cookies for the page, ``cookies_out(cookies)`` takes the ones the page changed."""
+    ``fetch(url, cookie, deadline)`` answers a request (None: abort it); ``cookies_in(uri)``
+    lists the crawl's cookies for the page, ``cookies_out(cookies)`` takes the ones it changed."""
 
     uri: str
     document: Served
-    fetch: Callable[[str, str | None], Served | None]
+    fetch: Callable[[str, str | None, float], Served | None]
     user_agent: str
     budget_s: float
     behaviours: bool = True
@@ -141,6 +142,7 @@ class _Visit:
     job: PageJob
     outcome: PageOutcome
     executor: Executor
+    deadline: float
     traffic: _Traffic = field(default_factory=_Traffic)
     document_served: bool = False
 
@@ -251,7 +253,9 @@ class BrowserTab:
         try:
             cookie = request.headers.get("cookie")
             loop = asyncio.get_running_loop()
-            served = await loop.run_in_executor(visit.executor, job.fetch, url, cookie)
+            served = await loop.run_in_executor(
+                visit.executor, job.fetch, url, cookie, visit.deadline
+            )
             if served is None:
                 await route.abort("blockedbyclient")
             else:
@@ -269,7 +273,7 @@ class BrowserTab:
         """Load ``job``, filling ``outcome`` as it goes (so a caller that cancels at the deadline
         keeps what was found). Sets :attr:`broken` when the tab must not serve again."""
         deadline = time.monotonic() + job.budget_s
-        visit = _Visit(job, outcome, executor)
+        visit = _Visit(job, outcome, executor, deadline)
         self._visit = visit
         self.visits += 1
         page = self.page

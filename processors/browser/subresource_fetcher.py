@@ -5,29 +5,50 @@ rather than queued: robots.txt is obeyed (under ``robots.policy: obey`` a server
 is fetched first, itself recorded and logged as a ``P`` child; a URI it disallows is aborted in
 the browser and logged -9998), the URI is claimed in the uniq filter (``ctx.claim_uri``) so
 the HTTP path never fetches it again, FetchHTTP fetches it (its client, connection pool,
-server cap, cookie jar and timeouts), then ``ctx.finish_inline`` writes its WARC records and
-its crawl.log line (annotated ``browser``). A URI the crawl has seen already (fetched before,
-or queued) is fetched for the browser but neither recorded nor logged again, so every
-resource is in the WARC once. The browser gets the body decoded from its content-encoding.
+cookie jar and timeouts), then ``ctx.finish_inline`` writes its WARC records and its crawl.log
+line (annotated ``browser``). A URI the crawl has seen already (fetched before, or queued) is
+fetched for the browser but neither recorded nor logged again, so every resource is in the
+WARC once. The browser gets the body decoded from its content-encoding.
 
-Reads ``ctx.order.robots``, ``ctx.servers``; writes nothing on the page's CrawlURI.
-Thread-safe: called from the pool's fetch threads; robots.txt fetches are serialized per server.
+Politeness: every fetch here (robots.txt too) passes the frontier's server gate
+(``ctx.inline_gate``, :mod:`crawler.frontier.inline_gate`): it waits for a slot of the server's
+``host_max_connections`` and for the server's next start (``host_min_interval_ms``, the adaptive
+pace, a Retry-After or bandwidth hold), and gives the slot back after, its answer pacing the
+server like any fetch (a 429/503 lengthens the pace, a Retry-After holds the server for every
+queue and page). Sub-resources of the page's own server take turns on the slot the page's
+ToeThread holds (no deadlock at ``host_max_connections: 1``), more at once only as the cap
+allows. The queue's per-URI delay (``delay_factor`` x duration, ``min_delay_ms``) is *not*
+applied between the sub-resources of a page: a page load is one visit, as in a reader's
+browser, and the page's queue waits after the whole visit (FetchBrowser adds the browser time
+to the page's fetch duration). The wait is bounded by what is left of the page's budget and by
+``browser.subresource_timeout_s``; past it the request is aborted and the URI logged
+``-5005`` (``FetchStatus.BLOCKED_BY_SERVER_GATE``) with the annotation ``serverGateTimeout``
+(claimed like any sub-resource: it is not fetched again). Sub-resources are not retried.
+
+Reads ``ctx.order.robots``, ``ctx.order.browser.subresource_timeout_s``, ``ctx.servers``;
+writes nothing on the page's CrawlURI. Thread-safe: called from the pool's fetch threads;
+robots.txt fetches are serialized per server.
 """
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from crawler import CrawlURI, FetchStatus, Processor, ProcessorContext
+from crawler.frontier import InlinePass, InlineVisit
 from crawler.robots import ROBOTS_PATH
 from crawler.urls import UriError, scheme_authority, server_key
 from processors.browser.page_visit import Served
 from processors.cookies.cookie_store import REQUEST_COOKIE
 
 BROWSER_NOTE = "browser"
+GATE_TIMEOUT_NOTE = "serverGateTimeout"
 MAX_DECODED_BYTES = 64 * 1024 * 1024
+_UNGATED = InlineVisit(None)
 
 
 class SubresourceFetcher:
@@ -43,38 +64,66 @@ class SubresourceFetcher:
         self.recorded = 0
         self.repeated = 0
         self.robots_blocked = 0
+        self.gate_timeouts = 0
 
-    def for_page(self, page: CrawlURI) -> Callable[[str, str | None], Served | None]:
-        """The fetch function a PageJob calls for ``page``'s requests."""
+    def for_page(self, page: CrawlURI) -> Callable[[str, str | None, float], Served | None]:
+        """The fetch function a PageJob calls for ``page``'s requests (with the browser's
+        ``Cookie`` header and the page's deadline, ``time.monotonic()``)."""
+        gate = self._ctx.inline_gate
+        visit = gate.visit(page) if gate is not None else _UNGATED
 
-        def fetch(url: str, cookie: str | None) -> Served | None:
-            return self.fetch(page, url, cookie)
+        def fetch(url: str, cookie: str | None, deadline_s: float) -> Served | None:
+            return self.fetch(page, url, deadline_s, visit, cookie)
 
         return fetch
 
-    def fetch(self, page: CrawlURI, url: str, cookie: str | None = None) -> Served | None:
-        """What the browser gets for ``url`` (None: abort the request); ``cookie`` is the
-        ``Cookie`` header the browser would send, merged over the crawl's jar's."""
+    def fetch(
+        self,
+        page: CrawlURI,
+        url: str,
+        deadline_s: float = math.inf,
+        visit: InlineVisit = _UNGATED,
+        cookie: str | None = None,
+    ) -> Served | None:
+        """What the browser gets for ``url`` (None: abort the request). Waits for the server's
+        gate until ``deadline_s`` at most (and ``browser.subresource_timeout_s``); ``cookie``
+        is the ``Cookie`` header the browser would send, merged over the crawl's jar's."""
         ctx = self._ctx
+        until_s = min(deadline_s, time.monotonic() + ctx.order.browser.subresource_timeout_s)
         child = page.create_child(url, "E", "browser")
         child.thread_number = page.thread_number
         child.annotate(BROWSER_NOTE)
         if cookie:
             child.data[REQUEST_COOKIE] = cookie
-        if ctx.order.robots.policy == "obey" and not self._robots_allow(page, url):
-            child.status = FetchStatus.ROBOTS_PRECLUDED
-            self._count("robots_blocked")
+        allowed: bool | None = True
+        if ctx.order.robots.policy == "obey":
+            allowed = self._robots_allow(page, url, visit, until_s)
+        if not allowed:
+            if allowed is None:
+                self._gate_timeout(child)
+            else:
+                child.status = FetchStatus.ROBOTS_PRECLUDED
+                self._count("robots_blocked")
             if self._claim(child):
                 self._finish(child)
             return None
-        if not self._claim(child):
-            self._count("repeated")
+        claimed = self._claim(child)
+        ticket = self._enter(visit, url, until_s)
+        if ticket is None:
+            self._gate_timeout(child)
+            if claimed:
+                self._finish(child)
+            return None
+        try:
             self._http.process(child)
+        finally:
+            self._leave(ticket, child)
+        if not claimed:
+            self._count("repeated")
             try:
                 return _served(child)
             finally:
                 child.close_recording()
-        self._http.process(child)
         try:
             served = _served(child)
         finally:
@@ -82,7 +131,11 @@ class SubresourceFetcher:
             self._finish(child)
         return served
 
-    def _robots_allow(self, page: CrawlURI, url: str) -> bool:
+    def _robots_allow(
+        self, page: CrawlURI, url: str, visit: InlineVisit, until_s: float
+    ) -> bool | None:
+        """Whether robots.txt lets us fetch ``url``, fetching it first if need be; None if the
+        server's gate did not admit that fetch in time."""
         ctx = self._ctx
         try:
             server = server_key(url)
@@ -94,17 +147,43 @@ class SubresourceFetcher:
         if not servers.is_robots_valid(server, ctx.clock.time(), validity):
             with self._locks_lock:
                 lock = self._robots_locks.setdefault(server, threading.Lock())
-            with lock:
+            if not lock.acquire(timeout=max(0.0, min(until_s - time.monotonic(), 3600.0))):
+                return None
+            try:
                 if not servers.is_robots_valid(server, ctx.clock.time(), validity):
                     robots = page.create_child(robots_uri, "P", "browser")
                     robots.thread_number = page.thread_number
                     robots.annotate(BROWSER_NOTE)
-                    self._http.process(robots)  # FetchHTTP feeds ctx.servers.update_robots
+                    ticket = self._enter(visit, robots_uri, until_s)
+                    if ticket is None:
+                        return None
+                    try:
+                        self._http.process(robots)  # FetchHTTP feeds ctx.servers.update_robots
+                    finally:
+                        self._leave(ticket, robots)
                     if self._claim(robots):
                         self._finish(robots)
                     else:
                         robots.close_recording()
+            finally:
+                lock.release()
         return servers.allowed(url, self._user_agent, server)
+
+    def _enter(self, visit: InlineVisit, url: str, until_s: float) -> InlinePass | None:
+        gate = self._ctx.inline_gate
+        if gate is None:
+            return InlinePass(visit, None)
+        return gate.enter(visit, url, until_s)
+
+    def _leave(self, ticket: InlinePass, curi: CrawlURI) -> None:
+        gate = self._ctx.inline_gate
+        if gate is not None and ticket.server is not None:
+            gate.leave(ticket, curi)
+
+    def _gate_timeout(self, child: CrawlURI) -> None:
+        child.status = FetchStatus.BLOCKED_BY_SERVER_GATE
+        child.annotate(GATE_TIMEOUT_NOTE)
+        self._count("gate_timeouts")
 
     def _claim(self, curi: CrawlURI) -> bool:
         claim = self._ctx.claim_uri

@@ -19,6 +19,10 @@ modules:
   rewrites) the URI, frees the server slot, snoozes the queue for the politeness delay, wakes
   queues parked on the server and, when threads here wait and the queue may be fetched now,
   leases its next URI to this worker in the same call.
+* ``claim`` (a browser page's sub-resource, fetched inline) records the URI in the shared
+  already-seen set without queueing it; ``inline_gate``
+  (:mod:`~crawler.frontier.redis.redis_inline_gate`) makes such fetches take a slot of the
+  server's crawl-wide cap and follow its pace.
 * a prerequisite (``P`` hop) of a URI in flight here stays in this worker and its via's queue
   stays leased meanwhile (:mod:`~crawler.frontier.redis.redis_prerequisites`); a background
   thread renews this worker's leases and reaps expired ones
@@ -63,6 +67,7 @@ from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
 from crawler.frontier.preparer import FrontierPreparer
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_exchange import Leased, RedisExchange
+from crawler.frontier.redis.redis_inline_gate import RedisInlineGate
 from crawler.frontier.redis.redis_lease_keeper import InFlight, LeaseKeeper
 from crawler.frontier.redis.redis_prerequisites import LocalPrerequisites
 from crawler.frontier.redis.redis_queue_report import redis_queue_details
@@ -147,7 +152,7 @@ class RedisFrontier:
         self._prerequisites = prereqs = LocalPrerequisites(
             self._wake, in_flight, logger, retry=retry, on_final=on_final
         )
-        prep = FrontierPreparer(config, policy)
+        self._prep = prep = FrontierPreparer(config, policy)
         self._cost = prep.cost
         self._scheduler = RedisScheduler(
             store, uniq, prep, lock, exchange, in_flight, prereqs, uri_error
@@ -157,6 +162,10 @@ class RedisFrontier:
         self._keeper = LeaseKeeper(
             store, exchange, lock, in_flight, self._closed, logger, max_conn=max_conn
         )
+        self.inline_gate = RedisInlineGate(
+            store, lock, in_flight, self._clock, pol, self._pace_args
+        )
+        """The server gate for fetches made outside the frontier (browser sub-resources)."""
 
     # ------------------------------------------------------------ lifecycle
     def open(self, state_dir: Path) -> None:
@@ -175,6 +184,7 @@ class RedisFrontier:
         if self._closed.is_set():
             return
         self._closed.set()
+        self.inline_gate.close()
         with self._lock:
             self._wake.notify_all()
         self._exchange.close()
@@ -199,6 +209,19 @@ class RedisFrontier:
         if self._closed.is_set():
             return [False] * len(curis)
         return self._scheduler.schedule_many(curis)
+
+    def claim(self, curi: CrawlURI) -> bool:
+        """Mark ``curi`` (fetched outside the frontier: a browser page's sub-resource) as seen
+        crawl-wide without queueing it; True if it was new. A worker that queues the same URI
+        after this takes it back (:mod:`~crawler.frontier.redis.redis_scheduler`): every
+        worker's HTTP path leaves it alone."""
+        if self._closed.is_set():
+            return False
+        try:
+            curi.canonical = self._prep.canonical(curi.uri)
+        except ValueError:
+            return False
+        return bool(self._uniq.add(curi.canonical))
 
     # ---------------------------------------------------------------- next
     def next(self, timeout_s: float) -> CrawlURI | None:

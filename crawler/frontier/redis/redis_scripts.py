@@ -14,6 +14,9 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
                         known limit (0: none yet), ``lb`` usual fetch ms, ``iv`` ms between
                         recent answers, ``la`` last answer, ``ss`` slow answers in a row
 ``T p:<srv>``   zset    queues parked on a server that had no free connection (FIFO by time)
+``T o:<srv>``   zset    slots of a server held by fetches outside the frontier (a browser
+                        page's sub-resources, :data:`INLINE_ENTER`): member a token, score =
+                        ms when the slot is taken back if not given back
 ``T b``         hash    per queue (for budgets and reports): ``<qid>`` cost spent (against
                         ``queue_total_budget``); ``<qid>\\n`` + ``s``/``f``/``d`` succeeded,
                         failed, disregarded, ``c`` last cost, ``t`` ms of its last finish,
@@ -459,6 +462,89 @@ for i = 0, (#ARGV - 9) / 19 - 1 do
   end
 end
 return out
+"""
+)
+
+INLINE_KEYS = 4
+"""INLINE_ENTER/INLINE_LEAVE keys: the server's hash, its inline slots, its parked queues, ready."""
+
+_INLINE_EXPIRE = """
+-- Slots whose holder never gave them back (a worker killed mid-fetch) are taken back.
+local function expire_inline(srv_key, slots_key, park_key, ready_key, max_conn)
+  local dead = redis.call('ZRANGEBYSCORE', slots_key, '-inf', now)
+  if #dead == 0 then return end
+  redis.call('ZREMRANGEBYSCORE', slots_key, '-inf', now)
+  local active = tonumber(redis.call('HGET', srv_key, 'a') or '0') - #dead
+  if active < 0 then active = 0 end
+  redis.call('HSET', srv_key, 'a', active)
+  wake_parked(srv_key, park_key, ready_key, max_conn)
+end
+"""
+
+INLINE_ENTER = (
+    _NOW
+    + _WAKE_PARKED
+    + _INLINE_EXPIRE
+    + """
+-- KEYS: server, inline slots, park, ready (INLINE_KEYS)
+-- ARGV: token, own (1: under a slot the caller's page already holds: only the server's times
+--       apply), max_conn, min_interval_ms, slot_ms (how long the slot is kept if not given back)
+-- Returns 0 (admitted: a slot taken unless own, the next start pushed by the gap), -1 (no free
+-- slot) or the ms to wait for the server's next start (pace, Retry-After or bandwidth hold).
+local token, own = ARGV[1], ARGV[2] == '1'
+local max_conn, interval = tonumber(ARGV[3]), tonumber(ARGV[4])
+expire_inline(KEYS[1], KEYS[2], KEYS[3], KEYS[4], max_conn)
+-- a call repeated after a lost answer (outage retry) finds its slot taken already
+if not own and redis.call('ZSCORE', KEYS[2], token) then return 0 end
+if not own and max_conn > 0 then
+  if tonumber(redis.call('HGET', KEYS[1], 'a') or '0') >= max_conn then return -1 end
+end
+local nb = tonumber(redis.call('HGET', KEYS[1], 'nb') or '0')
+if now < nb then return nb - now end
+if not own then
+  redis.call('HINCRBY', KEYS[1], 'a', 1)
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), token)
+end
+local gap = tonumber(redis.call('HGET', KEYS[1], 'g') or '0')
+if interval > gap then gap = interval end
+if gap > 0 then redis.call('HSET', KEYS[1], 'nb', now + math.ceil(gap)) end
+return 0
+"""
+)
+
+INLINE_LEAVE = (
+    _NOW
+    + _WAKE_PARKED
+    + PACE_FN
+    + """
+-- KEYS: server, inline slots, park, ready (INLINE_KEYS)
+-- ARGV: token, own, max_conn, the pace's kind, age and dur (PACE_FN), backoff_ms, hold_ms, then
+--       the 6 pace parameters (PACE_FN's P; factor 0: no pace)
+-- Gives back a slot INLINE_ENTER took (unless own, or already taken back), lets the server's
+-- pace learn from the answer, applies a Retry-After back-off and bandwidth hold as FINISH does,
+-- and wakes queues parked on the server. Returns 1 if a slot was given back.
+local own, max_conn = ARGV[2] == '1', tonumber(ARGV[3])
+local freed = 0
+if not own and redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
+  freed = 1
+  local active = tonumber(redis.call('HGET', KEYS[1], 'a') or '0')
+  if active > 0 then redis.call('HSET', KEYS[1], 'a', active - 1) end
+end
+local P = {}
+for j = 1, 6 do P[j] = tonumber(ARGV[8 + j]) end
+if P[1] > 0 then
+  pace(KEYS[1], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), P)
+end
+local nb = tonumber(redis.call('HGET', KEYS[1], 'nb') or '0')
+local backoff, hold = tonumber(ARGV[7]), tonumber(ARGV[8])
+if backoff > 0 and now + backoff > nb then nb = now + backoff end
+if hold > 0 then
+  if nb < now then nb = now end
+  nb = nb + hold
+end
+if backoff > 0 or hold > 0 then redis.call('HSET', KEYS[1], 'nb', nb) end
+wake_parked(KEYS[1], KEYS[3], KEYS[4], max_conn)
+return freed
 """
 )
 

@@ -131,6 +131,8 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             "SHARD_STATE",
             "QUEUE_LIST",
             "QUEUE_DETAIL",
+            "INLINE_ENTER",
+            "INLINE_LEAVE",
         ):
             self._scripts[name] = client.register_script(getattr(redis_scripts, name))
         self.one_node = not redis_conn.is_cluster(client)
@@ -470,6 +472,40 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             calls.append((self.queue_keys(shard, qid, server), [qid, max_conn]))
         results = self.call("reap", lambda: redis_conn.run_script(self.client, script, calls))
         return sum(int(r) for r in results)
+
+    def _inline_keys(self, server: str) -> list[str]:
+        t = self._tags[self.shard_of(server)]
+        return [f"{t}v:{server}", f"{t}o:{server}", f"{t}p:{server}", f"{t}r"]
+
+    def inline_enter(
+        self, server: str, token: str, own: bool, max_conn: int, interval_ms: int, slot_ms: int
+    ) -> int:
+        """INLINE_ENTER: 0 if a fetch outside the frontier may start on ``server`` now (a slot
+        taken as ``token`` for ``slot_ms`` at most, unless ``own``: under the caller's page's
+        slot), -1 if no slot is free, else the ms until the server's next start."""
+        keys = self._inline_keys(server)
+        args = [token, 1 if own else 0, max_conn, interval_ms, slot_ms]
+        calls = [(self._scripts["INLINE_ENTER"], keys, args)]
+        return int(self.call("inline_enter", lambda: redis_conn.run_calls(self.client, calls))[0])
+
+    def inline_leave(
+        self,
+        server: str,
+        token: str,
+        own: bool,
+        max_conn: int,
+        pace: tuple[int, int, int],
+        backoff_ms: int,
+        hold_ms: int,
+    ) -> bool:
+        """INLINE_LEAVE: the fetch admitted as ``token`` is over; its answer (``pace``: kind,
+        age, duration as FINISH takes them) paces the server, ``backoff_ms``/``hold_ms`` hold
+        it. True if the slot was given back (False: own, or taken back after ``slot_ms``)."""
+        keys = self._inline_keys(server)
+        args = [token, 1 if own else 0, max_conn, *pace, backoff_ms, hold_ms, *self.pace_args]
+        calls = [(self._scripts["INLINE_LEAVE"], keys, args)]
+        freed = self.call("inline_leave", lambda: redis_conn.run_calls(self.client, calls))[0]
+        return int(freed) == 1
 
     def paced_servers(self, limit: int) -> list[tuple[str, float]]:
         """``(server, gap s)`` of the servers whose adaptive pace (``g`` in their hash) holds
