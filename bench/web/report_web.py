@@ -43,6 +43,21 @@ def markdown(results: list[dict[str, Any]]) -> str:
             f"| {p['lateness_ms_p99']:.0f} | {100 * p['lateness_share_p50']:.1f}% "
             f"| {100 * p['lateness_share_p99']:.1f}% | {p['violations']} |"
         )
+    shared = [r for r in results if r.get("workers")]
+    if shared:
+        lines += [
+            "",
+            "| run | workers | Redis CPU-ms/fetch | Redis MB at end (peak) "
+            "| Redis B/discovered URL |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for r in shared:
+            lines.append(
+                f"| {r['label']} | {r['workers']} | {r['redis_cpu_ms_per_fetch']:.2f} "
+                f"| {r['redis_used_memory'] / 2**20:.0f} "
+                f"({r['redis_peak_used_memory'] / 2**20:.0f}) "
+                f"| {r['redis_bytes_per_discovered_url']} |"
+            )
     lines += ["", "| run | requests | TLS connections | resumed | requests / connection |"]
     lines += ["|---|---:|---:|---:|---:|"]
     for r in results:
@@ -77,7 +92,7 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
         ax1.plot(t, rate, label=r["label"])
         ax2.plot([b["t_s"] for b in s], [b["rss_mb"] for b in s], label=r["label"])
     ax1.set_ylabel("fetches/s")
-    ax2.set_ylabel("crawler RSS (MiB)")
+    ax2.set_ylabel("crawler RSS (MiB, all workers)")
     ax2.set_xlabel("seconds since start")
     ax1.set_title("Synthetic web over TLS, DNS from dnsmasq, politeness 1-3 s")
     ax1.legend()

@@ -162,6 +162,12 @@ class FrontierConfig(Section):
     queue_precedence_policy: Literal["base", "highest_uri", "success_counts"] = "base"
     base_queue_precedence: int = Field(3, ge=0)
     precedence_floor: int = Field(255, ge=1)
+    lateness_tolerance: float = Field(
+        0.05,
+        ge=0,
+        description="share of its politeness delay a due queue may wait for a thread; when "
+        "many wait longer, no queue is activated and late ones are rotated out; 0 = off",
+    )
 
     @field_validator("canonicalization")
     @classmethod
