@@ -3,9 +3,13 @@ pages that records when it began and finished answering each request, and a proc
 takes a set time (the slow extraction or write of a big page).
 
 ``TimingSite(pages)`` listens on 127.0.0.1 (any free port): ``/`` links to ``/p1``, ``/p1`` to
-``/p2`` … up to ``/p<pages>``. :meth:`TimingSite.gaps` gives, for each request after the first,
-the time from the end of the previous answer to the start of this request (server side, so never
-shorter than the crawler's own view of the gap). ``Sleeper`` (``politeness_site.Sleeper``,
+``/p2`` … up to ``/p<pages>``. For each request after the first, :meth:`TimingSite.gaps` gives
+the time from the previous answer to the start of this request, server side: from when the
+previous answer began to be written (``after_write=False``: never longer than the real gap the
+crawler left, so the check that it is at least the delay cannot fail because this process was
+slow to note the time) or from when its writing was over (``after_write=True``: never shorter,
+for the check that it is not much longer). The server runs in the test's process, so a busy
+machine can delay its notes by a scheduling slice or two. ``Sleeper`` (``politeness_site.Sleeper``,
 params ``sleep_s``) sleeps that long on each successful HTML page. Use the site as a context
 manager: the server stops on exit.
 """
@@ -28,7 +32,7 @@ class TimingSite:
 
     def __init__(self, pages: int) -> None:
         self.pages = pages
-        self.spans: list[tuple[float, float, str]] = []
+        self.spans: list[tuple[float, float, float, str]] = []
         lock = threading.Lock()
         spans = self.spans
 
@@ -46,11 +50,13 @@ class TimingSite:
                     self.send_response(404)
                 self.send_header("Content-Type", "text/html")
                 self.send_header("Content-Length", str(len(body)))
+                writing = time.monotonic()
                 self.end_headers()
                 self.wfile.write(body)
                 self.wfile.flush()
+                written = time.monotonic()
                 with lock:
-                    spans.append((started, time.monotonic(), self.path))
+                    spans.append((started, writing, written, self.path))
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -65,12 +71,13 @@ class TimingSite:
 
     def paths(self) -> list[str]:
         """The paths requested, in the order their requests began."""
-        return [path for _, _, path in sorted(self.spans)]
+        return [span[-1] for span in sorted(self.spans)]
 
-    def gaps(self) -> list[float]:
-        """Seconds from the end of each answer to the start of the next request."""
+    def gaps(self, *, after_write: bool) -> list[float]:
+        """Seconds from each answer (the start or the end of its writing) to the next request."""
+        end = 2 if after_write else 1
         spans = sorted(self.spans)
-        return [nxt[0] - prev[1] for prev, nxt in itertools.pairwise(spans)]
+        return [nxt[0] - prev[end] for prev, nxt in itertools.pairwise(spans)]
 
     def __enter__(self) -> TimingSite:
         self._thread.start()

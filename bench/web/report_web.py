@@ -13,6 +13,12 @@ from pathlib import Path
 from typing import Any
 
 
+def threads(r: dict[str, Any]) -> str:
+    """Toe threads of a run: ``N`` or, with workers, ``workers x N``."""
+    n = r["config"]["threads"]
+    return f"{r['workers']} x {n}" if r.get("workers") else str(n)
+
+
 def markdown(results: list[dict[str, Any]]) -> str:
     lines = [
         "| run | threads | minutes | hosts fetched | fetches | sustained fetches/s | mean /s "
@@ -21,9 +27,8 @@ def markdown(results: list[dict[str, Any]]) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
-        c = r["config"]
         lines.append(
-            f"| {r['label']} | {c['threads']} | {r['wall_s'] / 60:.1f} | {r['hosts_fetched']} "
+            f"| {r['label']} | {threads(r)} | {r['wall_s'] / 60:.1f} | {r['hosts_fetched']} "
             f"| {r['fetches']} | {r['pages_per_s_sustained']} | {r['pages_per_s_mean']} "
             f"| {r['cpu_ms_per_fetch']:.2f} | {r['nginx_cpu_ms_per_fetch']:.2f} "
             f"| {r['peak_rss_mb']:.0f} | {r['final_rss_mb']:.0f} | {r['bytes_per_seen_url']} "

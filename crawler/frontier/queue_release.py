@@ -95,18 +95,21 @@ class QueueRelease:
         ``fetched`` is :func:`fetch_answer` of the URI taken before a retry reset it."""
         self._quiet, self._suppressed = True, 0
         clock = self._clock
+        # Wall clock first: a pause between the two reads makes wall-clock ages look shorter,
+        # so the fetch end can only seem later (the wait longer), never earlier.
+        q.last_dequeue_s = wall_s = clock.time()
         now = clock.monotonic()
         q.current = None
         q.current_value = b""
-        q.last_dequeue_s = wall_s = clock.time()
         if self._in_flight.get(curi.uri) is q:
             del self._in_flight[curi.uri]
         seen = None
+        sched = self.sched
         if fetched is not None:
             status, start_ms, duration_ms = fetched
             started_s = now - (wall_s - start_ms / 1000.0)
             seen = (status, started_s, duration_ms / 1000.0 if duration_ms >= 0 else -1.0)
-        sched = self.sched
+            sched.fetched(q, min(now, max(q.handed_out_s, started_s)), now)
         sched.release_server(q, curi.uri, now, backoff_s, hold_s, seen)
         end_s = now
         if fetch_end_ms > 0:

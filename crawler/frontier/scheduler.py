@@ -8,9 +8,10 @@ consistent and answers "which queue now?" (:meth:`candidate`).
 
 Activation (Heritrix's "hold queues"): an inactive queue is activated only when no ready queue
 waits for a thread, and while the :class:`~crawler.frontier.lateness_guard.LatenessGuard`
-allows (``frontier.lateness_tolerance``): a queue that was due after a politeness wait
-(``WorkQueue.due_s``) tells the guard how late it reached a thread, and while the threads
-cannot keep up a late one is rotated out to the back of its inactive FIFO instead.
+allows (``frontier.lateness_tolerance``): the fetch of a queue that was due after a politeness
+wait (``WorkQueue.due_s``) tells the guard how late it started (:meth:`fetched`), and while the
+crawler cannot keep up due queues are rotated out to the back of their inactive FIFO instead of
+served.
 
 Heritrix counterparts: ``WorkQueueFrontier``'s ``readyClassQueues``, ``snoozedClassQueues``,
 ``inactiveQueuesByPrecedence`` and ``precedenceFloor``. Not thread-safe: the frontier holds its
@@ -266,14 +267,12 @@ class QueueScheduler:
             q = ready.popleft()
             if q.state != READY:
                 continue
-            if q.due_s:
-                due_s, q.due_s = q.due_s, 0.0
-                if self.guard.served(due_s, q.delay_s, now_s, self.active()):
-                    self.deactivate(q)
-                    self.guard.rotated_out(self.active())
-                    continue
+            if q.due_s and self.guard.take_rotation(self.active()):
+                q.due_s = 0.0
+                self.deactivate(q)
+                continue
             return q
-        if not self.guard.may_activate(self.active()):
+        if self.others_waiting() and not self.guard.may_activate(self.active(), now_s):
             return None
         for prec in sorted(p for p, n in self.inactive_counts.items() if n > 0):
             if prec >= self._floor:
@@ -288,16 +287,23 @@ class QueueScheduler:
                     return q
         return None
 
+    def fetched(self, q: WorkQueue, started_s: float, now_s: float) -> None:
+        """``q``'s URI was fetched from ``started_s``: if ``q`` was due after a politeness
+        wait, tell the guard how late the fetch started."""
+        if q.due_s:
+            self.guard.fetched(q.due_s, q.delay_s, started_s, now_s)
+            q.due_s = 0.0
+
     def active(self) -> int:
         """Queues ready, in process or snoozed (parked included)."""
         counts = self.counts
         return counts[READY] + counts[IN_PROCESS] + counts[SNOOZED]
 
-    def has_ready(self, now_s: float) -> bool:
+    def has_ready(self) -> bool:
         """Whether another thread could find a queue now."""
         if self._ready:
             return True
-        return self.guard.may_activate(self.active()) and self.others_waiting()
+        return self.active() < self.guard.cap and self.others_waiting()
 
     def others_waiting(self) -> bool:
         """Whether some inactive queue below the floor waits for its turn."""

@@ -38,8 +38,9 @@ class WorkQueue:
     """One queue's counters and state; ``size`` counts its URIs in the store, the one out too.
 
     Times are the frontier clock's monotonic seconds: ``handed_out_s`` when its URI went out;
-    ``due_s`` when a politeness wait of ``delay_s`` seconds ended (0 while it is not waiting
-    for a thread after one), which measures how late the threads serve it.
+    ``due_s`` when its last politeness wait, of ``delay_s`` seconds, ended (0 once the next
+    fetch was measured against it, or after a retry wait or an activation): how late that
+    fetch starts tells the lateness guard whether the crawler keeps up.
     """
 
     __slots__ = (

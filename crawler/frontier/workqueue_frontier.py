@@ -143,7 +143,8 @@ class WorkQueueFrontier:
         self.totals = {"succeeded": 0, "failed": 0, "disregarded": 0}
         self._opened = False
         self._closed = False
-        self._saturated = False
+        self._rotated_logged = 0
+        self._guard_logged_s = -10.0
 
     # ------------------------------------------------------------ lifecycle
     def open(self, state_dir: Path) -> None:
@@ -207,7 +208,7 @@ class WorkQueueFrontier:
             while not self._closed:
                 curi = self._next_locked()
                 if curi is not None:
-                    if self.sched.has_ready(self._clock.monotonic()):
+                    if self.sched.has_ready():
                         self._cond.notify()
                     return curi
                 remaining = deadline - time.monotonic()
@@ -244,14 +245,15 @@ class WorkQueueFrontier:
             for server in retried:
                 self.sched.service(server, now)
             guard = sched.guard
-            if guard.saturated != self._saturated:
-                self._saturated = guard.saturated
+            if guard.rotated != self._rotated_logged and now >= self._guard_logged_s + 10.0:
+                self._guard_logged_s = now
                 self._logger.info(
-                    "frontier_saturated" if guard.saturated else "frontier_caught_up",
+                    "queues_rotated_late",
+                    rotated=guard.rotated - self._rotated_logged,
                     active=sched.active(),
                     cap=guard.cap,
-                    rotated=guard.rotated,
                 )
+                self._rotated_logged = guard.rotated
 
     def _hand_out(self, q: WorkQueue, now: float) -> CrawlURI | None:
         head = self._store.head(q.key)

@@ -165,8 +165,9 @@ class FrontierConfig(Section):
     lateness_tolerance: float = Field(
         0.05,
         ge=0,
-        description="share of its politeness delay a due queue may wait for a thread; when "
-        "many wait longer, no queue is activated and late ones are rotated out; 0 = off",
+        description="lateness guard: while every fetch starts late, the excess of active "
+        "queues is rotated out and the rest capped; the cap grows again when no fetch started "
+        "later than half this share of its politeness delay for a while; 0 = off",
     )
 
     @field_validator("canonicalization")

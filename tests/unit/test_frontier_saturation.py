@@ -6,7 +6,7 @@ cost a tenth of a unit, its pages one unit; every fetch is followed by a 1 s pol
 100 hosts of 50 URIs each want 100 fetches/s, the threads do 20. Heritrix's rule (activate a
 queue whenever none is ready) activates every host during the cheap first second and then
 serves each one 4 s late; the lateness guard rotates the excess out and serves the others on
-time, and still crawls every host to its end.
+time, and still crawls every host to its end, hardly slower.
 """
 
 from __future__ import annotations
@@ -117,8 +117,10 @@ def test_guard_keeps_the_active_hosts_on_time_and_crawls_every_host(tmp_path: Pa
     assert guard.rotated > 0
     tolerance_s = 0.05 * DELAY_S
     assert crawl.percentile(0.9) <= tolerance_s
-    # The gaps later than the tolerance are those of rotated hosts coming back.
-    assert crawl.share_later_than(tolerance_s) * len(crawl.lateness) <= 1.5 * guard.rotated
+    # Late: the gaps of the first seconds, until the excess hosts are rotated out, and those
+    # of rotated hosts coming back (a host's first fetch after its turn in the inactive FIFO).
+    assert crawl.share_later_than(tolerance_s) < 0.1
+    assert baseline.share_later_than(tolerance_s) > 0.9
     # Hardly slower: the threads stay busy (the model's clock, not the machine's).
     assert crawl.elapsed_s < 1.15 * baseline.elapsed_s
     lines = frontier_summary_report(frontier, "job", 1_700_000_000.0).splitlines()

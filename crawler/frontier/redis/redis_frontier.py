@@ -336,7 +336,7 @@ class RedisFrontier:
         if not end_ms:
             return 0
         clock = self._clock
-        age_ms = clock.time() * 1000.0 - end_ms
+        age_ms = clock.time() * 1000.0 - end_ms  # then the monotonic clock: see QueueRelease
         out_ms = (clock.monotonic() - entry.leased_s) * 1000.0
         return int(max(0.0, min(age_ms, out_ms)))
 

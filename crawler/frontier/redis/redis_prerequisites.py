@@ -135,11 +135,12 @@ class LocalPrerequisites:
         """When (``time.monotonic()``) the via of the fetched prerequisite ``curi`` may go: its
         politeness delay after the end of the fetch (kept between its hand-out and now), or
         now if it was not fetched."""
+        wall_s = time.time()  # first: a pause before the next read only lengthens the wait
         now = time.monotonic()
         end_ms = fetch_end_ms(curi)
         if not end_ms:
             return now
         delay_ms = curi.politeness_delay_ms
         delay_s = delay_ms / 1000.0 if delay_ms >= 0 else self._min_delay_s
-        end_s = min(now, max(handed_out_s, now - (time.time() - end_ms / 1000.0)))
+        end_s = min(now, max(handed_out_s, now - (wall_s - end_ms / 1000.0)))
         return end_s + delay_s
