@@ -258,10 +258,10 @@ class QueueScheduler:
         return self._snoozed[0][0] if self._snoozed else None
 
     def candidate(self, now_s: float) -> WorkQueue | None:
-        """The next queue to serve: the first ready one (a late one is rotated out instead while
-        the threads cannot keep up), else — if the active set is under its cap — activate the
-        most urgent inactive queue below the precedence floor ("hold queues": inactive ones
-        wait for an idle thread)."""
+        """The next queue to serve: the first ready one (a due one is rotated out instead while
+        the lateness guard trims the active set), else — if the active set is under the guard's
+        cap — activate the most urgent inactive queue below the precedence floor ("hold
+        queues": inactive ones wait for an idle thread)."""
         ready = self._ready
         while ready:
             q = ready.popleft()

@@ -11,12 +11,12 @@ Flow (heritrix.md §5):
 * ``schedule(curi)``: :class:`~crawler.frontier.intake.FrontierIntake` — canonical key, uniq
   filter (``force_fetch`` records without asking), precedence and queue key, ordinal, store. A
   new or exhausted queue becomes *inactive*; inactive queues are activated only when no queue
-  is ready, and not while the threads serve the active ones late (``lateness_tolerance``; see
-  :mod:`~crawler.frontier.scheduler`).
+  is ready, and while the active ones are fewer than the lateness guard's cap
+  (``lateness_tolerance``; :mod:`~crawler.frontier.lateness_guard`).
 * ``next(timeout_s)``: wake due snoozed queues, take the first ready (else activate the most
-  urgent inactive) queue — while the threads cannot keep up, a late one is rotated out to the
-  inactive queues instead —, retire it if over ``queue_total_budget``, deactivate it if it spent
-  ``balance_replenish_amount`` this session and others wait; then the server cap
+  urgent inactive) queue — while the guard trims the active set, a due one is rotated out to
+  the inactive queues instead —, retire it if over ``queue_total_budget``, deactivate it if it
+  spent ``balance_replenish_amount`` this session and others wait; then the server cap
   (:class:`~crawler.frontier.server_gate.ServerGate`) must admit its head, else the queue is
   parked on that server until a slot or its time comes.
 * ``finished(curi)``: ``fetch_attempts += 1``; -1/-2/-3/-50 with attempts left (``max_retries``)
