@@ -1,7 +1,8 @@
 """crawl.log analysis for the synthetic-web benchmark: statuses and the politeness error.
 
-``analyse(crawl_log, delay_factor, min_ms, max_ms)`` reads every line (Heritrix columns: log
-time, status, size, URI, hops, via, mime, thread, ``fetchstart17+duration``, …) and returns:
+``analyse(crawl_logs, delay_factor, min_ms, max_ms)`` reads every line of one crawl.log or of
+several (the workers' of one crawl; Heritrix columns: log time, status, size, URI, hops, via,
+mime, thread, ``fetchstart17+duration``, …) and returns:
 
 * ``fetches`` — lines with a fetch-start time (dns: and http(s) fetches, whatever their status);
 * ``statuses`` — count per status code; ``mimes`` — per MIME type; ``hosts`` — hosts with at
@@ -10,8 +11,13 @@ time, status, size, URI, hops, via, mime, thread, ``fetchstart17+duration``, …
   configured delay after the previous fetch (``delay_factor`` x its duration, within
   [min, max]; the DispositionProcessor's rule) and the lateness: start - max(previous end +
   delay, the time the URI was discovered (its via's log time; none for seeds and
-  prerequisites)). Negative lateness is a gap shorter than configured (a violation). Returns
-  the count, p50/p90/p99/max of the lateness in ms, p50/p99 of lateness / delay, violations.
+  prerequisites, hop path ending in ``P``, whose via is logged after them)). Negative lateness
+  is a gap shorter than configured (a violation). Not measured: the gap before a URI that was
+  retried after an HTTP error or a failure (an attempts annotation ``Nt`` with N > 1 and a
+  final status of 408, 429, 5xx or below 0): its earlier attempts, each a fetch of the host,
+  are not logged, and its last one waited for the retry back-off by design (``retried_gaps``
+  counts them). Returns the count, p50/p90/p99/max of the lateness in ms, p50/p99 of lateness
+  / delay, violations.
 
 ``last_progress(path)`` — discovered, queued and downloaded of progress-statistics.log's last row.
 """
@@ -47,43 +53,62 @@ def _host(uri: str) -> str:
     return rest.split("/", 1)[0].split(":", 1)[0]
 
 
+_RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+
+
+def _retried(status: int, annotations: str) -> bool:
+    """Whether a URI logged with ``status`` was retried after an error (``Nt``, N > 1)."""
+    if status not in _RETRIED_STATUSES and status >= 0:
+        return False
+    return any(a[:-1].isdigit() and a[-1] == "t" and a != "1t" for a in annotations.split(","))
+
+
 def _pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def analyse(path: Path, delay_factor: float, min_ms: int, max_ms: int) -> dict[str, Any]:
+def analyse(
+    paths: Path | list[Path], delay_factor: float, min_ms: int, max_ms: int
+) -> dict[str, Any]:
     logged: dict[str, int] = {}
-    per_host: dict[str, list[tuple[int, int, str | None]]] = {}
+    per_host: dict[str, list[tuple[int, int, str | None, bool]]] = {}
     statuses: dict[int, int] = {}
     mimes: dict[str, int] = {}
     fetches = 0
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if len(line) < 42:
-                continue
-            status = int(line[25:30])
-            statuses[status] = statuses.get(status, 0) + 1
-            cols = line[42:].split(" ", 8)
-            if len(cols) < 6:
-                continue
-            uri, via, mime, timing = cols[0], cols[2], cols[3], cols[5]
-            mimes[mime] = mimes.get(mime, 0) + 1
-            logged[uri] = _epoch_ms_iso(line[:24])
-            if timing == "-" or "+" not in timing:
-                continue
-            start, _, duration = timing.partition("+")
-            fetches += 1
-            per_host.setdefault(_host(uri), []).append(
-                (_epoch_ms_17(start), int(duration), None if via == "-" else via)
-            )
+    for path in [paths] if isinstance(paths, Path) else paths:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if len(line) < 42:
+                    continue
+                status = int(line[25:30])
+                statuses[status] = statuses.get(status, 0) + 1
+                cols = line[42:].split(" ", 8)
+                if len(cols) < 6:
+                    continue
+                uri, hops, via, mime, timing = cols[0], cols[1], cols[2], cols[3], cols[5]
+                mimes[mime] = mimes.get(mime, 0) + 1
+                logged[uri] = _epoch_ms_iso(line[:24])
+                if timing == "-" or "+" not in timing:
+                    continue
+                start, _, duration = timing.partition("+")
+                fetches += 1
+                if hops.endswith("P") or via == "-":
+                    via = None
+                retried = len(cols) > 8 and _retried(status, cols[8].split(" ", 1)[0])
+                per_host.setdefault(_host(uri), []).append(
+                    (_epoch_ms_17(start), int(duration), via, retried)
+                )
     lateness: list[float] = []
     relative: list[float] = []
-    violations = 0
+    violations = retried_gaps = 0
     for items in per_host.values():
         items.sort()
-        for (s0, d0, _v0), (s1, _d1, via) in itertools.pairwise(items):
+        for (s0, d0, _v0, _r0), (s1, _d1, via, retried) in itertools.pairwise(items):
+            if retried:
+                retried_gaps += 1
+                continue
             delay = min(max(delay_factor * d0, min_ms), max_ms)
             eligible = s0 + d0 + delay
             if via is not None and via in logged:
@@ -109,6 +134,7 @@ def analyse(path: Path, delay_factor: float, min_ms: int, max_ms: int) -> dict[s
             "lateness_share_p50": round(_pct(relative, 0.5), 4),
             "lateness_share_p99": round(_pct(relative, 0.99), 4),
             "violations": violations,
+            "retried_gaps": retried_gaps,
         },
     }
 

@@ -13,6 +13,12 @@ from pathlib import Path
 from typing import Any
 
 
+def threads(r: dict[str, Any]) -> str:
+    """Toe threads of a run: ``N`` or, with workers, ``workers x N``."""
+    n = r["config"]["threads"]
+    return f"{r['workers']} x {n}" if r.get("workers") else str(n)
+
+
 def markdown(results: list[dict[str, Any]]) -> str:
     lines = [
         "| run | threads | minutes | hosts fetched | fetches | sustained fetches/s | mean /s "
@@ -21,9 +27,8 @@ def markdown(results: list[dict[str, Any]]) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
-        c = r["config"]
         lines.append(
-            f"| {r['label']} | {c['threads']} | {r['wall_s'] / 60:.1f} | {r['hosts_fetched']} "
+            f"| {r['label']} | {threads(r)} | {r['wall_s'] / 60:.1f} | {r['hosts_fetched']} "
             f"| {r['fetches']} | {r['pages_per_s_sustained']} | {r['pages_per_s_mean']} "
             f"| {r['cpu_ms_per_fetch']:.2f} | {r['nginx_cpu_ms_per_fetch']:.2f} "
             f"| {r['peak_rss_mb']:.0f} | {r['final_rss_mb']:.0f} | {r['bytes_per_seen_url']} "
@@ -43,6 +48,21 @@ def markdown(results: list[dict[str, Any]]) -> str:
             f"| {p['lateness_ms_p99']:.0f} | {100 * p['lateness_share_p50']:.1f}% "
             f"| {100 * p['lateness_share_p99']:.1f}% | {p['violations']} |"
         )
+    shared = [r for r in results if r.get("workers")]
+    if shared:
+        lines += [
+            "",
+            "| run | workers | Redis CPU-ms/fetch | Redis MB at end (peak) "
+            "| Redis B/discovered URL |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for r in shared:
+            lines.append(
+                f"| {r['label']} | {r['workers']} | {r['redis_cpu_ms_per_fetch']:.2f} "
+                f"| {r['redis_used_memory'] / 2**20:.0f} "
+                f"({r['redis_peak_used_memory'] / 2**20:.0f}) "
+                f"| {r['redis_bytes_per_discovered_url']} |"
+            )
     lines += ["", "| run | requests | TLS connections | resumed | requests / connection |"]
     lines += ["|---|---:|---:|---:|---:|"]
     for r in results:
@@ -77,7 +97,7 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
         ax1.plot(t, rate, label=r["label"])
         ax2.plot([b["t_s"] for b in s], [b["rss_mb"] for b in s], label=r["label"])
     ax1.set_ylabel("fetches/s")
-    ax2.set_ylabel("crawler RSS (MiB)")
+    ax2.set_ylabel("crawler RSS (MiB, all workers)")
     ax2.set_xlabel("seconds since start")
     ax1.set_title("Synthetic web over TLS, DNS from dnsmasq, politeness 1-3 s")
     ax1.legend()

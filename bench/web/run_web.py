@@ -22,6 +22,14 @@ logged so far. Afterwards, from crawl.log and progress-statistics.log:
 * the statuses against the ground truth (``truth.json``): 404/500/301 and robots-disallowed
   URIs found per host crawled to the end.
 
+``--workers N`` runs the same crawl as N worker processes sharing a frontier in Redis
+(``crawler run ORDER --workers N`` with ``frontier.store`` a RedisQueueStore): the harness
+starts its own redis-server on a free loopback port (no persistence) and stops it at the end.
+CPU and RSS are then those of the launcher and all its workers together (redis-server's CPU
+apart, like nginx's), the politeness is measured over the crawl.logs of all workers (a host's
+fetches may come from any worker), and the frontier's and the seen set's bytes are Redis's
+``used_memory`` (per queued and per discovered URL).
+
 Writes ``bench/out/web/results-<label>.json``, a plot ``bench/out/web/web-<label>.png`` (pages/s
 and RSS over time) and prints markdown tables.
 """
@@ -78,6 +86,58 @@ def proc_rss_cpu(pid: int) -> tuple[float, float]:
     return rss_kb / 1024, (int(stat[11]) + int(stat[12])) / ticks
 
 
+def child_pids(pid: int) -> list[int]:
+    """The live children of ``pid`` (the worker processes of ``crawler run --workers``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def tree_rss_cpu(pid: int) -> tuple[float, float]:
+    """(RSS MiB, CPU s) of ``pid`` and its live children together."""
+    rss, cpu = proc_rss_cpu(pid)
+    for child in child_pids(pid):
+        child_rss, child_cpu = proc_rss_cpu(child)
+        rss += child_rss
+        cpu += child_cpu
+    return rss, cpu
+
+
+def crawl_logs(run_dir: Path) -> list[Path]:
+    """crawl.log of a run: its own, or those of its workers (``--workers``)."""
+    own = run_dir / "logs" / "crawl.log"
+    return [own] if own.exists() else sorted(run_dir.glob("workers/*/logs/crawl.log"))
+
+
+def progress_of(run_dir: Path) -> dict[str, int]:
+    """discovered, queued, downloaded of the run's last progress line (with workers, whose
+    lines give the shared frontier's discovered and queued: the largest of those and the sum
+    of what each downloaded)."""
+    own = run_dir / "logs" / "progress-statistics.log"
+    if own.exists():
+        return politeness.last_progress(own)
+    rows = [
+        politeness.last_progress(p)
+        for p in sorted(run_dir.glob("workers/*/logs/progress-statistics.log"))
+    ]
+    rows = [r for r in rows if r]
+    if not rows:
+        return {}
+    return {
+        "discovered": max(r["discovered"] for r in rows),
+        "queued": max(r["queued"] for r in rows),
+        "downloaded": sum(r["downloaded"] for r in rows),
+    }
+
+
 def count_lines(path: Path, state: dict[str, int]) -> int:
     """Lines of ``path`` so far (incremental: ``state`` keeps the offset and count)."""
     try:
@@ -92,7 +152,9 @@ def count_lines(path: Path, state: dict[str, int]) -> int:
     return state["lines"]
 
 
-def crawler_argv(args: argparse.Namespace, job: Path, run_dir: Path, source: Path) -> list[str]:
+def crawler_argv(
+    args: argparse.Namespace, job: Path, run_dir: Path, source: Path, redis_url: str = ""
+) -> list[str]:
     argv = [
         str(ROOT / ".venv" / "bin" / "python"), "-m", "crawler", "run", str(job / "order.yaml"),
         "--set", f"toe_threads={args.threads}",
@@ -106,6 +168,9 @@ def crawler_argv(args: argparse.Namespace, job: Path, run_dir: Path, source: Pat
         "--set", f"chains.fetch.fetch_http.params.max_connections={args.max_connections}",
         "--run-dir", str(run_dir),
     ]  # fmt: skip
+    if args.workers:
+        store = {"class": "crawler.frontier.RedisQueueStore", "params": {"url": redis_url}}
+        argv += ["--workers", str(args.workers), "--set", f"frontier.store={json.dumps(store)}"]
     for item in args.set or []:
         argv += ["--set", item]
     return argv
@@ -128,14 +193,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "".join(f"https://{gen_web.host_label(i)}.web.test:{args.port}/\n" for i in range(hosts))
     )
     source = Path(args.source).resolve()
+    redis = services.Redis(OUT / f"redis-{args.label}") if args.workers else None
     nginx.start()
     dnsmasq.start()
     samples: list[dict[str, float]] = []
     env = dict(os.environ, PYTHONPATH=str(source))
+    redis_memory = peak_redis_memory = 0
     try:
-        argv = crawler_argv(args, job, run_dir, source)
+        if redis is not None:
+            redis.start()
+        argv = crawler_argv(args, job, run_dir, source, redis.url if redis is not None else "")
         started = time.monotonic()
-        ng0, dm0 = nginx.cpu_s(), dnsmasq.cpu_s()
+        ng0, dm0, rd0 = nginx.cpu_s(), dnsmasq.cpu_s(), redis.cpu_s() if redis else 0.0
         with (job / "crawler.out").open("wb") as out:
             proc = subprocess.Popen(
                 argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -149,27 +218,34 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                  "--output", str(OUT / f"profile-{args.label}.txt")],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
-        lines_state: dict[str, int] = {}
+        lines_state: dict[Path, dict[str, int]] = {}
         peak_rss = 0.0
         usage = None
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            rss, cpu = proc_rss_cpu(proc.pid)
+            rss, cpu = tree_rss_cpu(proc.pid)
             peak_rss = max(peak_rss, rss)
-            samples.append(
-                {
-                    "t_s": round(time.monotonic() - started, 2),
-                    "rss_mb": round(rss, 1),
-                    "cpu_s": round(cpu, 2),
-                    "nginx_cpu_s": round(nginx.cpu_s() - ng0, 2),
-                    "dnsmasq_cpu_s": round(dnsmasq.cpu_s() - dm0, 2),
-                    "crawl_log_lines": count_lines(run_dir / "logs" / "crawl.log", lines_state),
-                    "state_bytes": dir_bytes(run_dir / "state"),
-                    "load_1m": os.getloadavg()[0],
-                }
-            )
+            sample = {
+                "t_s": round(time.monotonic() - started, 2),
+                "rss_mb": round(rss, 1),
+                "cpu_s": round(cpu, 2),
+                "nginx_cpu_s": round(nginx.cpu_s() - ng0, 2),
+                "dnsmasq_cpu_s": round(dnsmasq.cpu_s() - dm0, 2),
+                "crawl_log_lines": sum(
+                    count_lines(log, lines_state.setdefault(log, {})) for log in crawl_logs(run_dir)
+                ),
+                "state_bytes": dir_bytes(run_dir / "state")
+                + sum(dir_bytes(d) for d in run_dir.glob("workers/*/state")),
+                "load_1m": os.getloadavg()[0],
+            }
+            if redis is not None:
+                redis_memory = redis.used_memory() or redis_memory
+                peak_redis_memory = max(peak_redis_memory, redis_memory)
+                sample["redis_used_memory"] = redis_memory
+                sample["redis_cpu_s"] = round(redis.cpu_s() - rd0, 2)
+            samples.append(sample)
             if time.monotonic() - started > args.minutes * 60 + 300:
                 os.killpg(proc.pid, signal.SIGKILL)
             time.sleep(args.sample_s)
@@ -177,20 +253,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if args.profile:
             profiler.wait(60)
         nginx_cpu, dnsmasq_cpu = nginx.cpu_s() - ng0, dnsmasq.cpu_s() - dm0
+        redis_cpu = redis.cpu_s() - rd0 if redis is not None else 0.0
+        if redis is not None:
+            redis_memory = redis.used_memory() or redis_memory
     finally:
         nginx.stop()
         dnsmasq.stop()
+        if redis is not None:
+            redis.stop()
     assert usage is not None
     connections = services.connection_counts(nginx.access_log)
-    if not (run_dir / "logs" / "crawl.log").exists():
+    logs = crawl_logs(run_dir)
+    if not logs:
         tail = (job / "crawler.out").read_text(errors="replace")[-3000:]
         raise SystemExit(f"the crawler wrote no crawl.log; its output ends:\n{tail}")
     state = run_dir / "state"
-    report = politeness.analyse(
-        run_dir / "logs" / "crawl.log", args.delay_factor, args.min_delay_ms, args.max_delay_ms
-    )
-    progress = politeness.last_progress(run_dir / "logs" / "progress-statistics.log")
+    report = politeness.analyse(logs, args.delay_factor, args.min_delay_ms, args.max_delay_ms)
+    progress = progress_of(run_dir)
     fetches = report["fetches"]
+    # The launcher's usage includes its workers': it waits for each of them.
     cpu_s = usage.ru_utime + usage.ru_stime
     rates = [
         (b["crawl_log_lines"] - a["crawl_log_lines"]) / max(1e-6, b["t_s"] - a["t_s"])
@@ -211,6 +292,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "cpu_ms_per_fetch": round(1000 * cpu_s / max(1, fetches), 3),
         "nginx_cpu_ms_per_fetch": round(1000 * nginx_cpu / max(1, fetches), 3),
         "dnsmasq_cpu_s": round(dnsmasq_cpu, 2),
+        "workers": args.workers,
+        "redis_cpu_ms_per_fetch": round(1000 * redis_cpu / max(1, fetches), 3),
+        "redis_used_memory": redis_memory,
+        "redis_peak_used_memory": peak_redis_memory,
         "peak_rss_mb": round(max(peak_rss, usage.ru_maxrss / 1024), 1),
         "final_rss_mb": next((s["rss_mb"] for s in reversed(samples) if s["rss_mb"]), None),
         "discovered": progress.get("discovered"),
@@ -239,11 +324,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     disc, queued = result["discovered"] or 0, result["queued"] or 0
     sb = result["state_bytes"]
-    result["bytes_per_seen_url"] = round(sb["uniq"] / max(1, disc), 1)
-    result["bytes_per_queued_url"] = round(sb["frontier"] / max(1, queued), 1) if queued else None
+    if args.workers:
+        # The seen set and the frontier are in Redis; state/ holds each worker's history.
+        sb["all"] = sum(dir_bytes(d) for d in run_dir.glob("workers/*/state"))
+        result["bytes_per_seen_url"] = None
+        result["bytes_per_queued_url"] = None
+        result["redis_bytes_per_discovered_url"] = round(redis_memory / max(1, disc), 1)
+    else:
+        result["bytes_per_seen_url"] = round(sb["uniq"] / max(1, disc), 1)
+        result["bytes_per_queued_url"] = (
+            round(sb["frontier"] / max(1, queued), 1) if queued else None
+        )
     result["state_bytes_per_discovered_url"] = round(sb["all"] / max(1, disc), 1)
     if not args.keep:
         shutil.rmtree(run_dir / "warcs", ignore_errors=True)
+        for warcs in run_dir.glob("workers/*/warcs"):
+            shutil.rmtree(warcs, ignore_errors=True)
     return result
 
 
@@ -253,7 +349,14 @@ def main() -> int:
     ap.add_argument("--hosts", type=int, default=10_000, help="hosts of the web")
     ap.add_argument("--seed-hosts", type=int, default=0, help="hosts seeded (default: all)")
     ap.add_argument("--pages", type=int, default=100, help="pages per host")
-    ap.add_argument("--threads", type=int, default=300, help="toe threads")
+    ap.add_argument("--threads", type=int, default=300, help="toe threads (per worker)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="N worker processes sharing a frontier in a redis-server started here (0: one "
+        "process, the LevelDB frontier)",
+    )
     ap.add_argument("--min-delay-ms", type=int, default=1000)
     ap.add_argument("--max-delay-ms", type=int, default=3000)
     ap.add_argument("--delay-factor", type=float, default=100.0)

@@ -9,6 +9,8 @@
 * ``Dnsmasq(prefix, port)`` — dnsmasq in the foreground on ``127.0.0.1:port``: ``web.test`` and
   every name under it -> 127.0.0.1, anything else refused (no upstream); /etc/resolv.conf and
   /etc/hosts are not read.
+* ``Redis(prefix)`` — a redis-server on a free loopback port, no persistence, for the shared
+  frontier of ``run_web.py --workers N``; ``used_memory()`` for the bytes it holds.
 
 Each class's ``cpu_s()`` is the CPU its processes ran (for CPU per page on the server side).
 """
@@ -226,3 +228,46 @@ class Dnsmasq(_Service):
         _wait_port(
             self.proc, self.port, socket.SOCK_DGRAM, f"dnsmasq (see {self.prefix}/dnsmasq.log)"
         )
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+class Redis(_Service):
+    """A throw-away redis-server on 127.0.0.1 (no persistence) for ``--workers`` runs."""
+
+    def __init__(self, prefix: Path, port: int = 0) -> None:
+        self.prefix, self.port = prefix.resolve(), port or free_port()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.prefix.mkdir(parents=True, exist_ok=True)
+        binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+        argv = [
+            binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.prefix),
+            "--save", "", "--appendonly", "no", "--protected-mode", "no",
+            "--logfile", str(self.prefix / "redis.log"),
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        _wait_port(self.proc, self.port, socket.SOCK_STREAM, f"redis (see {self.prefix}/redis.log)")
+
+    def used_memory(self) -> int:
+        """Bytes Redis holds for data (``INFO memory`` used_memory), 0 if it cannot say."""
+        try:
+            import redis
+
+            client = redis.Redis(port=self.port, socket_timeout=5)
+            try:
+                return int(client.info("memory")["used_memory"])
+            finally:
+                client.close()
+        except Exception:  # noqa: BLE001 (a figure for the report, not a failure)
+            return 0

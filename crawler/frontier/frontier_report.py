@@ -3,7 +3,8 @@
 :func:`frontier_summary_report` renders ``reports/frontier-summary-report.txt`` in Heritrix's
 layout (heritrix.md §4): a header, the STATS block, the QUEUES block (counts per state, inactive
 per precedence), the busiest servers (our server cap), the servers the adaptive pace slows, the
-longest queues, then per-queue detail by state. The ``snapshot_of``/``queue_details`` helpers
+cap of the lateness guard on the active queues, the longest queues, then per-queue detail by
+state. The ``snapshot_of``/``queue_details`` helpers
 run under the frontier lock (the frontier's methods take it); the report function only calls the
 frontier's public methods.
 """
@@ -199,6 +200,16 @@ def frontier_summary_report(frontier: _Introspectable, job_name: str, now_s: flo
     if paced_servers is not None:
         out += ["", " -----===== PACED SERVERS (adaptive gap between fetch starts) =====-----"]
         out += [f" {server} {gap_s * 1000:.0f}ms" for server, gap_s in paced_servers(20)]
+    lateness_guard = getattr(frontier, "lateness_guard", None)
+    if lateness_guard is not None:
+        cap, rotated, saturated = lateness_guard()
+        out += [
+            "",
+            " -----===== ACTIVE QUEUES CAP (lateness guard) =====-----",
+            f" Cap:               {'none' if math.isinf(cap) else int(cap)}",
+            f" Rotated out late:  {rotated}",
+            f" Saturated now:     {'yes' if saturated else 'no'}",
+        ]
     out += ["", f" -----===== {LONGEST_SHOWN} LONGEST QUEUES =====-----"]
     for d in details[:LONGEST_SHOWN]:
         out.append(f" {d.key} {d.size} ({d.state})")

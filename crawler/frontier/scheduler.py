@@ -6,6 +6,13 @@ state counts, and the :class:`~crawler.frontier.server_gate.ServerGate`. The fro
 *why* a queue changes state (budgets, retries, politeness); this class keeps the structures
 consistent and answers "which queue now?" (:meth:`candidate`).
 
+Activation (Heritrix's "hold queues"): an inactive queue is activated only when no ready queue
+waits for a thread, and while the :class:`~crawler.frontier.lateness_guard.LatenessGuard`
+allows (``frontier.lateness_tolerance``): the fetch of a queue that was due after a politeness
+wait (``WorkQueue.due_s``) tells the guard how late it started (:meth:`fetched`), and while the
+crawler cannot keep up due queues are rotated out to the back of their inactive FIFO instead of
+served.
+
 Heritrix counterparts: ``WorkQueueFrontier``'s ``readyClassQueues``, ``snoozedClassQueues``,
 ``inactiveQueuesByPrecedence`` and ``precedenceFloor``. Not thread-safe: the frontier holds its
 lock around every call; ``notify`` wakes one thread blocked in ``next()``.
@@ -19,6 +26,7 @@ import math
 from collections import deque
 from collections.abc import Callable
 
+from crawler.frontier.lateness_guard import LatenessGuard
 from crawler.frontier.queue_uris import QueueUris
 from crawler.frontier.server_gate import ServerGate
 from crawler.frontier.workqueue import (
@@ -68,6 +76,7 @@ class QueueScheduler:
         queue_precedence: Callable[[WorkQueue], int],
         precedence_floor: int,
         notify: Callable[[], None],
+        lateness_tolerance: float = 0.0,
     ) -> None:
         self.gate = gate
         self.queues: dict[str, WorkQueue] = {}
@@ -81,6 +90,7 @@ class QueueScheduler:
         self._seq = itertools.count()
         self._inactive: dict[int, deque[WorkQueue]] = {}
         self.inactive_counts: dict[int, int] = {}
+        self.guard = LatenessGuard(lateness_tolerance)
 
     # ------------------------------------------------------------ states
     def get_or_add(self, key: str) -> WorkQueue:
@@ -130,8 +140,15 @@ class QueueScheduler:
         if prec < self._floor:
             self._notify()
 
-    def snooze(self, q: WorkQueue, until_s: float, now_s: float) -> None:
-        """``q`` waits until ``until_s`` (monotonic); at once if that is not in the future."""
+    def snooze(self, q: WorkQueue, until_s: float, now_s: float, delay_s: float = 0.0) -> None:
+        """``q`` waits until ``until_s`` (monotonic); at once if that is not in the future.
+
+        ``delay_s`` > 0: the wait is a politeness delay of that length, after which ``q`` is
+        due (see the module docstring); 0: a retry or back-off, whose end is not measured."""
+        if delay_s > 0:
+            q.due_s, q.delay_s = max(until_s, now_s), delay_s
+        else:
+            q.due_s = 0.0
         if until_s <= now_s:
             self.wake(q)
             return
@@ -240,14 +257,23 @@ class QueueScheduler:
         """The earliest pending wake time (monotonic), if any."""
         return self._snoozed[0][0] if self._snoozed else None
 
-    def candidate(self) -> WorkQueue | None:
-        """The next queue to serve: the first ready one, else activate the most urgent inactive
-        queue below the precedence floor ("hold queues": inactive ones wait for an idle slot)."""
+    def candidate(self, now_s: float) -> WorkQueue | None:
+        """The next queue to serve: the first ready one (a due one is rotated out instead while
+        the lateness guard trims the active set), else — if the active set is under the guard's
+        cap — activate the most urgent inactive queue below the precedence floor ("hold
+        queues": inactive ones wait for an idle thread)."""
         ready = self._ready
         while ready:
             q = ready.popleft()
-            if q.state == READY:
-                return q
+            if q.state != READY:
+                continue
+            if q.due_s and self.guard.take_rotation(self.active()):
+                q.due_s = 0.0
+                self.deactivate(q)
+                continue
+            return q
+        if self.others_waiting() and not self.guard.may_activate(self.active(), now_s):
+            return None
         for prec in sorted(p for p, n in self.inactive_counts.items() if n > 0):
             if prec >= self._floor:
                 break
@@ -256,15 +282,28 @@ class QueueScheduler:
                 q = fifo.popleft()
                 if q.state == INACTIVE and q.precedence == prec:
                     q.session_spent = 0
+                    q.due_s = 0.0
                     self.set_state(q, READY)
                     return q
         return None
 
+    def fetched(self, q: WorkQueue, started_s: float, now_s: float) -> None:
+        """``q``'s URI was fetched from ``started_s``: if ``q`` was due after a politeness
+        wait, tell the guard how late the fetch started."""
+        if q.due_s:
+            self.guard.fetched(q.due_s, q.delay_s, started_s, now_s)
+            q.due_s = 0.0
+
+    def active(self) -> int:
+        """Queues ready, in process or snoozed (parked included)."""
+        counts = self.counts
+        return counts[READY] + counts[IN_PROCESS] + counts[SNOOZED]
+
     def has_ready(self) -> bool:
         """Whether another thread could find a queue now."""
-        return bool(self._ready) or any(
-            n > 0 and p < self._floor for p, n in self.inactive_counts.items()
-        )
+        if self._ready:
+            return True
+        return self.active() < self.guard.cap and self.others_waiting()
 
     def others_waiting(self) -> bool:
         """Whether some inactive queue below the floor waits for its turn."""

@@ -35,16 +35,25 @@ META_PREFIX = "q:"
 
 
 class WorkQueue:
-    """One queue's counters and state; ``size`` counts its URIs in the store, the one out too."""
+    """One queue's counters and state; ``size`` counts its URIs in the store, the one out too.
+
+    Times are the frontier clock's monotonic seconds: ``handed_out_s`` when its URI went out;
+    ``due_s`` when its last politeness wait, of ``delay_s`` seconds, ended (0 once the next
+    fetch was measured against it, or after a retry wait or an activation): how late that
+    fetch starts tells the lateness guard whether the crawler keeps up.
+    """
 
     __slots__ = (
         "best_uri_precedence",
         "current",
         "current_key",
         "current_value",
+        "delay_s",
         "disregarded",
+        "due_s",
         "errors",
         "failed",
+        "handed_out_s",
         "key",
         "last_cost",
         "last_dequeue_s",
@@ -85,6 +94,9 @@ class WorkQueue:
         self.server: str | None = None
         self.parked_on: str | None = None
         self.woken_by: str | None = None
+        self.handed_out_s = 0.0
+        self.due_s = 0.0
+        self.delay_s = 0.0
         self.recovering: set[int] | None = None
         self.marked = False
 

@@ -11,10 +11,12 @@ Flow (heritrix.md §5):
 * ``schedule(curi)``: :class:`~crawler.frontier.intake.FrontierIntake` — canonical key, uniq
   filter (``force_fetch`` records without asking), precedence and queue key, ordinal, store. A
   new or exhausted queue becomes *inactive*; inactive queues are activated only when no queue
-  is ready.
+  is ready, and while the active ones are fewer than the lateness guard's cap
+  (``lateness_tolerance``; :mod:`~crawler.frontier.lateness_guard`).
 * ``next(timeout_s)``: wake due snoozed queues, take the first ready (else activate the most
-  urgent inactive) queue, retire it if over ``queue_total_budget``, deactivate it if it spent
-  ``balance_replenish_amount`` this session and others wait; then the server cap
+  urgent inactive) queue — while the guard trims the active set, a due one is rotated out to
+  the inactive queues instead —, retire it if over ``queue_total_budget``, deactivate it if it
+  spent ``balance_replenish_amount`` this session and others wait; then the server cap
   (:class:`~crawler.frontier.server_gate.ServerGate`) must admit its head, else the queue is
   parked on that server until a slot or its time comes.
 * ``finished(curi)``: ``fetch_attempts += 1``; -1/-2/-3/-50 with attempts left (``max_retries``)
@@ -22,8 +24,9 @@ Flow (heritrix.md §5):
   retry_policy.RetryPolicy`) stay at the head and the queue snoozes ``curi.retry_delay_s`` (or
   a longer Retry-After); the fetch's answer feeds its server's adaptive pace
   (:mod:`~crawler.frontier.server_pace`); otherwise the URI is removed,
-  counted (failures cost ``error_penalty_amount`` more), the queue snoozes its politeness delay
-  (``min_delay_ms`` if unset) or a Retry-After back-off, whichever is longer
+  counted (failures cost ``error_penalty_amount`` more), the queue snoozes until its politeness
+  delay (``min_delay_ms`` if unset) has passed since the end of the fetch, or a Retry-After
+  back-off since now, whichever is later (at once if both are past)
   (:class:`~crawler.frontier.queue_release.QueueRelease`), and ``on_final`` (crawl.log, stats)
   runs outside the lock.
 
@@ -34,10 +37,11 @@ is not involved.
 
 Crash safety: see :mod:`crawler.frontier.recovery`. Reads/writes on the CrawlURI: reads uri,
 via, hop_path, force_fetch, directive, status, retry_delay_s, politeness_delay_ms,
-content_size and the back-off hints in ``curi.data`` (removed); writes canonical, queue_key,
-ordinal, precedence, fetch_attempts (and directive of a prerequisite). Thread-safe: one
-Condition, shared with the intake and the queue release; store writes are made under it (the
-WriteBehindStore does their I/O after), canonicalization, the uniq check and serialization not.
+fetch_start_ms, fetch_duration_ms, content_size and the back-off hints in ``curi.data``
+(removed); writes canonical, queue_key, ordinal, precedence, fetch_attempts (and directive of a
+prerequisite). Thread-safe: one Condition, shared with the intake and the queue release; store
+writes are made under it (the WriteBehindStore does their I/O after), canonicalization, the uniq
+check and serialization not.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ from crawler.frontier.intake import FrontierIntake
 from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
 from crawler.frontier.precedence import queue_precedence_function
 from crawler.frontier.preparer import FrontierPreparer
-from crawler.frontier.queue_release import QueueRelease, fetch_answer
+from crawler.frontier.queue_release import QueueRelease, fetch_answer, fetch_end_ms
 from crawler.frontier.queue_store import QueueStore, StoreBatch
 from crawler.frontier.retry_policy import RetryPolicy
 from crawler.frontier.scheduler import QueueScheduler
@@ -119,7 +123,11 @@ class WorkQueueFrontier:
         self._in_flight: dict[str, WorkQueue] = {}
         release = QueueRelease(self._cond, self._clock, self._in_flight)
         self.sched = release.sched = QueueScheduler(
-            self.gate, queue_precedence_function(config), config.precedence_floor, release.notify
+            self.gate,
+            queue_precedence_function(config),
+            config.precedence_floor,
+            release.notify,
+            config.lateness_tolerance,
         )
         self._owner = release.owner
         self._release = release.release
@@ -144,6 +152,8 @@ class WorkQueueFrontier:
         self.totals = {"succeeded": 0, "failed": 0, "disregarded": 0}
         self._opened = False
         self._closed = False
+        self._rotated_logged = 0
+        self._guard_logged_s = -10.0
 
     # ------------------------------------------------------------ lifecycle
     def open(self, state_dir: Path) -> None:
@@ -232,7 +242,7 @@ class WorkQueueFrontier:
             self.sched.service(server, now)
         retried: list[str] = []
         try:
-            while (q := sched.candidate()) is not None:
+            while (q := sched.candidate(now)) is not None:
                 if q.woken_by is not None:
                     gate.woken_attempted(q.woken_by)
                     retried.append(q.woken_by)
@@ -249,6 +259,16 @@ class WorkQueueFrontier:
         finally:
             for server in retried:
                 self.sched.service(server, now)
+            guard = sched.guard
+            if guard.rotated != self._rotated_logged and now >= self._guard_logged_s + 10.0:
+                self._guard_logged_s = now
+                self._logger.info(
+                    "queues_rotated_late",
+                    rotated=guard.rotated - self._rotated_logged,
+                    active=sched.active(),
+                    cap=guard.cap,
+                )
+                self._rotated_logged = guard.rotated
 
     def _hand_out(self, q: WorkQueue, now: float) -> CrawlURI | None:
         head = self._store.head(q.key)
@@ -270,6 +290,7 @@ class WorkQueueFrontier:
         if q.recovering and skey in q.recovering:
             self._log.recovered.add(uri)
         self._in_flight[uri] = q
+        q.handed_out_s = now
         self.sched.set_state(q, IN_PROCESS)
         return curi
 
@@ -302,6 +323,7 @@ class WorkQueueFrontier:
         delay_ms = curi.politeness_delay_ms
         if delay_ms < 0:
             delay_ms = self._min_delay_ms
+        fetch_end = fetch_end_ms(curi)
         with self._cond:
             q = self._owner(curi)
             batch = self._log.batch()
@@ -323,7 +345,9 @@ class WorkQueueFrontier:
             self.totals[total] += 1
             self._log.recovered.discard(curi.uri)
             journal = self._log.final(q, kind, batch)
-            self._release(q, curi, backoff_s, hold_s, max(delay_ms / 1000.0, backoff_s), fetched)
+            self._release(
+                q, curi, backoff_s, hold_s, backoff_s, fetched, delay_ms / 1000.0, fetch_end
+            )
             batch.meta[q.meta_name] = q.to_meta()
             self._store.write(batch)
             with self._finishing_lock:
@@ -374,6 +398,13 @@ class WorkQueueFrontier:
         most (``frontier.pace``), slowest first."""
         with self._cond:
             return self.gate.paced(limit)
+
+    def lateness_guard(self) -> tuple[float, int, bool]:
+        """``(cap on the active queues (inf: none), queues rotated out late, saturated now)``
+        of the :class:`~crawler.frontier.lateness_guard.LatenessGuard`."""
+        with self._cond:
+            guard = self.sched.guard
+            return guard.cap, guard.rotated, guard.saturated
 
     def busy_servers(self, limit: int = 20) -> list[tuple[str, int, int]]:
         """``(server, fetches in progress, parked queues)`` of the busiest servers."""

@@ -163,6 +163,13 @@ class FrontierConfig(Section):
     queue_precedence_policy: Literal["base", "highest_uri", "success_counts"] = "base"
     base_queue_precedence: int = Field(3, ge=0)
     precedence_floor: int = Field(255, ge=1)
+    lateness_tolerance: float = Field(
+        0.05,
+        ge=0,
+        description="lateness guard: while every fetch starts late, the excess of active "
+        "queues is rotated out and the rest capped; the cap grows again when no fetch started "
+        "later than half this share of its politeness delay for a while; 0 = off",
+    )
 
     @field_validator("canonicalization")
     @classmethod

@@ -16,7 +16,9 @@ modules:
   all waiting threads at once (CLAIM re-checks due time and the server cap and leases the head
   for ``lease_s``), one round trip per batch; Redis is polled only while a thread waits.
 * ``finished``: FINISH (sent by the exchange with the next round) removes (or, for a retry,
-  rewrites) the URI, frees the server slot, snoozes the queue for the politeness delay, wakes
+  rewrites) the URI, frees the server slot, snoozes the queue for what is left of the
+  politeness delay counted from the end of the fetch (the worker takes off the time since, so
+  Redis's clock and the worker's need not agree; at once if none is left), wakes
   queues parked on the server and, when threads here wait and the queue may be fetched now,
   leases its next URI to this worker in the same call.
 * ``claim`` (a browser page's sub-resource, fetched inline) records the URI in the shared
@@ -65,6 +67,7 @@ from crawler.frontier.frontier import FrontierSnapshot, FrontierStateError
 from crawler.frontier.frontier_report import QueueDetail
 from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
 from crawler.frontier.preparer import FrontierPreparer
+from crawler.frontier.queue_release import fetch_end_ms
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_exchange import Leased, RedisExchange
 from crawler.frontier.redis.redis_inline_gate import RedisInlineGate
@@ -150,7 +153,12 @@ class RedisFrontier:
             held=in_flight.__len__,
         )
         self._prerequisites = prereqs = LocalPrerequisites(
-            self._wake, in_flight, logger, retry=retry, on_final=on_final
+            self._wake,
+            in_flight,
+            logger,
+            retry=retry,
+            on_final=on_final,
+            min_delay_s=self._min_delay_ms / 1000.0,
         )
         self._prep = prep = FrontierPreparer(config, policy)
         self._cost = prep.cost
@@ -270,10 +278,11 @@ class RedisFrontier:
 
     def _leased(self, leased: list[Leased]) -> None:
         """Take URIs the exchange leased, if any, after a round (called with the lock held)."""
+        now = self._clock.monotonic()
         for shard, qid, server, member in leased:
             curi = CrawlURI.from_bytes(member[8:])
             curi.queue_key = qid.rpartition("\t")[0]
-            self._in_flight[curi.uri] = InFlight(shard, qid, server, member)
+            self._in_flight[curi.uri] = InFlight(shard, qid, server, member, now)
             self._claimed.append(curi)
         if leased:
             self._wake.notify(len(leased) + 1)  # and one to run the next round if still needed
@@ -323,7 +332,9 @@ class RedisFrontier:
             kind, cost = "succeeded", self._cost(curi)
         else:
             kind, cost = "failed", self._cost(curi) + self._penalty
-        delay_ms = max(polite_ms if polite_ms >= 0 else self._min_delay_ms, backoff_ms)
+        polite_ms = polite_ms if polite_ms >= 0 else self._min_delay_ms
+        # FINISH counts the delay from its own time: take off what passed since the fetch ended.
+        delay_ms = max(polite_ms - self._since_fetch_end_ms(curi, entry), backoff_ms, 0)
         args = [entry.member, kind, b"", 0, delay_ms, backoff_ms, hold_ms, max_conn, 0, interval_ms]
         args += [*paced, cost, *self._budgets]
         with self._lock:
@@ -339,6 +350,18 @@ class RedisFrontier:
             self._exchange.put((entry.shard, entry.qid, entry.server, args, curi.uri))
             self._finishing -= 1
         return True
+
+    def _since_fetch_end_ms(self, curi: CrawlURI, entry: InFlight) -> int:
+        """Milliseconds since ``curi``'s fetch ended (0 if it was not fetched): its wall-clock
+        age, kept between 0 and the time since the lease (so a wall clock that jumps cannot
+        make it longer than the URI was out)."""
+        end_ms = fetch_end_ms(curi)
+        if not end_ms:
+            return 0
+        clock = self._clock
+        age_ms = clock.time() * 1000.0 - end_ms  # then the monotonic clock: see QueueRelease
+        out_ms = (clock.monotonic() - entry.leased_s) * 1000.0
+        return int(max(0.0, min(age_ms, out_ms)))
 
     def _pace_args(self, curi: CrawlURI, server: str) -> tuple[int, int, int]:
         """FINISH's pace arguments for ``curi``: kind, ms since its fetch started, duration ms

@@ -33,13 +33,17 @@ if TYPE_CHECKING:
 class InFlight:
     """Where the lease of a URI leased to this worker is (see the module docstring)."""
 
-    __slots__ = ("member", "qid", "server", "shard")
+    __slots__ = ("leased_s", "member", "qid", "server", "shard")
 
-    def __init__(self, shard: int, qid: str, server: str, member: bytes) -> None:
+    def __init__(
+        self, shard: int, qid: str, server: str, member: bytes, leased_s: float = 0.0
+    ) -> None:
         self.shard = shard
         self.qid = qid
         self.server = server
         self.member = member
+        self.leased_s = leased_s
+        """When the worker got the lease (its frontier clock's monotonic seconds)."""
 
 
 class LeaseKeeper:

@@ -6,7 +6,10 @@ for another. Such a URI never enters Redis: it waits here with a due time (0 whe
 retry's delay after a retryable status), is handed out before anything from the shared
 frontier, and its final disposition goes to ``on_final`` like any other. Its via, deferred
 (-50) meanwhile, is held here with its queue still leased (as Heritrix keeps the queue busy) and
-comes back, first in line, once none of its prerequisites is pending.
+comes back, first in line, once none of its prerequisites is pending — and the politeness delay
+of the last one (``curi.politeness_delay_ms``, ``min_delay_s`` if unset) has passed since the
+end of its fetch, as the queue would have waited in Redis: a host's robots.txt and its first
+page are not fetched back to back.
 
 Thread-safety: shares the frontier's lock and wake condition; every method but :meth:`finish`
 is called with the lock held. :meth:`finish` takes it and calls ``on_final`` without it.
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.curi import CrawlURI, FetchStatus
 from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
+from crawler.frontier.queue_release import fetch_end_ms
 from crawler.frontier.redis.redis_exchange import MAX_IDLE_SLEEP_S
 
 if TYPE_CHECKING:
@@ -39,8 +43,10 @@ class LocalPrerequisites:
         *,
         retry: RetryPolicy,
         on_final: Callable[[CrawlURI], None] | None,
+        min_delay_s: float = 0.0,
     ) -> None:
         self._wake = wake
+        self._min_delay_s = min_delay_s
         self._in_flight = in_flight
         self._logger = logger
         self._retry = retry
@@ -50,6 +56,7 @@ class LocalPrerequisites:
         self.handed_out: dict[int, str] = {}
         """``id()`` of each prerequisite being fetched here → its via's URI; ``finished`` pops
         its URI's entry (lock held) to tell a local prerequisite from a leased URI."""
+        self._handed_out_s: dict[int, float] = {}
 
     # ------------------------------------------------------------ called with the lock held
     def add(self, curi: CrawlURI, due_s: float = 0.0) -> None:
@@ -67,6 +74,7 @@ class LocalPrerequisites:
                 del self._due[i]
                 if curi.uri not in self._in_flight:  # not a via coming back
                     self.handed_out[id(curi)] = curi.via or ""
+                    self._handed_out_s[id(curi)] = now
                 return curi, 0.0
         soonest = min(due for due, _ in self._due)
         return None, max(0.001, soonest - now)
@@ -99,6 +107,8 @@ class LocalPrerequisites:
         ``on_final`` (True)."""
         curi.fetch_attempts += 1
         curi.data.pop(SERVER_HOLD_MS_KEY, None)
+        with self._wake:
+            handed_out_s = self._handed_out_s.pop(id(curi), 0.0)
         if self._retry.take(curi):
             backoff_s = float(curi.data.get(BACKOFF_MS_KEY, 0) or 0) / 1000.0
             due_s = time.monotonic() + max(0.0, curi.retry_delay_s, backoff_s)
@@ -108,14 +118,29 @@ class LocalPrerequisites:
                 self.add(curi, due_s)
             return False
         curi.data.pop(BACKOFF_MS_KEY, None)
+        due_s = self._polite_due_s(curi, handed_out_s)
         with self._wake:
             via = self._held.get(via_uri)
             if via is not None and not self.pending(via_uri):
                 del self._held[via_uri]
-                self.add(via)
+                self.add(via, due_s)
         try:
             if self._on_final is not None:
                 self._on_final(curi)
         except Exception:
             self._logger.exception("frontier_on_final_failed", uri=curi.uri)
         return True
+
+    def _polite_due_s(self, curi: CrawlURI, handed_out_s: float) -> float:
+        """When (``time.monotonic()``) the via of the fetched prerequisite ``curi`` may go: its
+        politeness delay after the end of the fetch (kept between its hand-out and now), or
+        now if it was not fetched."""
+        wall_s = time.time()  # first: a pause before the next read only lengthens the wait
+        now = time.monotonic()
+        end_ms = fetch_end_ms(curi)
+        if not end_ms:
+            return now
+        delay_ms = curi.politeness_delay_ms
+        delay_s = delay_ms / 1000.0 if delay_ms >= 0 else self._min_delay_s
+        end_s = min(now, max(handed_out_s, now - (wall_s - end_ms / 1000.0)))
+        return end_s + delay_s
