@@ -48,10 +48,8 @@ class WorkQueue:
         "key",
         "last_cost",
         "last_dequeue_s",
-        "marked",
         "parked_on",
         "precedence",
-        "recovering",
         "server",
         "session_spent",
         "size",
@@ -85,8 +83,6 @@ class WorkQueue:
         self.server: str | None = None
         self.parked_on: str | None = None
         self.woken_by: str | None = None
-        self.recovering: set[int] | None = None
-        self.marked = False
 
     @property
     def meta_name(self) -> str:

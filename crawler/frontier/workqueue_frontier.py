@@ -116,7 +116,7 @@ class WorkQueueFrontier:
         )
         self._owner = release.owner
         self._release = release.release
-        self._log = rec.RecoveryLog(self._store)
+        self._log = rec.RecoveryLog(self._store, self._cond)
         self._intake = FrontierIntake(
             self._store,
             uniq,
@@ -149,6 +149,7 @@ class WorkQueueFrontier:
                 self._store, self._uniq, self.sched, state_dir, self._crawl_log
             )
             self._intake.restore(restored.ordinal_reserved)
+            self._log.lost = restored.lost
             self._queued, self.totals = restored.queued, restored.totals
             self._opened = True
         self._store.sync()
@@ -252,8 +253,6 @@ class WorkQueueFrontier:
         curi.queue_key = q.key
         q.current = curi
         self.sched.uris.peeked(q.key, uri)
-        if q.recovering and skey in q.recovering:
-            self._log.recovered.add(uri)
         self._in_flight[uri] = q
         self.sched.set_state(q, IN_PROCESS)
         return curi
@@ -306,7 +305,6 @@ class WorkQueueFrontier:
                 kind, total = rec.KIND_FAILED, "failed"
                 q.expend(self._cost(curi) + self._penalty)
             self.totals[total] += 1
-            self._log.recovered.discard(curi.uri)
             journal = self._log.final(q, kind, batch)
             self._release(q, curi, backoff_s, hold_s, max(delay_ms / 1000.0, backoff_s), fetched)
             batch.meta[q.meta_name] = q.to_meta()
@@ -321,7 +319,7 @@ class WorkQueueFrontier:
         except Exception:
             self._logger.exception("frontier_on_final_failed", uri=curi.uri)
         finally:
-            self._log.logged(journal)
+            self._log.delete_later(journal)
             with self._finishing_lock:
                 self._finishing -= 1
                 idle = not self._finishing
