@@ -86,6 +86,7 @@ class QueueRelease:
         clock = self._clock
         now = clock.monotonic()
         q.current = None
+        q.current_key = 0  # a 64-bit int per queue otherwise, kept for nothing
         q.current_value = b""
         q.last_dequeue_s = wall_s = clock.time()
         if self._in_flight.get(curi.uri) is q:

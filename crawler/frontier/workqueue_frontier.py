@@ -276,9 +276,10 @@ class WorkQueueFrontier:
                 q = self._owner(curi)
                 if status != FetchStatus.DEFERRED:
                     q.expend(self._cost(curi))
+                skey = q.current_key
                 self._release(q, curi, backoff_s, hold_s, delay_s, fetched)
                 batch = self._log.batch()
-                batch.puts.append((q.key, q.current_key, value))
+                batch.puts.append((q.key, skey, value))
                 batch.meta[q.meta_name] = q.to_meta()
                 self._store.write(batch)
             self._store.sync()

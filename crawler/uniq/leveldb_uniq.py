@@ -210,6 +210,13 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
     def count(self) -> int:
         return self._count
 
+    def memory_bytes(self) -> int:
+        """What LevelDB reports holding in RAM: its block cache and memtables (not the table
+        cache's index and filter blocks, nor pages of mapped table files); 0 when closed."""
+        db = self._db
+        raw = db.get_property(b"leveldb.approximate-memory-usage") if db is not None else None
+        return int(raw) if raw else 0
+
     def close(self) -> None:
         with self._lock:
             db, self._db = self._db, None
