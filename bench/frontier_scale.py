@@ -14,16 +14,20 @@ a synthetic crawl over ``--queues`` hosts:
 
 At checkpoints (1, 2, 5 x 10^k seen URIs) it prints a row: seen, queued, queues, cumulative
 and interval rates of schedule (URIs offered per second of schedule time) and next+finished,
-RSS (anonymous + file-backed), bytes on disk of the store and the uniq filter per URI. At each
+RSS (anonymous + file-backed; LevelDB: what its block caches and memtables hold, part of the
+anonymous), bytes on disk of the store and the uniq filter per URI. At each
 ``--kill-at`` size and at the end the parent sends SIGKILL while the child is still working,
 then starts a new child on the same state and times open (recovery) until the first ``next()``
 returns; that child goes on with the workload (a few URIs from before the kill come again as
-already seen). Tables go to stdout and ``bench/out/frontier-scale.md`` (+ ``.json``).
+already seen). ``--trace-memory N`` also prints, at each checkpoint, the Python heap
+(tracemalloc, N frames per allocation: slow) and the allocation sites that changed most.
+Tables go to stdout and ``bench/out/frontier-scale.md`` (+ ``.json``).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -33,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +117,9 @@ def child(args: argparse.Namespace) -> None:
 
     state = Path(args.state)
     progress = state / "bench-progress.json"
+    if args.trace_memory:
+        tracemalloc.start(args.trace_memory)
+    traced: list[Any] = []
     t_open = time.perf_counter()
     f = build_frontier(state)
     opened_s = time.perf_counter() - t_open
@@ -188,6 +196,9 @@ def child(args: argparse.Namespace) -> None:
             queued = snap.queued
             anon, filed = mem_mb()
             store_b, uniq_b = du(state / "frontier"), du(state / "uniq")
+            native_b = sum(
+                getattr(part, "memory_bytes", lambda: 0)() for part in (f._store.inner, f._uniq)
+            )
             now = time.perf_counter()
             d_sched = sched_s - last["sched_s"]
             d_out = out_s - last["out_s"]
@@ -204,12 +215,15 @@ def child(args: argparse.Namespace) -> None:
                     "out_rate": (taken - last["out"]) / d_out if d_out else 0.0,
                     "anon_mb": anon,
                     "file_mb": filed,
+                    "leveldb_mb": native_b / (1 << 20),
                     "store_bytes": store_b,
                     "uniq_bytes": uniq_b,
                     "load": os.getloadavg()[0],
                 }
             )
             last = {"sched_s": sched_s, "out_s": out_s, "offered": offered, "out": taken, "t": now}
+            if args.trace_memory:
+                trace_memory(traced, j)
         if kills and j >= kills[0]:
             kills.pop(0)
             emit({"event": "kill_me", "seen": j})
@@ -229,13 +243,34 @@ def child(args: argparse.Namespace) -> None:
     f.close()
 
 
+def trace_memory(traced: list[Any], seen: int) -> None:
+    """Emit the Python heap (tracemalloc) and its largest changes since the last checkpoint."""
+    gc.collect()
+    snap = tracemalloc.take_snapshot().filter_traces(
+        [tracemalloc.Filter(False, tracemalloc.__file__)]
+    )
+    current, _ = tracemalloc.get_traced_memory()
+    top = snap.compare_to(traced[0], "lineno") if traced else snap.statistics("lineno")
+    rows = []
+    for stat in top[:12]:
+        frame = stat.traceback[0]
+        size_diff = getattr(stat, "size_diff", stat.size)
+        count_diff = getattr(stat, "count_diff", stat.count)
+        rows.append(
+            f"{Path(frame.filename).name}:{frame.lineno} {size_diff / 1e6:+.1f} MB "
+            f"({count_diff:+,} blocks, now {stat.size / 1e6:.1f} MB)"
+        )
+    traced[:] = [snap]
+    emit({"event": "memtrace", "seen": seen, "python_mb": current / 1e6, "top": rows})
+
+
 def row(c: dict[str, Any]) -> str:
     seen, queued = c["seen"], max(1, c["queued"])
     rss = c["anon_mb"] + c["file_mb"]
     return (
         f"| {seen:>12,} | {c['queued']:>11,} | {c['queues']:>9,} | {c['elapsed_s']:>7.0f} "
         f"| {c['sched_rate']:>9,.0f} | {c['out_rate']:>8,.0f} | {rss:>6.0f} | {c['anon_mb']:>6.0f} "
-        f"| {c['file_mb']:>6.0f} | {c['uniq_bytes'] / seen:>6.1f} "
+        f"| {c['file_mb']:>6.0f} | {c.get('leveldb_mb', 0):>7.0f} | {c['uniq_bytes'] / seen:>6.1f} "
         f"| {c['store_bytes'] / queued:>7.1f} | {c['store_bytes'] / seen:>7.1f} "
         f"| {c['load']:>4.1f} |"
     )
@@ -243,9 +278,9 @@ def row(c: dict[str, Any]) -> str:
 
 HEADER = [
     "| seen URIs    | queued      | queues    | wall s  | schedule/s | next+fin/s | RSS MB "
-    "| anon   | file   | uniq B/seen | store B/queued | store B/seen | load |",
+    "| anon   | file   | LevelDB | uniq B/seen | store B/queued | store B/seen | load |",
     "|--------------|-------------|-----------|---------|-----------|----------|--------"
-    "|--------|--------|--------|---------|---------|------|",
+    "|--------|--------|---------|--------|---------|---------|------|",
 ]
 
 
@@ -278,6 +313,14 @@ def parent(args: argparse.Namespace) -> None:
                 results["checkpoints"].append(ev)
                 lines.append(row(ev))
                 print(lines[-1], flush=True)
+            elif ev["event"] == "memtrace":
+                print(
+                    f"  Python heap {ev['python_mb']:.1f} MB at {ev['seen']:,} seen; since the "
+                    "last checkpoint:",
+                    flush=True,
+                )
+                for line in ev["top"]:
+                    print(f"    {line}", flush=True)
             elif ev["event"] == "resumed":
                 ev["spawn_to_first_next_s"] = time.perf_counter() - t_spawn
                 results["resumes"].append(ev)
@@ -337,6 +380,8 @@ def child_args(args: argparse.Namespace) -> list[str]:
         str(args.dup_ratio),
         "--kill-at",
         ",".join(str(k) for k in args.kill_at),
+        "--trace-memory",
+        str(args.trace_memory),
     ]
 
 
@@ -383,6 +428,13 @@ def main() -> None:
         help="seen counts at which to kill -9 and time the resume (the end is always one)",
     )
     p.add_argument("--kill-delay", type=float, default=2.0, help="s of work before the kill")
+    p.add_argument(
+        "--trace-memory",
+        type=int,
+        default=0,
+        help="frames per allocation to trace (tracemalloc; slow): print the Python heap and its "
+        "largest changes at each checkpoint",
+    )
     p.add_argument("--state", default="", help="state directory (default: a temporary one)")
     p.add_argument("--keep", action="store_true", help="keep the state directory")
     p.add_argument("--out", default="frontier-scale", help="stem of the files in bench/out/")

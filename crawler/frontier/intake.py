@@ -5,12 +5,12 @@ Takes new CrawlURIs to their work queue (heritrix.md §5): canonical key
 uri-errors.log) -> uniq filter (``force_fetch`` records without asking) -> precedence and queue
 key (preparer) -> ordinal -> store. A new or exhausted queue becomes *inactive*.
 
-Crash safety (:mod:`crawler.frontier.recovery`): a URI in flight gets its in-flight marker,
-durably, before its first link's uniq check; each queued URI is written with its mark in the
-same batch as its record; ordinals are reserved :data:`ORDINAL_BLOCK` at a time in the
+Crash safety (:mod:`crawler.frontier.recovery`): the uniq filter announces the URIs it is about
+to record as new, and their write-ahead entry is durable before it records them; the batch that
+queues them deletes it. Ordinals are reserved :data:`ORDINAL_BLOCK` at a time in the
 ``frontier`` metadata (also written by :meth:`~FrontierIntake.restore` and
-:meth:`~FrontierIntake.close`). While URIs recovered from a crash schedule their links, a link
-the uniq filter has seen but no mark records was lost in the crash and is queued after all.
+:meth:`~FrontierIntake.close`). While links that may have been lost in a crash are known, each
+one scheduled again is queued, by the one thread that takes it out of that set.
 
 Thread-safe: shares the frontier's Condition and holds it for queue and store updates (store
 writes go to the frontier's :class:`~crawler.frontier.write_behind_store.WriteBehindStore`,
@@ -20,7 +20,6 @@ run outside it. ``in_flight`` is the frontier's map of URIs out (URI -> queue), 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -75,10 +74,6 @@ class FrontierIntake:
         self._ordinal = 0
         self._ordinal_reserved = 0
         self._closed = False
-        # While URIs recovered from a crash are re-scheduling their links: canonicals another
-        # thread is adding to the uniq filter right now (not yet marked as queued), so a
-        # recovered URI re-finding one does not take it for a link lost in the crash.
-        self._adding: Counter[str] = Counter()
 
     # ------------------------------------------------------------ counters
     def restore(self, ordinal_reserved: int) -> None:
@@ -100,58 +95,13 @@ class FrontierIntake:
     # ------------------------------------------------------------ schedule
     def schedule(self, curi: CrawlURI) -> bool:
         """Queue ``curi`` unless already seen (see the module docstring). True if queued."""
-        if self._closed:
-            return False
-        uri = curi.uri
-        try:
-            canonical = self._prepare.canonical(uri)
-        except ValueError as exc:
-            if self._uri_error is not None:
-                self._uri_error(curi.via, str(exc), uri)
-            return False
-        curi.canonical = canonical
-        if curi.force_fetch:
-            self._uniq.add_force(canonical)
-            return self._enqueue(curi)
-        via_q = self._in_flight.get(curi.via) if curi.via else None
-        if via_q is not None and not via_q.marked:
-            # Durable before the uniq check: after a crash this URI's links are re-checked.
-            with self._cond:
-                self._log.mark_in_flight(via_q)
-            self._store.sync()
-        if not self._log.recovered:
-            if not self._uniq.add(canonical):
-                return False
-            return self._enqueue(curi)
-        with self._cond:
-            self._adding[canonical] += 1
-        try:
-            if not self._uniq.add(canonical):
-                if curi.via not in self._log.recovered:
-                    return False
-                with self._cond:
-                    self._adding[canonical] -= 1
-                    while self._adding[canonical] > 0 and not self._closed:
-                        self._cond.wait(0.5)  # another thread is queuing it: not lost
-                    self._adding[canonical] += 1
-                    if not self._log.was_lost(canonical):
-                        return False
-                self._logger.info("lost_uri_requeued", uri=uri)
-            return self._enqueue(curi)
-        finally:
-            with self._cond:
-                self._adding[canonical] -= 1
-                if self._adding[canonical] <= 0:
-                    del self._adding[canonical]
-                    self._cond.notify_all()
+        return self.schedule_many((curi,))[0]
 
     def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]:
         """:meth:`schedule` each of ``curis`` in order, sharing the work: one uniq-filter call,
         one lock hold and one store write for the lot."""
         if self._closed:
             return [False] * len(curis)
-        if self._log.recovered:
-            return [self.schedule(curi) for curi in curis]  # crash recovery: the careful path
         out = [False] * len(curis)
         canonical_of = self._prepare.canonical
         forced: list[int] = []
@@ -164,19 +114,29 @@ class FrontierIntake:
                     self._uri_error(curi.via, str(exc), curi.uri)
                 continue
             (forced if curi.force_fetch else checked).append(i)
+        log = self._log
+        suspects: set[int] = set()
+        if checked and log.lost:  # after a crash: links it may have lost are queued again
+            flags = log.maybe_lost([curis[i].canonical for i in checked])
+            suspects = {i for i, lost in zip(checked, flags, strict=True) if lost}
         if checked:
-            # Links recorded lately are answered without I/O; only the rest need the via's
-            # in-flight marker and the filter's check-and-add.
+            # Links recorded lately are answered without I/O; only the rest need the filter's
+            # check-and-add.
             maybe = self._uniq.maybe_new([curis[i].canonical for i in checked])
-            checked = [i for i, new in zip(checked, maybe, strict=True) if new]
+            checked = [i for i, new in zip(checked, maybe, strict=True) if new or i in suspects]
+        announced: list[str] = []
         if checked:
-            self._mark_vias_in_flight({curis[i].via for i in checked})
-            added = self._uniq.add_many([curis[i].canonical for i in checked])
-            checked = [i for i, new in zip(checked, added, strict=True) if new]
+            added = self._uniq.add_many_announced(
+                [curis[i].canonical for i in checked],
+                lambda new: announced.append(log.announce(new)),
+            )
+            checked = [i for i, new in zip(checked, added, strict=True) if new or i in suspects]
         for i in forced:
             self._uniq.add_force(curis[i].canonical)
         chosen = sorted(forced + checked) if forced else checked
-        queued = self._enqueue_many([curis[i] for i in chosen])
+        queued = self._enqueue_many(
+            [curis[i] for i in chosen], [i in suspects for i in chosen], announced
+        )
         for i, ok in zip(chosen, queued, strict=True):
             out[i] = ok
         return out
@@ -190,6 +150,8 @@ class FrontierIntake:
             curi.canonical = self._prepare.canonical(curi.uri)
         except ValueError:
             return False
+        if self._log.lost:
+            return self._uniq.add_many_announced([curi.canonical], self._log.dismiss)[0]
         return bool(self._uniq.add(curi.canonical))
 
     def seen_recently(self, uris: Sequence[str]) -> list[bool]:
@@ -207,23 +169,14 @@ class FrontierIntake:
                 canonicals.append("")
         return [not new for new in self._uniq.maybe_new(canonicals)]
 
-    def _mark_vias_in_flight(self, vias: set[str | None]) -> None:
-        """Durable before the uniq check: after a crash these URIs' links are re-checked."""
-        marks = [q for via in vias if via and (q := self._in_flight.get(via)) and not q.marked]
-        if marks:
-            with self._cond:
-                for q in marks:
-                    self._log.mark_in_flight(q)
-            self._store.sync()
-
     # ------------------------------------------------------------- enqueue
-    def _enqueue(self, curi: CrawlURI) -> bool:
-        return self._enqueue_many([curi])[0]
-
-    def _enqueue_many(self, curis: list[CrawlURI]) -> list[bool]:
-        """Queue ``curis`` (already past the uniq filter) with one store write."""
+    def _enqueue_many(
+        self, curis: list[CrawlURI], suspects: list[bool], announced: list[str]
+    ) -> list[bool]:
+        """Queue ``curis`` (past the uniq filter, or forced, or possibly lost: ``suspects``)
+        with one store write that also deletes the write-ahead entries ``announced``."""
         out = [False] * len(curis)
-        entries: list[tuple[int, CrawlURI, bytes, str]] = []
+        entries: list[tuple[int, CrawlURI, bytes]] = []
         for i, curi in enumerate(curis):
             # A via in flight is on the calling thread, so its entry cannot change under us.
             via_q = self._in_flight.get(curi.via) if curi.via else None
@@ -236,23 +189,34 @@ class FrontierIntake:
                     self._uri_error(curi.via, str(exc), curi.uri)
                 continue
             curi.queue_key = key
-            entries.append((i, curi, curi.to_bytes(), rec.mark_name(curi.canonical)))
+            entries.append((i, curi, curi.to_bytes()))
         if not entries:
+            for name in announced:
+                self._log.delete_later(name)  # nothing to queue: nothing to recover
             return out
+        log = self._log
+        requeued: list[str] = []
         with self._cond:
             if self._closed:
                 return out
-            batch = self._log.batch()
+            batch = log.batch()
+            for name in announced:
+                batch.meta[name] = None
             touched: dict[str, WorkQueue] = {}
             queued = 0
-            for i, curi, value, mark in entries:
+            for i, curi, value in entries:
+                if suspects[i] or log.lost:
+                    took = log.take_lost(curi.canonical, batch)
+                    if suspects[i] and not took:
+                        continue  # another thread took it: queued there
+                    if took and not curi.force_fetch:
+                        requeued.append(curi.uri)
                 q = self._add_locked(curi)
                 if q.state != RETIRED:
                     queued += 1
                 touched[q.key] = q
                 skey = sort_key(curi.directive, curi.precedence, curi.ordinal)
                 batch.puts.append((q.key, skey, value))
-                batch.meta[mark] = b""
                 out[i] = True
             self._on_queued(queued)
             for q in touched.values():
@@ -262,6 +226,8 @@ class FrontierIntake:
                 batch.meta[rec.FRONTIER_META] = self._counters_meta()
             self._store.write(batch)
         self._store.sync()
+        for uri in requeued:
+            self._logger.info("lost_uri_requeued", uri=uri)
         return out
 
     def _add_locked(self, curi: CrawlURI) -> WorkQueue:

@@ -13,7 +13,9 @@ it, or when it is corrupt.
 Deleting a queue's head leaves a tombstone that a seek from the queue's first key would step over
 again until compaction; the store therefore remembers, per queue, a sort key below which every
 record is known to be deleted and seeks from there. That floor is only a hint: it starts at 0 on
-open. Not thread-safe (the frontier serializes calls).
+open, and only the :data:`FLOORS_KEPT` queues whose floor moved last keep theirs (a floor per
+queue cost ~75 bytes of RAM for every queue ever visited). Not thread-safe (the frontier
+serializes calls).
 
 A write that fails for a full disk is not lost: LevelDB applied none of it, but its log may end
 in a half record after which later records would not survive a reopen, so the store waits for
@@ -25,6 +27,7 @@ are serialized).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +42,8 @@ from crawler.params import Params
 
 _PENDING = b"p"
 _META = b"m"
+FLOORS_KEPT = 1 << 15
+"""Queues whose seek floor is remembered (those whose floor moved last)."""
 
 
 class LevelDBQueueStoreParams(Params):
@@ -57,7 +62,7 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
         super().__init__(params)
         self._db: Any = None
         # queue key -> (sort-key floor, head returned last) — see module docstring.
-        self._floor: dict[str, int] = {}
+        self._floor: OrderedDict[str, int] = OrderedDict()
         self._last_head: dict[str, int] = {}
         self._dir: Path | None = None
 
@@ -127,6 +132,7 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
                     if last_head.get(queue_key) == key:
                         # Everything below the head was already gone: the floor may pass it.
                         floor[queue_key] = key + 1
+                        floor.move_to_end(queue_key)
                         del last_head[queue_key]
                 for queue_key, key, value in batch.puts:
                     check_queue_key(queue_key)
@@ -141,6 +147,8 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
                         wb.delete(_META + name.encode())
                     else:
                         wb.put(_META + name.encode(), meta)
+        while len(floor) > FLOORS_KEPT:
+            floor.popitem(last=False)
 
     def head(self, queue_key: str) -> tuple[int, bytes] | None:
         db = self._require()
@@ -181,6 +189,13 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
         with db.iterator(prefix=start) as it:
             for raw_key, value in it:
                 yield raw_key[len(_META) :].decode(), value
+
+    def memory_bytes(self) -> int:
+        """What LevelDB reports holding in RAM: its block cache and memtables (not the table
+        cache's index and filter blocks, nor pages of mapped table files); 0 when closed."""
+        db = self._db
+        raw = db.get_property(b"leveldb.approximate-memory-usage") if db is not None else None
+        return int(raw) if raw else 0
 
     def close(self) -> None:
         db, self._db = self._db, None

@@ -100,6 +100,7 @@ class QueueRelease:
         q.last_dequeue_s = wall_s = clock.time()
         now = clock.monotonic()
         q.current = None
+        q.current_key = 0  # a 64-bit int per queue otherwise, kept for nothing
         q.current_value = b""
         if self._in_flight.get(curi.uri) is q:
             del self._in_flight[curi.uri]

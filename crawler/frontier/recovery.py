@@ -1,23 +1,37 @@
-"""Crash recovery of the frontier: state version, in-flight markers, final journal, marks.
+"""Crash recovery of the frontier: state version, write-ahead of new links, final journal.
 
 Everything the frontier needs after ``kill -9`` is in the QueueStore, written in the same atomic
 batches as the pending records it describes:
 
 * ``frontier`` — counters and :data:`FORMAT_VERSION`; another version is refused.
-* ``i:<queue>\\0<sort key>`` — a URI in process started scheduling links (written before its
-  first link's uniq check, deleted at its final disposition, kept across retries). After a
-  crash these URIs are the *recovered* ones: they are still at their queue's head and are
-  handed out again.
 * ``j:<queue>\\0<sort key>`` — the final journal: written in the batch that deletes a URI's
   pending record, deleted (lazily, in a later batch) once its crawl.log line was written. After
   a crash an entry whose URI has no line at the end of crawl.log is put back in its queue, so
   crawl.log ends up with exactly one line per URI (without a crawl.log file, entries are
   dropped: there is nothing to reconcile with).
-* ``u:<64-bit fingerprint>`` — the canonical URI was durably queued. The uniq filter and the
-  store are separate databases: a crash between the filter's add and the queue write would lose
-  the URI (the filter says "seen", no queue has it). Only a URI in flight at the crash can have
-  been scheduling then, and it is fetched again; when one of its re-discovered links is "seen"
-  by the filter but has no mark, the link was lost and is queued after all.
+* ``a:<sequence>`` — the write-ahead of new links: the 64-bit hashes (:func:`uri_hash`) of the
+  canonical URIs the uniq filter is about to record as new. The uniq filter and the store are
+  separate databases, so a crash between the filter's add and the queue write would lose the
+  URI (the filter says "seen", no queue has it). The filter announces exactly the URIs it is
+  about to record as new (``UriUniqFilter.add_many_announced``, under its lock, before its
+  write); :meth:`RecoveryLog.announce` writes them here durably before the filter goes on, and
+  the batch that queues them deletes the entry. An entry still present after a crash therefore
+  names URIs that were not yet recorded when it was written and whose queue write never
+  happened: each one is either unknown to the filter (the crash came before its add: it is
+  new again, nothing to do) or recorded by that add and lost.
+* ``l:<hash>`` — a link that may have been lost: on open, every hash of a surviving ``a:``
+  entry becomes an ``l:`` entry (and the ``a:`` entry goes). From then on, a URI scheduled
+  while its hash is in this set is queued whether the filter says it has seen it (lost) or
+  not (the crash came before the add), by the one thread that takes it out of the set under
+  the frontier lock; the ``l:`` entry is deleted in the batch that queues it. A forced URI, or
+  one claimed as new (fetched elsewhere), leaves the set too. A URI never scheduled again keeps
+  its entry (at most the new links of the pages in process at a crash; also held in RAM).
+
+A URI in flight at the crash is still at the head of its queue (its pending record is deleted
+only with its final disposition) and is handed out again; re-fetched, it finds its links again.
+The cost in the store is transient: nothing is kept per URL once it is queued (the format before
+version 3 kept a mark per URL ever queued, 18 bytes on disk per seen URL, and an in-flight
+marker written before each page's first link check).
 
 Heritrix counterpart: the ``frontier.recover.gz`` journal and checkpoints, which need a clean
 checkpoint; this recovers from any point. Functions over a store (:func:`open_state` also
@@ -41,29 +55,40 @@ from crawler.frontier.queue_store import StoreBatch
 from crawler.frontier.workqueue import EXHAUSTED, META_PREFIX, RETIRED, WorkQueue
 
 if TYPE_CHECKING:
+    import threading
+
     from crawler.frontier.queue_store import QueueStore
     from crawler.frontier.scheduler import QueueScheduler
+    from crawler.frontier.write_behind_store import WriteBehindStore
     from crawler.uniq.uniq_filter import UriUniqFilter
 
-FORMAT_VERSION = 2
-"""Bumped whenever the store layout changes incompatibly."""
+FORMAT_VERSION = 3
+"""Bumped whenever the store layout changes incompatibly (3: write-ahead ``a:``/``l:`` entries
+instead of a mark per URL ever queued and in-flight markers)."""
 FRONTIER_META = "frontier"
-IN_FLIGHT = "i:"
 JOURNAL = "j:"
-MARK = "u:"
+ANNOUNCED = "a:"
+LOST = "l:"
+HASH_BYTES = 8
 LOG_TAIL_BYTES = 4 << 20
 """How much of crawl.log's end is searched for lines of journalled URIs."""
 
 KIND_SUCCEEDED, KIND_FAILED, KIND_DISREGARDED = b"s", b"f", b"d"
 
 
-def mark_name(canonical: str) -> str:
-    """Metadata name recording that ``canonical`` was durably queued."""
-    return MARK + mmh3.hash_bytes(canonical.encode("utf-8", "surrogatepass"))[:8].hex()
+def uri_hash(canonical: str) -> bytes:
+    """The 64-bit hash by which ``a:``/``l:`` entries name a canonical URI."""
+    raw: bytes = mmh3.hash_bytes(canonical.encode("utf-8", "surrogatepass"))
+    return raw[:HASH_BYTES]
+
+
+def lost_name(h: bytes) -> str:
+    """Metadata name of the ``l:`` entry of hash ``h``."""
+    return LOST + h.hex()
 
 
 def entry_name(prefix: str, queue_key: str, skey: int) -> str:
-    """``i:``/``j:`` metadata name of the URI with sort key ``skey`` in ``queue_key``."""
+    """``j:`` metadata name of the URI with sort key ``skey`` in ``queue_key``."""
     return f"{prefix}{queue_key}\x00{skey:016x}"
 
 
@@ -139,25 +164,48 @@ class RestoredState:
     totals: dict[str, int] = field(
         default_factory=lambda: {"succeeded": 0, "failed": 0, "disregarded": 0}
     )
-    recovered_in_flight: int = 0
     requeued_unlogged: int = 0
+    lost: set[bytes] = field(default_factory=set)
+    """Hashes of the links that may have been lost (``l:`` entries), for the RecoveryLog."""
 
     def summary(self) -> dict[str, int]:
         """The counts the frontier logs when it reopens a state."""
         return {
             "queued": self.queued,
-            "recovered_in_flight": self.recovered_in_flight,
             "requeued_unlogged": self.requeued_unlogged,
+            "maybe_lost_links": len(self.lost),
         }
 
 
 _TOTAL_OF_KIND = {KIND_SUCCEEDED: "succeeded", KIND_FAILED: "failed"}
 
 
+def restore_lost(store: QueueStore, lost: set[bytes]) -> None:
+    """Turn the ``a:`` entries that survived a crash into ``l:`` entries; add every ``l:``
+    hash to ``lost``."""
+    for name, _ in store.scan_meta(LOST):
+        lost.add(bytes.fromhex(name[len(LOST) :]))
+    announced = list(store.scan_meta(ANNOUNCED))
+    if not announced:
+        return
+    batch = StoreBatch()
+    for name, value in announced:
+        batch.meta[name] = None
+        if len(value) % HASH_BYTES:
+            raise ValueError(f"malformed write-ahead entry {name!r}")
+        for i in range(0, len(value), HASH_BYTES):
+            h = value[i : i + HASH_BYTES]
+            if h not in lost:
+                lost.add(h)
+                batch.meta[lost_name(h)] = b""
+    store.write(batch)
+
+
 def restore(
     store: QueueStore, sched: QueueScheduler, state_dir: Path, crawl_log: Path | None
 ) -> RestoredState:
-    """Rebuild queues into ``sched`` from ``store``, mark recovered URIs, replay the journal.
+    """Rebuild queues into ``sched`` from ``store``, gather the links that may have been lost,
+    replay the journal.
 
     ``crawl_log`` defaults to ``<state_dir>/../logs/crawl.log`` (the run layout). Raises
     :class:`FrontierStateError` for another format version, ``ValueError`` if records are
@@ -171,13 +219,7 @@ def restore(
         sched.restore(q)
         if q.state != RETIRED:
             out.queued += q.size
-    for name, _ in store.scan_meta(IN_FLIGHT):
-        key, skey = parse_entry_name(name)
-        owner = sched.queues.get(key)
-        if owner is not None:
-            owner.recovering = (owner.recovering or set()) | {skey}
-            owner.marked = True
-            out.recovered_in_flight += 1
+    restore_lost(store, out.lost)
     entries = list(store.scan_meta(JOURNAL))
     if entries:
         batch = StoreBatch()
@@ -240,19 +282,23 @@ def open_state(
 class RecoveryLog:
     """The frontier's crash bookkeeping over its store (see the module docstring).
 
-    Every batch the frontier writes comes from :meth:`batch`, which carries the journal entries
-    whose crawl.log lines are written by now. ``recovered`` holds the URIs in flight at the last
-    crash, handed out again. Called under the frontier lock, except :meth:`was_lost`'s logging.
+    Every batch the frontier writes comes from :meth:`batch`, which carries the deletions that
+    are due (journal entries whose crawl.log lines are written by now). ``lost`` holds the
+    hashes of the links that may have been lost in the last crash (only ever shrinks). Called
+    under the frontier lock (``cond``), except :meth:`announce`, :meth:`dismiss` and
+    :meth:`delete_later`, which take what they need.
     """
 
-    def __init__(self, store: QueueStore) -> None:
+    def __init__(self, store: WriteBehindStore, cond: threading.Condition) -> None:
         self._store = store
+        self._cond = cond
         # Appended without the frontier's lock (deque appends and pops are atomic).
         self._done: deque[str] = deque()
-        self.recovered: set[str] = set()
+        self._seq = 0
+        self.lost: set[bytes] = set()
 
     def batch(self) -> StoreBatch:
-        """A new batch, with the journal deletions that are due."""
+        """A new batch, with the deletions that are due."""
         batch = StoreBatch()
         done = self._done
         if done:
@@ -260,31 +306,63 @@ class RecoveryLog:
             batch.meta = dict.fromkeys(names)
         return batch
 
-    def mark_in_flight(self, q: WorkQueue) -> None:
-        """Write ``q``'s in-flight marker now, before its URI's first link is checked."""
-        if q.current is not None and not q.marked:
-            q.marked = True
+    def announce(self, canonicals: list[str]) -> str:
+        """Write, durably, the ``a:`` entry of ``canonicals`` (the uniq filter is about to
+        record them as new) and return its name, to delete in the batch that queues them.
+        Frontier lock NOT held (the filter's may be)."""
+        hashes = [uri_hash(c) for c in canonicals]
+        with self._cond:
+            self._seq += 1
+            name = f"{ANNOUNCED}{self._seq:016x}"
             batch = self.batch()
-            batch.meta[entry_name(IN_FLIGHT, q.key, q.current_key)] = b""
+            batch.meta[name] = b"".join(hashes)
             self._store.write(batch)
+        self._store.sync()
+        return name
 
-    def was_lost(self, canonical: str) -> bool:
-        """Whether ``canonical``, seen by the uniq filter, was never durably queued."""
-        return self._store.get_meta(mark_name(canonical)) is None
+    def dismiss(self, canonicals: list[str]) -> None:
+        """``canonicals`` are about to be recorded as new by the filter without being queued
+        (fetched elsewhere): none of them is a lost link. Frontier lock NOT held."""
+        if not self.lost:
+            return
+        with self._cond:
+            for c in canonicals:
+                h = uri_hash(c)
+                if h in self.lost:
+                    self.lost.discard(h)
+                    self._done.append(lost_name(h))
+
+    def maybe_lost(self, canonicals: list[str]) -> list[bool]:
+        """For each canonical, whether it may be a lost link (needs no lock: ``lost`` only
+        shrinks, and :meth:`take_lost` decides under the lock)."""
+        lost = self.lost
+        if not lost:
+            return [False] * len(canonicals)
+        return [uri_hash(c) in lost for c in canonicals]
+
+    def take_lost(self, canonical: str, batch: StoreBatch) -> bool:
+        """If ``canonical`` is still a possibly lost link, it is no longer: its ``l:`` entry is
+        deleted in ``batch`` (the one that queues it) and True is returned. Of the threads that
+        found it possibly lost, the one this answers True queues it. Frontier lock held."""
+        lost = self.lost
+        if not lost:
+            return False
+        h = uri_hash(canonical)
+        if h not in lost:
+            return False
+        lost.discard(h)
+        batch.meta[lost_name(h)] = None
+        return True
 
     def final(self, q: WorkQueue, kind: bytes, batch: StoreBatch) -> str:
-        """Add the final-journal entry of ``q``'s URI to ``batch`` (and drop its in-flight
-        marker); returns the entry's name for :meth:`logged`."""
+        """Add the final-journal entry of ``q``'s URI to ``batch``; returns the entry's name for
+        :meth:`delete_later` once the URI's crawl.log line is written."""
         skey = q.current_key
-        if q.marked:
-            q.marked = False
-            batch.meta[entry_name(IN_FLIGHT, q.key, skey)] = None
         name = entry_name(JOURNAL, q.key, skey)
         batch.meta[name] = journal_value(kind, skey, q.current_value)
         return name
 
-    def logged(self, name: str) -> None:
-        """The crawl.log line of journal entry ``name`` is written: delete it in a later batch.
-
-        Needs no lock."""
+    def delete_later(self, name: str) -> None:
+        """Delete metadata entry ``name`` in a later batch (a journal entry whose crawl.log
+        line is written, an ``a:`` entry nothing was queued for). Needs no lock."""
         self._done.append(name)

@@ -57,10 +57,8 @@ class WorkQueue:
         "key",
         "last_cost",
         "last_dequeue_s",
-        "marked",
         "parked_on",
         "precedence",
-        "recovering",
         "server",
         "session_spent",
         "size",
@@ -97,8 +95,6 @@ class WorkQueue:
         self.handed_out_s = 0.0
         self.due_s = 0.0
         self.delay_s = 0.0
-        self.recovering: set[int] | None = None
-        self.marked = False
 
     @property
     def meta_name(self) -> str:

@@ -133,7 +133,7 @@ class WorkQueueFrontier:
         self._release = release.release
         self.inline_gate = LocalInlineGate(lock, self.sched, self._clock, pol, self._page_server)
         """The server gate for fetches made outside the frontier (browser sub-resources)."""
-        self._log = rec.RecoveryLog(self._store)
+        self._log = rec.RecoveryLog(self._store, self._cond)
         self._intake = FrontierIntake(
             self._store,
             uniq,
@@ -168,6 +168,7 @@ class WorkQueueFrontier:
                 self._store, self._uniq, self.sched, state_dir, self._crawl_log
             )
             self._intake.restore(restored.ordinal_reserved)
+            self._log.lost = restored.lost
             self._queued, self.totals = restored.queued, restored.totals
             self._opened = True
         self._store.sync()
@@ -287,8 +288,6 @@ class WorkQueueFrontier:
         curi.queue_key = q.key
         q.current = curi
         self.sched.uris.peeked(q.key, uri)
-        if q.recovering and skey in q.recovering:
-            self._log.recovered.add(uri)
         self._in_flight[uri] = q
         q.handed_out_s = now
         self.sched.set_state(q, IN_PROCESS)
@@ -313,9 +312,10 @@ class WorkQueueFrontier:
                 q = self._owner(curi)
                 if status != FetchStatus.DEFERRED:
                     q.expend(self._cost(curi))
+                skey = q.current_key
                 self._release(q, curi, backoff_s, hold_s, delay_s, fetched)
                 batch = self._log.batch()
-                batch.puts.append((q.key, q.current_key, value))
+                batch.puts.append((q.key, skey, value))
                 batch.meta[q.meta_name] = q.to_meta()
                 self._store.write(batch)
             self._store.sync()
@@ -343,7 +343,6 @@ class WorkQueueFrontier:
                 kind, total = rec.KIND_FAILED, "failed"
                 q.expend(self._cost(curi) + self._penalty)
             self.totals[total] += 1
-            self._log.recovered.discard(curi.uri)
             journal = self._log.final(q, kind, batch)
             self._release(
                 q, curi, backoff_s, hold_s, backoff_s, fetched, delay_ms / 1000.0, fetch_end
@@ -360,7 +359,7 @@ class WorkQueueFrontier:
         except Exception:
             self._logger.exception("frontier_on_final_failed", uri=curi.uri)
         finally:
-            self._log.logged(journal)
+            self._log.delete_later(journal)
             with self._finishing_lock:
                 self._finishing -= 1
                 idle = not self._finishing

@@ -22,7 +22,7 @@ lock. Thread-safe: one lock around check-and-set. Heritrix counterpart: ``BloomU
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,11 +136,29 @@ class BloomUriUniqFilter(UriUniqFilter[BloomUriUniqFilterParams]):
         return self._recent.unknown([self._hash(c) for c in canonicals])
 
     def add_many(self, canonicals: Iterable[str]) -> list[bool]:
+        return self._add_many(list(canonicals), None)
+
+    def add_many_announced(
+        self, canonicals: Sequence[str], announce: Callable[[list[str]], None]
+    ) -> list[bool]:
+        return self._add_many(list(canonicals), announce)
+
+    def _add_many(
+        self, canonicals: list[str], announce: Callable[[list[str]], None] | None
+    ) -> list[bool]:
         hashes = [self._hash(c) for c in canonicals]
         recent = self._recent
         out: list[bool] = []
         with self._lock:
             bits = self._require()
+            if announce is not None:
+                fresh = {
+                    h: c
+                    for h, c in zip(hashes, canonicals, strict=True)
+                    if h not in recent and not bits.contains(h)
+                }
+                if fresh:
+                    announce(list(fresh.values()))
             for h in hashes:
                 if h in recent:
                     out.append(False)

@@ -8,6 +8,9 @@ function, ``b"v"`` the layout version: reopening with another function or an unk
 refused (the keys would not match). LevelDB's own Bloom filter (10 bits per key) lets a lookup
 of a new fingerprint skip the disk blocks.
 
+``add_many_announced`` announces the new fingerprints' URIs under the lock, after the look-ups
+and before the write: exactly the ones it then reports new.
+
 Fast path: a :class:`~crawler.uniq.recent_keys.RecentKeys` cache of recently recorded or
 confirmed fingerprints answers "already seen" without the lock or LevelDB.
 
@@ -21,7 +24,7 @@ around check-and-add (plyvel itself is thread-safe; the lock makes put-if-absent
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +173,16 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         return self._recent.unknown([fingerprint(c, function) for c in canonicals])
 
     def add_many(self, canonicals: Iterable[str]) -> list[bool]:
+        return self._add_many(list(canonicals), None)
+
+    def add_many_announced(
+        self, canonicals: Sequence[str], announce: Callable[[list[str]], None]
+    ) -> list[bool]:
+        return self._add_many(list(canonicals), announce)
+
+    def _add_many(
+        self, canonicals: list[str], announce: Callable[[list[str]], None] | None
+    ) -> list[bool]:
         function, recent = self._function, self._recent
         fps = [fingerprint(c, function) for c in canonicals]
         out = recent.unknown(fps)
@@ -177,15 +190,17 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
             return out
         with self._lock:
             db = self._require()
-            fresh: set[bytes] = set()
+            fresh: dict[bytes, str] = {}
             for i, fp in enumerate(fps):
                 if not out[i]:
                     continue
                 if fp in fresh or fp in recent or db.get(_KEY + fp) is not None:
                     out[i] = False
                 else:
-                    fresh.add(fp)
+                    fresh[fp] = canonicals[i]
             if fresh:
+                if announce is not None:
+                    announce(list(fresh.values()))
                 self._put(fresh, self._count + len(fresh))
                 self._count += len(fresh)
                 for fp in fresh:
@@ -194,6 +209,13 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
 
     def count(self) -> int:
         return self._count
+
+    def memory_bytes(self) -> int:
+        """What LevelDB reports holding in RAM: its block cache and memtables (not the table
+        cache's index and filter blocks, nor pages of mapped table files); 0 when closed."""
+        db = self._db
+        raw = db.get_property(b"leveldb.approximate-memory-usage") if db is not None else None
+        return int(raw) if raw else 0
 
     def close(self) -> None:
         with self._lock:

@@ -7,7 +7,7 @@ tests and small crawls. Thread-safe (one lock around the check-and-add).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from crawler.params import NoParams
 from crawler.uniq.uniq_filter import UriUniqFilter
@@ -34,9 +34,22 @@ class MemoryUriUniqFilter(UriUniqFilter[NoParams]):
             self._seen.add(canonical)
 
     def add_many(self, canonicals: Iterable[str]) -> list[bool]:
+        return self._add_many(list(canonicals), None)
+
+    def add_many_announced(
+        self, canonicals: Sequence[str], announce: Callable[[list[str]], None]
+    ) -> list[bool]:
+        return self._add_many(list(canonicals), announce)
+
+    def _add_many(
+        self, canonicals: list[str], announce: Callable[[list[str]], None] | None
+    ) -> list[bool]:
         seen = self._seen
-        out: list[bool] = []
         with self._lock:
+            fresh = dict.fromkeys(c for c in canonicals if c not in seen)
+            if fresh and announce is not None:
+                announce(list(fresh))
+            out: list[bool] = []
             for canonical in canonicals:
                 if canonical in seen:
                     out.append(False)

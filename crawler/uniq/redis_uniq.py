@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -233,6 +233,19 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
                     out[todo[fp][0]] = bool(flag) or bool(retried)
                     recent.remember(fp)
         return out
+
+    def add_many_announced(
+        self, canonicals: Sequence[str], announce: Callable[[list[str]], None]
+    ) -> list[bool]:
+        """Announces the canonicals :meth:`contains_many` did not find, then adds: one round trip
+        more than :meth:`add_many`. Exact but for a URI another process records in between,
+        which is announced and then reported seen."""
+        names = list(canonicals)
+        found = self.contains_many(names)
+        todo = [c for c, hit in zip(names, found, strict=True) if not hit]
+        if todo:
+            announce(list(dict.fromkeys(todo)))
+        return self.add_many(names)
 
     def maybe_new(self, canonicals: list[str]) -> list[bool]:
         """False for each canonical this process saw Redis confirm as recorded (no I/O)."""

@@ -2,6 +2,8 @@
 
 ``add`` is an atomic put-if-absent: exactly one caller gets True for a given canonical URI, even
 with many threads. ``add_force`` records without asking (force-fetch: the URI is queued anyway).
+``add_many_announced`` tells its caller which URIs it is about to record as new *before* it
+records them (the frontier's write-ahead for crash recovery, :mod:`crawler.frontier.recovery`).
 ``count`` is the crawl's "discovered" figure. Implementations are thread-safe. Select one in the
 order with ``frontier.uniq_filter: {class: ..., params: {...}}``:
 ``crawler.uniq.LevelDBUriUniqFilter`` (default, exact), ``crawler.uniq.BloomUriUniqFilter`` (a few
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import ClassVar, Generic, Literal, TypeVar
 
@@ -102,6 +104,25 @@ class UriUniqFilter(Generic[P]):
     def add_many(self, canonicals: Iterable[str]) -> list[bool]:
         """:meth:`add` for each, in order (subclasses batch the I/O and the locking)."""
         return [self.add(c) for c in canonicals]
+
+    def add_many_announced(
+        self, canonicals: Sequence[str], announce: Callable[[list[str]], None]
+    ) -> list[bool]:
+        """:meth:`add_many`, first calling ``announce`` with the distinct canonicals about to be
+        recorded as new (not called if there are none).
+
+        ``announce`` runs before any of them is recorded; if it raises, nothing is recorded and
+        the exception propagates. It must not call this filter (it may run under the filter's
+        lock). The built-in filters announce exactly the canonicals they then report new. This
+        default announces every canonical not known cheaply to be recorded (:meth:`maybe_new`)
+        — a superset: the frontier then errs after a crash towards fetching a URI twice, never
+        towards losing one.
+        """
+        names = list(canonicals)
+        todo = [c for c, new in zip(names, self.maybe_new(names), strict=True) if new]
+        if todo:
+            announce(list(dict.fromkeys(todo)))
+        return self.add_many(names)
 
     def maybe_new(self, canonicals: list[str]) -> list[bool]:
         """False for each canonical known, cheaply and without I/O, to be recorded already.

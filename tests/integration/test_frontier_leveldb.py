@@ -14,6 +14,7 @@ from crawler.frontier import (
     LevelDBQueueStore,
     StoreBatch,
     WorkQueueFrontier,
+    leveldb_store,
     sort_key,
 )
 from crawler.order.schema import FrontierConfig, PolitenessConfig
@@ -74,6 +75,40 @@ def test_store_orders_by_key_bytes_and_skips_deleted_heads(tmp_path: Path) -> No
         assert list(store.scan_meta("q:")) == [("q:a", b"1"), ("q:b", b"2")]
     finally:
         store.close()
+
+
+def test_only_the_latest_queues_keep_a_seek_floor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(leveldb_store, "FLOORS_KEPT", 3)
+    store = LevelDBQueueStore()
+    store.open(tmp_path)
+    try:
+        queues = [f"q{i}" for i in range(8)]
+        store.write(
+            StoreBatch(puts=[(q, n, b"%s-%d" % (q.encode(), n)) for q in queues for n in (1, 2, 3)])
+        )
+        for n in (1, 2, 3):  # take every queue's head in turn: floors come and go
+            for q in queues:
+                assert store.head(q) == (n, b"%s-%d" % (q.encode(), n))
+                store.write(StoreBatch(deletes=[(q, n)]))
+                assert len(store._floor) <= 3
+        assert [store.head(q) for q in queues] == [None] * 8
+        # a queue without a floor seeks from its first key, over its deleted records
+        store.write(StoreBatch(puts=[("q0", 4, b"later")]))
+        assert "q0" not in store._floor and store.head("q0") == (4, b"later")
+    finally:
+        store.close()
+
+
+def test_store_memory_bytes_counts_what_leveldb_holds(tmp_path: Path) -> None:
+    store = LevelDBQueueStore()
+    store.open(tmp_path)
+    empty = store.memory_bytes()
+    store.write(StoreBatch(puts=[("q", n, b"x" * 100) for n in range(5000)]))
+    assert store.memory_bytes() > empty + 5000 * 100  # in the memtable
+    store.close()
+    assert store.memory_bytes() == 0
 
 
 def test_queued_uris_and_counters_survive_reopen(tmp_path: Path) -> None:

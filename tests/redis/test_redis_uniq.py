@@ -97,3 +97,23 @@ def test_cluster_shards_the_set_over_three_masters(redis_cluster: RedisClusterSe
     per_node = [redis.Redis(port=n.port).dbsize() for n in redis_cluster.nodes]
     assert all(n > 50 for n in per_node), per_node
     f.close()
+
+
+def test_add_many_announced_names_the_new_ones_before_recording(redis_server: RedisServer) -> None:
+    f = _filter(redis_server.url, "c9:", cache_size=0)
+    other = _filter(redis_server.url, "c9:", cache_size=0)
+    f.add("http://a/old")
+    seen_by_other: list[list[bool]] = []
+
+    def announce(new: list[str]) -> None:
+        # announced before the add: another worker does not see them yet
+        seen_by_other.append(other.contains_many(new))
+        calls.append(sorted(new))
+
+    calls: list[list[str]] = []
+    batch = ["http://a/old", "http://a/x", "http://a/x", "http://a/y"]
+    assert f.add_many_announced(batch, announce) == [False, True, False, True]
+    assert calls == [["http://a/x", "http://a/y"]] and seen_by_other == [[False, False]]
+    assert other.contains_many(["http://a/x", "http://a/y"]) == [True, True]
+    f.close()
+    other.close()

@@ -92,3 +92,42 @@ def test_fingerprint_groups_a_host_and_separates_uris() -> None:
     m1 = fingerprint("http://a.test/1", "md5")
     assert len(m1) == 11 and m1 != a1
     assert m1[:3] == fingerprint("http://a.test/2", "md5")[:3]
+
+
+def test_add_many_announced_names_exactly_the_new_ones_before_recording(
+    uniq: UriUniqFilter[Any],
+) -> None:
+    uniq.add("http://a.test/old")
+    calls: list[list[str]] = []
+    batch = ["http://a.test/old", "http://a.test/x", "http://a.test/x", "http://a.test/y"]
+    assert uniq.add_many_announced(batch, calls.append) == [False, True, False, True]
+    assert [sorted(c) for c in calls] == [["http://a.test/x", "http://a.test/y"]]
+    assert uniq.add_many_announced(batch, calls.append) == [False] * 4
+    assert len(calls) == 1  # nothing new: not called
+
+
+def test_a_failing_announcement_records_nothing(uniq: UriUniqFilter[Any]) -> None:
+    def refuse(new: list[str]) -> None:
+        raise OSError("write-ahead failed")
+
+    with pytest.raises(OSError):
+        uniq.add_many_announced(["http://a.test/1", "http://a.test/2"], refuse)
+    assert uniq.count() == 0
+    assert uniq.add_many(["http://a.test/1", "http://a.test/2"]) == [True, True]
+
+
+def test_the_default_announcement_covers_the_new_ones(tmp_path: Path) -> None:
+    class PlainFilter(MemoryUriUniqFilter):
+        """A filter that does not override add_many_announced."""
+
+        add_many_announced = UriUniqFilter.add_many_announced
+
+    f = PlainFilter()
+    f.add("http://a.test/old")
+    calls: list[list[str]] = []
+    assert f.add_many_announced(["http://a.test/old", "http://a.test/n"], calls.append) == [
+        False,
+        True,
+    ]
+    # a superset: without a cheap "seen" answer the default announces every one
+    assert calls == [["http://a.test/old", "http://a.test/n"]]

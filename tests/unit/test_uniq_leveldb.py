@@ -53,3 +53,13 @@ def test_using_a_closed_filter_is_an_error(tmp_path: Path) -> None:
     f = LevelDBUriUniqFilter()
     with pytest.raises(RuntimeError, match="not open"):
         f.add("http://a.test/")
+
+
+def test_memory_bytes_counts_what_leveldb_holds(tmp_path: Path) -> None:
+    f = LevelDBUriUniqFilter()
+    f.open(tmp_path)
+    empty = f.memory_bytes()
+    f.add_many([f"http://a.test/{i}" for i in range(20_000)])
+    assert f.memory_bytes() > empty + 20_000 * 11  # the new keys sit in the memtable
+    f.close()
+    assert f.memory_bytes() == 0
