@@ -67,7 +67,7 @@ demo: install
 	$(VENV)/bin/crawler demo
 
 lint: install
-	$(VENV)/bin/ruff check crawler processors tests
+	$(VENV)/bin/ruff check crawler processors tests bench
 	$(VENV)/bin/ruff format --check crawler processors tests
 
 typecheck: install

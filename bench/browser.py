@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawler.controller import CrawlController  # noqa: E402
+from crawler.control.controller import CrawlController  # noqa: E402
 from crawler.demo.js_site import JsSite  # noqa: E402
 from crawler.demo.sample_site import SampleSite  # noqa: E402
 from crawler.order.loader import load_order  # noqa: E402

@@ -121,7 +121,7 @@ def order_yaml(port: int, delay_ms: int, cap: int, dur_s: float) -> str:
 
 def child(order_path: str, policy_json: str, run_dir: str, out_path: str) -> None:
     """Run one crawl (in a fresh process) and write the frontier's queue count."""
-    from crawler.controller import CrawlController
+    from crawler.control.controller import CrawlController
     from crawler.order.loader import load_order
 
     # --set replaces the whole component; merging an order file would keep the default

@@ -11,7 +11,8 @@
 3. Claim+complete (``next()`` + ``finished()``) throughput of the Redis frontier from one
    process (1, 4 and 16 threads), and the projection for 10 machines x 16 workers.
 
-Run: ``python bench/scale.py [--pages 15000] [--threads 25] [--seen 1000000] [--quick]``. Needs redis-server
+Run: ``python bench/scale.py [--pages 15000] [--threads 25] [--seen 1000000] [--quick]``.
+Needs redis-server
 (and nginx for part 1; without it part 1 is skipped).
 """
 

@@ -30,10 +30,33 @@ from crawler.servers import ServerCache
 from crawler.stats import CrawlStats
 from processors.write import WARCWriterParams, WARCWriterProcessor
 
-WORDS = (
-    "the archive crawler page link text web content python data index search about news "
-    "contact home product service review article comment user login help policy"
-).split()
+WORDS = [
+    "the",
+    "archive",
+    "crawler",
+    "page",
+    "link",
+    "text",
+    "web",
+    "content",
+    "python",
+    "data",
+    "index",
+    "search",
+    "about",
+    "news",
+    "contact",
+    "home",
+    "product",
+    "service",
+    "review",
+    "article",
+    "comment",
+    "user",
+    "login",
+    "help",
+    "policy",
+]
 
 
 def text(rng: random.Random, size: int) -> bytes:

@@ -1,7 +1,7 @@
 """crawler: an archival web crawler on Heritrix's architecture.
 
 This package's public API is what processor authors need; the rest lives in submodules
-(``crawler.controller``, ``crawler.frontier``, ``crawler.uniq``, ``crawler.order``).
+(``crawler.control.controller``, ``crawler.frontier``, ``crawler.uniq``, ``crawler.order``).
 
 The names of ``__all__`` are imported from their modules on first use (PEP 562), so a command
 that needs none of them (``crawler --help``) does not pay for pydantic; ``from crawler import

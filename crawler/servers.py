@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crawler.growing_file import complete_lines
-from crawler.line_file import LineFile
+from crawler.logs.growing_file import complete_lines
+from crawler.logs.line_file import LineFile
 from crawler.robots import DEFAULT_MAX_SIZE_BYTES, RobotsRules
 from crawler.urls import UriError, server_key
 

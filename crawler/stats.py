@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from crawler.curi import DISREGARDED_STATUSES
-from crawler.growing_file import complete_lines
+from crawler.logs.growing_file import complete_lines
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
@@ -221,7 +221,7 @@ class CrawlStats:
 
         Used by a resumed crawl and by reports built from a run directory, also while the crawl
         still writes the log: a last line without its newline is being written and is left for
-        the next reader (:mod:`crawler.growing_file`). A line is a seed's when its hop path is
+        the next reader (:mod:`crawler.logs.growing_file`). A line is a seed's when its hop path is
         ``-`` or its URI is one of ``seeds`` (seeds that joined the crawl with a hop path, such
         as a seed's redirect target). ``also`` counts the same lines a second time (a crawl-wide
         total built beside one worker's), so both see exactly the same lines. A seed's redirect

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crawler.growing_file import complete_lines
+from crawler.logs.growing_file import complete_lines
 
 _TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 _TIMING = re.compile(r"^\d{17}\+\d+$")
@@ -98,7 +98,7 @@ def parse_file(path: Path, *, growing: bool = False) -> list[CrawlLogLine]:
     For a finished crawl (the default) every line must be complete: a last line without its
     newline is an error. ``growing=True`` reads a crawl.log that a running crawl is still
     writing: a missing file has no lines and a last line without its newline is left out (it
-    is being written), as every reader of a growing log does (:mod:`crawler.growing_file`).
+    is being written), as every reader of a growing log does (:mod:`crawler.logs.growing_file`).
     """
     if growing:
         return [parse_line(line) for line in complete_lines(path) if line.strip()]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.demo import SampleSite
 from crawler.order.loader import load_order
 

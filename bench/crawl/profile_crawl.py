@@ -96,7 +96,7 @@ def main() -> int:
     # Unpinned: py-spy's --gil sampling misreads which thread holds the interpreter when all of
     # them share one CPU, so the profile is taken with the threads free to move (the shares of
     # the interpreter's time are the same; the CPU per page is not: see RESULTS.md).
-    argv += peers.command("crawler", corpus, out_dir) + ["--set", "cpu_affinity=none"]
+    argv += [*peers.command("crawler", corpus, out_dir), "--set", "cpu_affinity=none"]
     server.start()
     try:
         start = server.log_offset()

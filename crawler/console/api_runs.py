@@ -1,7 +1,7 @@
 """REST endpoints about runs: status and tallies, chart series, logs, alerts, reports, and the
 steering verbs (pause, unpause, terminate, add seeds, block a regex, change sheets, write
 reports) — the same
-action files the ``crawler`` commands drop (:mod:`crawler.steering`). Nothing here opens a
+action files the ``crawler`` commands drop (:mod:`crawler.control.steering`). Nothing here opens a
 crawl's state; names of logs and reports are checked against fixed lists (no path from the
 request ever reaches the file system)."""
 
@@ -30,13 +30,13 @@ from crawler.console.models import (
 )
 from crawler.console.state import ConsoleState
 from crawler.console.workspace import NotFoundError, RunRef, check_name, run_summary
-from crawler.logs import LOG_NAMES
+from crawler.control.steering import action_taken, drop_action, valid_regex
+from crawler.logs.crawl_logs import LOG_NAMES
 from crawler.order.errors import OrderError
 from crawler.reports import REPORT_NAMES, write_reports
-from crawler.seeds import parse_seeds
+from crawler.reports.status import is_running, read_status
+from crawler.seeds.seed_list import parse_seeds
 from crawler.sheets.sheet_updates import check_change, sheets_in_force
-from crawler.status import is_running, read_status
-from crawler.steering import action_taken, drop_action, valid_regex
 
 LOG_FILES = {
     **{name: f"logs/{name}" for name in (*LOG_NAMES, "alerts.log", "crawler.jsonl")},

@@ -41,7 +41,7 @@ def issue_document(issue: OrderIssue) -> dict[str, Any]:
 def validate_launch(order_path: Path, sets: Sequence[str]) -> tuple[list[OrderIssue], list[str]]:
     """Problems that stop ``crawler run`` (issues) and those it only warns about."""
     from crawler.order.loader import build_all, load_order, require_contact_url
-    from crawler.seeds import load_seeds
+    from crawler.seeds.seed_list import load_seeds
 
     try:
         order = load_order(order_path, sets)
@@ -85,7 +85,7 @@ class Launcher:
 
     def launch(self, order_path: Path, job_dir: Path, sets: Sequence[str]) -> Launch:
         """Create a new run directory for the job and start the crawl in it."""
-        from crawler.controller import new_run_dir
+        from crawler.control.controller import new_run_dir
 
         run_dir = new_run_dir(job_dir)
         command = [self.python, "-m", "crawler", "run", str(order_path)]

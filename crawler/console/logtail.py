@@ -4,7 +4,7 @@
 blocks backwards from the end, scanning at most ``max_scan_bytes``; with ``after`` (a byte offset
 returned by an earlier call) it returns only the lines appended since, so a browser following
 ``crawl.log`` fetches each line once. Only whole lines are returned: a line still being written
-(no newline yet) waits for the next call (:mod:`crawler.growing_file`). Stateless and
+(no newline yet) waits for the next call (:mod:`crawler.logs.growing_file`). Stateless and
 thread-safe.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from crawler.growing_file import read_complete
+from crawler.logs.growing_file import read_complete
 
 BLOCK_BYTES = 64 * 1024
 MAX_SCAN_BYTES = 8 * 1024 * 1024

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from crawler.curi import DISREGARDED_STATUSES
-from crawler.growing_file import read_complete
-from crawler.plot import parse_progress_log
+from crawler.logs.growing_file import read_complete
+from crawler.reports.plot import parse_progress_log
 
 CHUNK_BYTES = 4 * 1024 * 1024
 MAX_SAMPLES = 3600

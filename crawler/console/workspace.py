@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crawler.status import read_status
+from crawler.reports.status import read_status
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$")
 ORDER_FILE = "order.yaml"

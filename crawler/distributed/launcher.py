@@ -30,13 +30,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
-from crawler import affinity
-from crawler.controller import new_run_dir
+from crawler.control import affinity
+from crawler.control.controller import new_run_dir
 from crawler.distributed.overrides import redis_url_of
 from crawler.distributed.run_info import write_distributed_info
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_registry import CrawlEntry, CrawlRegistry, CrawlRegistryError
-from crawler.growing_file import complete_lines
+from crawler.logs.growing_file import complete_lines
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order
 from crawler.reports import write_reports

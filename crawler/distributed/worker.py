@@ -4,8 +4,8 @@ of ``crawler run --workers N`` starts, with ``--worker-id``, ``--crawl-id`` and 
 :func:`worker_main` joins the running crawl of the order's name, from this or another machine,
 loads the order again with the overrides that attach it to the crawl
 (:func:`~crawler.distributed.overrides.worker_overrides`; ``pause_at_start`` when the crawl is
-paused), pins its CPUs and runs a :class:`~crawler.controller.CrawlController` until the shared
-frontier is empty. With ``crawl_id`` it refuses to join a later crawl of the same name.
+paused), pins its CPUs and runs a :class:`~crawler.control.controller.CrawlController` until the
+shared frontier is empty. With ``crawl_id`` it refuses to join a later crawl of the same name.
 
 :class:`ControlFollower`, a daemon thread beside the crawl, applies the crawl-wide control state
 (pause, unpause, terminate, set through Redis by any machine) to the controller every
@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from crawler import affinity
-from crawler.controller import CrawlController, new_run_dir
+from crawler.control import affinity
+from crawler.control.controller import CrawlController, new_run_dir
 from crawler.distributed.overrides import worker_overrides
 from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.redis.redis_conn import RedisUnavailableError

@@ -337,7 +337,7 @@ def build_all(order: CrawlOrder) -> list[OrderIssue]:
 
 def validate_main(order_path: str | Path, sets: Sequence[str], out: IO[str], err: IO[str]) -> int:
     """``crawler validate ORDER``: print the effective order (exit 0) or every error (exit 2)."""
-    from crawler.seeds import load_seeds
+    from crawler.seeds.seed_list import load_seeds
 
     try:
         order = load_order(order_path, sets)

@@ -300,7 +300,7 @@ class CrawlOrder(Section):
     seeds: SeedsConfig = SeedsConfig()
     toe_threads: int = Field(25, ge=1, le=1000)
     cpu_affinity: Literal["auto", "none"] | list[int] = Field(
-        "auto", description="auto | none | CPU numbers; see crawler.affinity"
+        "auto", description="auto | none | CPU numbers; see crawler.control.affinity"
     )
     pause_at_start: bool = False
     limits: LimitsConfig = LimitsConfig()

@@ -5,6 +5,10 @@ crawl's machinery (processors, frontier, threads); :func:`write_reports` writes 
 The controller renders them from its live objects at the end of every crawl and on request;
 :func:`crawler.reports.offline.reports_from_run_dir` rebuilds them from a run directory
 (crawl.log and ``status.json``) when the crawl is not running.
+
+What a running crawl publishes for its readers is here too: ``status.json``
+(:mod:`crawler.reports.status`), and :mod:`crawler.reports.plot` draws progress-statistics.log
+as a picture (``crawler report --plot``).
 """
 
 from __future__ import annotations

@@ -24,13 +24,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from crawler.logs import LOG_NAMES
+from crawler.logs.crawl_logs import LOG_NAMES
 from crawler.reports import CrawlSummary, render_reports
 from crawler.reports.offline import log_span_ms, run_seeds, status_text
 from crawler.reports.runtime import basic_frontier_report, processors_report, threads_summary_report
-from crawler.seeds import read_added_seeds
+from crawler.reports.status import read_status
+from crawler.seeds.seed_list import read_added_seeds
 from crawler.stats import CrawlStats, StatsCounts
-from crawler.status import read_status
 
 WORKERS_REPORT = "workers-report.txt"
 _COUNTED = re.compile(r"^(\s*)(\d+)(\D.*)?$")

@@ -15,17 +15,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from crawler.growing_file import complete_lines
-from crawler.logs import LOG_NAMES
+from crawler.logs.crawl_logs import LOG_NAMES
+from crawler.logs.growing_file import complete_lines
 from crawler.reports import CrawlSummary, render_reports
 from crawler.reports.runtime import (
     basic_frontier_report,
     processors_report,
     threads_summary_report,
 )
-from crawler.seeds import ADDED_SEEDS_FILE, SeedList, read_added_seeds
+from crawler.reports.status import read_status
+from crawler.seeds.seed_list import ADDED_SEEDS_FILE, SeedList, read_added_seeds
 from crawler.stats import CrawlStats
-from crawler.status import read_status
 
 _MACHINERY = ("processors-report.txt", "frontier-summary-report.txt", "threads-report.txt")
 
@@ -35,7 +35,7 @@ def run_seeds(run_dir: Path) -> tuple[str, ...]:
     joined the running crawl (``seeds-added.txt``: seeds' redirects); () if unknown."""
     from crawler.order.errors import OrderError
     from crawler.order.loader import load_order
-    from crawler.seeds import load_seeds
+    from crawler.seeds.seed_list import load_seeds
 
     seeds = SeedList()
     with contextlib.suppress(OrderError, OSError):

@@ -19,8 +19,8 @@ from crawler.reports.formats import date12, format_duration_ms
 
 if TYPE_CHECKING:
     from crawler.chain import ProcessorChains
+    from crawler.control.toepool import ToePool
     from crawler.frontier.frontier import FrontierSnapshot
-    from crawler.toepool import ToePool
 
 _CHAIN_TITLES = {
     "pre": "PreChain",

@@ -13,8 +13,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from crawler.control.steering import action_taken, drop_action
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order
+from crawler.reports.status import is_running, read_status
 from crawler.sheets.sheet_updates import (
     check_change,
     checked_merge,
@@ -22,13 +24,11 @@ from crawler.sheets.sheet_updates import (
     read_sheet_document,
     sheets_in_force,
 )
-from crawler.status import is_running, read_status
-from crawler.steering import action_taken, drop_action
 
 
 def cmd_sheets(run_dir: Path, file: str, wait_s: float, out: TextIO, err: TextIO) -> int:
     """See the module docstring; exit 0 (sent), 1 (not taken in within ``wait_s``), 2 (bad)."""
-    from crawler.operations import resolve_run_dir
+    from crawler.cli.operations import resolve_run_dir
 
     run_dir = resolve_run_dir(run_dir)
     try:

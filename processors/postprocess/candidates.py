@@ -60,7 +60,7 @@ from crawler import (
     SchedulingDirective,
 )
 from crawler.decide import TRAP_ANNOTATION, TrapBudgetDecideRule
-from crawler.logs import log17
+from crawler.logs.crawl_logs import log17
 from crawler.urls import Canonicalizer, UriError, normalize
 from processors.postprocess.redirect_chain import RedirectChain
 

@@ -12,7 +12,7 @@ import pytest
 from crawllog_parser import CrawlLogLine, parse_file
 from warcio.archiveiterator import ArchiveIterator
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order
 
 ROOT = Path(__file__).resolve().parents[2]

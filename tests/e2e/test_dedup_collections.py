@@ -21,7 +21,7 @@ from sample_crawl import crawl_sample_site
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.archive import run_index
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.demo import SampleSite
 from crawler.order.loader import load_order
 from tests.integration.test_warc_writer import warcio_check

@@ -16,7 +16,7 @@ from crawllog_parser import count_lines, parse_file
 from sample_crawl import crawl_sample_site
 from warcio.archiveiterator import ArchiveIterator
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.demo import DISALLOWED_PREFIX, SampleSite
 
 ROOT = Path(__file__).resolve().parents[2]

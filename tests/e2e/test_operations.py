@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from crawllog_parser import CrawlLogLine, count_lines, parse_file
 
-from crawler import operations
+from crawler.cli import operations
 from crawler.demo import SampleSite
-from crawler.status import read_status
+from crawler.reports.status import read_status
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from crawllog_parser import parse_file
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.demo import SampleSite
 from crawler.order.loader import load_order
 

@@ -74,7 +74,7 @@ def test_a_crawl_without_console_leaves_the_web_stack_unimported(
     crawl: tuple[Path, set[str]],
 ) -> None:
     run_dir, loaded = crawl
-    assert "crawler.controller" in loaded
+    assert "crawler.control.controller" in loaded
     assert (run_dir / "logs" / "crawl.log").exists()
     assert not WEB_STACK & loaded
 
@@ -84,7 +84,7 @@ def test_status_of_a_single_process_run_leaves_the_crawl_and_redis_unimported(
 ) -> None:
     run_dir, _ = crawl
     loaded = modules_after("status", str(run_dir))
-    assert not {"crawler.distributed", "crawler.controller", "redis"} & loaded
+    assert not {"crawler.distributed", "crawler.control.controller", "redis"} & loaded
 
 
 def test_help_imports_nothing_of_the_crawl() -> None:

@@ -20,12 +20,12 @@ from crawllog_parser import CrawlLogLine, parse_file
 from small_fs import MIB, Ballast, small_fs
 from warcio.archiveiterator import ArchiveIterator
 
-from crawler.controller import CrawlController
+from crawler.cli.display import format_status
+from crawler.control.controller import CrawlController
 from crawler.demo import SampleSite
 from crawler.disk import SPACE_WAIT
-from crawler.display import format_status
 from crawler.order.loader import load_order
-from crawler.status import read_status
+from crawler.reports.status import read_status
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"

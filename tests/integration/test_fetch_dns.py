@@ -26,7 +26,7 @@ from crawler import (
     ProcessorContext,
     Recording,
 )
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order
 from processors.fetch import FetchDNS, FetchHTTP
 from processors.prefetch import PreconditionEnforcer, PreconditionEnforcerParams

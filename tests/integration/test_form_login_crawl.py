@@ -15,7 +15,7 @@ from crawllog_parser import CrawlLogLine, parse_file
 from login_site import PASSWORD, USER, LoginSite
 from warcio.archiveiterator import ArchiveIterator
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order
 

@@ -21,7 +21,7 @@ from crawllog_parser import CrawlLogLine, parse_file
 from fetch_support import RssSampler
 from warcio.archiveiterator import ArchiveIterator
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.demo import hostile_pages as pages
 from crawler.demo.hostile_order import (
     FETCH_TIMEOUT_S,

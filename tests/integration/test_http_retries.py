@@ -16,7 +16,7 @@ from crawllog_parser import CrawlLogLine, parse_file
 from retry_site import RETRY_AFTER_S, RetrySite
 from warcio.archiveiterator import ArchiveIterator
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.demo.rate_limited_server import RateLimitedSite
 from crawler.order.loader import load_order
 

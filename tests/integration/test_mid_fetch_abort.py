@@ -15,7 +15,7 @@ import pytest
 from crawllog_parser import parse_file
 from warcio.archiveiterator import ArchiveIterator
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order
 

@@ -17,7 +17,7 @@ from pdf_samples import (
 )
 from route_server import NOT_FOUND, Answer, RouteServer, page
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from politeness_site import TimingSite, order_sets
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 from crawllog_parser import CrawlLogLine, parse_file
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import pytest
 from crawllog_parser import parse_file
 from route_server import NOT_FOUND, Answer, RouteServer, page, redirect
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order
 
 ROOT = Path(__file__).resolve().parents[2]

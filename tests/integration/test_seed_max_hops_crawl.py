@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from crawllog_parser import parse_file
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order
 
 ROOT = Path(__file__).resolve().parents[2]

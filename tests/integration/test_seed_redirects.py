@@ -12,9 +12,9 @@ import pytest
 from crawllog_parser import parse_file
 from route_server import NOT_FOUND, Answer, RouteServer, page, redirect
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order
-from crawler.seeds import ADDED_SEEDS_FILE
+from crawler.seeds.seed_list import ADDED_SEEDS_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"

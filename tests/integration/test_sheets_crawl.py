@@ -19,9 +19,9 @@ import yaml
 from crawllog_parser import CrawlLogLine, parse_file
 from route_server import NOT_FOUND, Answer, RouteServer, page
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
+from crawler.control.steering import action_taken, drop_action
 from crawler.order.loader import load_order
-from crawler.steering import action_taken, drop_action
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"

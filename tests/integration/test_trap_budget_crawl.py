@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from crawllog_parser import parse_file
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from crawler.decide.decide_rule import DecideRuleSequence
 from crawler.distributed import run_workers
 from crawler.frontier.redis.redis_registry import CrawlRegistry
 from crawler.order.loader import load_order
-from crawler.seed_module import SeedModule
+from crawler.seeds.seed_module import SeedModule
 from crawler.stats import CrawlStats
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from redis_servers import RedisServer
 
-from crawler.controller import CrawlController
+from crawler.control.controller import CrawlController
 from crawler.curi import CrawlURI
 from crawler.distributed.worker import ControlFollower
 from crawler.frontier.redis.redis_registry import CrawlRegistry

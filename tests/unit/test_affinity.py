@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler import affinity
+from crawler.control import affinity
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order
 
@@ -91,7 +91,7 @@ def test_pin_process_pins_threads_started_before_and_after() -> None:
     script = textwrap.dedent(
         f"""
         import json, os, threading
-        from crawler import affinity
+        from crawler.control import affinity
         stop = threading.Event()
         before = threading.Thread(target=stop.wait)
         before.start()

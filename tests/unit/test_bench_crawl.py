@@ -83,8 +83,8 @@ def test_score_counts_duplicates_and_coverage_from_the_access_log() -> None:
 
 def test_profile_fold_counts_cumulative_once_per_stack() -> None:
     raw = (
-        "run (/x/crawler/toepool.py:10);f (/x/a.py:3);f (/x/a.py:4) 3\n"
-        "run (/x/crawler/toepool.py:10);g (/usr/lib/python3.11/threading.py:9) 1\n"
+        "run (/x/crawler/control/toepool.py:10);f (/x/a.py:3);f (/x/a.py:4) 3\n"
+        "run (/x/crawler/control/toepool.py:10);g (/usr/lib/python3.11/threading.py:9) 1\n"
     )
     total, cumulative, own = profile_crawl.fold(raw)
     assert total == 4

@@ -14,13 +14,13 @@ from crawllog_parser import count_lines, parse_file
 from crawler.console.logtail import tail
 from crawler.console.monitor import CrawlLogTally
 from crawler.frontier.recovery import logged_uris
-from crawler.growing_file import complete_lines, read_complete, trim_partial_line
-from crawler.logs import CrawlLogs
-from crawler.plot import parse_progress_log
+from crawler.logs.crawl_logs import CrawlLogs
+from crawler.logs.growing_file import complete_lines, read_complete, trim_partial_line
 from crawler.reports.offline import log_span_ms
+from crawler.reports.plot import parse_progress_log
+from crawler.reports.status import read_status
 from crawler.servers import ServerCache
 from crawler.stats import CrawlStats
-from crawler.status import read_status
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -8,8 +8,8 @@ from crawllog_parser import parse_line
 
 from crawler import CrawlURI, Hop
 from crawler.frontier.frontier import FrontierSnapshot
-from crawler.logs import CrawlLogs, format_crawl_line, log17, stamp17
-from crawler.progress import LEGEND, ProgressStatistics, fmt_decimal
+from crawler.logs.crawl_logs import CrawlLogs, format_crawl_line, log17, stamp17
+from crawler.logs.progress import LEGEND, ProgressStatistics, fmt_decimal
 
 NOW = 1_709_647_336.204  # 2024-03-05T14:02:16.204Z
 

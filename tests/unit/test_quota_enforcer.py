@@ -8,7 +8,7 @@ import pytest
 from processor_context import make_context
 
 from crawler import CrawlURI
-from crawler.logs import format_crawl_line
+from crawler.logs.crawl_logs import format_crawl_line
 from crawler.stats import CrawlStats
 from processors.prefetch import QuotaEnforcer, QuotaEnforcerParams
 from processors.prefetch.quota_enforcer import domain_of_host

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crawler import CrawlURI, Hop
-from crawler.logs import CrawlLogs
+from crawler.logs.crawl_logs import CrawlLogs
 from crawler.reports import REPORT_NAMES, CrawlSummary, render_reports, write_reports
 from crawler.reports.formats import date12, format_bytes, format_clock, format_duration_ms
 from crawler.reports.runtime import basic_frontier_report, processors_report

@@ -8,7 +8,7 @@ import pytest
 
 from crawler import CrawlURI, DecideResult
 from crawler.decide import TooManyHopsDecideRule, TooManyHopsParams
-from crawler.seeds import parse_seeds
+from crawler.seeds.seed_list import parse_seeds
 
 pytestmark = pytest.mark.timeout(30)
 

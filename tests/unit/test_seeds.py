@@ -8,7 +8,7 @@ import pytest
 
 from crawler.order.errors import OrderError
 from crawler.order.schema import CrawlOrder
-from crawler.seeds import load_seeds, parse_seeds
+from crawler.seeds.seed_list import load_seeds, parse_seeds
 
 SEED_FILE = """\
 # a comment

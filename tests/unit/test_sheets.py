@@ -251,7 +251,7 @@ def test_crawler_sheets_checks_the_change_then_drops_an_action_file(
 
 
 def test_a_resumed_crawl_starts_with_the_sheets_it_had(tmp_path: Path, order: CrawlOrder) -> None:
-    from crawler.controller import CrawlController
+    from crawler.control.controller import CrawlController
 
     run = tmp_path / "run"
     run.mkdir()
@@ -267,8 +267,8 @@ def test_an_invalid_sheets_action_file_is_logged_and_changes_nothing(
 ) -> None:
     import structlog
 
-    from crawler.controller import CrawlController
-    from crawler.steering import ActionDirectory
+    from crawler.control.controller import CrawlController
+    from crawler.control.steering import ActionDirectory
 
     run = tmp_path / "run"
     controller = CrawlController(order, run, install_signals=False)

@@ -15,14 +15,8 @@ import pytest
 from rich.console import Console
 
 from crawler import CrawlURI
-from crawler.display import format_status, plain_line, render
-from crawler.frontier.frontier import FrontierSnapshot
-from crawler.plot import parse_progress_log, plot_progress
-from crawler.progress import LEGEND
-from crawler.seeds import SeedList
-from crawler.stats import CrawlStats, StatsCounts
-from crawler.status import StatusPublisher, is_running, read_status
-from crawler.steering import (
+from crawler.cli.display import format_status, plain_line, render
+from crawler.control.steering import (
     ActionDirectory,
     BlockRules,
     action_taken,
@@ -30,6 +24,12 @@ from crawler.steering import (
     drop_action,
     parse_uri_line,
 )
+from crawler.frontier.frontier import FrontierSnapshot
+from crawler.logs.progress import LEGEND
+from crawler.reports.plot import parse_progress_log, plot_progress
+from crawler.reports.status import StatusPublisher, is_running, read_status
+from crawler.seeds.seed_list import SeedList
+from crawler.stats import CrawlStats, StatsCounts
 
 
 def publish(tmp_path: Path, state: str = "RUNNING", downloaded: int = 50) -> StatusPublisher:

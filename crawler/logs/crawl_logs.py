@@ -1,8 +1,9 @@
 """CrawlLogs: crawl.log and the other Heritrix-format logs of one run (design.md §5).
 
-alerts.log and crawler.jsonl are written by the structlog configuration in :mod:`crawler.applog`.
+alerts.log and crawler.jsonl are written by the structlog configuration in
+:mod:`crawler.logs.applog`.
 
-Every writer is thread-safe (:class:`~crawler.line_file.LineFile`: one ``write`` per line, no
+Every writer is thread-safe (:class:`~crawler.logs.line_file.LineFile`: one ``write`` per line, no
 lock); lines are formatted before. ``tail -f`` and ``crawler status`` see each line at once and a
 crash loses at most the line being written. A line refused by a full disk is kept in memory and
 written first once there is room again (:meth:`CrawlLogs.flush`, called by the controller's loop).
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crawler.line_file import LineFile
+from crawler.logs.line_file import LineFile
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI

@@ -4,7 +4,7 @@
 ``POLL_INTERVAL_S``). Files are taken in sorted name order, then moved to
 ``action/done/<17-digit time>.<name>``:
 
-* ``*.seeds`` — seed-list syntax (:mod:`crawler.seeds`): new seeds, which also widen a
+* ``*.seeds`` — seed-list syntax (:mod:`crawler.seeds.seed_list`): new seeds, which also widen a
   seeds-as-SURT-prefixes scope; ``+``/``-`` directive lines feed the scope too.
 * ``*.schedule`` — one URI per line, optionally ``uri hops via`` (a leading 3-character journal
   tag such as ``F+`` is skipped); offered to the frontier, the uniq filter applies.
@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from crawler.curi import CrawlURI
-from crawler.logs import stamp17
-from crawler.seeds import SeedList, parse_seeds
+from crawler.logs.crawl_logs import stamp17
+from crawler.seeds.seed_list import SeedList, parse_seeds
 from crawler.urls import UriError, normalize
 
 POLL_INTERVAL_S = 0.5

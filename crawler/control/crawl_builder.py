@@ -31,10 +31,10 @@ from typing import Any, Protocol
 
 import structlog
 
-from crawler.applog import close_app_logging, configure_app_logging
 from crawler.archive.collection_set import CollectionSet, CollectionSetError
 from crawler.chain import ProcessorChains
 from crawler.clock import Clock
+from crawler.control.steering import BlockRules
 from crawler.curi import CrawlURI
 from crawler.decide.decide_rule import DecideRuleSequence, RuleContext
 from crawler.disk import DiskGuard
@@ -43,18 +43,18 @@ from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import Frontier
 from crawler.frontier.queue_store import QueueStore
 from crawler.history import CrawlHistory
-from crawler.logs import CrawlLogs
+from crawler.logs.applog import close_app_logging, configure_app_logging
+from crawler.logs.crawl_logs import CrawlLogs
 from crawler.order import components
 from crawler.order.errors import OrderError, OrderIssue
 from crawler.order.loader import effective_yaml, require_contact_url
 from crawler.order.schema import CrawlOrder
 from crawler.processor import ProcessorContext
-from crawler.seeds import read_added_seeds
+from crawler.reports.status import is_running, read_status
+from crawler.seeds.seed_list import read_added_seeds
 from crawler.servers import ServerCache
 from crawler.sheets.sheet_overlays import SheetOverlays
 from crawler.stats import CrawlStats
-from crawler.status import is_running, read_status
-from crawler.steering import BlockRules
 from crawler.uniq import UriUniqFilter
 
 PID_FILE = "crawler.pid"

@@ -19,8 +19,8 @@ page by a sixth, at the same or better pages/s (bench/RESULTS.md).
   ``--workers N`` runs on the *i*-th of them (round robin).
 
 Only the command line applies it (``crawler run``, ``resume``, ``worker``, ``demo``); an embedded
-:class:`~crawler.controller.CrawlController` leaves its host process alone. Not thread-safe: call
-it from the main thread before the crawl starts its threads (threads started earlier are pinned
+:class:`~crawler.control.controller.CrawlController` leaves its host process alone. Not thread-safe:
+call it from the main thread before the crawl starts its threads (threads started earlier are pinned
 too, through ``/proc/self/task``).
 """
 

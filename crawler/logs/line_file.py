@@ -26,7 +26,7 @@ from collections import deque
 from pathlib import Path
 
 from crawler.disk import SPACE_WAIT, is_disk_full
-from crawler.growing_file import trim_partial_line
+from crawler.logs.growing_file import trim_partial_line
 
 
 class LineFile:

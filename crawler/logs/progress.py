@@ -12,7 +12,7 @@ import resource
 from dataclasses import dataclass
 
 from crawler.frontier.frontier import FrontierSnapshot
-from crawler.logs import log14
+from crawler.logs.crawl_logs import log14
 
 LEGEND = (
     "           timestamp  discovered      queued   downloaded       doc/s(avg)  KB/s(avg)"

@@ -5,13 +5,13 @@ until the URIs in process have finished). The crawl ends when the frontier is em
 in process, when a limit is hit, or on an operator stop (first SIGINT/SIGTERM or ``crawler
 terminate``: finish the URIs in process, write everything, exit 0; second signal: exit at once).
 
-Collaborators: a :class:`~crawler.crawl_builder.CrawlBuilder` wires (and unwires) the crawl's
-parts, a :class:`~crawler.seed_module.SeedModule` holds the seeds, a
-:class:`~crawler.crawl_reporter.CrawlReporter` shows the crawl (progress-statistics.log,
-``status.json``, display, reports), :class:`~crawler.stop_signals.StopSignals` takes the signals.
-The per-URI paths (:meth:`schedule`, :meth:`schedule_many`, the frontier's ``on_final``) stay here
-and call their targets directly. :meth:`run` is called from one thread (normally the main
-thread); its loop also takes in the action directory (:mod:`crawler.steering`) and has the
+Collaborators: a :class:`~crawler.control.crawl_builder.CrawlBuilder` wires (and unwires) the
+crawl's parts, a :class:`~crawler.seeds.seed_module.SeedModule` holds the seeds, a
+:class:`~crawler.control.crawl_reporter.CrawlReporter` shows the crawl (progress-statistics.log,
+``status.json``, display, reports), :class:`~crawler.control.stop_signals.StopSignals` takes the
+signals. The per-URI paths (:meth:`schedule`, :meth:`schedule_many`, the frontier's ``on_final``)
+stay here and call their targets directly. :meth:`run` is called from one thread (normally the main
+thread); its loop also takes in the action directory (:mod:`crawler.control.steering`) and has the
 reporter write what is due — ToeThreads never do any of that. ``pause``, ``unpause`` and
 ``request_stop`` may be called from any thread. Heritrix counterpart:
 ``org.archive.crawler.framework.CrawlController``.
@@ -28,21 +28,24 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from crawler.applog import flush_app_logging
 from crawler.clock import Clock, SystemClock
-from crawler.crawl_builder import CrawlBuilder, CrawlInUseError, new_run_dir
-from crawler.crawl_reporter import CrawlReporter
+from crawler.control.crawl_builder import CrawlBuilder, CrawlInUseError, new_run_dir
+from crawler.control.crawl_reporter import CrawlReporter
+from crawler.control.steering import BLOCK_RULES_FILE, POLL_INTERVAL_S, ActionDirectory, BlockRules
+from crawler.control.stop_signals import StopSignals
+from crawler.control.toepool import ToePool
 from crawler.curi import CrawlURI
 from crawler.decide.decide_rule import DecideResult
 from crawler.disk import DiskGuard
 from crawler.frontier.frontier import Frontier
 from crawler.history import CrawlHistory
-from crawler.logs import CrawlLogs
+from crawler.logs.applog import flush_app_logging
+from crawler.logs.crawl_logs import CrawlLogs
+from crawler.logs.progress import ProgressRow
 from crawler.order import components
 from crawler.order.schema import CrawlOrder, SheetConfig
-from crawler.progress import ProgressRow
-from crawler.seed_module import SeedModule
-from crawler.seeds import SeedList
+from crawler.seeds.seed_list import SeedList
+from crawler.seeds.seed_module import SeedModule
 from crawler.servers import ServerCache
 from crawler.sheets.sheet_overlays import SheetOverlays
 from crawler.sheets.sheet_updates import (
@@ -53,13 +56,10 @@ from crawler.sheets.sheet_updates import (
     save_sheets,
 )
 from crawler.stats import CrawlStats
-from crawler.steering import BLOCK_RULES_FILE, POLL_INTERVAL_S, ActionDirectory, BlockRules
-from crawler.stop_signals import StopSignals
-from crawler.toepool import ToePool
 
 if TYPE_CHECKING:
     from crawler.archive.collection_set import CollectionSet
-    from crawler.display import Display
+    from crawler.cli.display import Display
 
 __all__ = ["CrawlController", "CrawlInUseError", "new_run_dir"]
 

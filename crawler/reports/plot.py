@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from crawler.growing_file import complete_lines
+from crawler.logs.growing_file import complete_lines
 
 _ROW = re.compile(
     r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\s+(\d+)\s+(\d+)\s+(\d+)\s+"

@@ -1,18 +1,18 @@
 """SeedModule: the crawl's seeds — read from the order, offered to the frontier, fed to the scope.
 
-:meth:`~SeedModule.load` reads ``seeds.file`` and ``seeds.urls`` (:func:`crawler.seeds.load_seeds`):
-each bad seed becomes a ``bad_seed`` warning and a uri-errors.log line, and the scope is bound to
-the seeds and the ``+``/``-`` directives, so seeds-as-SURT-prefixes rules admit them. Given the
-run directory, it also reads back the seeds that joined an earlier launch of this run (the
-journal ``RUN_DIR/seeds-added.txt``), so ``crawler resume`` keeps them and their scope.
-:meth:`~SeedModule.schedule_all` offers every seed to the frontier (counted as a seed in the
-statistics; on resume the uniq filter already holds them). :meth:`~SeedModule.add` takes more seeds
-while the crawl runs (a ``*.seeds`` action file) and binds the scope again;
-:meth:`~SeedModule.add_discovered` makes one URI a seed (the target of a seed's redirect: Heritrix's
-``seedsRedirectNewSeeds``) and tells the scope of it without rebinding (and, in a distributed
-crawl, the other workers, through :attr:`publish`). Both write the journal. In a distributed
-crawl every URI scheduled carries how many shared seeds its worker knew (:meth:`stamp`); a worker
-that processes a URI stamped ahead of itself fetches the ones it missed first
+:meth:`~SeedModule.load` reads ``seeds.file`` and ``seeds.urls``
+(:func:`crawler.seeds.seed_list.load_seeds`): each bad seed becomes a ``bad_seed`` warning and a
+uri-errors.log line, and the scope is bound to the seeds and the ``+``/``-`` directives, so
+seeds-as-SURT-prefixes rules admit them. Given the run directory, it also reads back the seeds that
+joined an earlier launch of this run (the journal ``RUN_DIR/seeds-added.txt``), so ``crawler
+resume`` keeps them and their scope. :meth:`~SeedModule.schedule_all` offers every seed to the
+frontier (counted as a seed in the statistics; on resume the uniq filter already holds them).
+:meth:`~SeedModule.add` takes more seeds while the crawl runs (a ``*.seeds`` action file) and binds
+the scope again; :meth:`~SeedModule.add_discovered` makes one URI a seed (the target of a seed's
+redirect: Heritrix's ``seedsRedirectNewSeeds``) and tells the scope of it without rebinding (and, in
+a distributed crawl, the other workers, through :attr:`publish`). Both write the journal. In a
+distributed crawl every URI scheduled carries how many shared seeds its worker knew (:meth:`stamp`);
+a worker that processes a URI stamped ahead of itself fetches the ones it missed first
 (:meth:`catch_up_for`), so a page under a new seed is scoped alike by every worker.
 A seed whose line
 sets ``max_hops`` carries it (``CrawlURI.seed_max_hops``) to every URI descended from it.
@@ -37,7 +37,7 @@ import structlog
 from crawler.curi import CrawlURI, SchedulingDirective
 from crawler.decide.decide_rule import DecideRuleSequence, RuleContext
 from crawler.order.schema import CrawlOrder
-from crawler.seeds import ADDED_SEEDS_FILE, SeedList, load_seeds, read_added_seeds
+from crawler.seeds.seed_list import ADDED_SEEDS_FILE, SeedList, load_seeds, read_added_seeds
 from crawler.stats import CrawlStats
 
 SEEDS_VERSION_KEY = "seedsVersion"

@@ -3,8 +3,8 @@
 
 They never open the crawl's state (LevelDB is single-process): they read what the crawl publishes
 (``status.json``, logs, reports) and steer it by dropping files into ``action/``
-(:mod:`crawler.steering`), then wait (up to ``wait_s``) until the crawl has taken them in and
-says so in ``status.json``. Each returns the command's exit code: 0 done, 1 the crawl is not
+(:mod:`crawler.control.steering`), then wait (up to ``wait_s``) until the crawl has taken them in
+and says so in ``status.json``. Each returns the command's exit code: 0 done, 1 the crawl is not
 running or did not answer, 2 bad usage.
 """
 
@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from crawler.display import format_status
+from crawler.cli.display import format_status
+from crawler.control.steering import action_taken, drop_action, valid_regex
 from crawler.reports import write_reports
 from crawler.reports.offline import reports_from_run_dir
+from crawler.reports.status import is_running, read_status
 from crawler.stats import CrawlStats
-from crawler.status import is_running, read_status
-from crawler.steering import action_taken, drop_action, valid_regex
 
 _EXPECTED = {
     "pause": ("PAUSED",),
@@ -126,7 +126,7 @@ def cmd_report(run_dir: Path, plot: bool, wait_s: float, out: TextIO, err: TextI
         write_reports(run_dir / "reports", reports_from_run_dir(run_dir))
     out.write((run_dir / "reports" / "crawl-report.txt").read_text(encoding="utf-8"))
     if plot:
-        from crawler.plot import plot_progress
+        from crawler.reports.plot import plot_progress
 
         try:
             png = plot_progress(

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from crawler.frontier import frontier_summary_report
 from crawler.frontier.frontier import Frontier, FrontierSnapshot
-from crawler.logs import CrawlLogs, log14
-from crawler.progress import LEGEND, ProgressRow, ProgressStatistics
+from crawler.logs.crawl_logs import CrawlLogs, log14
+from crawler.logs.progress import LEGEND, ProgressRow, ProgressStatistics
 from crawler.reports import CrawlSummary, render_reports, write_reports
 from crawler.reports.runtime import (
     basic_frontier_report,
@@ -36,17 +36,17 @@ from crawler.reports.runtime import (
     processors_report,
     threads_report,
 )
-from crawler.status import StatusPublisher
+from crawler.reports.status import StatusPublisher
 
 if TYPE_CHECKING:
     from crawler.chain import ProcessorChains
+    from crawler.cli.display import Display
     from crawler.clock import Clock
+    from crawler.control.steering import BlockRules
+    from crawler.control.toepool import ToePool
     from crawler.disk import DiskGuard
-    from crawler.display import Display
     from crawler.order.schema import CrawlOrder
     from crawler.stats import CrawlStats, HostStats
-    from crawler.steering import BlockRules
-    from crawler.toepool import ToePool
 
 STATUS_INTERVAL_S = 1.0
 """status.json is rewritten this often (more often for a live display, and at state changes)."""

@@ -123,7 +123,7 @@ def cmd_crawl(
     no_display: bool = False,
 ) -> int:
     """``crawler crawl``: see the module docstring. Exit code as ``crawler run``'s."""
-    from crawler.cli import cmd_run
+    from crawler.cli.cli import cmd_run
 
     try:
         seeds = [seed_url(url) for url in urls]

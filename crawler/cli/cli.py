@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from crawler.cli.display import Display
     from crawler.console.server import ConsoleProcess
-    from crawler.controller import CrawlController
-    from crawler.display import Display
+    from crawler.control.controller import CrawlController
     from crawler.order.schema import CrawlOrder
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 _NO_DISPLAY = "no live display / progress lines on stdout (order key logging.display)"
 _RUN_DIR = "the crawl's run directory (or a job directory: its latest run)"
 
@@ -151,7 +151,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _crawl_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``crawler crawl URL...`` (:mod:`crawler.crawl_command`)."""
+    """``crawler crawl URL...`` (:mod:`crawler.cli.crawl_command`)."""
     crawl = sub.add_parser(
         "crawl", help="crawl URLs with the default order in a new job directory (one command)"
     )
@@ -197,17 +197,17 @@ def _archive_main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int | N
     """Run an archive command; None if ``args`` names another command."""
     if args.command == "index":
         from crawler.archive.run_index import cmd_index
-        from crawler.operations import resolve_run_dir
+        from crawler.cli.operations import resolve_run_dir
 
         return cmd_index(resolve_run_dir(args.run_dir), args.force, out, err)
     if args.command == "wacz":
         from crawler.archive.wacz import cmd_wacz
-        from crawler.operations import resolve_run_dir
+        from crawler.cli.operations import resolve_run_dir
 
         return cmd_wacz(resolve_run_dir(args.run_dir), args.output, out, err)
     if args.command == "replay":
         from crawler.archive.replay import cmd_replay
-        from crawler.operations import resolve_run_dir
+        from crawler.cli.operations import resolve_run_dir
 
         source = args.source if args.source.is_file() else resolve_run_dir(args.source)
         return cmd_replay(source, args.bind, out, err, args.include)
@@ -216,7 +216,7 @@ def _archive_main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int | N
 
 def _summary(run_dir: Path, out: TextIO) -> None:
     """Print totals from the run's crawl.log."""
-    from crawler.growing_file import complete_lines
+    from crawler.logs.growing_file import complete_lines
 
     log = run_dir / "logs" / "crawl.log"
     statuses: dict[str, int] = {}
@@ -242,8 +242,8 @@ def cmd_resume(
     run_dir: Path, sets: Sequence[str], out: TextIO, err: TextIO, no_display: bool = False
 ) -> int:
     """Continue the crawl in ``run_dir`` from its saved state."""
-    from crawler import affinity
-    from crawler.controller import CrawlController
+    from crawler.control import affinity
+    from crawler.control.controller import CrawlController
     from crawler.order.errors import OrderError
     from crawler.order.loader import load_order
 
@@ -268,7 +268,7 @@ def cmd_resume(
 
 
 def _display(order: CrawlOrder, no_display: bool, out: TextIO) -> Display | None:
-    from crawler.display import make_display
+    from crawler.cli.display import make_display
 
     enabled = order.logging.display and not no_display
     return make_display(enabled, out, order.logging.progress_interval_s)
@@ -306,8 +306,8 @@ def cmd_run(
     console_bind: str | None = None,
 ) -> int:
     """Load, validate and run an order; prints the run directory first."""
-    from crawler import affinity
-    from crawler.controller import CrawlController, new_run_dir
+    from crawler.control import affinity
+    from crawler.control.controller import CrawlController, new_run_dir
     from crawler.order.errors import OrderError
     from crawler.order.loader import load_order, require_contact_url
 
@@ -369,7 +369,7 @@ def cmd_demo(
         *sets,
     ]
     if run_dir is None:
-        from crawler.controller import new_run_dir
+        from crawler.control.controller import new_run_dir
 
         run_dir = new_run_dir(Path.cwd() / "jobs" / "demo")
     try:
@@ -389,7 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_workers(args.order, args.sets, args.workers, out, err, run_dir=args.run_dir)
     if args.command == "crawl":
-        from crawler.crawl_command import cmd_crawl
+        from crawler.cli.crawl_command import cmd_crawl
 
         return cmd_crawl(
             args.urls, args.contact, args.sets, args.wacz, args.jobs_dir, out, err, args.no_display
@@ -435,7 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _url_given_as_order(order: Path, err: TextIO) -> bool:
     """``crawler run URL``: say that ``crawler crawl`` takes URLs (True), instead of failing to
     read a file named ``http:/host``."""
-    from crawler.crawl_command import url_instead_of_order
+    from crawler.cli.crawl_command import url_instead_of_order
 
     url = url_instead_of_order(order)
     if url is None:
@@ -455,7 +455,7 @@ def _is_distributed(run_dir: Path) -> bool:
 
 
 def _operation(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from crawler import operations
+    from crawler.cli import operations
 
     if args.command in ("status", "pause", "unpause", "terminate"):
         run_dir = operations.resolve_run_dir(args.run_dir)

@@ -1,7 +1,7 @@
 """How a crawl's status looks to a person: the live terminal display, plain progress lines,
 and the text of ``crawler status``.
 
-Everything renders a status document (:mod:`crawler.status`). The controller's thread calls
+Everything renders a status document (:mod:`crawler.reports.status`). The controller's thread calls
 :meth:`LiveDisplay.update` / :meth:`PlainDisplay.update` every ``interval_s`` seconds (never a
 ToeThread), so drawing costs the crawl one short GIL hold a few times a second. On a terminal
 the display is a rich ``Live`` region (log lines printed to stderr scroll above it); otherwise a

@@ -17,7 +17,7 @@ from typing import Any
 
 import structlog
 
-from crawler.line_file import LineFile
+from crawler.logs.line_file import LineFile
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 

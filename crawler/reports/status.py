@@ -20,7 +20,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crawler.logs import log17
+from crawler.logs.crawl_logs import log17
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
