@@ -252,7 +252,7 @@ class BrowserConfig(Section):
     all_html: bool = False
     auto: bool = True
     executable: str = "/usr/bin/chromium"
-    pages_at_once: int = Field(2, ge=1, le=64)
+    pages_at_once: int = Field(4, ge=1, le=64)
     pages_per_browser: int = Field(100, ge=1)
     page_budget_s: float = Field(30.0, gt=0, le=3600)
     memory_ceiling_mb: int = Field(1500, ge=100)
