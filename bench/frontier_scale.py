@@ -111,6 +111,28 @@ def emit(obj: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def emit_resumed(f: Any, t_open: float, opened_s: float, seen: int) -> Any:
+    """Time a reopened frontier's first ``next()`` (from ``t_open``), emit the resume event and
+    return the URI it handed out (None if none)."""
+    curi = f.next(5.0)
+    first_s = time.perf_counter() - t_open
+    anon, filed = mem_mb()
+    emit(
+        {
+            "event": "resumed",
+            "open_s": opened_s,
+            "first_next_s": first_s,
+            "got": curi is not None,
+            "queued": f.snapshot().queued,
+            "queues": len(f.sched.queues),
+            "anon_mb": anon,
+            "file_mb": filed,
+            "seen": seen,
+        }
+    )
+    return curi
+
+
 def child(args: argparse.Namespace) -> None:
     """The workload (see the module docstring); one JSON line per event on stdout."""
     from crawler.curi import CrawlURI
@@ -127,22 +149,7 @@ def child(args: argparse.Namespace) -> None:
     j, taken = int(start.get("j", 0)), int(start.get("out", 0))
     before_s = float(start.get("elapsed_s", 0.0))
     if j:  # a resume: time until the first next() returns
-        curi = f.next(5.0)
-        first_s = time.perf_counter() - t_open
-        anon, filed = mem_mb()
-        emit(
-            {
-                "event": "resumed",
-                "open_s": opened_s,
-                "first_next_s": first_s,
-                "got": curi is not None,
-                "queued": f.snapshot().queued,
-                "queues": len(f.sched.queues),
-                "anon_mb": anon,
-                "file_mb": filed,
-                "seen": j,
-            }
-        )
+        curi = emit_resumed(f, t_open, opened_s, j)
         if curi is not None:
             curi.status = 200
             f.finished(curi)
@@ -390,23 +397,7 @@ def only_resume(args: argparse.Namespace) -> None:
     progress = json.loads((state / "bench-progress.json").read_text())
     t = time.perf_counter()
     f = build_frontier(state)
-    opened_s = time.perf_counter() - t
-    curi = f.next(5.0)
-    first_s = time.perf_counter() - t
-    anon, filed = mem_mb()
-    emit(
-        {
-            "event": "resumed",
-            "open_s": opened_s,
-            "first_next_s": first_s,
-            "got": curi is not None,
-            "queued": f.snapshot().queued,
-            "queues": len(f.sched.queues),
-            "anon_mb": anon,
-            "file_mb": filed,
-            "seen": int(progress["j"]),
-        }
-    )
+    emit_resumed(f, t, time.perf_counter() - t, int(progress["j"]))
     f.close()
 
 
