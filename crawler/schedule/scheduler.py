@@ -35,7 +35,7 @@ from crawler.clock import Clock, SystemClock
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order
 from crawler.reports.status import is_running, process_alive, read_status
-from crawler.schedule.cron_schedule import CronError, CronSchedule
+from crawler.schedule.cron_schedule import CronSchedule
 from crawler.schedule.schedule_state import JobScheduleState, utc_text
 
 ORDER_FILE = "order.yaml"
@@ -133,16 +133,24 @@ class Scheduler:
             self.logger.warning(
                 "schedule_order_invalid", job=job.name, order=str(path), error=str(exc)
             )
+            self._unschedule(job, f"{path}: invalid order, not scheduled: {exc}")
             return
         if order.schedule is None:
+            self._unschedule(job, None)
             return
-        try:
-            job.cron = CronSchedule(order.schedule, order.name)
-        except CronError as exc:  # the schema checked it; a never-firing one lands here
-            self.logger.warning("schedule_order_invalid", job=job.name, error=str(exc))
-            return
+        job.cron = CronSchedule(order.schedule, order.name)  # the schema checked it
         history = order.history
         job.sets = [IMPORT_PREVIOUS] if history.enabled and not history.import_from else []
+
+    def _unschedule(self, job: _Job, error: str | None) -> None:
+        """The job's order has no (valid) schedule now: its state says so (no next run)."""
+        state = job.state or JobScheduleState.load(job.job_dir)
+        job.state = state
+        if state is not None and (state.expression or state.last_error != error):
+            state.expression = ""
+            state.since_s = state.next_s = None
+            state.last_error = error
+            state.save(job.job_dir, self.clock.time())
 
     # ------------------------------------------------------------------ deciding
     def tick(self) -> list[Decision]:
