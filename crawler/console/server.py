@@ -133,7 +133,7 @@ def _start_scheduler(
 
     if not jobs_dir.is_dir():
         return None
-    scheduler = BackgroundScheduler(jobs_dir, state.launcher)
+    scheduler = BackgroundScheduler(jobs_dir, state.launcher, log_to_console=False)
     problem = scheduler.start()
     if problem is not None:
         print(f"schedules not run here: {problem}", file=err)
