@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import AUTH, TOKEN
-from console_support import ConsoleProc, wait_until
+from console_support import ConsoleProc, chromium, wait_until
 from fastapi.testclient import TestClient
 from schedule_support import HOUR_FIRE, T0, make_job
 
@@ -67,3 +67,27 @@ def test_the_console_launches_scheduled_runs(tmp_path: Path) -> None:
                     assert time.monotonic() < deadline, f"{each} did not finish"
                     time.sleep(0.2)
         assert code == 0, err
+
+
+@pytest.mark.e2e
+def test_the_jobs_page_shows_the_next_run(jobs_dir: Path) -> None:
+    with SampleSite(ports=(0,), pages_per_host=20) as site:
+        make_job(jobs_dir, site, name="nightly", schedule="0 * * * *")
+    Scheduler(jobs_dir, Launcher(), clock=ManualClock(T0)).tick()
+    console = ConsoleProc(jobs_dir, TOKEN, "--no-schedule")
+    problems: list[str] = []
+    try:
+        with chromium() as browser:
+            page = browser.new_page()
+            page.on("pageerror", lambda exc: problems.append(str(exc)))
+            page.goto(f"{console.url}/login?token={TOKEN}")
+            page.wait_for_selector("#job-nightly .schedule code")
+            line = page.inner_text("#job-nightly .schedule")
+            assert "0 * * * *" in line and "next run 2023-11-14T23:00:00Z" in line
+            assert "runs started 0, skipped 0" in line
+            assert page.inner_text("#job-site .schedule") == ""  # not scheduled
+    finally:
+        code, err = console.stop()
+    assert code == 0, err
+    assert not problems
+    assert not (jobs_dir / "nightly" / "runs").exists()  # --no-schedule: nothing launched
