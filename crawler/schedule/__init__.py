@@ -8,10 +8,12 @@ neither loses a run nor runs one twice (a fire time missed while it was down is 
 ``history.import_from: previous`` (:mod:`crawler.schedule.previous_run`) makes each run start
 from its job's latest finished run's history, scheduled or not.
 
-Modules: :mod:`~crawler.schedule.cron_schedule` (the cron wrapper; a leaf module, the order
-schema validates ``schedule:`` with it), :mod:`~crawler.schedule.schedule_state`,
-:mod:`~crawler.schedule.previous_run`, :mod:`~crawler.schedule.scheduler`. Names here are
-imported on first use, so importing the cron wrapper costs nothing else.
+Modules: :mod:`~crawler.schedule.cron_schedule` (the one module using croniter; a leaf, which
+the order schema imports only to check a ``schedule:``), :mod:`~crawler.schedule.schedule_state`
+(read by ``crawler status`` and the console), :mod:`~crawler.schedule.previous_run` (called by
+the crawl builder), :mod:`~crawler.schedule.scheduler`,
+:mod:`~crawler.schedule.scheduler_lock` and :mod:`~crawler.schedule.background_scheduler`.
+Names here are imported on first use, so importing one module costs nothing else.
 """
 
 from __future__ import annotations

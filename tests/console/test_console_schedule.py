@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import AUTH, TOKEN
-from console_support import ConsoleProc, chromium, wait_until
+from console_support import CHROMIUM, ConsoleProc, chromium, wait_until
 from fastapi.testclient import TestClient
 from schedule_support import HOUR_FIRE, T0, make_job
 
@@ -70,6 +70,7 @@ def test_the_console_launches_scheduled_runs(tmp_path: Path) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no {CHROMIUM}: `make test` installs it")
 def test_the_jobs_page_shows_the_next_run(jobs_dir: Path) -> None:
     with SampleSite(ports=(0,), pages_per_host=20) as site:
         make_job(jobs_dir, site, name="nightly", schedule="0 * * * *")
