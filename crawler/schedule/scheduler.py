@@ -133,7 +133,7 @@ class Scheduler:
             self.logger.warning(
                 "schedule_order_invalid", job=job.name, order=str(path), error=str(exc)
             )
-            self._unschedule(job, f"{path}: invalid order, not scheduled: {exc}")
+            self._unschedule(job, " ".join(f"invalid order, not scheduled: {exc}".split()))
             return
         if order.schedule is None:
             self._unschedule(job, None)
@@ -164,11 +164,14 @@ class Scheduler:
             job = self._jobs.get(name)
             if job is None:
                 job = self._jobs[name] = _Job(name, job_dir)
-            self._refresh(job)
-            if job.cron is not None:
-                decision = self._tick_job(job, job.cron, now)
-                if decision is not None:
-                    decisions.append(decision)
+            try:
+                self._refresh(job)
+                decision = self._tick_job(job, job.cron, now) if job.cron is not None else None
+            except OSError as exc:  # this job's files; the other jobs go on
+                self.logger.error("schedule_job_failed", job=name, error=str(exc))
+                continue
+            if decision is not None:
+                decisions.append(decision)
         for gone in set(self._jobs) - seen:
             del self._jobs[gone]
         return decisions
@@ -184,6 +187,7 @@ class Scheduler:
             # A new or changed schedule: from now on, never a catch-up of earlier times.
             state.expression = cron.expression
             state.since_s = now
+            state.last_error = None
         return state
 
     def _recover_pending(self, job: _Job, state: JobScheduleState) -> None:

@@ -210,3 +210,24 @@ def test_editing_the_schedule_away_clears_the_next_run(jobs_dir: Path, site: Sam
     state = JobScheduleState.load(job)
     assert state is not None and state.expression == "" and state.next_s is None
     assert not (job / "runs").exists()
+
+
+def test_an_order_made_invalid_stops_its_schedule_and_says_why(
+    jobs_dir: Path, site: SampleSite
+) -> None:
+    job = make_job(jobs_dir, site)
+    clock = ManualClock(T0)
+    scheduler = Scheduler(jobs_dir, Launcher(), clock=clock)
+    scheduler.tick()
+    make_job(jobs_dir, site, schedule="0 24 * * *")  # there is no hour 24
+    clock.advance(HOUR_FIRE - T0)
+    assert scheduler.tick() == []
+    state = JobScheduleState.load(job)
+    assert state is not None and state.next_s is None and state.last_error is not None
+    assert "invalid order, not scheduled" in state.last_error and "schedule" in state.last_error
+    assert "last error: " in "\n".join(state.lines())
+    make_job(jobs_dir, site, schedule="30 * * * *")  # fixed: scheduled again, from now on
+    assert scheduler.tick() == []
+    state = JobScheduleState.load(job)
+    assert state is not None and state.last_error is None
+    assert state.next_s == HOUR_FIRE + 1800
