@@ -83,6 +83,9 @@ class _Job:
     handle: LaunchedRun | None = None
     saved: bool = False
     """Whether this process saved the state yet (so the file names this scheduler)."""
+    due: tuple[CronSchedule, float, float] | None = None
+    """(cron, base, first fire time after base): croniter takes ~0.3 ms a computation, a tick
+    reuses it while neither changed."""
 
 
 class Scheduler:
@@ -209,7 +212,9 @@ class Scheduler:
         state = self._load_state(job, cron, now)
         assert state.since_s is not None
         base = state.since_s if state.last_fire_s is None else max(state.last_fire_s, state.since_s)
-        due = cron.next_after(base)
+        if job.due is None or job.due[0] is not cron or job.due[1] != base:
+            job.due = (cron, base, cron.next_after(base))
+        due = job.due[2]
         if due > now:
             if state.next_s != due or not job.saved:
                 state.next_s = due

@@ -226,7 +226,7 @@ def test_an_order_made_invalid_stops_its_schedule_and_says_why(
     assert state is not None and state.next_s is None and state.last_error is not None
     assert "invalid order, not scheduled" in state.last_error and "schedule" in state.last_error
     assert "last error: " in "\n".join(state.lines())
-    make_job(jobs_dir, site, schedule="30 * * * *")  # fixed: scheduled again, from now on
+    make_job(jobs_dir, site, schedule="*/30 * * * *")  # fixed: scheduled again, from now on
     assert scheduler.tick() == []
     state = JobScheduleState.load(job)
     assert state is not None and state.last_error is None
