@@ -143,8 +143,9 @@ class CrawlBuilder:
             )
 
     def lay_out_run_dir(self) -> Any:
-        """Create the run's directories, ``order.effective.yaml`` and the PID file, start the
-        application log; returns the crawl's logger."""
+        """Create the run's directories, ``order.effective.yaml`` (with ``history.import_from:
+        previous`` resolved to the job's latest finished run, or to none) and the PID file,
+        start the application log; returns the crawl's logger."""
         run = self.run_dir
         for sub in RUN_SUBDIRS:
             (run / sub).mkdir(parents=True, exist_ok=True)
