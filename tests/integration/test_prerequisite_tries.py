@@ -7,21 +7,28 @@ a form login) costs a URI none of its tries, and a server that breaks HTTP is gi
 * a seed fetched once shows no ``Nt`` annotation in crawl.log;
 * a malformed status line, bad chunked encoding, a body shorter than its Content-Length: the
   same error twice ends the URI (``-3``, ``2t``, ``protocolError``) after
-  ``protocol_retry_delay_s``, not after ``max_retries`` tries ``retry_delay_s`` (900 s) apart.
+  ``protocol_retry_delay_s``, not after ``max_retries`` tries ``retry_delay_s`` (900 s) apart;
+* while URIs wait for a retry, status.json / ``crawler status`` and the frontier report show
+  each one's last error and when it comes back, and the ETA covers that wait.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from broken_site import BROKEN, BrokenSite
 from crawllog_parser import CrawlLogLine, parse_file
 from login_site import LoginSite
 
+from crawler.cli.display import format_status
 from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order
+from crawler.reports.status import read_status
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
@@ -109,3 +116,37 @@ def test_a_server_that_breaks_http_is_given_up_on_soon(tmp_path: Path) -> None:
     assert (changing.status, tries(changing), hits["/short-changing.html"]) == (-3, 3, 3)
     assert lines[site.url("/fine.html")].status == 200
     assert tries(lines[site.url("/")]) == 1  # deferred for robots.txt, fetched once: no "2t"
+
+
+def test_status_and_report_show_a_uri_waiting_for_its_retry(tmp_path: Path) -> None:
+    """A crawl whose one queue waits for a retry (its other URIs behind it): ``crawler status``
+    gives the error and an ETA as long as the wait, the frontier report lists it."""
+    run_dir = tmp_path / "run"
+    with BrokenSite() as site:
+        sets = quick(site.url("/"), "frontier.retries.protocol_retry_delay_s=600")
+        controller = CrawlController(load_order(EXAMPLE, sets), run_dir, install_signals=False)
+        runner = threading.Thread(target=controller.run, daemon=True)
+        runner.start()
+        deadline = time.monotonic() + 30
+        doc: dict[str, Any] = {}
+        while time.monotonic() < deadline and not doc.get("retrying", {}).get("uris"):
+            time.sleep(0.1)
+            doc = read_status(run_dir) or {}
+        controller.request_stop()
+        runner.join(30)
+    assert not runner.is_alive()
+    retrying = doc["retrying"]
+    assert retrying["uris"] == 1
+    assert 500 < retrying["last_due_in_s"] <= 600
+    assert doc["eta_s"] >= retrying["last_due_in_s"]  # not the seconds the queue count suggests
+    (entry,) = retrying["soonest"]
+    assert entry["uri"] == site.url("/bad-status.html")  # the first link, first in its queue
+    assert entry["error"].startswith("RemoteProtocolError: malformed status line")
+    assert (entry["status"], entry["attempts"]) == (-3, 1)
+    text = format_status(doc)
+    assert "1 URI waiting for a retry" in text
+    assert "the last retry in 0:" in text
+    assert f"-3 1t  {site.url('/bad-status.html')}  RemoteProtocolError" in text
+    report = (run_dir / "reports" / "frontier-summary-report.txt").read_text(encoding="utf-8")
+    assert " URIs waiting: 1" in report
+    assert f"-3 1t {site.url('/bad-status.html')} RemoteProtocolError: malformed status" in report
