@@ -6,8 +6,8 @@ section ``frontier.retries``:
 
 * **Deferrals are no tries.** A URI deferred (-50) for a prerequisite it scheduled (dns:,
   robots.txt, a login step: ``curi.prerequisite`` set) goes back at once without counting a fetch
-  attempt; its deferrals are counted apart (``curi.data[DEFERRALS_KEY]``) up to
-  ``max_deferrals``, then it ends -50, so a prerequisite that keeps deferring cannot loop for
+  attempt; its deferrals are counted apart (``curi.data[DEFERRALS_KEY]``): ``max_deferrals``
+  are allowed, one more ends it -50, so a prerequisite that keeps deferring cannot loop for
   ever. A -50 without a prerequisite only waits for another queue's (a poll, bounded by that
   processor's own wait) and counts nothing. Only real fetch attempts count in
   ``fetch_attempts`` and crawl.log's ``Nt``. (Heritrix counts deferrals as attempts, so with
@@ -119,7 +119,7 @@ class RetryPolicy:
             if curi.prerequisite is None:
                 return WAIT
             deferrals = int(data.get(DEFERRALS_KEY, 0)) + 1
-            return DEFER if deferrals < self._max_deferrals else FINAL
+            return DEFER if deferrals <= self._max_deferrals else FINAL
         attempts = curi.fetch_attempts + 1
         if status in RETRYABLE_STATUSES:
             if attempts >= self._max_retries:

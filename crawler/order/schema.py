@@ -108,7 +108,7 @@ class RetriesConfig(Section):
     # Deferrals for a prerequisite (dns:, robots.txt, a login) are no tries: they have a cap of
     # their own, then the URI ends -50 (crawler.frontier.retry_policy).
     max_deferrals: int = Field(
-        20, ge=1, description="times a URI may be deferred for a prerequisite before it ends -50"
+        20, ge=0, description="times a URI may be deferred for a prerequisite; once more: -50"
     )
     # A malformed response (bad status line, bad chunking, body shorter than Content-Length) is
     # the server's doing: few tries, soon, and none more once the same error repeats.

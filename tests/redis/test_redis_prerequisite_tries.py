@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,14 @@ from crawllog_parser import CrawlLogLine, parse_file
 from login_site import LoginSite
 from redis_servers import RedisServer
 
+from crawler.curi import CrawlURI
 from crawler.distributed import run_workers
+from crawler.frontier import frontier_summary_report, note_protocol_error
+from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
+from crawler.frontier.redis.redis_frontier import RedisFrontier
+from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
+from crawler.order.schema import FrontierConfig, RetriesConfig
+from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
@@ -105,3 +113,35 @@ def test_a_server_that_breaks_http_is_given_up_on_soon(
     changing = lines[site.url("/short-changing.html")]
     assert (changing.status, tries(changing), hits["/short-changing.html"]) == (-3, 3, 3)
     assert tries(lines[site.url("/")]) == 1
+
+
+def test_a_worker_shows_its_uri_waiting_for_a_retry_in_its_frontier_report(
+    redis_server: RedisServer,
+) -> None:
+    url = redis_server.url
+    store = RedisQueueStore(RedisQueueStoreParams(url=url, namespace="pt:", worker_id="w1"))
+    f = RedisFrontier(
+        store,
+        HostnameQueueAssignmentPolicy(),
+        RedisUriUniqFilter(RedisUriUniqFilterParams(url=url, namespace="pt:")),
+        FrontierConfig(retries=RetriesConfig(protocol_retry_delay_s=60)),
+    )
+    f.open(Path("."))
+    try:
+        f.schedule(CrawlURI("http://h.example/broken"))
+        curi = f.next(5.0)
+        assert curi is not None
+        curi.status, curi.retry_delay_s = -3, 60.0
+        curi.annotate("err=RemoteProtocolError")
+        note_protocol_error(curi, "RemoteProtocolError: malformed status line 'HTTP/1.1 OK'")
+        assert f.finished(curi) is False
+        waiting = f.retries_waiting()
+        assert waiting.count == 1
+        (note,) = waiting.soonest
+        assert (note.uri, note.status, note.attempts) == ("http://h.example/broken", -3, 1)
+        assert 55 < note.due_s - time.time() <= 60
+        report = frontier_summary_report(f, "job", time.time())
+        assert " URIs waiting: 1" in report
+        assert "-3 1t http://h.example/broken RemoteProtocolError: malformed status line" in report
+    finally:
+        f.close()

@@ -74,7 +74,7 @@ def test_a_deferral_is_no_try_even_with_max_retries_0() -> None:
 def test_deferrals_have_their_own_cap_then_the_uri_ends_minus_50() -> None:
     policy = RetryPolicy(RetriesConfig(max_retries=30, max_deferrals=3))
     curi = deferred()
-    assert policy.take(curi) and policy.take(curi)
+    assert policy.take(curi) and policy.take(curi) and policy.take(curi)
     assert policy.verdict(curi) == FINAL and not policy.will_retry(curi)
     assert not policy.take(curi)  # a prerequisite that keeps deferring cannot loop for ever
     assert curi.status == -50 and curi.fetch_attempts == 0
