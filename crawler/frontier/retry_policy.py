@@ -56,6 +56,7 @@ PROTOCOL_ERROR_KEY = "fetch.protocol_error"
 """``curi.data`` key a fetcher sets (:func:`note_protocol_error`) for the attempt just made."""
 _KEPT_KEYS = (HTTP_TRIES_KEY, DEFERRALS_KEY, PROTOCOL_TRIES_KEY, LAST_PROTOCOL_ERROR_KEY)
 MAX_ERROR_CHARS = 200
+_DEFERRED = int(FetchStatus.DEFERRED)  # a plain int: an enum member's lookup costs on every URI
 
 WAIT, DEFER, RETRY, PROTOCOL, HTTP, FINAL = "wait", "defer", "retry", "protocol", "http", ""
 """Verdicts of :meth:`RetryPolicy.verdict` (``FINAL``, empty, is the only falsy one)."""
@@ -100,7 +101,7 @@ class RetryPolicy:
     def retries(self, status: int, attempts: int) -> bool:
         """Whether a URI that ended with ``status`` after ``attempts`` fetch attempts (this one
         counted, no malformed response) is tried again."""
-        if status in RETRYABLE_STATUSES and status != FetchStatus.DEFERRED:
+        if status in RETRYABLE_STATUSES and status != _DEFERRED:
             return attempts < self._max_retries
         return status in self._http and attempts < self._http_max_tries
 
@@ -114,8 +115,12 @@ class RetryPolicy:
         counting this attempt): ``WAIT``/``DEFER`` (back at once, no try counted), ``RETRY``,
         ``PROTOCOL``, ``HTTP`` (back after a failed try) or ``FINAL`` (falsy). Changes nothing."""
         status = curi.status
+        if status > 0:  # an answer: retried only if its HTTP status is
+            if status in self._http and self.http_try(curi) < self._http_max_tries:
+                return HTTP
+            return FINAL
         data = curi.data
-        if status == FetchStatus.DEFERRED:
+        if status == _DEFERRED:
             if curi.prerequisite is None:
                 return WAIT
             deferrals = int(data.get(DEFERRALS_KEY, 0)) + 1
@@ -142,8 +147,7 @@ class RetryPolicy:
 
     def take(self, curi: CrawlURI) -> str:
         """The frontier's decision for a finished ``curi``: its :meth:`verdict`, truthy to send
-        it back to its queue.
-        Counts the attempt (``fetch_attempts``, unless it was deferred), the deferral, HTTP or
+        it back to its queue. Counts the attempt (``fetch_attempts``, unless it was deferred), the deferral, HTTP or
         protocol-error try in ``curi.data``; a final URI keeps only ``fetch_attempts``."""
         verdict = self.verdict(curi)
         data = curi.data
@@ -153,7 +157,7 @@ class RetryPolicy:
         if verdict == DEFER:
             data[DEFERRALS_KEY] = int(data.get(DEFERRALS_KEY, 0)) + 1
             return verdict
-        if curi.status != FetchStatus.DEFERRED:
+        if curi.status != _DEFERRED:
             curi.fetch_attempts += 1
         if verdict == PROTOCOL:
             data[PROTOCOL_TRIES_KEY] = int(data.get(PROTOCOL_TRIES_KEY, 0)) + 1
@@ -167,8 +171,9 @@ class RetryPolicy:
             if error is not None:
                 # Kept for crawl.log's reader: why the URI ended.
                 curi.annotate("protocolError")
-            for key in _KEPT_KEYS:
-                data.pop(key, None)
+            if data:
+                for key in _KEPT_KEYS:
+                    data.pop(key, None)
         return verdict
 
     def retry_delay_s(self, curi: CrawlURI, default_s: float) -> float:
