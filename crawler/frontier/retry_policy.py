@@ -147,8 +147,9 @@ class RetryPolicy:
 
     def take(self, curi: CrawlURI) -> str:
         """The frontier's decision for a finished ``curi``: its :meth:`verdict`, truthy to send
-        it back to its queue. Counts the attempt (``fetch_attempts``, unless it was deferred), the deferral, HTTP or
-        protocol-error try in ``curi.data``; a final URI keeps only ``fetch_attempts``."""
+        it back to its queue. Counts the attempt (``fetch_attempts``, unless it was deferred),
+        the deferral, HTTP or protocol-error try in ``curi.data``; a final URI keeps only
+        ``fetch_attempts``."""
         verdict = self.verdict(curi)
         data = curi.data
         error = data.pop(PROTOCOL_ERROR_KEY, None) if data else None
