@@ -29,10 +29,10 @@ def crawl_settings(site: HostileSite, toe_threads: int = 6) -> list[str]:
     """``--set`` overrides (for ``load_order`` or the CLI) crawling ``site`` quickly to its end.
 
     Short fetch timeouts (``FETCH_TIMEOUT_S`` total, ``READ_TIMEOUT_S`` per read) and retries (3
-    attempts, 0.2 s apart, malformed responses too) keep the stalls and cuts fast; Retry-After
-    is honoured up to ``RETRY_AFTER_CAP_S``; politeness is off (our own server). The default
-    scope ends the calendar trap (TooManyHopsDecideRule, 20 hops: months -19..19, within the trap
-    budget's series of 30) and the endless redirect chain (TransclusionDecideRule's ``max_redirect_hops``).
+    attempts, 0.2 s apart, malformed responses too) keep the stalls and cuts fast; Retry-After is
+    honoured up to ``RETRY_AFTER_CAP_S``; politeness is off (our own server). The default scope ends
+    the calendar trap (TooManyHopsDecideRule, 20 hops: months -19..19, within the trap budget's
+    series of 30) and the endless redirect chain (TransclusionDecideRule's ``max_redirect_hops``).
     ``limits.max_time_s`` is only a safety net: the crawl must end "Finished" well before.
     """
     return [
