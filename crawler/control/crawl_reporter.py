@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from crawler.frontier import frontier_summary_report
 from crawler.frontier.frontier import Frontier, FrontierSnapshot
+from crawler.frontier.retry_watch import RetriesWaiting
 from crawler.logs.crawl_logs import CrawlLogs, log14
 from crawler.logs.progress import LEGEND, ProgressRow, ProgressStatistics
 from crawler.reports import CrawlSummary, render_reports, write_reports
@@ -52,6 +53,8 @@ STATUS_INTERVAL_S = 1.0
 """status.json is rewritten this often (more often for a live display, and at state changes)."""
 SLOW_PARTS_INTERVAL_S = 5.0
 """The busiest hosts and processor reports in status.json are refreshed this often."""
+RETRIES_SHOWN = 10
+"""URIs waiting for a retry listed in status.json (the soonest due)."""
 _PROGRESS_WORDS = {"PAUSING": "WAITING", "STOPPING": "ENDING", "FINISHED": "ENDED"}
 
 
@@ -226,6 +229,7 @@ class CrawlReporter:
             block_rules=c.block_rules.patterns,
             seeds=len(c.seed_uris),
             processors=self._processors,
+            retrying=self._retries_waiting(),
         )
         doc["paced_servers"] = [
             {"server": server, "gap_ms": round(gap_s * 1000, 1)} for server, gap_s in self._paced
@@ -237,6 +241,11 @@ class CrawlReporter:
         if c.display is not None and mono_s >= self._display_due:
             c.display.update(doc)
             self._display_due = mono_s + c.display.interval_s
+
+    def _retries_waiting(self) -> RetriesWaiting | None:
+        """The URIs the frontier holds for a retry after a failed try, if it tells."""
+        waiting = getattr(self._crawl.frontier, "retries_waiting", None)
+        return waiting(RETRIES_SHOWN) if waiting is not None else None
 
     # ------------------------------------------------------------------ reports
     def write_reports(self) -> list[Path]:

@@ -71,6 +71,7 @@ from crawler import (
     RuleContext,
     build_rules,
 )
+from crawler.frontier import note_protocol_error
 from crawler.robots import complete_lines, is_robots_uri
 from crawler.urls import UriError, host_port, server_key
 from processors.cookies.cookie_store import REQUEST_COOKIE, CookieStore, merge_cookie_headers
@@ -83,6 +84,7 @@ from processors.fetch.fetch_clients import (
     FetchClient,
     FetchResponse,
     failure_status,
+    is_protocol_error,
     make_client,
 )
 from processors.fetch.fetch_http_params import FetchHTTPParams
@@ -402,7 +404,10 @@ class FetchHTTP(Processor[FetchHTTPParams]):
     @staticmethod
     def _fail(curi: CrawlURI, status: int, exc: Exception) -> None:
         curi.status = status
-        curi.annotate(f"err={error_name(exc)}")
+        name = error_name(exc)
+        curi.annotate(f"err={name}")
+        if is_protocol_error(exc):
+            note_protocol_error(curi, f"{name}: {exc}")
 
     def _update_robots(self, ctx: ProcessorContext, curi: CrawlURI) -> None:
         try:
