@@ -11,9 +11,13 @@ Two tables in one LevelDB under the run's ``state/history`` (plyvel is wrapped h
   WARC writer reads it to write ``identical-payload-digest`` revisits (URL-agnostic dedup).
 
 ``import_from`` names the state directory (or run directory) of a finished earlier crawl; its
-history is opened as a second, read-only source consulted after this run's own, so a recrawl
-can send conditional requests and write revisits against the earlier crawl's WARCs. Nothing is
-ever written to it (LevelDB itself may tidy its log on open; the earlier crawl must not be running).
+history is consulted, read-only, after this run's own, so a recrawl can send conditional
+requests and write revisits against the earlier crawl's WARCs. A ``--workers`` run keeps one
+history per worker (``workers/<id>/state/history``): all of them are imported. Each imported
+database is first snapshotted into ``state/history-import/<n>/`` (its immutable table files
+hard-linked where the file system allows, the rest copied; kept for a resumed crawl), because
+LevelDB lets one process open a directory: every worker of a ``--workers`` recrawl opens its own
+snapshot. Nothing is ever written to the earlier crawl's files (it must not be running).
 
 Thread-safe: reads run at once in any number of threads; writes (each ``record_*``, with its
 read-merge-write) take one write lock, local disk only, never network I/O under it. A write that
@@ -31,6 +35,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +55,9 @@ _FETCH = b"f"
 _DIGEST = b"d"
 HISTORY_DIR = "history"
 """Directory of the history database under the state directory."""
+IMPORT_DIR = "history-import"
+"""Directory, under the state directory, of the snapshots of imported histories."""
+_SOURCE_FILE = "IMPORTED-FROM"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,20 +96,66 @@ def _encode(entry: FetchHistoryEntry | DigestHistoryEntry) -> bytes:
     return json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _resolve_import(path: Path) -> Path:
-    """The history LevelDB inside a state dir, a run dir, or the database directory itself."""
+def _resolve_import(path: Path) -> list[Path]:
+    """The history LevelDBs of an earlier crawl: inside a state dir, a run dir, or the database
+    directory itself, and every ``workers/<id>/state/history`` of a ``--workers`` run dir."""
+    found: list[Path] = []
     for candidate in (path / HISTORY_DIR, path / "state" / HISTORY_DIR, path):
         if (candidate / "CURRENT").is_file():
-            return candidate
-    raise FileNotFoundError(f"no crawl history database under {path}")
+            found.append(candidate)
+            break
+    workers = path / "workers"
+    if workers.is_dir():
+        for worker in sorted(workers.iterdir()):
+            candidate = worker / "state" / HISTORY_DIR
+            if (candidate / "CURRENT").is_file():
+                found.append(candidate)
+    if not found:
+        raise FileNotFoundError(f"no crawl history database under {path}")
+    return found
+
+
+def _snapshot(source: Path, dest: Path) -> Path:
+    """A copy of the LevelDB ``source`` at ``dest`` (reused if a complete one of the same source
+    is there): table files (immutable in LevelDB) hard-linked when possible, others copied."""
+    marker = dest / _SOURCE_FILE
+    origin = str(source.resolve())
+    if marker.is_file() and marker.read_text(encoding="utf-8") == origin:
+        return dest
+    partial = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.rmtree(dest, ignore_errors=True)
+    partial.mkdir(parents=True)
+    for item in source.iterdir():
+        if not item.is_file() or item.name == "LOCK":
+            continue
+        target = partial / item.name
+        if item.suffix in (".ldb", ".sst"):
+            try:
+                os.link(item, target)
+                continue
+            except OSError:
+                pass
+        shutil.copy2(item, target)
+    (partial / _SOURCE_FILE).write_text(origin, encoding="utf-8")
+    partial.rename(dest)
+    return dest
 
 
 class CrawlHistory:
     """Fetch and payload-digest history of a crawl (see the module docstring)."""
 
-    def __init__(self, db: Any, imported: Any = None, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        db: Any,
+        imported: list[Any] | None = None,
+        path: Path | None = None,
+        imported_from: list[Path] | None = None,
+    ) -> None:
         self._db = db
-        self._imported = imported
+        self._imported: list[Any] = imported or []
+        self.imported_from: list[Path] = imported_from or []
+        """The earlier crawl's history databases (as found, not their snapshots)."""
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._gate = ReopenGate()
@@ -115,19 +170,21 @@ class CrawlHistory:
         """
         path = Path(state_dir) / HISTORY_DIR
         path.mkdir(parents=True, exist_ok=True)
-        imported = None
-        if import_from is not None:
-            source = _resolve_import(Path(import_from))
+        sources = _resolve_import(Path(import_from)) if import_from is not None else []
+        for source in sources:
             if source.resolve() == path.resolve():
                 raise ValueError(f"history import_from {import_from} is this crawl's own history")
-            imported = plyvel.DB(str(source), create_if_missing=False)
+        imported: list[Any] = []
         try:
+            for n, source in enumerate(sources):
+                copy = _snapshot(source, Path(state_dir) / IMPORT_DIR / str(n))
+                imported.append(plyvel.DB(str(copy), create_if_missing=False))
             db = plyvel.DB(str(path), create_if_missing=True)
         except Exception:
-            if imported is not None:
-                imported.close()
+            for earlier in imported:
+                earlier.close()
             raise
-        return cls(db, imported, path)
+        return cls(db, imported, path, sources)
 
     # ----------------------------------------------------------------- fetch history
     def fetch_history(self, uri: str) -> FetchHistoryEntry | None:
@@ -219,7 +276,7 @@ class CrawlHistory:
     @property
     def has_imported(self) -> bool:
         """Whether an earlier crawl's history was imported (read-only) beside this one."""
-        return self._imported is not None
+        return bool(self._imported)
 
     # ----------------------------------------------------------------- digest history
     def lookup_digest(self, payload_digest: str) -> DigestHistoryEntry | None:
@@ -270,8 +327,10 @@ class CrawlHistory:
             if db is None:
                 raise RuntimeError("CrawlHistory is closed")
             raw: bytes | None = db.get(key)
-            if raw is None and imported is not None:
-                raw = imported.get(key)
+            for earlier in imported:
+                if raw is not None:
+                    break
+                raw = earlier.get(key)
             return raw
         finally:
             gate.leave()
@@ -314,11 +373,12 @@ class CrawlHistory:
     def close(self) -> None:
         """Close both databases. Idempotent; never raises."""
         with self._lock:
-            for db in (self._db, self._imported):
+            for db in (self._db, *self._imported):
                 if db is not None:
                     with contextlib.suppress(Exception):
                         db.close()
-            self._db = self._imported = None
+            self._db = None
+            self._imported = []
 
     def __enter__(self) -> CrawlHistory:
         return self

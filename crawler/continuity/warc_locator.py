@@ -1,0 +1,56 @@
+"""WarcLocator: the WARC file a crawl history entry names, among the directories it may be in.
+
+A history entry keeps a WARC file's *name* (``warc_filename``), not its path: the file is in
+this run's ``warcs/``, or, for an entry of an imported earlier crawl, in that crawl's run
+directory — its ``warcs/`` or a worker's ``workers/<id>/warcs/``. A file a ``kill -9`` left
+being written still ends in ``.open``; both names are tried. Pure path arithmetic plus a few
+``stat`` calls per lookup (no listing, so files that appear later are found): thread-safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from crawler.archive.run_layout import warc_dirs
+
+_OPEN = ".open"
+
+
+def run_dir_of_history(history_db: Path) -> Path:
+    """The run directory holding the history database ``history_db`` (``RUN/state/history``)."""
+    if history_db.parent.name == "state":
+        return history_db.parent.parent
+    return history_db.parent
+
+
+def warc_directories(run_dirs: Iterable[Path]) -> list[Path]:
+    """Each run's WARC directories (``warcs/`` and every ``workers/*/warcs/``), in order, each
+    once; a run's ``warcs/`` is listed even before it exists (this run's, before the first
+    write)."""
+    found: list[Path] = []
+    for run_dir in run_dirs:
+        for directory in [run_dir / "warcs", *(d.warcs for d in warc_dirs(run_dir))]:
+            if directory not in found:
+                found.append(directory)
+    return found
+
+
+class WarcLocator:
+    """Finds WARC files by name in ``directories`` (searched in order)."""
+
+    def __init__(self, directories: Sequence[Path]) -> None:
+        self.directories = list(directories)
+
+    def find(self, filename: str) -> Path | None:
+        """The file named ``filename`` (or its ``.open`` twin), or None if no directory has it.
+        A name with a directory part is refused (history entries hold bare names)."""
+        if not filename or Path(filename).name != filename:
+            return None
+        names = [filename, filename[: -len(_OPEN)] if filename.endswith(_OPEN) else filename + _OPEN]
+        for directory in self.directories:
+            for name in names:
+                path = directory / name
+                if path.is_file():
+                    return path
+        return None
