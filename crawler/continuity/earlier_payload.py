@@ -64,7 +64,7 @@ _NOT_FRESHENED = frozenset(
 )
 
 
-class UnreadableCapture(Exception):
+class UnreadableCaptureError(Exception):
     """The record at the history entry's offset is not the capture it names."""
 
 
@@ -147,13 +147,13 @@ class EarlierPayload:
             record = next(records)
             headers = record.rec_headers
             if record.rec_type != "response" or headers.get_header("WARC-Target-URI") != target:
-                raise UnreadableCapture(f"no response record of {target} at that offset")
+                raise UnreadableCaptureError(f"no response record of {target} at that offset")
             record_id = headers.get_header("WARC-Record-ID")
             if entry.warc_record_id and record_id != entry.warc_record_id:
-                raise UnreadableCapture(f"record {record_id} is not {entry.warc_record_id}")
+                raise UnreadableCaptureError(f"record {record_id} is not {entry.warc_record_id}")
             http = record.http_headers
             if http is None:
-                raise UnreadableCapture("the response record has no HTTP head")
+                raise UnreadableCaptureError("the response record has no HTTP head")
             status = int(http.get_statuscode() or 0)
             stream = record.raw_stream
             while chunk := stream.read(_CHUNK_BYTES):

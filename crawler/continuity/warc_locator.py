@@ -47,7 +47,10 @@ class WarcLocator:
         A name with a directory part is refused (history entries hold bare names)."""
         if not filename or Path(filename).name != filename:
             return None
-        names = [filename, filename[: -len(_OPEN)] if filename.endswith(_OPEN) else filename + _OPEN]
+        names = [
+            filename,
+            filename[: -len(_OPEN)] if filename.endswith(_OPEN) else filename + _OPEN,
+        ]
         for directory in self.directories:
             for name in names:
                 path = directory / name

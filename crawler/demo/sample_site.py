@@ -352,7 +352,7 @@ class SampleSite:
         for server, origin in zip(self._servers, self.content.origins, strict=True):
             if url.startswith(origin + "/"):
                 path = url[len(origin) :]
-                self.content.hosts[origin][path]  # noqa: B018 - KeyError for an unknown page
+                self.content.hosts[origin][path]
                 server.routes[path] = self.not_found_route
                 return
         raise KeyError(url)

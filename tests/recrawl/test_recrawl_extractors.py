@@ -63,7 +63,11 @@ def table() -> dict[str, Answer]:
             {**HTML, "Content-Encoding": "gzip"},
             gzip.compress(html("/from-gzip.html")),
         ),
-        "/style.css": (200, {"Content-Type": "text/css"}, b"body { background: url(img/from-css.png) }"),
+        "/style.css": (
+            200,
+            {"Content-Type": "text/css"},
+            b"body { background: url(img/from-css.png) }",
+        ),
         "/app.js": (
             200,
             {"Content-Type": "application/javascript"},

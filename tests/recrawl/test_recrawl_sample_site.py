@@ -60,7 +60,9 @@ def test_an_unchanged_site_is_reached_again_through_304s(tmp_path: Path) -> None
     # A 304 is a server-not-modified revisit (the 304 head), never the payload again.
     records = warc_records(second)
     revisits = {
-        h["WARC-Target-URI"] for k, h in records if k == "revisit" and h["WARC-Profile"] == REVISIT_304
+        h["WARC-Target-URI"]
+        for k, h in records
+        if k == "revisit" and h["WARC-Profile"] == REVISIT_304
     }
     responses = {h["WARC-Target-URI"] for k, h in records if k == "response"}
     assert revisits == ok

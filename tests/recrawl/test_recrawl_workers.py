@@ -45,9 +45,7 @@ def workers_crawl(
 
 
 def fetched_ok(run_dir: Path) -> set[str]:
-    return {
-        u for u, line in crawl_log(run_dir).items() if line.status == 200 and "robots" not in u
-    }
+    return {u for u, line in crawl_log(run_dir).items() if line.status == 200 and "robots" not in u}
 
 
 def test_a_workers_recrawl_of_a_workers_crawl_reaches_every_url(
@@ -58,9 +56,7 @@ def test_a_workers_recrawl_of_a_workers_crawl_reaches_every_url(
         workers_crawl(redis_server, site, first, "first")
         assert len(list(first.glob("workers/*/state/history/CURRENT"))) == 2
         assert site.expected_urls() <= reached(first)
-        workers_crawl(
-            redis_server, site, second, "second", f"history.import_from={str(first)!r}"
-        )
+        workers_crawl(redis_server, site, second, "second", f"history.import_from={str(first)!r}")
     assert reached(second) == reached(first)
     assert not_modified(second) == fetched_ok(first)
 
@@ -71,9 +67,7 @@ def test_a_workers_recrawl_of_a_single_process_crawl(
     with SampleSite(pages_per_host=30, validators=True) as site:
         first, second = tmp_path / "first", tmp_path / "second"
         crawl_sample_site(site, first, "toe_threads=4")
-        workers_crawl(
-            redis_server, site, second, "second", f"history.import_from={str(first)!r}"
-        )
+        workers_crawl(redis_server, site, second, "second", f"history.import_from={str(first)!r}")
     assert reached(second) == reached(first)
     assert not_modified(second) == fetched_ok(first)
     assert len(list(second.glob("workers/*/state/history-import/0/IMPORTED-FROM"))) == 2
