@@ -57,7 +57,9 @@ HISTORY_DIR = "history"
 """Directory of the history database under the state directory."""
 IMPORT_DIR = "history-import"
 """Directory, under the state directory, of the snapshots of imported histories."""
-_SOURCE_FILE = "IMPORTED-FROM"
+IMPORT_SOURCE_FILE = "IMPORTED-FROM"
+"""File in each snapshot naming the database it was taken from (so a later crawl importing this
+one can follow the chain of earlier crawls back)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +120,7 @@ def _resolve_import(path: Path) -> list[Path]:
 def _snapshot(source: Path, dest: Path) -> Path:
     """A copy of the LevelDB ``source`` at ``dest`` (reused if a complete one of the same source
     is there): table files (immutable in LevelDB) hard-linked when possible, others copied."""
-    marker = dest / _SOURCE_FILE
+    marker = dest / IMPORT_SOURCE_FILE
     origin = str(source.resolve())
     if marker.is_file() and marker.read_text(encoding="utf-8") == origin:
         return dest
@@ -137,7 +139,7 @@ def _snapshot(source: Path, dest: Path) -> Path:
             except OSError:
                 pass
         shutil.copy2(item, target)
-    (partial / _SOURCE_FILE).write_text(origin, encoding="utf-8")
+    (partial / IMPORT_SOURCE_FILE).write_text(origin, encoding="utf-8")
     partial.rename(dest)
     return dest
 

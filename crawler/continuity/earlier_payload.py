@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crawler.continuity.warc_locator import WarcLocator, run_dir_of_history, warc_directories
+from crawler.continuity.warc_locator import WarcLocator, earlier_runs, warc_directories
 from crawler.curi import CrawlURI, Hop, Link
 
 if TYPE_CHECKING:
@@ -107,10 +107,10 @@ class EarlierPayload:
         cls, run_dir: Path, history: CrawlHistory | None, logger: Any, with_outlinks: bool
     ) -> EarlierPayload:
         """For a crawl in ``run_dir``: its own WARCs, then those of the runs whose histories
-        ``history`` imported."""
+        ``history`` imported, then those of the runs they had imported, and so on back."""
         runs = [run_dir]
         if history is not None:
-            runs += [run_dir_of_history(db) for db in history.imported_from]
+            runs += earlier_runs(history.imported_from)
         return cls(WarcLocator(warc_directories(runs)), logger, with_outlinks)
 
     def load(self, curi: CrawlURI, rec: Recording, entry: FetchHistoryEntry) -> bool:

@@ -2,9 +2,12 @@
 
 A history entry keeps a WARC file's *name* (``warc_filename``), not its path: the file is in
 this run's ``warcs/``, or, for an entry of an imported earlier crawl, in that crawl's run
-directory — its ``warcs/`` or a worker's ``workers/<id>/warcs/``. A file a ``kill -9`` left
-being written still ends in ``.open``; both names are tried. Pure path arithmetic plus a few
-``stat`` calls per lookup (no listing, so files that appear later are found): thread-safe.
+directory — its ``warcs/`` or a worker's ``workers/<id>/warcs/`` — or in the run *that* crawl
+imported, and so on back (a 304 revisit's entry names the original capture, however many
+recrawls ago: :func:`earlier_runs` follows the snapshots' ``IMPORTED-FROM`` files). A file a
+``kill -9`` left being written still ends in ``.open``; both names are tried. Pure path
+arithmetic plus a few ``stat`` calls per lookup (no listing, so files that appear later are
+found): thread-safe.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from crawler.archive.run_layout import warc_dirs
+from crawler.history import IMPORT_DIR, IMPORT_SOURCE_FILE
 
 _OPEN = ".open"
+_MAX_EARLIER_RUNS = 1000
 
 
 def run_dir_of_history(history_db: Path) -> Path:
@@ -22,6 +27,28 @@ def run_dir_of_history(history_db: Path) -> Path:
     if history_db.parent.name == "state":
         return history_db.parent.parent
     return history_db.parent
+
+
+def earlier_runs(history_dbs: Iterable[Path]) -> list[Path]:
+    """The run directories of the history databases ``history_dbs`` and, breadth first, of the
+    databases each of those had imported (read from ``state/history-import/*/IMPORTED-FROM``),
+    each once."""
+    runs: list[Path] = []
+    seen: set[Path] = set()
+    queue = list(history_dbs)
+    while queue and len(runs) < _MAX_EARLIER_RUNS:
+        db = queue.pop(0)
+        key = db.resolve()
+        if key in seen:
+            continue
+        seen.add(key)
+        runs.append(run_dir_of_history(db))
+        for marker in sorted(db.parent.glob(f"{IMPORT_DIR}/*/{IMPORT_SOURCE_FILE}")):
+            try:
+                queue.append(Path(marker.read_text(encoding="utf-8").strip()))
+            except (OSError, UnicodeError):
+                continue
+    return runs
 
 
 def warc_directories(run_dirs: Iterable[Path]) -> list[Path]:

@@ -114,3 +114,17 @@ def test_a_changed_site_yields_new_pages_full_changes_and_404s(tmp_path: Path) -
     responses = {h["WARC-Target-URI"] for k, h in records if k == "response"}
     assert set(changed) | set(new) <= responses
     assert not responses & unchanged
+
+
+def test_a_third_crawl_reads_payloads_stored_two_crawls_back(tmp_path: Path) -> None:
+    # The second crawl's 304 revisits name the first crawl's records; the third crawl imports
+    # only the second, and finds the first through the second's import.
+    with SampleSite(ports=(0,), pages_per_host=25, validators=True) as site:
+        runs = [tmp_path / "first", tmp_path / "second", tmp_path / "third"]
+        crawl(site, runs[0])
+        recrawl(site, runs[0], runs[1])
+        recrawl(site, runs[1], runs[2])
+    assert reached(runs[2]) == reached(runs[1]) == reached(runs[0])
+    assert not_modified(runs[2]) == not_modified(runs[1])
+    notes = {note for line in crawl_log(runs[2]).values() for note in line.annotations}
+    assert not any(note.startswith("earlierPayload:") for note in notes)

@@ -11,8 +11,13 @@ from warcio.warcwriter import WARCWriter
 
 from crawler import CrawlURI, Recording
 from crawler.continuity.earlier_payload import EarlierPayload, freshened, outlinks_of
-from crawler.continuity.warc_locator import WarcLocator, run_dir_of_history, warc_directories
-from crawler.history import FetchHistoryEntry
+from crawler.continuity.warc_locator import (
+    WarcLocator,
+    earlier_runs,
+    run_dir_of_history,
+    warc_directories,
+)
+from crawler.history import CrawlHistory, FetchHistoryEntry
 
 URI = "http://example.test/page.html"
 BODY = b'<html><a href="/next.html">next</a></html>'
@@ -161,3 +166,10 @@ def test_warc_directories_of_runs_and_their_workers(tmp_path: Path) -> None:
         run / "workers" / "w01" / "warcs",
         run / "workers" / "w02" / "warcs",
     ]
+
+
+def test_earlier_runs_follow_each_crawls_own_import_back(tmp_path: Path) -> None:
+    CrawlHistory.open(tmp_path / "one" / "state").close()
+    CrawlHistory.open(tmp_path / "two" / "state", import_from=tmp_path / "one").close()
+    with CrawlHistory.open(tmp_path / "three" / "state", import_from=tmp_path / "two") as three:
+        assert earlier_runs(three.imported_from) == [tmp_path / "two", tmp_path / "one"]
