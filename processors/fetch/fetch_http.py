@@ -34,8 +34,10 @@ connect failed (TLS failures included), -3 connection lost or a broken response,
 before a response, -7 unfetchable URI), ``http_version``, ``response_headers``,
 ``content_type``, ``content_length``, ``content_size``, ``payload_digest``, ``fetch_start_ms``,
 ``fetch_duration_ms``, ``ip_address`` (also noted in ``ctx.servers`` unless proxied),
-``recording``, ``revisit`` and the annotations ``lenTrunc``/``timeTrunc``/``stopTrunc``/
-``midFetchAbort``/``duplicate:server-not-modified``/``err=<Exception>``.
+``recording``, ``revisit``, for a 304 read back ``earlier_status`` (and the stored response's
+headers, freshened), and the annotations ``lenTrunc``/``timeTrunc``/``stopTrunc``/
+``midFetchAbort``/``duplicate:server-not-modified``/``earlierPayload:missing``/
+``earlierPayload:unreadable``/``err=<Exception>``.
 
 Mid-fetch abort: with a ``should_fetch_body_rule`` (a DecideRuleSequence of the order, bound
 without seeds), the rule is asked once the response head is in — status, ``content_type``,
