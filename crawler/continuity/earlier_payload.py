@@ -15,9 +15,11 @@ stops at its seed. The crawl history names the record holding the page's payload
   kept from the stored response), and ``content_type`` from them;
 * sets ``curi.earlier_status`` to the stored status, so extractors that want a 2xx payload read
   ``curi.payload_status``;
-* with ``with_outlinks`` (the order's browser is on), also adds the outlinks of the earlier
-  capture's ``metadata`` record, which hold the rendered DOM's links of a browser-captured
-  page (the browser does not load a 304 again).
+* with ``with_outlinks`` (the order's browser is on), for an HTML page also adds the outlinks
+  of the earlier capture's ``metadata`` record, which hold the rendered DOM's links of a
+  browser-captured page (the browser does not load a 304 again). The extractors then find the
+  document's own links a second time: harmless (the frontier drops the repeats) but counted
+  twice against an extractor's ``max_outlinks``.
 
 Then the extract chain runs unchanged, so hop paths, scope, trap budgets and quotas decide as
 in the earlier crawl. Nothing is stored per URI beyond the history entry the crawl keeps anyway.
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
 
 MISSING = "earlierPayload:missing"
 UNREADABLE = "earlierPayload:unreadable"
+_BROWSER_TYPES = ("text/html", "application/xhtml+xml")  # what FetchBrowser loads
 _CHUNK_BYTES = 64 * 1024
 _MAX_METADATA_BYTES = 8 * 1024 * 1024
 _RECORDS_AFTER_RESPONSE = 3  # request, metadata, and one spare
@@ -161,7 +164,7 @@ class EarlierPayload:
             curi.earlier_status = status
             curi.response_headers = freshened(list(http.headers), curi.response_headers)
             curi.content_type = curi.header("content-type")
-            if self.with_outlinks:
+            if self.with_outlinks and curi.mime_type in _BROWSER_TYPES:
                 self._add_outlinks(curi, records, record_id)
 
     @staticmethod
