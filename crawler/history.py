@@ -15,7 +15,8 @@ history is consulted, read-only, after this run's own, so a recrawl can send con
 requests and write revisits against the earlier crawl's WARCs. A ``--workers`` run keeps one
 history per worker (``workers/<id>/state/history``): all of them are imported. Each imported
 database is first snapshotted into ``state/history-import/<n>/`` (its immutable table files
-hard-linked where the file system allows, the rest copied; kept for a resumed crawl), because
+hard-linked where the file system allows, the rest copied; kept for a resumed crawl, which
+uses them even if the earlier run is gone by then), because
 LevelDB lets one process open a directory: every worker of a ``--workers`` recrawl opens its own
 snapshot. Nothing is ever written to the earlier crawl's files (it must not be running).
 
@@ -117,6 +118,15 @@ def _resolve_import(path: Path) -> list[Path]:
     return found
 
 
+def _snapshot_sources(snapshots: Path) -> list[Path]:
+    """The databases the complete snapshots under ``snapshots`` were taken from, in order."""
+    found: list[tuple[int, Path]] = []
+    for marker in snapshots.glob(f"*/{IMPORT_SOURCE_FILE}"):
+        if marker.parent.name.isdigit():
+            found.append((int(marker.parent.name), Path(marker.read_text(encoding="utf-8"))))
+    return [source for _, source in sorted(found)]
+
+
 def _snapshot(source: Path, dest: Path) -> Path:
     """A copy of the LevelDB ``source`` at ``dest`` (reused if a complete one of the same source
     is there): table files (immutable in LevelDB) hard-linked when possible, others copied."""
@@ -172,7 +182,15 @@ class CrawlHistory:
         """
         path = Path(state_dir) / HISTORY_DIR
         path.mkdir(parents=True, exist_ok=True)
-        sources = _resolve_import(Path(import_from)) if import_from is not None else []
+        sources: list[Path] = []
+        if import_from is not None:
+            try:
+                sources = _resolve_import(Path(import_from))
+            except FileNotFoundError:
+                # A resumed recrawl whose earlier run has gone since: its snapshots serve.
+                sources = _snapshot_sources(Path(state_dir) / IMPORT_DIR)
+                if not sources:
+                    raise
         for source in sources:
             if source.resolve() == path.resolve():
                 raise ValueError(f"history import_from {import_from} is this crawl's own history")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 
@@ -148,3 +149,9 @@ def test_every_worker_of_a_workers_run_is_imported_from_a_snapshot(tmp_path: Pat
     with CrawlHistory.open(state, import_from=run) as resumed:
         assert resumed.fetch_history("http://a/") == a
     assert (snapshots[0] / "kept").is_file()
+    # ...even once the earlier run is gone (a new crawl importing nothing there still fails).
+    shutil.rmtree(run)
+    with CrawlHistory.open(state, import_from=run) as resumed:
+        assert resumed.fetch_history("http://b/") == b
+    with pytest.raises(FileNotFoundError, match="no crawl history"):
+        CrawlHistory.open(tmp_path / "fresh" / "state", import_from=run)
