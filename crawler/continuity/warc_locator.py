@@ -2,7 +2,8 @@
 
 A history entry keeps a WARC file's *name* (``warc_filename``), not its path: the file is in
 this run's ``warcs/``, or, for an entry of an imported earlier crawl, in that crawl's run
-directory — its ``warcs/`` or a worker's ``workers/<id>/warcs/`` — or in the run *that* crawl
+directory — its ``warcs/``, a worker's ``workers/<id>/warcs/``, or the WARC writer's
+``directory`` its ``order.effective.yaml`` names — or in the run *that* crawl
 imported, and so on back (a 304 revisit's entry names the original capture, however many
 recrawls ago: :func:`earlier_runs` follows the snapshots' ``IMPORTED-FROM`` files). A file a
 ``kill -9`` left being written still ends in ``.open``; both names are tried. Pure path
@@ -19,6 +20,8 @@ from crawler.archive.run_layout import warc_dirs
 from crawler.history import IMPORT_DIR, IMPORT_SOURCE_FILE
 
 _OPEN = ".open"
+_WRITER = "WARCWriterProcessor"
+ORDER_FILE = "order.effective.yaml"
 _MAX_EARLIER_RUNS = 1000
 
 
@@ -51,13 +54,37 @@ def earlier_runs(history_dbs: Iterable[Path]) -> list[Path]:
     return runs
 
 
+def writer_directories(run_dir: Path) -> list[Path]:
+    """The ``directory`` of each WARC writer in the run's ``order.effective.yaml`` (relative
+    ones under ``run_dir``); none if the file is missing or unreadable."""
+    import yaml
+
+    try:
+        order = yaml.safe_load((run_dir / ORDER_FILE).read_text(encoding="utf-8"))
+        chain = order["chains"]["write"]
+    except (OSError, UnicodeError, yaml.YAMLError, KeyError, TypeError):
+        return []
+    found: list[Path] = []
+    for item in chain if isinstance(chain, list) else []:
+        if not isinstance(item, dict) or not str(item.get("class", "")).endswith(_WRITER):
+            continue
+        params = item.get("params") or {}
+        directory = params.get("directory") if isinstance(params, dict) else None
+        if isinstance(directory, str) and directory:
+            found.append(run_dir / directory)  # an absolute directory stays itself
+    return found
+
+
 def warc_directories(run_dirs: Iterable[Path]) -> list[Path]:
-    """Each run's WARC directories (``warcs/`` and every ``workers/*/warcs/``), in order, each
-    once; a run's ``warcs/`` is listed even before it exists (this run's, before the first
-    write)."""
+    """Each run's WARC directories (``warcs/``, every ``workers/*/warcs/``, and the writers'
+    directories its own and its workers' ``order.effective.yaml`` name), in order, each once; a
+    run's ``warcs/`` is listed even before it exists (this run's, before the first write)."""
     found: list[Path] = []
     for run_dir in run_dirs:
-        for directory in [run_dir / "warcs", *(d.warcs for d in warc_dirs(run_dir))]:
+        workers = run_dir / "workers"
+        bases = [run_dir, *(sorted(workers.iterdir()) if workers.is_dir() else [])]
+        named = [d for base in bases if base.is_dir() for d in writer_directories(base)]
+        for directory in [run_dir / "warcs", *(d.warcs for d in warc_dirs(run_dir)), *named]:
             if directory not in found:
                 found.append(directory)
     return found

@@ -173,3 +173,22 @@ def test_earlier_runs_follow_each_crawls_own_import_back(tmp_path: Path) -> None
     CrawlHistory.open(tmp_path / "two" / "state", import_from=tmp_path / "one").close()
     with CrawlHistory.open(tmp_path / "three" / "state", import_from=tmp_path / "two") as three:
         assert earlier_runs(three.imported_from) == [tmp_path / "two", tmp_path / "one"]
+
+
+def test_a_writer_directory_named_in_the_runs_effective_order_is_searched(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "order.effective.yaml").write_text(
+        "chains:\n  write:\n"
+        "    - {name: warc_writer, class: processors.write.WARCWriterProcessor,"
+        f" params: {{directory: archive}}}}\n"
+        "    - {name: other, class: processors.write.WARCWriterProcessor,"
+        f" params: {{directory: {tmp_path / 'elsewhere'}}}}}\n"
+        "    - {name: mirror, class: processors.write.MirrorWriterProcessor,"
+        " params: {directory: mirror}}\n"
+    )
+    assert warc_directories([run]) == [run / "warcs", run / "archive", tmp_path / "elsewhere"]
+    (run / "order.effective.yaml").write_text("chains: [unclosed")
+    assert warc_directories([run]) == [run / "warcs"]
