@@ -35,11 +35,13 @@ Heritrix counterpart:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -127,7 +129,38 @@ def _snapshot_sources(snapshots: Path) -> list[Path]:
     return [source for _, source in sorted(found)]
 
 
-def _snapshot(source: Path, dest: Path) -> Path:
+@contextlib.contextmanager
+def _locked(source: Path, wait_s: float) -> Iterator[None]:
+    """Hold LevelDB's own lock on ``source`` (its ``LOCK`` file, as LevelDB takes it) while the
+    snapshot is taken, so a running crawl's database is never copied half-written; another
+    process taking a snapshot of it is waited for up to ``wait_s``. A database whose ``LOCK``
+    cannot be opened for writing (a read-only copy) is copied unlocked.
+
+    Raises ``ValueError`` if the lock stays taken (the earlier crawl is still running).
+    """
+    try:
+        fd = os.open(source / "LOCK", os.O_RDWR)
+    except OSError:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    raise ValueError(
+                        f"history import_from: {source} is in use (is that crawl still running?)"
+                    ) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _snapshot(source: Path, dest: Path, lock_wait_s: float) -> Path:
     """A copy of the LevelDB ``source`` at ``dest`` (reused if a complete one of the same source
     is there): table files (immutable in LevelDB) hard-linked when possible, others copied."""
     marker = dest / IMPORT_SOURCE_FILE
@@ -138,17 +171,18 @@ def _snapshot(source: Path, dest: Path) -> Path:
     shutil.rmtree(partial, ignore_errors=True)
     shutil.rmtree(dest, ignore_errors=True)
     partial.mkdir(parents=True)
-    for item in source.iterdir():
-        if not item.is_file() or item.name == "LOCK":
-            continue
-        target = partial / item.name
-        if item.suffix in (".ldb", ".sst"):
-            try:
-                os.link(item, target)
+    with _locked(source, lock_wait_s):
+        for item in source.iterdir():
+            if not item.is_file() or item.name == "LOCK":
                 continue
-            except OSError:
-                pass
-        shutil.copy2(item, target)
+            target = partial / item.name
+            if item.suffix in (".ldb", ".sst"):
+                try:
+                    os.link(item, target)
+                    continue
+                except OSError:
+                    pass
+            shutil.copy2(item, target)
     (partial / IMPORT_SOURCE_FILE).write_text(origin, encoding="utf-8")
     partial.rename(dest)
     return dest
@@ -174,11 +208,15 @@ class CrawlHistory:
         self.path = path
 
     @classmethod
-    def open(cls, state_dir: Path, import_from: Path | None = None) -> CrawlHistory:
+    def open(
+        cls, state_dir: Path, import_from: Path | None = None, lock_wait_s: float = 30.0
+    ) -> CrawlHistory:
         """Open (creating if missing) ``state_dir/history``; ``import_from`` read-only beside it.
 
-        Raises ``FileNotFoundError`` if ``import_from`` holds no history database and
-        ``OSError`` (plyvel's ``IOError``) if a database is locked by a running process.
+        Raises ``FileNotFoundError`` if ``import_from`` holds no history database,
+        ``ValueError`` if it is this crawl's own or is still in use after ``lock_wait_s`` (a
+        running crawl; other processes snapshotting it hold it briefly), and ``OSError``
+        (plyvel's ``IOError``) if this crawl's database is locked by a running process.
         """
         path = Path(state_dir) / HISTORY_DIR
         path.mkdir(parents=True, exist_ok=True)
@@ -197,7 +235,7 @@ class CrawlHistory:
         imported: list[Any] = []
         try:
             for n, source in enumerate(sources):
-                copy = _snapshot(source, Path(state_dir) / IMPORT_DIR / str(n))
+                copy = _snapshot(source, Path(state_dir) / IMPORT_DIR / str(n), lock_wait_s)
                 imported.append(plyvel.DB(str(copy), create_if_missing=False))
             db = plyvel.DB(str(path), create_if_missing=True)
         except Exception:

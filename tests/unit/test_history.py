@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -155,3 +157,28 @@ def test_every_worker_of_a_workers_run_is_imported_from_a_snapshot(tmp_path: Pat
         assert resumed.fetch_history("http://b/") == b
     with pytest.raises(FileNotFoundError, match="no crawl history"):
         CrawlHistory.open(tmp_path / "fresh" / "state", import_from=run)
+
+
+def test_a_history_still_in_use_is_not_imported(tmp_path: Path) -> None:
+    CrawlHistory.open(tmp_path / "old" / "state").close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_OPEN, str(tmp_path / "old" / "state" / "history")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        with pytest.raises(ValueError, match="is in use"):
+            CrawlHistory.open(tmp_path / "new", import_from=tmp_path / "old", lock_wait_s=0.2)
+    finally:
+        holder.kill()
+        holder.wait()
+    CrawlHistory.open(tmp_path / "new", import_from=tmp_path / "old").close()
+
+
+HOLD_OPEN = """
+import sys, time, plyvel
+db = plyvel.DB(sys.argv[1])
+print("open", flush=True)
+time.sleep(60)
+"""
