@@ -16,10 +16,10 @@ stops at its seed. The crawl history names the record holding the page's payload
 * sets ``curi.earlier_status`` to the stored status, so extractors that want a 2xx payload read
   ``curi.payload_status``;
 * with ``with_outlinks`` (the order's browser is on), for an HTML page also adds the outlinks
-  of the earlier capture's ``metadata`` record, which hold the rendered DOM's links of a
-  browser-captured page (the browser does not load a 304 again). The extractors then find the
-  document's own links a second time: harmless (the frontier drops the repeats) but counted
-  twice against an extractor's ``max_outlinks``.
+  of the earlier capture's ``metadata`` record (when the capture is the URI's own), which hold
+  the rendered DOM's links of a browser-captured page (the browser does not load a 304 again).
+  The extractors then find the document's own links a second time: harmless (the frontier
+  drops the repeats) but counted twice against an extractor's ``max_outlinks``.
 
 Then the extract chain runs unchanged, so hop paths, scope, trap budgets and quotas decide as
 in the earlier crawl. Nothing is stored per URI beyond the history entry the crawl keeps anyway.
@@ -164,7 +164,9 @@ class EarlierPayload:
             curi.earlier_status = status
             curi.response_headers = freshened(list(http.headers), curi.response_headers)
             curi.content_type = curi.header("content-type")
-            if self.with_outlinks and curi.mime_type in _BROWSER_TYPES:
+            # Another URI's metadata (its payload held this one's) lists links of another base.
+            own = target == curi.uri
+            if self.with_outlinks and own and curi.mime_type in _BROWSER_TYPES:
                 self._add_outlinks(curi, records, record_id)
 
     @staticmethod
