@@ -2,7 +2,8 @@
 
 A job is the directory of its ``order.yaml`` (the order's ``base_dir``); its runs are
 ``<job>/runs/<UTC stamp>/`` (names sort by start time). The previous run is the newest one whose
-``status.json`` says ``FINISHED`` and that kept a history (``state/history``): a run still going,
+``status.json`` says ``FINISHED`` and that kept a history (``state/history``), or a ``--workers``
+run (``workers/<id>/``) each of whose workers did both: a run still going,
 one that died (``kill -9``, never resumed to its end) or one run with ``history.enabled: false``
 is passed over, as is the run being started itself.
 
@@ -45,15 +46,29 @@ def latest_finished_run(job_dir: Path, exclude: Path | None = None) -> Path | No
         return None
     skip = exclude.resolve() if exclude is not None else None
     for run in sorted((p for p in runs.iterdir() if p.is_dir()), reverse=True):
-        if run.is_symlink() or not (run / HISTORY_DB).is_dir():
+        if run.is_symlink():
             continue
         real = run.resolve()
         if skip is not None and (real == skip or real in skip.parents):
             continue
-        doc = read_status(run)
-        if doc is not None and doc.get("state") == "FINISHED":
+        if _finished_with_history(run):
             return real
     return None
+
+
+def _finished_with_history(run: Path) -> bool:
+    """``run`` (one process, or every worker of a ``--workers`` run) finished and kept a history."""
+    workers = run / "workers"
+    parts = [run] if (run / HISTORY_DB).is_dir() or not workers.is_dir() else []
+    if not parts:
+        parts = sorted(p for p in workers.iterdir() if p.is_dir())
+    if not parts:
+        return False
+    for part in parts:
+        doc = read_status(part)
+        if not (part / HISTORY_DB).is_dir() or doc is None or doc.get("state") != "FINISHED":
+            return False
+    return True
 
 
 def resolve_previous(order: CrawlOrder, run_dir: Path) -> tuple[CrawlOrder, PreviousRun | None]:
