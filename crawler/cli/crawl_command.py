@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
+from crawler.crawler_error import CrawlerError
+
 RunOrder = Callable[[Path, Sequence[str], "Path | None", TextIO, TextIO, bool], int]
 """``crawler run``'s body: (order, --set overrides, run dir, out, err, no display) → exit code."""
 
@@ -35,7 +37,7 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9.-]+")
 
 
-class CrawlArgsError(ValueError):
+class CrawlArgsError(CrawlerError, ValueError):
     """A URL or the contact cannot be used; the message says why and how to fix it."""
 
 

@@ -37,6 +37,7 @@ from crawler.archive.collection_set import CollectionSet, CollectionSetError
 from crawler.chain import ProcessorChains
 from crawler.clock import Clock
 from crawler.control.steering import BlockRules
+from crawler.crawler_error import CrawlerError
 from crawler.curi import CrawlURI
 from crawler.decide.decide_rule import DecideRuleSequence, RuleContext
 from crawler.disk import DiskGuard
@@ -64,7 +65,7 @@ PID_FILE = "crawler.pid"
 RUN_SUBDIRS = ("logs", "warcs", "state", "reports", "action")
 
 
-class CrawlInUseError(OSError):
+class CrawlInUseError(CrawlerError, OSError):
     """The run directory belongs to a crawl that is still running."""
 
 
