@@ -3,8 +3,8 @@
 Why (as published single-site crawl experiments with Heritrix showed): with the hostname policy
 one big site is one queue, which emits one URI at a time, so a single-site crawl runs on one
 thread. Hashing the whole URI modulo N (50 for 50 threads in those experiments) spreads the site
-over N queues. The classic string
-hashes are computed over the URI's UTF-8 bytes, as the C originals do over ``char*``:
+over N queues. The classic string hashes are computed over the URI's UTF-8 bytes, as the C
+originals do over ``char*``:
 
 * ELFHash (PJW): ``h = (h << 4) + c``; if the top nibble ``x = h & 0xF0000000`` is set,
   ``h ^= x >> 24; h &= ~x``; result ``h & 0x7FFFFFFF``.
