@@ -120,7 +120,7 @@ def crawl_dir_of(path: Path) -> Path:
     path = path.resolve()
     if path.name == "history" and (path / "CURRENT").is_file():
         path = path.parent
-    if path.name == "state" and (path.parent / "logs").is_dir():
+    if path.name == "state" and ((path / "history").is_dir() or (path.parent / "logs").is_dir()):
         path = path.parent
     top = path.parent.parent
     if path.parent.name == "workers" and (top / _DISTRIBUTED_FILE).is_file():

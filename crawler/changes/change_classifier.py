@@ -5,7 +5,8 @@ The rules (a URI's latest fetch in this crawl, ``now``, against the earlier craw
 * **new** — the URI is not in the earlier crawl's history;
 * **gone** — this crawl got 404 or 410 for it, or did not fetch it (no longer linked, or not
   reached: out of budget, a fetch that failed);
-* **unchanged** — this crawl got 304 (Not Modified), or the same payload digest as before;
+* **unchanged** — this crawl got 304 (Not Modified), or the same payload digest as before, or
+  404/410 again (it was gone already);
 * **changed** — any other answer: a different payload digest.
 
 :func:`changes` reads sorted ``(uri, entry)`` streams — one per history database, as
@@ -51,6 +52,8 @@ def classify(now: FetchHistoryEntry | None, earlier: FetchHistoryEntry | None) -
     of them is given."""
     if earlier is None:
         return NEW
+    if now is not None and now.status in GONE_STATUSES and earlier.status in GONE_STATUSES:
+        return UNCHANGED
     if now is None or now.status in GONE_STATUSES:
         return GONE
     if now.status == NOT_MODIFIED:

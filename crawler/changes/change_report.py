@@ -197,14 +197,14 @@ def write_change_report(run_dir: Path, include: Sequence[Path] = ()) -> ChangeSu
         return None
     if earlier.resolve() == run_dir.resolve():
         raise ChangeReportError(f"{run_dir}: history.import_from names this crawl itself")
-    now_dbs = crawl_histories(run_dir, include)
-    if not now_dbs:
-        raise ChangeReportError(f"{run_dir}: no crawl history (state/history) to compare")
     earlier_dbs = crawl_histories(earlier)
     if not earlier_dbs:
         raise ChangeReportError(
             f"{earlier} (history.import_from): no crawl history (state/history) to compare with"
         )
+    now_dbs = crawl_histories(run_dir, include)
+    if not now_dbs:
+        raise ChangeReportError(f"{run_dir}: no crawl history (state/history) to compare")
     report = ChangeReport(run_dir / "reports", run_dir, earlier)
     opened: list[Iterator[tuple[str, FetchHistoryEntry]]] = []
     try:
