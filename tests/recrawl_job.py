@@ -5,6 +5,7 @@ first crawl's history (``history.import_from``), so unchanged pages come back 30
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,7 @@ def crawl_twice(site: ChangingSite, job: Path, *extra: str) -> RecrawlJob:
     first_version(site)
     crawl_sample_site(site, first, "toe_threads=4", *extra)  # type: ignore[arg-type]
     second_version(site)
+    time.sleep(1.0)  # captures 14-digit timestamps apart: one calendar entry per crawl
     crawl_sample_site(  # type: ignore[arg-type]
         site, second, "toe_threads=4", f"history.import_from={json.dumps(str(first))}", *extra
     )
