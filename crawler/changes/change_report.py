@@ -67,6 +67,10 @@ def _status(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
+def _json_int(value: int | None) -> str:
+    return "null" if value is None else str(int(value))
+
+
 class ChangeReport:
     """Collects :class:`Change` entries, then writes both files into ``reports_dir``."""
 
@@ -76,6 +80,8 @@ class ChangeReport:
         self.earlier = earlier
         self.counts: Counter[str] = Counter(dict.fromkeys(KINDS, 0))
         self.hosts: dict[str, Counter[str]] = {}
+        self._prefix: str | None = None
+        self._current: Counter[str] = Counter()
         reports_dir.mkdir(parents=True, exist_ok=True)
         self._text: dict[str, IO[str]] = {}
         self._json: dict[str, IO[str]] = {}
@@ -90,18 +96,27 @@ class ChangeReport:
 
     def add(self, change: Change) -> None:
         """Count ``change`` and spool its lines."""
-        kind = change.kind
+        kind, uri = change.kind, change.uri
         self.counts[kind] += 1
-        host = host_of(change.uri)
-        tally = self.hosts.get(host)
-        if tally is None:
-            tally = self.hosts[host] = Counter()
-        tally[kind] += 1
-        self._text[kind].write(
-            f"{_status(change.status):>5} {_status(change.earlier_status):>5} {change.uri}\n"
+        self._tally(uri)[kind] += 1
+        now, before = _status(change.status), _status(change.earlier_status)
+        self._text[kind].write(f"{now:>5} {before:>5} {uri}\n")
+        now, before = _json_int(change.status), _json_int(change.earlier_status)
+        self._json[kind].write(
+            f'{{"uri": {json.dumps(uri)}, "status": {now}, "earlier_status": {before}}}\n'
         )
-        item = {"uri": change.uri, "status": change.status, "earlier_status": change.earlier_status}
-        self._json[kind].write(json.dumps(item) + "\n")
+
+    def _tally(self, uri: str) -> Counter[str]:
+        # URIs come sorted, so a run of them shares "scheme://host:port/": parse it once.
+        if self._prefix is None or not uri.startswith(self._prefix):
+            host = host_of(uri)
+            tally = self.hosts.get(host)
+            if tally is None:
+                tally = self.hosts[host] = Counter()
+            self._current = tally
+            slash = uri.find("/", uri.find("//") + 2) if "//" in uri else -1
+            self._prefix = uri[: slash + 1] if slash > 0 else None
+        return self._current
 
     def write(self) -> ChangeSummary:
         """Write ``changes-report.txt`` and ``changes-report.json``; the spools are closed."""
