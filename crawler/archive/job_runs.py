@@ -9,8 +9,9 @@ runs, died when some worker died (or never wrote its status) and none runs.
 ``crawler replay JOB_DIR`` and ``crawler wacz JOB_DIR --runs all`` take the finished runs and
 name the others (a run still being written, or one that died mid-crawl, is left out: its WARCs
 may end in a half record and its history may still change). :func:`imported_crawl` says which
-earlier crawl a run's order imported its history from (``history.import_from``: a run or state
-directory, or ``previous``, the job's latest finished run). File-system reads only; thread-safe.
+earlier crawl a run imported its history from: the run or state directory its
+``order.effective.yaml`` names in ``history.import_from`` (where the crawl records what a
+``previous`` resolved to). File-system reads only; thread-safe.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ FINISHED = "finished"
 RUNNING = "running"
 DIED = "died"
 UNKNOWN = "unknown"
-PREVIOUS = "previous"
-"""``history.import_from: previous``: the job's latest finished run before this one."""
 _DISTRIBUTED_FILE = "distributed.json"  # as crawler.distributed.run_info writes it
 _ORDER_FILE = "order.effective.yaml"
 
@@ -89,15 +88,6 @@ def job_runs(job_dir: Path) -> list[JobRun]:
     return [JobRun(p, run_state(p)) for p in paths]
 
 
-def finished_runs(job_dir: Path, before: Path | None = None) -> list[Path]:
-    """The job's finished runs, oldest first; with ``before``, only those that started before
-    that run (whose names sort before its name)."""
-    runs = [r.path for r in job_runs(job_dir) if r.finished]
-    if before is not None:
-        runs = [p for p in runs if p.name < before.name]
-    return runs
-
-
 def run_order(run_dir: Path) -> dict[str, object] | None:
     """The order a run ran with (its ``order.effective.yaml``; a ``--workers`` run's first
     worker's), as plain YAML data; None if there is none or it does not parse."""
@@ -130,16 +120,11 @@ def crawl_dir_of(path: Path) -> Path:
 
 def imported_crawl(run_dir: Path) -> Path | None:
     """The run directory of the crawl whose history ``run_dir``'s order imported
-    (``history.import_from``, relative to the order's directory; ``previous``: the latest
-    finished run of the job that started before ``run_dir``), or None if it imported none,
-    or ``previous`` finds no such run."""
+    (``history.import_from``, relative to the order's directory; see :func:`crawl_dir_of`), or
+    None if it imported none."""
     order = run_order(run_dir)
     history = order.get("history") if order else None
     source = history.get("import_from") if isinstance(history, dict) else None
     if not source or order is None:
         return None
-    if source == PREVIOUS:
-        run = crawl_dir_of(run_dir)
-        earlier = finished_runs(run.parent.parent, before=run) if run.parent.name == "runs" else []
-        return earlier[-1] if earlier else None
     return crawl_dir_of(Path(str(order.get("base_dir") or ".")) / Path(str(source)).expanduser())

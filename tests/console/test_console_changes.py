@@ -1,6 +1,5 @@
 """The console's change report of a recrawl: counts overall and per host, the first URIs of each
-list, and the whole report's downloads (token-protected, names checked). The recrawl imports
-``history.import_from: previous``, the job's latest finished run before it."""
+list, and the whole report's downloads (token-protected, names checked)."""
 
 from __future__ import annotations
 
@@ -35,7 +34,7 @@ def recrawl(make_run: MakeRun) -> Path:
     _history(
         second, {f"{H}/": (200, "sha1:A2"), f"{H}/a": (304, "sha1:B"), f"{H}/c": (200, "sha1:D")}
     )
-    (second / "order.effective.yaml").write_text("history:\n  import_from: previous\n")
+    (second / "order.effective.yaml").write_text(f"history:\n  import_from: {first / 'state'}\n")
     summary = write_change_report(second)
     assert summary is not None and summary.earlier == first.resolve()
     return second
