@@ -19,6 +19,7 @@ from crawler.changes.change_report import (
     read_change_report,
     write_change_report,
 )
+from crawler.cli import main
 from crawler.curi import CrawlURI
 from crawler.history import CrawlHistory
 from crawler.order.errors import OrderError
@@ -109,7 +110,9 @@ def _history(state: Path, fetches: dict[str, tuple[int, str]], start_s: float) -
             history.record_fetch(curi, None, None)
 
 
-def test_a_workers_crawl_is_compared_whole(tmp_path: Path) -> None:
+def test_a_workers_crawl_is_compared_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Every worker keeps its own history: the report merges them (and the earlier crawl's)."""
     earlier, run = tmp_path / "earlier", tmp_path / "run"
     h = "http://h.test"
@@ -136,3 +139,9 @@ def test_a_workers_crawl_is_compared_whole(tmp_path: Path) -> None:
     }
     doc = json.loads(summary.json_path.read_text())
     assert doc["changed"] == [{"uri": c, "status": 200, "earlier_status": 200}]
+    # `crawler report` of the distributed run writes it too, with the crawl-wide reports.
+    summary.json_path.unlink()
+    assert main(["report", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert f"changes since {earlier.resolve()}: 1 new, 1 changed, 2 unchanged, 0 gone" in out
+    assert json.loads(summary.json_path.read_text()) == doc
