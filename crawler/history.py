@@ -338,6 +338,6 @@ def scan_fetch_history(path: Path) -> Iterator[tuple[str, FetchHistoryEntry]]:
     try:
         for key, raw in db.iterator(prefix=_FETCH):
             uri = key[len(_FETCH) :].decode("utf-8", "surrogateescape")
-            yield uri, FetchHistoryEntry(*json.loads(raw))
+            yield uri, FetchHistoryEntry(*json.loads(raw.decode("utf-8", "surrogateescape")))
     finally:
         db.close()

@@ -63,34 +63,42 @@ def classify(now: FetchHistoryEntry | None, earlier: FetchHistoryEntry | None) -
     return CHANGED
 
 
-def _tagged(
-    stream: HistoryStream, side: int
-) -> Iterator[tuple[bytes, int, str, FetchHistoryEntry]]:
+_Keyed = tuple[bytes, str, FetchHistoryEntry]
+_END: _Keyed = (b"", "", FetchHistoryEntry(0, 0.0))
+
+
+def _keyed(stream: HistoryStream) -> Iterator[_Keyed]:
     for uri, entry in stream:
-        yield uri.encode("utf-8", "surrogateescape"), side, uri, entry
+        yield uri.encode("utf-8", "surrogateescape"), uri, entry
 
 
-def _latest(entries: list[FetchHistoryEntry]) -> FetchHistoryEntry | None:
-    return max(entries, key=lambda e: e.fetch_time_s) if entries else None
+def _one_crawl(streams: Iterable[HistoryStream]) -> Iterator[_Keyed]:
+    """One crawl's streams as one, in key order, each URI once (its latest fetch)."""
+    keyed = [_keyed(s) for s in streams]
+    if len(keyed) == 1:
+        return keyed[0]
+    return _latest_per_uri(heapq.merge(*keyed, key=lambda item: item[0]))
+
+
+def _latest_per_uri(merged: Iterator[_Keyed]) -> Iterator[_Keyed]:
+    for _key, group in itertools.groupby(merged, key=lambda item: item[0]):
+        yield max(group, key=lambda item: item[2].fetch_time_s)
 
 
 def changes(now: Iterable[HistoryStream], earlier: Iterable[HistoryStream]) -> Iterator[Change]:
     """Every URI of either crawl, in URI order, with its :class:`Change` (module docstring)."""
-    merged = heapq.merge(
-        *(_tagged(s, 0) for s in now),
-        *(_tagged(s, 1) for s in earlier),
-        key=lambda item: item[0],
-    )
-    for _key, group in itertools.groupby(merged, key=lambda item: item[0]):
-        sides: tuple[list[FetchHistoryEntry], list[FetchHistoryEntry]] = ([], [])
-        items = list(group)
-        for _, side, _uri, entry in items:
-            sides[side].append(entry)
-        uri = items[0][2]
-        this, before = _latest(sides[0]), _latest(sides[1])
-        yield Change(
-            classify(this, before),
-            uri,
-            this.status if this is not None else None,
-            before.status if before is not None else None,
-        )
+    this, before = _one_crawl(now), _one_crawl(earlier)
+    a, b = next(this, _END), next(before, _END)
+    while a is not _END or b is not _END:
+        if b is _END or (a is not _END and a[0] < b[0]):
+            entry = a[2]
+            yield Change(classify(entry, None), a[1], entry.status, None)
+            a = next(this, _END)
+        elif a is _END or b[0] < a[0]:
+            old = b[2]
+            yield Change(classify(None, old), b[1], None, old.status)
+            b = next(before, _END)
+        else:
+            entry, old = a[2], b[2]
+            yield Change(classify(entry, old), a[1], entry.status, old.status)
+            a, b = next(this, _END), next(before, _END)
