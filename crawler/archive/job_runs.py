@@ -121,10 +121,12 @@ def crawl_dir_of(path: Path) -> Path:
 def imported_crawl(run_dir: Path) -> Path | None:
     """The run directory of the crawl whose history ``run_dir``'s order imported
     (``history.import_from``, relative to the order's directory; see :func:`crawl_dir_of`), or
-    None if it imported none."""
+    None if it imported none (or kept no history: ``history.enabled: false``)."""
     order = run_order(run_dir)
     history = order.get("history") if order else None
-    source = history.get("import_from") if isinstance(history, dict) else None
-    if not source or order is None:
+    if not isinstance(history, dict) or history.get("enabled") is False or order is None:
+        return None  # a crawl without history imports none
+    source = history.get("import_from")
+    if not source:
         return None
     return crawl_dir_of(Path(str(order.get("base_dir") or ".")) / Path(str(source)).expanduser())
