@@ -336,7 +336,7 @@ def scan_fetch_history(path: Path) -> Iterator[tuple[str, FetchHistoryEntry]]:
     ``OSError`` (plyvel's ``IOError``) if a running crawl holds it. One thread per iterator."""
     db = plyvel.DB(str(_resolve_import(Path(path))), create_if_missing=False)
     try:
-        for key, raw in db.iterator(prefix=_FETCH):
+        for key, raw in db.iterator(prefix=_FETCH, fill_cache=False):  # a scan: no caching
             uri = key[len(_FETCH) :].decode("utf-8", "surrogateescape")
             yield uri, FetchHistoryEntry(*json.loads(raw.decode("utf-8", "surrogateescape")))
     finally:
