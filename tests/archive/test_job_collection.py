@@ -143,3 +143,20 @@ def test_runs_all_needs_a_job_and_a_finished_run(
     assert main(["replay", str(lonely), "--bind", "127.0.0.1:0"]) == 2
     assert "no finished run to replay" in capsys.readouterr().err
     assert not target.exists()
+
+
+def test_without_runs_all_the_job_means_its_latest_run(
+    recrawl: RecrawlJob, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    latest = recrawl.job / "latest"
+    latest.symlink_to(recrawl.second)
+    try:
+        target = tmp_path / "latest.wacz"
+        assert main(["wacz", str(recrawl.job), "-o", str(target)]) == 0
+        assert "left out" not in capsys.readouterr().err
+        with zipfile.ZipFile(target) as package:
+            names = {n.removeprefix("archive/") for n in package.namelist()}
+        assert {w.name for w in all_warcs(recrawl.second)} <= names
+        assert not {w.name for w in all_warcs(recrawl.first)} & names
+    finally:
+        latest.unlink()
