@@ -443,3 +443,19 @@ class CrawlHistory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def scan_fetch_history(path: Path) -> Iterator[tuple[str, FetchHistoryEntry]]:
+    """Every URI of a closed crawl history (``path``: its state directory, run directory or the
+    database itself) with its latest fetch, in the order of the URIs' UTF-8 bytes.
+
+    Streams (one entry in memory at a time); the database is open while the iterator is, so
+    exhaust or close it. Raises ``FileNotFoundError`` if there is no history under ``path`` and
+    ``OSError`` (plyvel's ``IOError``) if a running crawl holds it. One thread per iterator."""
+    db = plyvel.DB(str(_resolve_import(Path(path))), create_if_missing=False)
+    try:
+        for key, raw in db.iterator(prefix=_FETCH, fill_cache=False):  # a scan: no caching
+            uri = key[len(_FETCH) :].decode("utf-8", "surrogateescape")
+            yield uri, FetchHistoryEntry(*json.loads(raw.decode("utf-8", "surrogateescape")))
+    finally:
+        db.close()

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crawler.reports.status import read_status
+from crawler.archive.job_runs import FINISHED, run_state
 
 if TYPE_CHECKING:
     from crawler.order.schema import CrawlOrder
@@ -56,21 +56,6 @@ def latest_finished_run(job_dir: Path, exclude: Path | None = None) -> Path | No
     return None
 
 
-def _finished_with_history(run: Path) -> bool:
-    """``run`` (one process, or every worker of a ``--workers`` run) finished and kept a history."""
-    workers = run / "workers"
-    parts = [run] if (run / HISTORY_DB).is_dir() or not workers.is_dir() else []
-    if not parts:
-        parts = sorted(p for p in workers.iterdir() if p.is_dir())
-    if not parts:
-        return False
-    for part in parts:
-        doc = read_status(part)
-        if not (part / HISTORY_DB).is_dir() or doc is None or doc.get("state") != "FINISHED":
-            return False
-    return True
-
-
 def resolve_previous(order: CrawlOrder, run_dir: Path) -> tuple[CrawlOrder, PreviousRun | None]:
     """``order`` with ``history.import_from: previous`` replaced by the job's latest finished
     run (or by null when there is none), and what was found; ``order`` itself and None when it
@@ -84,3 +69,12 @@ def resolve_previous(order: CrawlOrder, run_dir: Path) -> tuple[CrawlOrder, Prev
     new_history = history.model_copy(update={"import_from": value})
     resolved = order.model_copy(update={"history": new_history})
     return resolved, PreviousRun(job_dir, found)
+
+
+def _finished_with_history(run: Path) -> bool:
+    """``run`` (one process, or every worker of a ``--workers`` run) finished and kept a history."""
+    if run_state(run) != FINISHED:
+        return False
+    workers = run / "workers"
+    parts = [run] if not workers.is_dir() else sorted(p for p in workers.iterdir() if p.is_dir())
+    return bool(parts) and all((part / HISTORY_DB).is_dir() for part in parts)
