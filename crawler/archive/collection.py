@@ -28,11 +28,12 @@ from crawler.archive.indexer import CdxjIndexer
 from crawler.archive.job_runs import imported_crawl, job_runs, run_order
 from crawler.archive.run_index import index_run
 from crawler.archive.run_layout import INDEX_SUFFIX, is_warc, warc_dirs
+from crawler.crawler_error import CrawlerError
 
 _COLLECTION_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-class NothingToReplayError(Exception):
+class NothingToReplayError(CrawlerError):
     """The run or package holds no WARC record to replay."""
 
 

@@ -99,8 +99,6 @@ class CrawlController:
         self.chains = components.build_chains(order)
         self.scope = components.build_rules(order.scope, "scope")
         self.sheets = SheetOverlays(order, load_saved_sheets(run_dir) if resume else None)
-        for index, rule in enumerate(self.scope.rules):
-            rule.attach_sheets(self.sheets, index)
         # Set by a distributed worker: shares the sheets in force with every worker.
         self.publish_sheets: Callable[[str], None] | None = None
         self.seed_module = SeedModule(order, self.scope, self.stats, self.schedule, run_dir)

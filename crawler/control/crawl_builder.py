@@ -14,7 +14,9 @@ collections of ``dedup``) and :meth:`~CrawlBuilder.start_processors` (with their
 :func:`new_run_dir` makes a fresh run directory for a new launch.
 
 The builder reads the crawl's parts from its :class:`WiredCrawl` (the CrawlController) and keeps
-nothing it builds: the controller holds that. Not thread-safe: the controller's thread only.
+nothing it builds: the controller holds that. Made, it hands the crawl's sheets to the scope rules
+(and later, in the context, to the processors) as the core's
+:class:`~crawler.param_overrides.ParamOverrides`. Not thread-safe: the controller's thread only.
 Heritrix counterpart: the Spring wiring of ``crawler-beans.cxml`` (``CrawlJob``).
 """
 
@@ -35,6 +37,7 @@ from crawler.archive.collection_set import CollectionSet, CollectionSetError
 from crawler.chain import ProcessorChains
 from crawler.clock import Clock
 from crawler.control.steering import BlockRules
+from crawler.crawler_error import CrawlerError
 from crawler.curi import CrawlURI
 from crawler.decide.decide_rule import DecideRuleSequence, RuleContext
 from crawler.disk import DiskGuard
@@ -62,7 +65,7 @@ PID_FILE = "crawler.pid"
 RUN_SUBDIRS = ("logs", "warcs", "state", "reports", "action")
 
 
-class CrawlInUseError(OSError):
+class CrawlInUseError(CrawlerError, OSError):
     """The run directory belongs to a crawl that is still running."""
 
 
@@ -131,6 +134,10 @@ class CrawlBuilder:
         self.state_dir = crawl.run_dir / "state"
         self._on_final = on_final
         self._uri_error = uri_error
+        # The sheets reach the core through its ParamOverrides protocol: the scope rules get
+        # them here, the processors through their context (start_processors).
+        for index, rule in enumerate(crawl.scope.rules):
+            rule.attach_sheets(crawl.sheets, index)
 
     def claim_run_dir(self) -> None:
         """Refuse an order without a contact URL, or a run directory a live crawl is using."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from crawler.crawler_error import CrawlerError
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -41,7 +43,7 @@ class FrontierSnapshot:
     ineligible: int = 0
 
 
-class FrontierStateError(Exception):
+class FrontierStateError(CrawlerError):
     """The frontier's state directory cannot be used: written by an incompatible version,
     corrupt, or locked by another running process. ``str(error)`` is a message for the operator.
     """

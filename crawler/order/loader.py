@@ -22,7 +22,6 @@ import yaml
 from pydantic import ValidationError
 
 import crawler
-from crawler.chain import CHAIN_NAMES
 from crawler.decide.decide_rule import DecideRule
 from crawler.order.components import (
     FRONTIER_BASES,
@@ -40,7 +39,7 @@ from crawler.order.errors import (
     format_path,
     issues_from_validation,
 )
-from crawler.order.schema import CrawlOrder, FrontierConfig
+from crawler.order.schema import CHAIN_NAMES, CrawlOrder, FrontierConfig
 from crawler.processor import Processor
 
 _MISSING: Final = object()

@@ -205,6 +205,10 @@ class ChainsConfig(Section):
     post: list[ProcessorSpec] = Field(default_factory=list)
 
 
+CHAIN_NAMES: tuple[str, ...] = tuple(ChainsConfig.model_fields)
+"""The chains in the order a CrawlURI goes through them: pre, fetch, extract, write, post."""
+
+
 class LoggingConfig(Section):
     """Logs and progress reporting."""
 
