@@ -1,0 +1,127 @@
+"""The DigestIndex contract, run against every backend: LevelDB (one process), Redis (a
+standalone server and a Cluster). First writer wins, also between threads; entries come back as
+stored; an index copies into another unchanged."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from redis_servers import RedisClusterServers, RedisServer
+
+from crawler.continuity import DigestEntry, DigestIndex, LayeredDigestIndex, LevelDBDigestIndex
+from crawler.continuity.digest_index import copy_entries
+from crawler.continuity.redis_digest_index import RedisDigestIndex
+
+pytestmark = pytest.mark.timeout(60)
+
+BACKENDS = ["leveldb", "redis", "redis-cluster"]
+
+
+def sha1(data: bytes) -> str:
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode()
+
+
+def entry(n: int, uri: str = "http://a.test/") -> DigestEntry:
+    return DigestEntry(
+        f"{uri}{n}",
+        f"2026-11-27T10:00:{n % 60:02d}Z",
+        f"urn:uuid:00000000-0000-4000-8000-{n:012x}",
+        f"WEB-20261127100000000-{n:05d}-1~h.warc.gz",
+        n * 1000,
+    )
+
+
+@pytest.fixture
+def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DigestIndex]:
+    kind = request.param
+    made: DigestIndex
+    if kind == "leveldb":
+        made = LevelDBDigestIndex(tmp_path / "digest-index")
+    elif kind == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+        made = RedisDigestIndex.connect(server.url, "c1:")
+    else:
+        cluster: RedisClusterServers = request.getfixturevalue("redis_cluster")
+        prefix = f"t{request.node.name.__hash__() & 0xFFFF:x}:"
+        made = RedisDigestIndex.connect(cluster.url, prefix)
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+@pytest.mark.parametrize("index", BACKENDS, indirect=True)
+def test_the_first_capture_of_a_payload_wins(index: DigestIndex) -> None:
+    digest = sha1(b"the payload")
+    assert index.lookup(digest) is None
+    first, second = entry(1), entry(2, "http://b.test/")
+    assert index.add(digest, first) == first
+    assert index.add(digest, second) == first  # later captures learn the original
+    assert index.lookup(digest) == first
+    assert index.lookup(sha1(b"another payload")) is None
+
+
+@pytest.mark.parametrize("index", BACKENDS, indirect=True)
+def test_entries_come_back_as_stored(index: DigestIndex) -> None:
+    odd = {
+        "sha1:" + "A" * 32: DigestEntry("http://x.test/é?q=1", "2026-01-01T00:00:00.123456Z"),
+        "sha256:abcdef": DigestEntry("http://y.test/", "2026-01-01", "<urn:other:id>", None, 0),
+        "md5:12345678901234": DigestEntry("https://z.test/" + "p" * 3000, "2026", None, "f", None),
+        sha1(b"x"): entry(7),
+    }
+    for digest, one in odd.items():
+        assert index.add(digest, one) == one
+    for digest, one in odd.items():
+        assert index.lookup(digest) == one, digest
+    assert dict(index.entries()) == odd
+
+
+@pytest.mark.parametrize("index", BACKENDS, indirect=True)
+def test_threads_racing_for_one_payload_agree_on_one_original(index: DigestIndex) -> None:
+    digests = [sha1(str(n).encode()) for n in range(40)]
+    results: dict[int, list[DigestEntry]] = {}
+    start = threading.Barrier(4)
+
+    def racer(n: int) -> None:
+        start.wait(10)
+        results[n] = [index.add(d, entry(n * 100 + i)) for i, d in enumerate(digests)]
+
+    threads = [threading.Thread(target=racer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    for i, digest in enumerate(digests):
+        winners = {results[n][i] for n in range(4)}
+        assert len(winners) == 1, digest
+        assert winners == {index.lookup(digest)}
+
+
+@pytest.mark.parametrize("index", BACKENDS, indirect=True)
+def test_an_index_copies_into_another_and_earlier_layers_keep_their_originals(
+    index: DigestIndex, tmp_path: Path
+) -> None:
+    for n in range(5):
+        index.add(sha1(str(n).encode()), entry(n))
+    with LevelDBDigestIndex(tmp_path / "job") as job:
+        job.add(sha1(b"0"), entry(99, "http://earlier.test/"))
+        assert copy_entries(index.entries(), job) == 4  # the earlier original stays
+        assert job.lookup(sha1(b"0")) == entry(99, "http://earlier.test/")
+        assert job.lookup(sha1(b"4")) == entry(4)
+        with LevelDBDigestIndex(tmp_path / "run") as run:
+            layered = LayeredDigestIndex(run, [job])
+            assert layered.add(sha1(b"3"), entry(50)) == entry(3)  # known behind: kept there
+            assert layered.add(sha1(b"new"), entry(51)) == entry(51)
+            assert dict(layered.entries()) == {sha1(b"new"): entry(51)}
+
+
+def test_a_second_process_cannot_open_a_leveldb_index(tmp_path: Path) -> None:
+    from crawler.continuity.leveldb_digest_index import DigestIndexBusyError
+
+    with LevelDBDigestIndex(tmp_path / "idx"), pytest.raises(DigestIndexBusyError, match="in use"):
+        LevelDBDigestIndex(tmp_path / "idx")
