@@ -111,7 +111,7 @@ def encode_entry(entry: DigestEntry) -> bytes:
 
 
 def decode_entry(raw: bytes) -> DigestEntry:
-    """The entry :func:`encode_entry` made ``raw`` from; :class:`DigestCodecError` if it is not one."""
+    """The entry :func:`encode_entry` made ``raw`` from; :class:`DigestCodecError` if none."""
     if len(raw) < 2 or raw[0] != VERSION:
         raise DigestCodecError(f"not a digest index value (version {raw[:1]!r})")
     flags = raw[1]

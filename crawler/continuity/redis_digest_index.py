@@ -19,6 +19,7 @@ Thread-safety: thread-safe (one redis-py client, which is).
 
 from __future__ import annotations
 
+import contextlib
 import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -137,7 +138,5 @@ class RedisDigestIndex:
         )
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.client.close()
-        except Exception:  # noqa: BLE001 - close never raises
-            pass
