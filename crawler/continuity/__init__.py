@@ -7,7 +7,8 @@ of a ``--workers`` crawl) implement it; :mod:`crawler.continuity.job_digest_inde
 job between crawls. The Redis backend is imported only by who uses it (it imports ``redis``).
 """
 
-from crawler.continuity.digest_index import DigestEntry, DigestIndex, LayeredDigestIndex
+from crawler.continuity.digest_entry import DigestEntry
+from crawler.continuity.digest_index import DigestIndex, LayeredDigestIndex
 from crawler.continuity.leveldb_digest_index import LevelDBDigestIndex
 
 __all__ = ["DigestEntry", "DigestIndex", "LayeredDigestIndex", "LevelDBDigestIndex"]
