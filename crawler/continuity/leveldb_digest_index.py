@@ -37,10 +37,10 @@ class DigestIndexBusyError(OSError):
 def _open_db(path: Path) -> Any:
     try:
         return plyvel.DB(str(path), create_if_missing=True, bloom_filter_bits=BLOOM_BITS)
-    except plyvel.IOError as exc:
-        if "lock" in str(exc).lower():
+    except plyvel.Error as exc:
+        if isinstance(exc, plyvel.IOError) and "lock" in str(exc).lower():
             raise DigestIndexBusyError(f"{path} is in use by another process ({exc})") from None
-        raise
+        raise OSError(f"{path}: {exc}") from None
 
 
 class LevelDBDigestIndex:
@@ -50,7 +50,7 @@ class LevelDBDigestIndex:
         """Open (creating if missing) the index at ``path``.
 
         Raises :class:`DigestIndexBusyError` if another process has it open, ``OSError`` if it
-        cannot be created, ``plyvel.Error`` if it is damaged.
+        cannot be created or is damaged.
         """
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)

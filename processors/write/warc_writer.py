@@ -66,7 +66,6 @@ from processors.fetch.user_agent import user_agent
 from processors.write.revisits import (
     IDENTICAL_PAYLOAD_DIGEST,
     Referent,
-    digest_checked,
     find_referent,
     remember_capture,
 )
@@ -241,13 +240,14 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         if files is None:
             raise RuntimeError(f"processor {self.name!r} used before start()")
         history = self.context.history
+        digests = self.context.digest_index
         is_dns = curi.uri.startswith("dns:")
         p = self.params
         referent = (
             None
             if is_dns or curi.uri.startswith("urn:")
             else find_referent(
-                curi, history, p.dedup, p.dedup_min_size_bytes, self.context.collections
+                curi, history, p.dedup, p.dedup_min_size_bytes, self.context.collections, digests
             )
         )
         if (
@@ -256,8 +256,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             and self.params.skip_identical_digests
         ):
             curi.annotate("unwritten:identicalDigest")
-            if history is not None:
-                remember_capture(curi, history, referent, "", "", "", 0)
+            remember_capture(curi, history, referent, "", "", "", 0, digests)
             return
         spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY_BYTES)  # noqa: SIM115
         try:
@@ -279,9 +278,8 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
                 self._dedup_bytes += curi.recording.body_size
         curi.extra_info["warcFilename"] = name
         curi.extra_info["warcFileOffset"] = offset
-        if history is not None and not is_dns and not curi.uri.startswith("urn:"):
-            digest_new = referent is None and digest_checked(curi, p.dedup, p.dedup_min_size_bytes)
-            remember_capture(curi, history, referent, first_id, date, name, offset, digest_new)
+        if not is_dns and not curi.uri.startswith("urn:"):
+            remember_capture(curi, history, referent, first_id, date, name, offset, digests)
 
     # ----------------------------------------------------------------- records
     def _build(
