@@ -43,6 +43,24 @@ REDIS_PENDING_FILE = "digest-index.redis-pending"
 """In a ``--workers`` run directory: its Redis index is not in the job's index yet."""
 
 
+def job_index_location(job_index: str | None, run_dir: Path) -> tuple[Path, Path] | None:
+    """Where the job's index of the run at ``run_dir`` lives, and the job's ``runs/``: the order
+    key ``digest_index.job_index`` resolved against the job directory (the one whose ``runs/``
+    holds ``run_dir``). None when the key is null, or relative and the run is in no job's
+    ``runs/`` (a ``--run-dir`` elsewhere): such a run keeps its own index only."""
+    if not job_index:
+        return None
+    run_dir = Path(run_dir).absolute()
+    job_dir = run_dir.parent.parent if run_dir.parent.name == "runs" else None
+    path = Path(job_index).expanduser()
+    if not path.is_absolute():
+        if job_dir is None:
+            return None
+        path = job_dir / path
+    runs = job_dir / "runs" if job_dir is not None else path.parent / "runs"
+    return path, runs
+
+
 class JobDigestIndex:
     """The job's index at ``path`` and the runs under ``runs_dir`` that owe it entries."""
 
@@ -86,11 +104,12 @@ class JobDigestIndex:
         """Before a ``--workers`` crawl: mark ``run_dir`` pending and load the job's entries
         into the crawl's Redis index ``shared`` (a
         :class:`~crawler.continuity.redis_digest_index.RedisDigestIndex`). Returns how many.
-        :class:`DigestIndexBusyError` if another run holds the job's index (nothing loaded)."""
+        :class:`DigestIndexBusyError` if another run holds the job's index (nothing loaded;
+        the run stays pending all the same)."""
+        marker = {"redis_url": redis_url, "prefix": shared.prefix}
+        (run_dir / REDIS_PENDING_FILE).write_text(json.dumps(marker), encoding="utf-8")
         with self.open() as job:
             self._merge_pending_redis(job, type(shared), redis_url, shared.prefix)
-            marker = {"redis_url": redis_url, "prefix": shared.prefix}
-            (run_dir / REDIS_PENDING_FILE).write_text(json.dumps(marker), encoding="utf-8")
             counted = _Counted(job.entries())
             shared.add_many(counted)
             return counted.n

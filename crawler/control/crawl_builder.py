@@ -34,6 +34,7 @@ import structlog
 from crawler.archive.collection_set import CollectionSet, CollectionSetError
 from crawler.chain import ProcessorChains
 from crawler.clock import Clock
+from crawler.continuity.job_digest_index import job_index_location
 from crawler.continuity.run_digest_index import RunDigestIndex, open_run_digest_index
 from crawler.control.steering import BlockRules
 from crawler.curi import CrawlURI
@@ -209,13 +210,15 @@ class CrawlBuilder:
         cfg = self.order.history
         if not cfg.enabled:
             return None
-        source = None
-        if cfg.import_from:
-            source = Path(self.order.base_dir) / Path(cfg.import_from).expanduser()
         try:
-            return CrawlHistory.open(self.state_dir, source)
+            return CrawlHistory.open(self.state_dir, self.import_source())
         except (FileNotFoundError, ValueError) as exc:
             raise OrderError([OrderIssue("history.import_from", str(exc))]) from None
+
+    def import_source(self) -> Path | None:
+        """The earlier crawl ``history.import_from`` names (a run or state directory), if any."""
+        source = self.order.history.import_from
+        return Path(self.order.base_dir) / Path(source).expanduser() if source else None
 
     def open_digest_index(self, history: CrawlHistory | None) -> RunDigestIndex | None:
         """The payload-digest index (order key ``digest_index``): this run's own, or the crawl's
@@ -224,11 +227,8 @@ class CrawlBuilder:
         if history is None:
             return None
         order = self.order
-        base = Path(order.base_dir)
-        cfg = order.digest_index
-        job_index = base / Path(cfg.job_index).expanduser() if cfg.job_index else None
-        source = order.history.import_from
-        import_from = base / Path(source).expanduser() if source else None
+        located = job_index_location(order.digest_index.job_index, self.run_dir)
+        job_index, runs_dir = located if located is not None else (None, None)
         shared = None
         store = order.frontier.store
         if store.class_.rsplit(".", 1)[-1] == "RedisQueueStore":
@@ -248,8 +248,8 @@ class CrawlBuilder:
             return open_run_digest_index(
                 self.state_dir,
                 job_index=job_index,
-                runs_dir=base / "runs",
-                import_from=import_from,
+                runs_dir=runs_dir,
+                import_from=self.import_source(),
                 shared=shared,
                 logger=self._crawl.logger,
             )

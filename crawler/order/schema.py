@@ -212,7 +212,8 @@ class HistoryConfig(Section):
 
 class DigestIndexConfig(Section):
     """The payload-digest index (URL-agnostic dedup) kept per job between crawls.
-    ``job_index``: its LevelDB, relative to the order's directory; null = this run's alone."""
+    ``job_index``: its LevelDB, relative to the job directory (the one holding ``runs/``) or
+    absolute; null = each run's own alone."""
 
     job_index: str | None = Field("digest-index", min_length=1)
 
