@@ -43,11 +43,11 @@ REDIS_PENDING_FILE = "digest-index.redis-pending"
 """In a ``--workers`` run directory: its Redis index is not in the job's index yet."""
 
 
-def job_index_location(job_index: str | None, run_dir: Path) -> tuple[Path, Path] | None:
-    """Where the job's index of the run at ``run_dir`` lives, and the job's ``runs/``: the order
-    key ``digest_index.job_index`` resolved against the job directory (the one whose ``runs/``
-    holds ``run_dir``). None when the key is null, or relative and the run is in no job's
-    ``runs/`` (a ``--run-dir`` elsewhere): such a run keeps its own index only."""
+def job_index_location(job_index: str | None, run_dir: Path) -> tuple[Path, Path | None] | None:
+    """Where the job's index of the run at ``run_dir`` lives, and the job's ``runs/`` (None for
+    a run in no job's ``runs/``): the order key ``digest_index.job_index`` resolved against the
+    job directory (the one whose ``runs/`` holds ``run_dir``). None when the key is null, or
+    relative and the run is in no job (a ``--run-dir`` elsewhere): it keeps its own index only."""
     if not job_index:
         return None
     run_dir = Path(run_dir).absolute()
@@ -57,16 +57,16 @@ def job_index_location(job_index: str | None, run_dir: Path) -> tuple[Path, Path
         if job_dir is None:
             return None
         path = job_dir / path
-    runs = job_dir / "runs" if job_dir is not None else path.parent / "runs"
-    return path, runs
+    return path, job_dir / "runs" if job_dir is not None else None
 
 
 class JobDigestIndex:
-    """The job's index at ``path`` and the runs under ``runs_dir`` that owe it entries."""
+    """The job's index at ``path`` and the runs under ``runs_dir`` that owe it entries (None: no
+    runs to look after, e.g. a run in no job writing to an absolute ``job_index``)."""
 
-    def __init__(self, path: Path, runs_dir: Path, logger: Any = None) -> None:
+    def __init__(self, path: Path, runs_dir: Path | None, logger: Any = None) -> None:
         self.path = Path(path)
-        self.runs_dir = Path(runs_dir)
+        self.runs_dir = Path(runs_dir) if runs_dir is not None else None
         self.logger = logger
 
     def open(self, own_state_dir: Path | None = None) -> LevelDBDigestIndex:
@@ -84,6 +84,8 @@ class JobDigestIndex:
     def merge_pending(self, index: DigestIndex, own_state_dir: Path | None) -> int:
         """Copy into ``index`` the own index of each run still marked pending; returns how many
         entries were new. Runs still crawling (their index open elsewhere) are skipped."""
+        if self.runs_dir is None:
+            return 0
         own = own_state_dir.resolve() if own_state_dir is not None else None
         added = 0
         for marker in sorted(self.runs_dir.glob(f"*/state/{PENDING_FILE}")):
@@ -130,6 +132,8 @@ class JobDigestIndex:
         """Copy in the Redis index of each killed ``--workers`` run whose keys are still there
         (same Redis, another prefix; a crawl of the job cannot be running: this one holds its
         name's lock)."""
+        if self.runs_dir is None:
+            return
         for marker in sorted(self.runs_dir.glob(f"*/{REDIS_PENDING_FILE}")):
             try:
                 info = json.loads(marker.read_text(encoding="utf-8"))

@@ -99,7 +99,7 @@ def open_run_digest_index(
         behind: list[DigestIndex] = []
         job = job_opened = None
         if shared is None and job_index is not None:
-            job = JobDigestIndex(job_index, runs_dir or job_index.parent / "runs", logger)
+            job = JobDigestIndex(job_index, runs_dir, logger)
             state_dir.mkdir(parents=True, exist_ok=True)
             (state_dir / PENDING_FILE).touch()
             try:
