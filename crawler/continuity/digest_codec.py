@@ -6,9 +6,11 @@ other unchanged (a ``--workers`` crawl's Redis index is copied into the job's Le
 Key: a ``sha1:<32 base32 chars>`` digest as its 20 raw bytes; any other digest (another
 algorithm, odd spelling) as ``b"~"`` + its text (+ ``b"\\0"`` if that made exactly 20 bytes): a
 key is a sha1 exactly when it is 20 bytes long. Value: a version byte, then
-``uri``, ``warc_date``, ``warc_filename`` as varint-length-prefixed UTF-8, then the record id
-(16 bytes for a ``urn:uuid:`` id, else a length-prefixed string, flag bit 1 says which), then
-the offset as a varint (flag bit 2: present). A ``urn:uuid`` id is printed back in lower case, as
+``uri`` and ``warc_filename`` as varint-length-prefixed UTF-8, the ``warc_date`` (flag bit 4: a
+``YYYY-MM-DDThh:mm:ss[.f…]Z`` date as varint seconds since 1970, a byte of fraction digits and
+the fraction as a varint, ~7 bytes instead of 20-24; else a string), then the record id (16
+bytes for a ``urn:uuid:`` id, else a length-prefixed string, flag bit 1 says which), then the
+offset as a varint (flag bit 2: present). A ``urn:uuid`` id is printed back in lower case, as
 the writer makes it. Pure functions; thread-safe.
 """
 
@@ -16,6 +18,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import calendar
+import re
+import time
 import uuid
 
 from crawler.continuity.digest_entry import DigestEntry
@@ -23,6 +28,8 @@ from crawler.continuity.digest_entry import DigestEntry
 VERSION = 1
 _UUID_ID = 1
 _HAS_OFFSET = 2
+_PACKED_DATE = 4
+_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?Z\Z")
 _OTHER = b"~"
 _SHA1_BYTES = 20
 _UUID_PREFIX = "urn:uuid:"
@@ -82,6 +89,37 @@ def _get_text(raw: bytes, pos: int) -> tuple[str, int]:
     return raw[pos:end].decode("utf-8", "surrogateescape"), end
 
 
+def _pack_date(date: str) -> bytes | None:
+    """``date`` packed (seconds, fraction digits, fraction), or None if it would not come back
+    exactly the same from :func:`_unpack_date`."""
+    match = _DATE.match(date)
+    if match is None:
+        return None
+    fields = [int(g) for g in match.groups()[:6]]
+    if fields[0] < 1970:
+        return None
+    seconds = calendar.timegm((*fields, 0, 0, 0))
+    fraction = match.group(7) or ""
+    out = bytearray()
+    _varint(seconds, out)
+    out.append(len(fraction))
+    if fraction:
+        _varint(int(fraction), out)
+    packed = bytes(out)
+    return packed if _unpack_date(packed, 0)[0] == date else None
+
+
+def _unpack_date(raw: bytes, pos: int) -> tuple[str, int]:
+    seconds, pos = _read_varint(raw, pos)
+    digits = raw[pos]
+    pos += 1
+    text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+    if digits:
+        fraction, pos = _read_varint(raw, pos)
+        text += f".{fraction:0{digits}d}"
+    return text + "Z", pos
+
+
 def encode_entry(entry: DigestEntry) -> bytes:
     """``entry`` as a value (see the module docstring)."""
     flags = 0
@@ -97,9 +135,15 @@ def encode_entry(entry: DigestEntry) -> bytes:
             flags |= _UUID_ID
     if entry.warc_offset is not None:
         flags |= _HAS_OFFSET
+    packed_date = _pack_date(entry.warc_date)
+    if packed_date is not None:
+        flags |= _PACKED_DATE
     out = bytearray((VERSION, flags))
     _put_text(entry.uri, out)
-    _put_text(entry.warc_date, out)
+    if packed_date is not None:
+        out += packed_date
+    else:
+        _put_text(entry.warc_date, out)
     _put_text(entry.warc_filename or "", out)
     if raw_id is not None:
         out += raw_id
@@ -117,7 +161,10 @@ def decode_entry(raw: bytes) -> DigestEntry:
     flags = raw[1]
     try:
         uri, pos = _get_text(raw, 2)
-        date, pos = _get_text(raw, pos)
+        if flags & _PACKED_DATE:
+            date, pos = _unpack_date(raw, pos)
+        else:
+            date, pos = _get_text(raw, pos)
         filename, pos = _get_text(raw, pos)
         if flags & _UUID_ID:
             if pos + 16 > len(raw):

@@ -88,6 +88,13 @@ class LevelDBDigestIndex:
         with db.iterator(include_value=False) as it:
             return sum(1 for _ in it)
 
+    def compact(self) -> None:
+        """Compact the whole database (its files then hold each entry once, compressed)."""
+        with self._write_lock:
+            db = self._db
+            if db is not None:
+                db.compact_range()
+
     def _get(self, key: bytes) -> bytes | None:
         gate = self._gate
         gate.enter()

@@ -73,6 +73,10 @@ def test_entries_come_back_as_stored(index: DigestIndex) -> None:
         "sha256:abcdef": DigestEntry("http://y.test/", "2026-01-01", "<urn:other:id>", None, 0),
         "md5:12345678901234": DigestEntry("https://z.test/" + "p" * 3000, "2026", None, "f", None),
         sha1(b"x"): entry(7),
+        sha1(b"ms"): DigestEntry("http://m.test/", "2026-11-27T10:00:00.007Z", None, None, 1),
+        sha1(b"old"): DigestEntry("http://o.test/", "1969-12-31T23:59:59Z"),
+        sha1(b"leap"): DigestEntry("http://l.test/", "2016-12-31T23:59:60Z"),
+        sha1(b"bad"): DigestEntry("http://b.test/", "2026-02-30T00:00:00Z"),
     }
     for digest, one in odd.items():
         assert index.add(digest, one) == one
