@@ -256,8 +256,9 @@ class CrawlBuilder:
         except OSError as exc:
             if shared is not None:
                 shared.close()
-            where = "digest_index.job_index" if job_index is not None else "history"
-            raise OrderError([OrderIssue(where, f"cannot open the digest index: {exc}")]) from None
+            raise OrderError(
+                [OrderIssue("digest_index", f"cannot open the digest index: {exc}")]
+            ) from None
 
     def open_collections(self) -> CollectionSet | None:
         """The earlier collections ``dedup.collections`` names, or None when it names none."""

@@ -8,6 +8,8 @@ crawl 3 finds ``/x``, a new URI serving ``/a``'s payload.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -147,3 +149,21 @@ def test_the_third_crawl_of_a_job_revisits_the_first_two(
             memento = response.headers["Memento-Datetime"]
     assert memento is not None
     assert memento.endswith(f"{stamp[0:4]} {stamp[8:10]}:{stamp[10:12]}:{stamp[12:14]} GMT")
+
+
+def test_a_job_index_that_cannot_be_opened_is_a_clear_error(
+    site: tuple[ChangingSite, RouteServer], tmp_path: Path
+) -> None:
+    _, server = site
+    order = write_job(tmp_path / "job", server.origin())
+    (tmp_path / "job" / "not-a-directory").write_text("x")
+    result = subprocess.run(
+        [sys.executable, "-m", "crawler", "run", str(order),
+         "--set", "digest_index.job_index=not-a-directory"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("invalid crawl order: 1 error")  # the order errors' format
+    (line,) = [ln for ln in result.stderr.splitlines() if "not-a-directory" in ln]
+    assert "- digest_index: cannot open the digest index" in line

@@ -250,3 +250,32 @@ def test_a_write_error_marks_the_file_invalid_and_the_next_uri_starts_a_new_one(
     assert len(names) == 2 and names[0].endswith(".warc.gz.invalid")
     assert later.extra_info["warcFilename"] == names[1]
     warcio_check(tmp_path / "warcs" / names[1])
+
+
+def test_a_crawl_made_before_the_digest_index_is_still_deduplicated_against(
+    tmp_path: Path,
+) -> None:
+    # An earlier crawl recorded its payloads in its history's digest table (no digest index).
+    old_capture = ("http://old.example/p", "2025-01-01T00:00:00Z", "urn:uuid:old-record")
+    earlier = CrawlHistory.open(tmp_path / "old" / "state")
+    earlier.record_digest(str(fetched(0, BODY).payload_digest), *old_capture, "OLD.warc.gz", 9)
+    earlier.close()
+    run = tmp_path / "new"
+    with (
+        CrawlHistory.open(run / "state", import_from=tmp_path / "old") as history,
+        LevelDBDigestIndex(run / "state" / "digest-index") as digests,
+    ):
+        writer = writer_for(run, history, digests)
+        curi = fetched(5, BODY)
+        writer.process(curi)
+        writer.stop()
+        revisit = records(only_warc(run))[1][1]
+        assert revisit["WARC-Type"] == "revisit"
+        assert (
+            revisit["WARC-Refers-To-Target-URI"],
+            revisit["WARC-Refers-To-Date"],
+            revisit["WARC-Refers-To"],
+        ) == old_capture
+        # The old capture joins this run's index: the next crawl finds it there.
+        found = digests.lookup(str(curi.payload_digest))
+        assert found is not None and (found.uri, found.warc_filename) == (old_capture[0], "OLD.warc.gz")
