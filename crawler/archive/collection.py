@@ -65,10 +65,13 @@ def earlier_runs(run_dir: Path) -> list[Path]:
     todo = [run_dir]
     while todo:
         current = todo.pop()
+        # A --workers run keeps its order in each worker's directory.
+        orders = [current / "order.effective.yaml", *sorted(current.glob("workers/*/order.*"))]
         try:
-            order = yaml.safe_load((current / "order.effective.yaml").read_text(encoding="utf-8"))
+            text = next(o for o in orders if o.is_file()).read_text(encoding="utf-8")
+            order = yaml.safe_load(text)
             sources = [order["history"]["import_from"]]
-        except (OSError, yaml.YAMLError, KeyError, TypeError):
+        except (StopIteration, OSError, yaml.YAMLError, KeyError, TypeError):
             continue
         collections = (order.get("dedup") or {}).get("collections") or []
         sources += [c.get("cdxj") for c in collections if isinstance(c, dict)]

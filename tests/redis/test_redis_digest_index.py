@@ -18,6 +18,7 @@ from redis_servers import RedisServer
 from route_server import Answer, RouteServer
 from warcio.archiveiterator import ArchiveIterator
 
+from crawler.archive.collection import earlier_runs
 from crawler.continuity import LevelDBDigestIndex
 from crawler.continuity.job_digest_index import REDIS_PENDING_FILE
 from crawler.control.controller import new_run_dir
@@ -148,6 +149,8 @@ def test_two_workers_store_a_payload_once_and_the_job_keeps_it(
                 _, headers = second[uri]
                 assert headers["WARC-Type"] == "revisit", uri
                 assert headers["WARC-Refers-To"] == original["WARC-Record-ID"], uri
+        # `crawler replay` of the second crawl serves the first beside it.
+        assert earlier_runs(again) == [run_dir.resolve()]
         info = json.loads((again / "distributed.json").read_text())
         assert client.keys(f"{info['namespace']}dg:*") == []
         client.close()
