@@ -10,7 +10,9 @@ key is a sha1 exactly when it is 20 bytes long. Value: a version byte, then
 ``YYYY-MM-DDThh:mm:ss[.f…]Z`` date as varint seconds since 1970, a byte of fraction digits and
 the fraction as a varint, ~7 bytes instead of 20-24; else a string), then the record id (16
 bytes for a ``urn:uuid:`` id, else a length-prefixed string, flag bit 1 says which), then the
-offset as a varint (flag bit 2: present). A ``urn:uuid`` id is printed back in lower case, as
+offset as a varint (flag bit 2: present). A backend may store the WARC file name once apart and
+give each value its 8-byte :func:`file_ref` instead (flag bit 8; the Redis index does: a crawl's
+records share a few file names, ~50 bytes each). A ``urn:uuid`` id is printed back in lower case, as
 the writer makes it. Pure functions; thread-safe.
 """
 
@@ -19,9 +21,11 @@ from __future__ import annotations
 import base64
 import binascii
 import calendar
+import hashlib
 import re
 import time
 import uuid
+from collections.abc import Callable
 
 from crawler.continuity.digest_entry import DigestEntry
 
@@ -29,6 +33,8 @@ VERSION = 1
 _UUID_ID = 1
 _HAS_OFFSET = 2
 _PACKED_DATE = 4
+_FILE_REF = 8
+FILE_REF_BYTES = 8
 _DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?Z\Z")
 _OTHER = b"~"
 _SHA1_BYTES = 20
@@ -120,8 +126,14 @@ def _unpack_date(raw: bytes, pos: int) -> tuple[str, int]:
     return text + "Z", pos
 
 
-def encode_entry(entry: DigestEntry) -> bytes:
-    """``entry`` as a value (see the module docstring)."""
+def file_ref(filename: str) -> bytes:
+    """The 8 bytes that stand for ``filename`` in a value (a hash: no registry to agree on)."""
+    return hashlib.blake2b(filename.encode("utf-8", "surrogateescape"), digest_size=8).digest()
+
+
+def encode_entry(entry: DigestEntry, by_ref: bool = False) -> bytes:
+    """``entry`` as a value (see the module docstring); ``by_ref``: its file name as its
+    :func:`file_ref` (the caller keeps the name)."""
     flags = 0
     record_id = entry.warc_record_id or ""
     raw_id: bytes | None = None
@@ -138,13 +150,19 @@ def encode_entry(entry: DigestEntry) -> bytes:
     packed_date = _pack_date(entry.warc_date)
     if packed_date is not None:
         flags |= _PACKED_DATE
+    by_ref = by_ref and bool(entry.warc_filename)
+    if by_ref:
+        flags |= _FILE_REF
     out = bytearray((VERSION, flags))
     _put_text(entry.uri, out)
     if packed_date is not None:
         out += packed_date
     else:
         _put_text(entry.warc_date, out)
-    _put_text(entry.warc_filename or "", out)
+    if by_ref:
+        out += file_ref(entry.warc_filename or "")
+    else:
+        _put_text(entry.warc_filename or "", out)
     if raw_id is not None:
         out += raw_id
     else:
@@ -154,8 +172,9 @@ def encode_entry(entry: DigestEntry) -> bytes:
     return bytes(out)
 
 
-def decode_entry(raw: bytes) -> DigestEntry:
-    """The entry :func:`encode_entry` made ``raw`` from; :class:`DigestCodecError` if none."""
+def decode_entry(raw: bytes, file_name: Callable[[bytes], str | None] | None = None) -> DigestEntry:
+    """The entry :func:`encode_entry` made ``raw`` from; :class:`DigestCodecError` if none.
+    ``file_name(ref)`` gives the name of a file stored by reference (None: unknown)."""
     if len(raw) < 2 or raw[0] != VERSION:
         raise DigestCodecError(f"not a digest index value (version {raw[:1]!r})")
     flags = raw[1]
@@ -165,7 +184,15 @@ def decode_entry(raw: bytes) -> DigestEntry:
             date, pos = _unpack_date(raw, pos)
         else:
             date, pos = _get_text(raw, pos)
-        filename, pos = _get_text(raw, pos)
+        filename: str | None
+        if flags & _FILE_REF:
+            ref = raw[pos : pos + FILE_REF_BYTES]
+            if len(ref) < FILE_REF_BYTES:
+                raise IndexError("file reference past the end")
+            pos += FILE_REF_BYTES
+            filename = file_name(ref) if file_name is not None else None
+        else:
+            filename, pos = _get_text(raw, pos)
         if flags & _UUID_ID:
             if pos + 16 > len(raw):
                 raise IndexError("record id past the end")

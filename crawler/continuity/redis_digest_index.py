@@ -3,8 +3,11 @@
 
 Layout: 4,096 hashes ``<prefix>dg:<bucket, 3 hex digits>``; the bucket is the first 12 bits of
 the digest's 20 raw bytes (or a CRC-32 of any other key). Field = the digest key, value = the
-entry, both exactly :mod:`~crawler.continuity.digest_codec`'s bytes (the same as in LevelDB), so
-a digest costs its ~20-byte key, its ~100-byte value and Redis's per-field overhead (``make
+entry, both :mod:`~crawler.continuity.digest_codec`'s bytes, the WARC file name by its 8-byte
+reference: ``<prefix>dgf`` maps each reference to its name, written once per file by each
+process that names it (``HSETNX``; the reference is a hash of the name, so no two processes need
+agree on it) and read once per file by each process that meets it (cached). A digest costs its
+20-byte key, a ~100-byte value (mostly its URI) and Redis's per-field overhead (``make
 bench-digest-index`` measures bytes per digest with ``INFO memory``). Buckets keep each hash
 small and spread the index over a Cluster's slots (every call touches one key).
 
@@ -20,11 +23,18 @@ Thread-safety: thread-safe (one redis-py client, which is).
 from __future__ import annotations
 
 import contextlib
+import threading
 import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from crawler.continuity.digest_codec import decode_entry, digest_key, digest_of_key, encode_entry
+from crawler.continuity.digest_codec import (
+    decode_entry,
+    digest_key,
+    digest_of_key,
+    encode_entry,
+    file_ref,
+)
 from crawler.continuity.digest_entry import DigestEntry
 from crawler.frontier.redis import redis_conn
 
@@ -65,6 +75,9 @@ class RedisDigestIndex:
         self._script = client.register_script(_ADD_SCRIPT)
         self._outage_timeout_s = outage_timeout_s
         self._logger = logger
+        self._files_key = f"{prefix}dgf"
+        self._files: dict[bytes, str] = {}  # reference -> name, registered or read here
+        self._files_lock = threading.Lock()
 
     @classmethod
     def connect(cls, url: str, prefix: str, **kwargs: Any) -> RedisDigestIndex:
@@ -79,28 +92,65 @@ class RedisDigestIndex:
         key = digest_key(payload_digest)
         name = self.bucket_key(key)
         raw = self._call(lambda: self.client.hget(name, key), "digest lookup")
-        return decode_entry(raw) if raw is not None else None
+        return decode_entry(bytes(raw), self._file_name) if raw is not None else None
 
     def add(self, payload_digest: str, entry: DigestEntry) -> DigestEntry:
         key = digest_key(payload_digest)
-        value = encode_entry(entry)
+        if entry.warc_filename:
+            self._register_files([entry.warc_filename])
+        value = encode_entry(entry, by_ref=True)
         name = self.bucket_key(key)
         raw = self._call(lambda: self._script(keys=[name], args=[key, value]), "digest add")
         if raw is None or bytes(raw) == value:
             return entry
-        return decode_entry(raw)
+        return decode_entry(bytes(raw), self._file_name)
+
+    def _register_files(self, names: Iterable[str]) -> None:
+        """Store the reference -> name of each file not registered by this process yet."""
+        with self._files_lock:
+            new = {file_ref(n): n for n in names if file_ref(n) not in self._files}
+        if not new:
+            return
+
+        def send() -> None:
+            pipe = self.client.pipeline(transaction=False)
+            for ref, name in new.items():
+                pipe.hsetnx(self._files_key, ref, name.encode("utf-8", "surrogateescape"))
+            pipe.execute()
+
+        self._call(send, "digest index files")
+        with self._files_lock:
+            self._files.update(new)
+
+    def _file_name(self, ref: bytes) -> str | None:
+        with self._files_lock:
+            known = self._files.get(ref)
+        if known is not None:
+            return known
+        raw = self._call(lambda: self.client.hget(self._files_key, ref), "digest index files")
+        if raw is None:
+            return None
+        name = bytes(raw).decode("utf-8", "surrogateescape")
+        with self._files_lock:
+            self._files[ref] = name
+        return name
 
     def add_many(self, pairs: Iterable[tuple[str, DigestEntry]]) -> None:
         """Add many entries, first writer wins each (``HSETNX``), pipelined in batches: how a
         job's index of earlier crawls is loaded before a ``--workers`` crawl starts."""
         batch: list[tuple[str, bytes, bytes]] = []
+        names: set[str] = set()
         for digest, entry in pairs:
             key = digest_key(digest)
-            batch.append((self.bucket_key(key), key, encode_entry(entry)))
+            if entry.warc_filename:
+                names.add(entry.warc_filename)
+            batch.append((self.bucket_key(key), key, encode_entry(entry, by_ref=True)))
             if len(batch) >= _BATCH:
+                self._register_files(names)
                 self._send(batch)
-                batch = []
+                batch, names = [], set()
         if batch:
+            self._register_files(names)
             self._send(batch)
 
     def _send(self, batch: list[tuple[str, bytes, bytes]]) -> None:
@@ -113,6 +163,10 @@ class RedisDigestIndex:
         self._call(send, "digest index load")
 
     def entries(self) -> Iterator[tuple[str, DigestEntry]]:
+        files = self._call(lambda: self.client.hgetall(self._files_key), "digest index files")
+        with self._files_lock:
+            for ref, name in files.items():
+                self._files[bytes(ref)] = bytes(name).decode("utf-8", "surrogateescape")
         for bucket in range(_BUCKETS):
             name = f"{self.prefix}dg:{bucket:03x}"
             cursor = 0
@@ -121,13 +175,13 @@ class RedisDigestIndex:
                     lambda n=name, c=cursor: self.client.hscan(n, c, count=500), "digest scan"
                 )
                 for key, raw in fields.items():
-                    yield digest_of_key(bytes(key)), decode_entry(bytes(raw))
+                    yield digest_of_key(bytes(key)), decode_entry(bytes(raw), self._file_name)
                 if int(cursor) == 0:
                     break
 
     def delete_all(self) -> None:
         """Remove every key of this index (after it was copied into the job's index)."""
-        names = [f"{self.prefix}dg:{b:03x}" for b in range(_BUCKETS)]
+        names = [f"{self.prefix}dg:{b:03x}" for b in range(_BUCKETS)] + [self._files_key]
         for start in range(0, len(names), 500):
             part = names[start : start + 500]
             self._call(lambda p=part: [self.client.delete(n) for n in p], "digest index delete")

@@ -129,3 +129,26 @@ def test_a_second_process_cannot_open_a_leveldb_index(tmp_path: Path) -> None:
 
     with LevelDBDigestIndex(tmp_path / "idx"), pytest.raises(DigestIndexBusyError, match="in use"):
         LevelDBDigestIndex(tmp_path / "idx")
+
+
+def test_workers_sharing_a_redis_index_read_each_others_file_names(
+    redis_server: RedisServer,
+) -> None:
+    # Each worker process has its own client; a file name is stored once, by reference.
+    one = RedisDigestIndex.connect(redis_server.url, "c7:")
+    two = RedisDigestIndex.connect(redis_server.url, "c7:")
+    try:
+        for n in range(50):
+            one.add(sha1(b"%d" % n), entry(n))
+        assert two.lookup(sha1(b"3")) == entry(3)
+        assert two.add(sha1(b"4"), entry(99)) == entry(4)
+        assert dict(two.entries()) == {sha1(b"%d" % n): entry(n) for n in range(50)}
+        files = one.client.hgetall("c7:dgf")  # each name once (99's: its add lost the race)
+        assert sorted(v.decode() for v in files.values()) == sorted(
+            {str(entry(n).warc_filename) for n in [*range(50), 99]}
+        )
+        one.delete_all()
+        assert one.client.keys("c7:*") == []
+    finally:
+        one.close()
+        two.close()
