@@ -27,7 +27,7 @@ URI's final answer, so replay never shows a 503 that a retry turned into a 200):
 ``dns:`` URIs with a recording get one ``response`` record, ``Content-Type: text/dns``, the DNS
 answer as block. Sets ``curi.extra_info['warcFilename']`` / ``['warcFileOffset']`` (offset of the
 first record). After writing, records the fetch in the history and the payload's first capture in
-the digest index (the crawl keeps none without a history: no dedup then). A write error gives the URI a
+the digest index (none without a history: no dedup then). A write error gives the URI a
 non-fatal error and ``unwritten:ioerror``; the file becomes ``….invalid``, the next URI starts a
 new one. A full disk is not an error: the thread waits for space and writes the records then
 (:class:`~crawler.disk.SpaceWait`; the file is cut back to the last whole record first), so no
