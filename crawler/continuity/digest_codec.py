@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import calendar
+import functools
 import hashlib
 import re
 import time
@@ -45,8 +46,10 @@ class DigestCodecError(ValueError):
     """Bytes that are not a digest index value of a known version."""
 
 
+@functools.lru_cache(maxsize=4096)
 def digest_key(payload_digest: str) -> bytes:
-    """The index key of ``payload_digest`` (``sha1:…`` base32, as WARC-Payload-Digest has it)."""
+    """The index key of ``payload_digest`` (``sha1:…`` base32, as WARC-Payload-Digest has it).
+    Cached: a fetch asks for the same key of each layer of an index, then again to add it."""
     if payload_digest.startswith("sha1:") and len(payload_digest) == 37:
         try:
             return base64.b32decode(payload_digest[5:])
