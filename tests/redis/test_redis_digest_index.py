@@ -24,7 +24,7 @@ from crawler.continuity.job_digest_index import REDIS_PENDING_FILE
 from crawler.control.controller import new_run_dir
 from crawler.distributed import cmd_control, cmd_status, run_workers
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 PAIRS = 12
 STORE = "crawler.frontier.redis.redis_store.RedisQueueStore"
