@@ -135,11 +135,12 @@ class LevelDBDigestIndex:
                         SPACE_WAIT.wait(self.path, "digest index", exc)
 
     def close(self) -> None:
-        with self._write_lock:
+        """Close the database once no lookup is inside it; later calls raise RuntimeError."""
+        with self._write_lock, self._gate.exclusive():
             db, self._db = self._db, None
-        if db is not None:
-            with contextlib.suppress(Exception):
-                db.close()
+            if db is not None:
+                with contextlib.suppress(Exception):
+                    db.close()
 
     def __enter__(self) -> LevelDBDigestIndex:
         return self
