@@ -22,6 +22,7 @@ from crawler.params import Params, params_model_of
 if TYPE_CHECKING:
     from crawler.archive.collection_set import CollectionSet
     from crawler.clock import Clock
+    from crawler.continuity.digest_index import DigestIndex
     from crawler.curi import CrawlURI
     from crawler.frontier.inline_gate import InlineGate
     from crawler.history import CrawlHistory
@@ -82,6 +83,8 @@ class ProcessorContext:
     ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
     the crawl is ending, so long operations can give up early; ``history`` holds the fetch and
     payload-digest history of this run (conditional requests, revisit records);
+    ``digest_index`` maps a payload digest to its first capture, in this run, this job's earlier
+    crawls or, shared, any worker of a ``--workers`` crawl (:mod:`crawler.continuity`);
     ``watch_disk(directory)`` asks the disk guard to watch the free space of a directory the
     processor writes to outside the run directory (the guard watches the run directory,
     ``warcs/``, ``state/`` and ``logs/`` anyway); ``collections`` holds the indexes of earlier
@@ -109,6 +112,7 @@ class ProcessorContext:
     schedule: Callable[[CrawlURI], bool]
     uri_error: Callable[[str | None, str, str], None]
     history: CrawlHistory | None = None
+    digest_index: DigestIndex | None = None
     schedule_many: Callable[[Sequence[CrawlURI]], list[bool]] | None = None
     seen_recently: Callable[[Sequence[str]], list[bool]] | None = None
     add_seed: Callable[[str, str | None], bool] | None = None

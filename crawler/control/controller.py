@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from crawler.clock import Clock, SystemClock
+from crawler.continuity.run_digest_index import RunDigestIndex
 from crawler.control.crawl_builder import CrawlBuilder, CrawlInUseError, new_run_dir
 from crawler.control.crawl_reporter import CrawlReporter
 from crawler.control.steering import BLOCK_RULES_FILE, POLL_INTERVAL_S, ActionDirectory, BlockRules
@@ -108,6 +109,7 @@ class CrawlController:
         self.block_rules = BlockRules(run_dir / BLOCK_RULES_FILE)
         self.actions: ActionDirectory | None = None
         self.history: CrawlHistory | None = None
+        self.digest_index: RunDigestIndex | None = None
         self.collections: CollectionSet | None = None
         self._builder = CrawlBuilder(self, self._on_final, self._uri_error)
         limits = order.limits
@@ -149,6 +151,7 @@ class CrawlController:
         self._builder.open_server_journal()
         self.actions = ActionDirectory(self.run_dir / "action", self, self.logger, self._uri_error)
         self.history = self._builder.open_history()
+        self.digest_index = self._builder.open_digest_index(self.history)
         self.collections = self._builder.open_collections()
         self._builder.start_processors(self.frontier, self.history, self.collections)
         self.seed_module.schedule_all()

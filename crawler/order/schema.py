@@ -228,6 +228,14 @@ class HistoryConfig(Section):
     import_from: str | None = None
 
 
+class DigestIndexConfig(Section):
+    """The payload-digest index (URL-agnostic dedup) kept per job between crawls.
+    ``job_index``: its LevelDB, relative to the job directory (the one holding ``runs/``) or
+    absolute; null = each run's own alone."""
+
+    job_index: str | None = Field("digest-index", min_length=1)
+
+
 class DedupCollectionConfig(Section):
     """One earlier collection: sorted CDXJ/CDX index(es) (``cdxj``: a file, plain or .gz, a
     directory of them, or an earlier run directory; relative to the order) or a CDX server
@@ -330,6 +338,7 @@ class CrawlOrder(Section):
     frontier: FrontierConfig = FrontierConfig()
     chains: ChainsConfig = ChainsConfig()
     history: HistoryConfig = HistoryConfig()
+    digest_index: DigestIndexConfig = DigestIndexConfig()
     dedup: DedupConfig = DedupConfig()
     browser: BrowserConfig = BrowserConfig()
     logging: LoggingConfig = LoggingConfig()
