@@ -12,6 +12,8 @@ thread-safe; the classes hold no state. The hierarchy (built-in bases in bracket
     ├── RedisUnavailableError [RuntimeError]       crawler.frontier.redis.redis_conn
     ├── CrawlRegistryError [RuntimeError]          crawler.frontier.redis.redis_registry
     ├── UnreadableCaptureError                     crawler.continuity.earlier_payload
+    ├── DigestCodecError [ValueError]              crawler.continuity.digest_codec
+    ├── DigestIndexBusyError [OSError]             crawler.continuity.leveldb_digest_index
     ├── OrderError                                 crawler.order.errors
     │   └── CpuAffinityError                       crawler.control.affinity
     ├── CrawlInUseError [OSError]                  crawler.control.crawl_builder

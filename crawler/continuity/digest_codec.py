@@ -29,6 +29,7 @@ import uuid
 from collections.abc import Callable
 
 from crawler.continuity.digest_entry import DigestEntry
+from crawler.crawler_error import CrawlerError
 
 VERSION = 1
 _UUID_ID = 1
@@ -42,7 +43,7 @@ _SHA1_BYTES = 20
 _UUID_PREFIX = "urn:uuid:"
 
 
-class DigestCodecError(ValueError):
+class DigestCodecError(CrawlerError, ValueError):
     """Bytes that are not a digest index value of a known version."""
 
 

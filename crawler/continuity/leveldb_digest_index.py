@@ -24,13 +24,14 @@ import plyvel
 
 from crawler.continuity.digest_codec import decode_entry, digest_key, digest_of_key, encode_entry
 from crawler.continuity.digest_entry import DigestEntry
+from crawler.crawler_error import CrawlerError
 from crawler.disk import SPACE_WAIT, is_disk_full
 from crawler.disk.reopen_gate import ReopenGate
 
 BLOOM_BITS = 10
 
 
-class DigestIndexBusyError(OSError):
+class DigestIndexBusyError(CrawlerError, OSError):
     """The index's LevelDB is open in another process (another run of the job)."""
 
 
