@@ -7,7 +7,9 @@
    single-process run, or the crawl's Redis index (every worker of a ``--workers`` crawl);
 2. behind it, read-only: the job's index of earlier crawls (single-process runs; see
    :mod:`crawler.continuity.job_digest_index`, the launcher does it for ``--workers``), then the
-   own index of the crawl ``history.import_from`` names, when it has one.
+   own index of the crawl ``history.import_from`` names, when it has one (for ``--workers`` the
+   launcher loads that one into the shared index too, with :func:`load_imported_into`: a
+   LevelDB opens in one process only).
 
 A payload found behind stays that earlier crawl's original. :meth:`RunDigestIndex.finish`
 (the run's end) copies the run's own entries into the job's index. Thread-safe as its indexes
@@ -108,7 +110,7 @@ def open_run_digest_index(
                 behind.append(job_opened)
             except DigestIndexBusyError as exc:
                 _warn(logger, "digest_index_busy", path=str(job_index), error=str(exc))
-        if import_from is not None:
+        if import_from is not None and shared is None:
             imported = _imported_index(Path(import_from))
             if imported is not None and imported.resolve() != (state_dir / RUN_INDEX_DIR).resolve():
                 earlier = LevelDBDigestIndex(imported)
@@ -121,6 +123,31 @@ def open_run_digest_index(
             layer.close()
         raise
     return RunDigestIndex(layers, job, job_opened, state_dir, logger)
+
+
+def load_imported_into(shared: Any, import_from: Path) -> int:
+    """Before a ``--workers`` crawl: add the own index of the crawl ``import_from`` names (a
+    run or state directory; none: nothing) to the crawl's shared index ``shared`` (a
+    :class:`~crawler.continuity.redis_digest_index.RedisDigestIndex`), first writer wins each.
+    Returns how many entries were read. :class:`DigestIndexBusyError` if a running crawl holds
+    it."""
+    path = _imported_index(Path(import_from))
+    if path is None:
+        return 0
+    earlier = LevelDBDigestIndex(path)
+    try:
+        count = 0
+
+        def counted() -> Iterator[tuple[str, DigestEntry]]:
+            nonlocal count
+            for pair in earlier.entries():
+                count += 1
+                yield pair
+
+        shared.add_many(counted())
+        return count
+    finally:
+        earlier.close()
 
 
 def _imported_index(path: Path) -> Path | None:

@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 from crawler.continuity.job_digest_index import JobDigestIndex, job_index_location
 from crawler.continuity.redis_digest_index import RedisDigestIndex
+from crawler.continuity.run_digest_index import load_imported_into
 from crawler.control import affinity
 from crawler.control.controller import new_run_dir
 from crawler.distributed.commands import change_report
@@ -48,6 +49,7 @@ from crawler.order.loader import load_order
 from crawler.order.schema import CrawlOrder
 from crawler.reports import write_reports
 from crawler.reports.merged import merged_reports
+from crawler.schedule.previous_run import resolve_previous
 
 
 def run_workers(
@@ -148,6 +150,15 @@ def _load_digest_index(
         print(f"digest index: {loaded} payload(s) of earlier crawls from {job.path}", file=out)
     except OSError as exc:  # busy (another run of the job has it) or damaged
         print(f"digest index: earlier crawls' payloads not loaded: {exc}", file=err)
+    imported, _ = resolve_previous(order, run_dir)
+    source = imported.history.import_from
+    try:
+        if source:
+            path = Path(order.base_dir) / Path(source).expanduser()
+            loaded = load_imported_into(shared, path)
+            print(f"digest index: {loaded} payload(s) of the imported crawl {path}", file=out)
+    except OSError as exc:
+        print(f"digest index: the imported crawl's payloads not loaded: {exc}", file=err)
     finally:
         shared.close()
     return job
