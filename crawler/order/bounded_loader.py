@@ -8,7 +8,8 @@ anything is constructed, :class:`BoundedLoader` counts the nodes aliases add to 
 once expanded (visiting each distinct node once, so counting costs no more than the document)
 and refuses more than :data:`MAX_ALIAS_NODES` of them, or an alias that contains itself, with
 :class:`YamlTooLargeError` (a ``yaml.YAMLError``: callers that report YAML errors report it), as
-it does a document nested too deeply to parse. Ordinary anchors, aliases and ``<<:`` merge keys stay allowed.
+it does a document nested too deeply to parse. Ordinary anchors, aliases and ``<<:`` merge
+keys stay allowed.
 
 Every YAML the crawler reads from users (orders, ``--set`` values, sheets and ``*.sheets``
 action files, a run's ``order.effective.yaml``) goes through :func:`load_yaml`. Thread-safe:

@@ -73,6 +73,14 @@ def _is_ip_literal(host: str) -> bool:
     return True
 
 
+def _connectable(address: str) -> str:
+    """An IPv4-mapped IPv6 address as the IPv4 address it is (reachable without IPv6)."""
+    ip = parse_address(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return address
+
+
 def _resolve(host: str, port: int) -> list[str]:
     """The host's addresses, in the resolver's order; ConnectError if it has none."""
     try:
@@ -193,7 +201,7 @@ class GuardedBackend(NetworkBackend):
         for address in candidates:
             note = policy.refusal(host, port, address)
             if note is None:
-                allowed.append(address)
+                allowed.append(_connectable(address))
             elif refusal is None:
                 refusal = note
         if not allowed and refusal is not None:
