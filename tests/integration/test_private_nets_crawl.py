@@ -164,7 +164,7 @@ def test_allow_private_lets_listed_networks_through(
     assert trap.connections > 0
     # Networks not listed stay refused.
     assert lines["http://10.0.0.1/admin"].status == -5006
-    assert lines["http://[::1]:{t}/v6.png".format(t=t)].status == -5006
+    assert lines[f"http://[::1]:{t}/v6.png"].status == -5006
     assert lines["http://169.254.169.254/latest/meta-data/iam/"].status == -5006
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,7 @@ def bomb_lines(indent: str = "  ") -> str:
     """Nine anchors, each a list of nine aliases of the one before: 9**9 strings expanded."""
     lines = [f'{indent}a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     names = "abcdefghi"
-    for before, name in zip(names, names[1:], strict=False):
+    for before, name in itertools.pairwise(names):
         lines.append(f"{indent}{name}: &{name} [" + ",".join([f"*{before}"] * 9) + "]")
     return "\n".join(lines) + "\n"
 
@@ -84,7 +85,8 @@ def test_ordinary_anchors_aliases_and_merge_keys_still_work(tmp_path: Path) -> N
     path.write_text(
         'name: t\noperator: {contact_url: "http://x/"}\n'
         "seeds: {urls: &hosts ['http://example.com/']}\n"
-        "sheets: [{name: s, surt_prefixes: *hosts, settings: {frontier.politeness.min_delay_ms: 5}}]\n",
+        "sheets: [{name: s, surt_prefixes: *hosts,"
+        " settings: {frontier.politeness.min_delay_ms: 5}}]\n",
         encoding="utf-8",
     )
     order = load_order(path)
