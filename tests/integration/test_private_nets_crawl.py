@@ -141,6 +141,8 @@ def test_links_embeds_and_redirects_to_non_public_addresses_end_minus_5006_uncon
         assert lines[f"dns:{name}"].status == 1
     assert trap.connections == 0
     assert {port for _, port in connects} == {site.port}, connects
+    report = (tmp_path / "run" / "reports" / "crawl-report.txt").read_text()
+    assert f"URIs refused, non-public address: {len(REFUSED)}\n" in report
 
 
 def test_allow_private_lets_listed_networks_through(
