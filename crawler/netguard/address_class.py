@@ -72,8 +72,10 @@ def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | Non
     return None
 
 
+@functools.lru_cache(maxsize=8192)
 def parse_address(text: str) -> IPAddress | None:
-    """``text`` (``10.0.0.1``, ``::1``, ``[::1]``, ``fe80::1%eth0``) as an address, or None."""
+    """``text`` (``10.0.0.1``, ``::1``, ``[::1]``, ``fe80::1%eth0``) as an address, or None
+    (a host name). Cached: a crawl asks about few hosts, many times."""
     core = text.strip().strip("[]").partition("%")[0]
     try:
         return ipaddress.ip_address(core)
