@@ -18,7 +18,8 @@ Three things let a non-public address through:
 A refused fetch ends with status -5006 (``FetchStatus.BLOCKED_BY_ADDRESS``) and the annotation
 ``nonPublicAddress:<reason>:<address>`` (:meth:`refusal`). The check is made on the address the
 connection is then opened to (never on a name resolved again later), so DNS rebinding cannot
-slip in between.
+slip in between. Through a proxy (``proxy_url``) only the addresses known before the fetch are
+judged (IP literals, FetchDNS's lookups, :meth:`known_refusal`): the proxy resolves and connects.
 
 Thread-safety: checks may run on any thread while seeds are added; the allowed sets are
 replaced whole (copy on write) under a lock, never changed in place.
