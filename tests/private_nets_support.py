@@ -164,6 +164,10 @@ class CountingSite:
                 site.connections += 1
                 return True
 
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                if not isinstance(sys.exc_info()[1], ConnectionError):  # a crawler hanging up
+                    super().handle_error(request, client_address)
+
         self._server = Server((address, port), Handler)
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
