@@ -32,6 +32,7 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
+from crawler.crawler_error import CrawlerError
 from crawler.netguard.address_class import IPAddress, embedded_ipv4, nonpublic_reason, parse_address
 from crawler.urls import UriError, host_port
 
@@ -43,7 +44,7 @@ REFUSAL_NOTE: Final = "nonPublicAddress"
 _DEFAULT_PORTS: Final = (80, 443)
 
 
-class AddressRefusedError(Exception):
+class AddressRefusedError(CrawlerError):
     """A connection to a non-public address was refused; ``note`` is the crawl.log annotation."""
 
     def __init__(self, host: str, port: int, note: str) -> None:

@@ -22,11 +22,13 @@ from typing import Any, Final
 
 import yaml
 
+from crawler.crawler_error import CrawlerError
+
 MAX_ALIAS_NODES: Final = 100_000
 """Nodes aliases may add to a document once expanded (beyond the nodes written in it)."""
 
 
-class YamlTooLargeError(yaml.YAMLError):
+class YamlTooLargeError(CrawlerError, yaml.YAMLError):
     """The document's aliases expand by more than :data:`MAX_ALIAS_NODES` nodes or into
     themselves, or its collections nest deeper than the parser can follow."""
 
