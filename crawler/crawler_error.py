@@ -14,6 +14,8 @@ thread-safe; the classes hold no state. The hierarchy (built-in bases in bracket
     ├── UnreadableCaptureError                     crawler.continuity.earlier_payload
     ├── DigestCodecError [ValueError]              crawler.continuity.digest_codec
     ├── DigestIndexBusyError [OSError]             crawler.continuity.leveldb_digest_index
+    ├── YamlTooLargeError [yaml.YAMLError]         crawler.order.bounded_loader
+    ├── AddressRefusedError                        crawler.netguard.address_policy
     ├── OrderError                                 crawler.order.errors
     │   └── CpuAffinityError                       crawler.control.affinity
     ├── CrawlInUseError [OSError]                  crawler.control.crawl_builder

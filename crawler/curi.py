@@ -40,7 +40,7 @@ class SchedulingDirective(IntEnum):
 
 
 class FetchStatus(IntEnum):
-    """Heritrix fetch status codes (HTTP statuses are used as they are), and -5005."""
+    """Heritrix fetch status codes (HTTP statuses are used as they are), -5005 and -5006."""
 
     DNS_SUCCESS = 1
     UNATTEMPTED = 0
@@ -71,6 +71,10 @@ class FetchStatus(IntEnum):
     """Ours, in Heritrix's "blocked" range: the server's politeness (connection cap, pace,
     Retry-After hold) admitted no fetch start in the time left — a browser page's sub-resource
     whose wait for a server slot outlasted the page's budget (annotated ``serverGateTimeout``)."""
+    BLOCKED_BY_ADDRESS = -5006
+    """Ours: the host's address is not public (loopback, private, link-local, reserved, ...)
+    and neither a seed nor ``fetch.allow_private`` allows it; no connection was attempted
+    (annotated ``nonPublicAddress:<reason>:<address>``, :mod:`crawler.netguard`)."""
     DELETED_BY_USER = -6000
     PROCESSING_THREAD_KILLED = -7000
     ROBOTS_PRECLUDED = -9998
@@ -79,7 +83,7 @@ class FetchStatus(IntEnum):
 RETRYABLE_STATUSES = frozenset({-1, -2, -3, -50})
 """Statuses that put a URI back in its queue while attempts remain."""
 
-DISREGARDED_STATUSES = frozenset({-9998, -5002, -5000, -5001, -4002, -4001, -6000})
+DISREGARDED_STATUSES = frozenset({-9998, -5006, -5002, -5000, -5001, -4002, -4001, -6000})
 """Statuses that are neither success nor failure (not charged to a queue's budget)."""
 
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from crawler.curi import CrawlURI
     from crawler.frontier.inline_gate import InlineGate
     from crawler.history import CrawlHistory
+    from crawler.netguard import AddressPolicy
     from crawler.order.schema import CrawlOrder
     from crawler.param_overrides import ParamOverrides
     from crawler.servers import ServerCache
@@ -97,7 +98,9 @@ class ProcessorContext:
     ``find_processor(name)`` is the crawl's processor of that name, if any;
     ``inline_gate`` is the frontier's server gate for such fetches (a slot of the server's
     cap, its pace and holds; :class:`~crawler.frontier.inline_gate.InlineGate`), when the
-    frontier has one.
+    frontier has one; ``addresses`` decides which addresses fetches may connect to (the
+    order's ``fetch.allow_private`` and the seeds' servers; :mod:`crawler.netguard`) — None,
+    as in tests' own contexts, checks nothing.
     """
 
     run_dir: Path
@@ -124,6 +127,7 @@ class ProcessorContext:
     finish_inline: Callable[[CrawlURI], None] | None = None
     find_processor: Callable[[str], Processor[Any] | None] | None = None
     inline_gate: InlineGate | None = None
+    addresses: AddressPolicy | None = None
 
 
 P = TypeVar("P", bound=Params)

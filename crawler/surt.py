@@ -174,9 +174,15 @@ class SurtPrefixSet:
         return self.matches(coerce_http(surt(uri)))
 
     def import_lines(
-        self, lines: Iterable[str], *, plain_lines: bool = True, directives: str = "+"
+        self,
+        lines: Iterable[str],
+        *,
+        plain_lines: bool = True,
+        directives: str = "+",
+        collect: list[str] | None = None,
     ) -> list[str]:
         """Add prefixes from surts-file or seeds-file lines; returns the lines it could not use.
+        ``collect``, when given, receives every prefix read, covered by another or not.
 
         Blank lines and ``#`` comments are skipped. A line starting with one of ``directives``
         (``+`` for accepting rules; Heritrix uses ``-`` for rejecting ones) adds the SURT or URI
@@ -191,12 +197,19 @@ class SurtPrefixSet:
                 continue
             try:
                 if line[0] in "+-":
-                    if line[0] in directives:
-                        self.add(prefix_from_directive(line[1:]))
+                    if line[0] not in directives:
+                        continue
+                    prefix = prefix_from_directive(line[1:])
                 elif plain_lines:
-                    self.add(surt_prefix_from_seed(line.split()[0]))
+                    prefix = surt_prefix_from_seed(line.split()[0])
+                else:
+                    continue
             except UriError:
                 bad.append(line)
+                continue
+            self.add(prefix)
+            if collect is not None:
+                collect.append(prefix)
         return bad
 
     @classmethod

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import yaml
 
+from crawler.order.bounded_loader import load_yaml
 from crawler.reports.status import read_status
 
 FINISHED = "finished"
@@ -94,7 +95,7 @@ def run_order(run_dir: Path) -> dict[str, object] | None:
     workers = sorted(p for p in (run_dir / "workers").glob("*") if p.is_dir())
     for base in (run_dir, *workers):
         try:
-            data = yaml.safe_load((base / _ORDER_FILE).read_text(encoding="utf-8"))
+            data = load_yaml((base / _ORDER_FILE).read_text(encoding="utf-8"))
         except FileNotFoundError:
             continue
         except (OSError, yaml.YAMLError, UnicodeDecodeError):

@@ -14,6 +14,7 @@ from crawler.console.launcher import issue_document, validate_launch
 from crawler.console.models import LaunchBody, LaunchResult, ValidationResult
 from crawler.console.state import ConsoleState
 from crawler.console.workspace import ORDER_FILE, run_summary
+from crawler.order.bounded_loader import load_yaml
 from crawler.schedule.schedule_state import JobScheduleState
 
 MAX_ORDER_CHARS = 200_000
@@ -22,7 +23,7 @@ MAX_ORDER_CHARS = 200_000
 def _description(state: ConsoleState, job: str) -> str | None:
     try:
         path = state.workspace.job_dir(job) / ORDER_FILE
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError, LookupError):
         return None
     value = data.get("description") if isinstance(data, dict) else None

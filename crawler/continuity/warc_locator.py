@@ -59,8 +59,10 @@ def writer_directories(run_dir: Path) -> list[Path]:
     ones under ``run_dir``); none if the file is missing or unreadable."""
     import yaml
 
+    from crawler.order.bounded_loader import load_yaml
+
     try:
-        order = yaml.safe_load((run_dir / ORDER_FILE).read_text(encoding="utf-8"))
+        order = load_yaml((run_dir / ORDER_FILE).read_text(encoding="utf-8"))
         chain = order["chains"]["write"]
     except (OSError, UnicodeError, yaml.YAMLError, KeyError, TypeError):
         return []

@@ -43,6 +43,7 @@ from crawler.history import CrawlHistory
 from crawler.logs.applog import flush_app_logging
 from crawler.logs.crawl_logs import CrawlLogs
 from crawler.logs.progress import ProgressRow
+from crawler.netguard import AddressPolicy
 from crawler.order import components
 from crawler.order.schema import CrawlOrder, SheetConfig
 from crawler.seeds.seed_list import SeedList
@@ -102,7 +103,11 @@ class CrawlController:
         self.sheets = SheetOverlays(order, load_saved_sheets(run_dir) if resume else None)
         # Set by a distributed worker: shares the sheets in force with every worker.
         self.publish_sheets: Callable[[str], None] | None = None
-        self.seed_module = SeedModule(order, self.scope, self.stats, self.schedule, run_dir)
+        # Which addresses fetches may reach: the seeds' servers join as the seeds are read.
+        self.addresses = AddressPolicy(order.fetch.allow_private)
+        self.seed_module = SeedModule(
+            order, self.scope, self.stats, self.schedule, run_dir, self.addresses
+        )
         self.seed_uris = self.seed_module.uris  # the same lists for the crawl's life
         self.seed_directives = self.seed_module.directives
         self.display = display

@@ -50,6 +50,7 @@ from crawler.frontier.queue_store import QueueStore
 from crawler.history import CrawlHistory
 from crawler.logs.applog import close_app_logging, configure_app_logging
 from crawler.logs.crawl_logs import CrawlLogs
+from crawler.netguard import AddressPolicy
 from crawler.order import components
 from crawler.order.errors import OrderError, OrderIssue
 from crawler.order.loader import effective_yaml, require_contact_url
@@ -106,6 +107,7 @@ class WiredCrawl(Protocol):
     logger: Any
     stats: CrawlStats
     servers: ServerCache
+    addresses: AddressPolicy
     stopping: threading.Event
     chains: ProcessorChains
     scope: DecideRuleSequence
@@ -325,6 +327,7 @@ class CrawlBuilder:
             finish_inline=self._finish_inline,
             find_processor=c.chains.find,
             inline_gate=getattr(frontier, "inline_gate", None),
+            addresses=c.addresses,
         )
         for chain in c.chains.chains:
             for proc in chain:

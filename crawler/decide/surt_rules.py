@@ -44,7 +44,9 @@ class SurtPrefixedDecideRule(PredicatedDecideRule[SurtPrefixedParams]):
     ``http://example.com`` admits the domain and its subdomains, ``http://www.example.com/``
     that host only, ``http://example.com/docs/a.html`` everything under ``/docs/``. Seed-list
     directives among the seeds always count: ``+entry`` for an ACCEPT rule, ``-entry`` for a
-    REJECT rule. ``rejected_entries`` lists entries that were not usable URIs.
+    REJECT rule. ``rejected_entries`` lists entries that were not usable URIs;
+    ``operator_prefixes`` the prefixes of ``surts`` and ``surts_file`` alone (not the seeds'),
+    which may name private hosts the crawl is allowed to reach (:mod:`crawler.netguard`).
     :meth:`bind` raises ``OSError`` if ``surts_file`` cannot be read. :meth:`seed_added` adds a
     new seed's prefix (copy on write: readers never see a half-changed set).
     """
@@ -53,6 +55,7 @@ class SurtPrefixedDecideRule(PredicatedDecideRule[SurtPrefixedParams]):
         super().__init__(params)
         self.prefixes = SurtPrefixSet()
         self.rejected_entries: list[str] = []
+        self.operator_prefixes: tuple[str, ...] = ()
 
     def bind(self, ctx: RuleContext) -> None:
         # Seed-list directives: '+' lines feed ACCEPT rules, '-' lines REJECT rules (Heritrix).
@@ -61,13 +64,15 @@ class SurtPrefixedDecideRule(PredicatedDecideRule[SurtPrefixedParams]):
         bad = prefixes.import_lines(
             ctx.seeds, plain_lines=self.params.seeds_as_surt_prefixes, directives=own
         )
+        operator: list[str] = []
         if self.params.surts_file:
             path = os.path.join(ctx.base_dir, self.params.surts_file)
             with open(path, encoding="utf-8") as lines:
-                bad += prefixes.import_lines(lines, directives="+" + own)
-        bad += prefixes.import_lines(self.params.surts, directives="+" + own)
+                bad += prefixes.import_lines(lines, directives="+" + own, collect=operator)
+        bad += prefixes.import_lines(self.params.surts, directives="+" + own, collect=operator)
         self.prefixes = prefixes
         self.rejected_entries = bad
+        self.operator_prefixes = tuple(operator)
 
     def seed_added(self, uri: str) -> None:
         if not self.params.seeds_as_surt_prefixes:
@@ -215,6 +220,7 @@ class ViaSurtPrefixedDecideRule(PredicatedDecideRule[ViaSurtPrefixedParams]):
         super().__init__(params)
         self.prefixes = SurtPrefixSet()
         self.rejected_entries: list[str] = []
+        self.operator_prefixes: tuple[str, ...] = ()
 
     def bind(self, ctx: RuleContext) -> None:
         prefixes = SurtPrefixSet()

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 import crawler
 from crawler.decide.decide_rule import DecideRule
+from crawler.order.bounded_loader import BoundedLoader, YamlTooLargeError, load_yaml
 from crawler.order.components import (
     FRONTIER_BASES,
     build_chains,
@@ -51,8 +52,9 @@ def default_order_path() -> Path:
     return Path(crawler.__file__).resolve().parent.parent / "conf" / "default-order.yaml"
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects a key given twice in one mapping (YAML would keep the last)."""
+class _StrictLoader(BoundedLoader):
+    """SafeLoader that rejects a key given twice in one mapping (YAML would keep the last) and
+    an alias bomb (:class:`~crawler.order.bounded_loader.BoundedLoader`)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[object, int] = {}
@@ -79,6 +81,8 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise OrderError([OrderIssue(str(path), f"cannot read: {exc.strerror or exc}")]) from None
     try:
         data = yaml.load(text, Loader=_StrictLoader)
+    except YamlTooLargeError as exc:
+        raise OrderError([OrderIssue(str(path), str(exc))]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
@@ -170,7 +174,7 @@ def _apply_set(data: dict[str, Any], text: str) -> OrderIssue | None:
     if not sep or not key or not all(keys):
         return OrderIssue(where, "expected KEY=VALUE with a dotted KEY", hint="e.g. toe_threads=50")
     try:
-        value = yaml.safe_load(raw_value)
+        value = load_yaml(raw_value)
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc)
         return OrderIssue(where, f"VALUE is not valid YAML: {problem}", raw_value)

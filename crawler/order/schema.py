@@ -8,9 +8,11 @@ validated against the component's parameter model by :mod:`crawler.order.compone
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from crawler.netguard import parse_networks
 
 
 class Section(BaseModel):
@@ -209,6 +211,22 @@ CHAIN_NAMES: tuple[str, ...] = tuple(ChainsConfig.model_fields)
 """The chains in the order a CrawlURI goes through them: pre, fetch, extract, write, post."""
 
 
+def _cidr(value: str) -> str:
+    parse_networks([value])  # ValueError: "... is not a network: use CIDR notation ..."
+    return value
+
+
+class FetchConfig(Section):
+    """What every fetch (HTTP and browser) obeys: by default no connection goes to a
+    non-public address (:mod:`crawler.netguard`) unless a seed names that server or
+    ``allow_private`` lists its network."""
+
+    allow_private: list[Annotated[str, AfterValidator(_cidr)]] = Field(
+        default_factory=list,
+        description="networks (CIDR) fetches may reach although not public, e.g. 10.0.0.0/8",
+    )
+
+
 class LoggingConfig(Section):
     """Logs and progress reporting."""
 
@@ -337,6 +355,7 @@ class CrawlOrder(Section):
     scope: list[ComponentSpec] = Field(default_factory=list)
     frontier: FrontierConfig = FrontierConfig()
     chains: ChainsConfig = ChainsConfig()
+    fetch: FetchConfig = FetchConfig()
     history: HistoryConfig = HistoryConfig()
     digest_index: DigestIndexConfig = DigestIndexConfig()
     dedup: DedupConfig = DedupConfig()

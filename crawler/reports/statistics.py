@@ -63,6 +63,9 @@ def crawl_report(totals: StatsTotals, summary: CrawlSummary) -> str:
     over_quota = totals.by_status.get(-5003, 0)  # the QuotaEnforcer's -5003 (among failures)
     if over_quota:
         lines.append(f"URIs over quota: {over_quota}")
+    non_public = totals.by_status.get(-5006, 0)  # netguard's refusals (among disregards)
+    if non_public:
+        lines.append(f"URIs refused, non-public address: {non_public}")
     lines += [
         "",
         f"novel URIs: {totals.novel_urls}",

@@ -33,6 +33,8 @@ _SCHEME_RE = re.compile(r"[A-Za-z][\w+\-.]*:(?!\d)")
 _INLINE_COMMENT_RE = re.compile(r"\s+#.*$")
 _OPTION_RE = re.compile(r"[A-Za-z_][\w-]*=\S*")
 SEED_OPTIONS = ("max_hops",)
+REDIRECT_NOTE = "# redirect of"
+"""How the journal marks a seed that a seed's redirect made (``uri  # redirect of <via>``)."""
 """Options a seed line may carry after its URI."""
 
 
@@ -52,6 +54,9 @@ class SeedList:
     directives: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    redirected: set[str] = field(default_factory=set)
+    """Seeds a seed's redirect made (journal lines ending ``# redirect of <via>``): the
+    operator did not name them."""
 
     @property
     def problems(self) -> list[str]:
@@ -69,13 +74,16 @@ class SeedList:
         if not line or line.startswith("#"):
             return
         if line[0].isalnum():
-            self._add_seed(_INLINE_COMMENT_RE.sub("", line), where)
+            comment = _INLINE_COMMENT_RE.search(line)
+            uri = self._add_seed(line[: comment.start()] if comment else line, where)
+            if uri is not None and comment and comment.group().lstrip().startswith(REDIRECT_NOTE):
+                self.redirected.add(uri)
         elif line[0] in "+-":
             self.directives.append(_INLINE_COMMENT_RE.sub("", line))
         else:
             self.ignored.append(f"{line} ignored: neither a seed nor a directive ({where})")
 
-    def _add_seed(self, text: str, where: str) -> None:
+    def _add_seed(self, text: str, where: str) -> str | None:
         words = text.split()
         options: list[str] = []
         if len(words) > 1 and all(_OPTION_RE.fullmatch(word) for word in words[1:]):
@@ -85,12 +93,13 @@ class SeedList:
             normal = normalize(uri)
         except UriError as exc:
             self.errors.append(f"{text} is not a usable seed: {exc} ({where})")
-            return
+            return None
         if normal not in self.sources:
             self.uris.append(normal)
             self.sources[normal] = text
             for option in options:
                 self._apply_option(normal, option, where)
+        return normal
 
     def _apply_option(self, uri: str, option: str, where: str) -> None:
         name, _, value = option.partition("=")

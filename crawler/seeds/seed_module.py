@@ -14,7 +14,10 @@ a distributed crawl, the other workers, through :attr:`publish`). Both write the
 distributed crawl every URI scheduled carries how many shared seeds its worker knew (:meth:`stamp`);
 a worker that processes a URI stamped ahead of itself fetches the ones it missed first
 (:meth:`catch_up_for`), so a page under a new seed is scoped alike by every worker.
-A seed whose line
+With an :class:`~crawler.netguard.AddressPolicy` (``addresses``), the servers the operator's
+seeds name (the order's, a ``*.seeds`` file's; not a redirect's) and the hosts the operator's
+SURT prefixes name whole (``+`` directives, the scope rules' ``surts``) may be fetched although
+their addresses are not public. A seed whose line
 sets ``max_hops`` carries it (``CrawlURI.seed_max_hops``) to every URI descended from it.
 :attr:`uris` and :attr:`directives` are one list each for the crawl's life, changed in place, so
 whatever holds them (the controller, rules bound to the seeds) sees the seeds added later.
@@ -36,9 +39,19 @@ import structlog
 
 from crawler.curi import CrawlURI, SchedulingDirective
 from crawler.decide.decide_rule import DecideRuleSequence, RuleContext
+from crawler.decide.surt_rules import SurtPrefixedDecideRule
+from crawler.netguard import AddressPolicy
 from crawler.order.schema import CrawlOrder
-from crawler.seeds.seed_list import ADDED_SEEDS_FILE, SeedList, load_seeds, read_added_seeds
+from crawler.seeds.seed_list import (
+    ADDED_SEEDS_FILE,
+    REDIRECT_NOTE,
+    SeedList,
+    load_seeds,
+    read_added_seeds,
+)
 from crawler.stats import CrawlStats
+from crawler.surt import prefix_from_directive
+from crawler.urls import UriError
 
 SEEDS_VERSION_KEY = "seedsVersion"
 """Key of ``CrawlURI.data``: how many shared seeds the worker that scheduled the URI knew."""
@@ -54,8 +67,10 @@ class SeedModule:
         stats: CrawlStats,
         schedule: Callable[[CrawlURI], bool],
         run_dir: Path | None = None,
+        addresses: AddressPolicy | None = None,
     ) -> None:
         self.order = order
+        self.addresses = addresses
         self.scope = scope
         self.stats = stats
         self._schedule = schedule
@@ -93,6 +108,8 @@ class SeedModule:
             self.max_hops.update(seeds.max_hops)
             self.max_hops.update({u: added.max_hops[u] for u in new if u in added.max_hops})
             self._bind_scope()
+            named = [u for u in added.uris if u not in added.redirected]
+            self._allow([*seeds.uris, *named], [*seeds.directives, *added.directives])
         if added.uris or added.directives:
             logger.info("added_seeds_restored", seeds=len(new), directives=len(added.directives))
 
@@ -118,6 +135,7 @@ class SeedModule:
             lines = [f"{u} max_hops={opts[u]}" if u in opts else u for u in new]
             self._write_journal([*lines, *seeds.directives])
             self._bind_scope()
+            self._allow(seeds.uris, seeds.directives)
         return sum(1 for uri in new if self._schedule_seed(uri))
 
     def add_discovered(self, uri: str, via: str | None = None, *, announce: bool = True) -> bool:
@@ -132,7 +150,7 @@ class SeedModule:
                 return False
             self.uris.append(uri)
             self._known.add(uri)
-            self._write_journal([uri + (f"  # redirect of {via}" if via else "")])
+            self._write_journal([uri + (f"  {REDIRECT_NOTE} {via}" if via else "")])
             self.scope.seed_added(uri)
         self.stats.note_seed(uri)
         publish = self.publish
@@ -182,6 +200,24 @@ class SeedModule:
         self.scope.bind(
             RuleContext(seeds=self.uris + self.directives, base_dir=self.order.base_dir)
         )
+
+    def _allow(self, uris: Iterable[str], directives: Iterable[str]) -> None:
+        """Tell the address policy which servers and hosts the operator named."""
+        policy = self.addresses
+        if policy is None:
+            return
+        for uri in uris:
+            policy.allow_seed(uri)
+        for directive in directives:
+            if directive.startswith("+"):
+                try:
+                    policy.allow_surt_prefix(prefix_from_directive(directive[1:]))
+                except UriError:
+                    continue
+        for rule in self.scope.rules:
+            if isinstance(rule, SurtPrefixedDecideRule) and rule.params.decision == "ACCEPT":
+                for prefix in rule.operator_prefixes:
+                    policy.allow_surt_prefix(prefix)
 
     def _write_journal(self, lines: Iterable[str]) -> None:
         text = "".join(line + "\n" for line in lines)

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from crawler.order.bounded_loader import YamlTooLargeError, load_yaml
 from crawler.order.errors import OrderError, OrderIssue
 from crawler.order.schema import CrawlOrder, SheetConfig
 from crawler.sheets.sheet_compiler import parse_sheet_list
@@ -25,7 +26,9 @@ SHEETS_FILE = "sheets.yaml"
 def read_sheet_document(text: str, source: str) -> tuple[list[SheetConfig], list[str]]:
     """``(sheets to add or replace, names to remove)`` of a sheets document; OrderError if bad."""
     try:
-        data: Any = yaml.safe_load(text)
+        data: Any = load_yaml(text)
+    except YamlTooLargeError as exc:
+        raise OrderError([OrderIssue(source, str(exc))]) from None
     except yaml.YAMLError as exc:
         raise OrderError([OrderIssue(source, f"YAML syntax error: {exc}")]) from None
     removals: list[str] = []

@@ -56,6 +56,10 @@ CHROMIUM_FLAGS = (
     "ProactivelySwapBrowsingInstance,BackForwardCache",
     "--remote-debugging-address=127.0.0.1",
     "--remote-debugging-port=0",
+    # Every request of a page is intercepted and answered by the crawler's own fetch (which
+    # obeys the address rule, crawler.netguard); Chromium itself must reach nothing, not even
+    # with a speculative preconnect or DNS prefetch: no name or address resolves for it.
+    "--host-resolver-rules=MAP * ~NOTFOUND",
 )
 
 

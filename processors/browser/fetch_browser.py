@@ -246,7 +246,8 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             lines.append(
                 f"  sub-resources recorded: {subs.recorded}, fetched again for the browser "
                 f"(already captured or queued): {subs.repeated}, refused by robots.txt: "
-                f"{subs.robots_blocked}, no server slot in time (-5005): {subs.gate_timeouts}"
+                f"{subs.robots_blocked}, no server slot in time (-5005): {subs.gate_timeouts}, "
+                f"non-public address (-5006): {subs.address_refusals}"
             )
         if pool is not None:
             replaced = ", ".join(f"{k} {v}" for k, v in sorted(pool.browsers_replaced.items()))

@@ -25,6 +25,13 @@ to the page's fetch duration). The wait is bounded by what is left of the page's
 ``-5005`` (``FetchStatus.BLOCKED_BY_SERVER_GATE``) with the annotation ``serverGateTimeout``
 (claimed like any sub-resource: it is not fetched again). Sub-resources are not retried.
 
+A request to a host whose address is known (an IP literal, a looked-up IP) and not one the
+crawl may reach (``ctx.addresses``, :mod:`crawler.netguard`) is aborted and logged ``-5006``
+(``nonPublicAddress:<reason>:<address>``) before its robots.txt is asked for; one whose address
+is not known yet is refused, alike, by FetchHTTP's connection check. The page's own navigation
+is the crawler's HTTP fetch of the page (checked like any fetch), and every request of the page
+is intercepted, so Chromium itself connects nowhere.
+
 Reads ``ctx.order.robots``, ``ctx.order.browser.subresource_timeout_s``, ``ctx.servers``;
 writes nothing on the page's CrawlURI. Thread-safe: called from the pool's fetch threads;
 robots.txt fetches are serialized per server.
@@ -41,7 +48,7 @@ from typing import Any
 from crawler import CrawlURI, FetchStatus, Processor, ProcessorContext
 from crawler.frontier import InlinePass, InlineVisit
 from crawler.robots import ROBOTS_PATH
-from crawler.urls import UriError, scheme_authority, server_key
+from crawler.urls import UriError, host_port, scheme_authority, server_key
 from processors.browser.page_visit import Served
 from processors.cookies.cookie_store import REQUEST_COOKIE
 
@@ -65,6 +72,7 @@ class SubresourceFetcher:
         self.repeated = 0
         self.robots_blocked = 0
         self.gate_timeouts = 0
+        self.address_refusals = 0
 
     def for_page(self, page: CrawlURI) -> Callable[[str, str | None, float], Served | None]:
         """The fetch function a PageJob calls for ``page``'s requests (with the browser's
@@ -95,6 +103,14 @@ class SubresourceFetcher:
         child.annotate(BROWSER_NOTE)
         if cookie:
             child.data[REQUEST_COOKIE] = cookie
+        note = self._address_refusal(url)
+        if note is not None:
+            child.status = FetchStatus.BLOCKED_BY_ADDRESS
+            child.annotate(note)
+            self._count("address_refusals")
+            if self._claim(child):
+                self._finish(child)
+            return None
         allowed: bool | None = True
         if ctx.order.robots.policy == "obey":
             allowed = self._robots_allow(page, url, visit, until_s)
@@ -168,6 +184,16 @@ class SubresourceFetcher:
             finally:
                 lock.release()
         return servers.allowed(url, self._user_agent, server)
+
+    def _address_refusal(self, url: str) -> str | None:
+        policy = self._ctx.addresses
+        if policy is None:
+            return None
+        try:
+            host, port = host_port(url)
+        except (UriError, ValueError):
+            return None
+        return policy.known_refusal(host, port, self._ctx.servers)
 
     def _enter(self, visit: InlineVisit, url: str, until_s: float) -> InlinePass | None:
         gate = self._ctx.inline_gate

@@ -31,7 +31,8 @@ then old protocol versions and weak ciphers are accepted too.
 
 Reads ``curi.uri``, ``curi.via``. Writes ``status``/``http_status`` (the HTTP status, or -2
 connect failed (TLS failures included), -3 connection lost or a broken response, -4 timeout
-before a response, -7 unfetchable URI), ``http_version``, ``response_headers``,
+before a response, -7 unfetchable URI, -5006 a non-public address ``ctx.addresses`` refuses,
+annotated ``nonPublicAddress:<reason>:<ip>``), ``http_version``, ``response_headers``,
 ``content_type``, ``content_length``, ``content_size``, ``payload_digest``, ``fetch_start_ms``,
 ``fetch_duration_ms``, ``ip_address`` (also noted in ``ctx.servers`` unless proxied),
 ``recording``, ``revisit``, for a 304 read back ``earlier_status`` (and the stored response's
@@ -77,6 +78,7 @@ from crawler import (
 )
 from crawler.continuity.earlier_payload import EarlierPayload
 from crawler.frontier import note_protocol_error
+from crawler.netguard import AddressRefusedError
 from crawler.robots import complete_lines, is_robots_uri
 from crawler.urls import UriError, host_port, server_key
 from processors.cookies.cookie_store import REQUEST_COOKIE, CookieStore, merge_cookie_headers
@@ -167,7 +169,13 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         if p.form_logins:
             self._login = FormLogin(p.form_logins, ctx.logger)
             self._login.open(ctx.state_dir / "form-logins.jsonl")
-        backend = GuardedBackend(None if p.proxy_url else ctx.servers, ctx.stopping, p.stop_grace_s)
+        direct = not p.proxy_url  # through a proxy, the proxy resolves and connects
+        backend = GuardedBackend(
+            ctx.servers if direct else None,
+            ctx.stopping,
+            p.stop_grace_s,
+            addresses=ctx.addresses if direct else None,
+        )
         self._client = make_client(p, backend, p.max_connections or ctx.order.toe_threads)
         self._earlier = EarlierPayload.for_crawl(
             ctx.run_dir, ctx.history, ctx.logger, ctx.order.browser.enabled
@@ -307,6 +315,10 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             response = client.send(curi.uri, merged, method, body)
         except FETCH_ERRORS as exc:
             self._fail(curi, failure_status(exc), exc)
+            return None
+        except AddressRefusedError as exc:
+            curi.status = FetchStatus.BLOCKED_BY_ADDRESS
+            curi.annotate(exc.note)
             return None
         except CrawlStoppingError as exc:
             # Retryable: a resumed crawl fetches it again.

@@ -14,6 +14,13 @@ When the crawl resolves names itself (an enabled FetchDNS, ``ServerCache.resolve
 connection goes to the host's cached IP — the address the ``dns:`` record archived — while TLS
 still uses the host name for SNI and certificate checks.
 
+With an :class:`~crawler.netguard.AddressPolicy` (``addresses``), every connection is checked
+here, on the address it is then opened to: the IP literal, the cached IP, or (no cached IP) the
+host's addresses resolved once with ``getaddrinfo`` — the ones the policy refuses are dropped
+and the rest tried in turn; when none is left :class:`~crawler.netguard.AddressRefusedError`
+is raised before any connection is attempted. The socket is opened to the address checked, so
+a name that resolves differently a moment later (DNS rebinding) changes nothing.
+
 Thread-safety: the deadline is thread-local (a fetch runs on one ToeThread); the backend itself
 is immutable apart from the first-seen stop time (a benign race). Heritrix counterpart: the
 socket timeouts and ``timeoutSeconds`` checks of ``FetchHTTP``'s recorder, and its connecting
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -34,6 +42,7 @@ import httpcore
 from httpcore import NetworkBackend, NetworkStream, SyncBackend
 
 from crawler.crawler_error import CrawlerError
+from crawler.netguard import AddressPolicy, AddressRefusedError, parse_address
 from crawler.servers import ServerCache
 from processors.fetch.guarded_stream import GuardedStream
 
@@ -64,6 +73,23 @@ def _is_ip_literal(host: str) -> bool:
     return True
 
 
+def _connectable(address: str) -> str:
+    """An IPv4-mapped IPv6 address as the IPv4 address it is (reachable without IPv6)."""
+    ip = parse_address(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return address
+
+
+def _resolve(host: str, port: int) -> list[str]:
+    """The host's addresses, in the resolver's order; ConnectError if it has none."""
+    try:
+        infos = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise httpcore.ConnectError(str(exc)) from exc
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
 class GuardedBackend(NetworkBackend):
     """A :class:`httpcore.NetworkBackend` enforcing deadlines, the stop grace and cached IPs."""
 
@@ -73,8 +99,10 @@ class GuardedBackend(NetworkBackend):
         stopping: threading.Event,
         stop_grace_s: float = 2.0,
         poll_s: float = 0.5,
+        addresses: AddressPolicy | None = None,
     ) -> None:
         self._inner = SyncBackend()
+        self._addresses = addresses
         self._servers = servers
         self._stopping = stopping
         self._stop_grace_s = stop_grace_s
@@ -131,18 +159,54 @@ class GuardedBackend(NetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> GuardedStream:
-        target = host
+        policy = self._addresses
+        if policy is None:
+            targets = [self._cached_ip(host) or host]
+        else:
+            targets = self._checked_addresses(policy, host, port)
+        last: Exception | None = None
+        for target in targets:
+            try:
+                stream = self._inner.connect_tcp(
+                    target,
+                    port,
+                    timeout=self.clamp(timeout, httpcore.ConnectTimeout),
+                    local_address=local_address,
+                    socket_options=socket_options,
+                )
+            except httpcore.ConnectError as exc:
+                last = exc  # another address of the host may answer
+                continue
+            return GuardedStream(stream, self)
+        raise last if last is not None else httpcore.ConnectError(f"no address for {host}")
+
+    def _cached_ip(self, host: str) -> str | None:
+        """The IP FetchDNS looked up for ``host``, when the crawl resolves names itself."""
         servers = self._servers
         if servers is not None and servers.resolver_active and not _is_ip_literal(host):
-            target = servers.host_ip(host) or host
-        stream = self._inner.connect_tcp(
-            target,
-            port,
-            timeout=self.clamp(timeout, httpcore.ConnectTimeout),
-            local_address=local_address,
-            socket_options=socket_options,
-        )
-        return GuardedStream(stream, self)
+            return servers.host_ip(host)
+        return None
+
+    def _checked_addresses(self, policy: AddressPolicy, host: str, port: int) -> list[str]:
+        """The addresses of ``host`` the policy lets a connection go to; raises
+        :class:`AddressRefusedError` when it refuses them all."""
+        literal = parse_address(host)
+        if literal is not None:
+            candidates = [str(literal)]
+        else:
+            cached = self._cached_ip(host)
+            candidates = [cached] if cached else _resolve(host, port)
+        allowed: list[str] = []
+        refusal: str | None = None
+        for address in candidates:
+            note = policy.refusal(host, port, address)
+            if note is None:
+                allowed.append(_connectable(address))
+            elif refusal is None:
+                refusal = note
+        if not allowed and refusal is not None:
+            raise AddressRefusedError(host, port, refusal)
+        return allowed
 
     def connect_unix_socket(
         self,

@@ -6,7 +6,11 @@ For http(s) URIs, in Heritrix's order:
    a host never looked up, or looked up more than ``max(ip_validity_s, TTL)`` ago, gets
    ``dns:<host>`` as its prerequisite and the URI is deferred (-50); a host looked up without an
    address gets -6 until its lookup expires. IP-literal hosts need no lookup.
-2. robots.txt (under ``robots.policy: obey``): a server's ``/robots.txt`` itself always proceeds;
+2. The address (with ``ctx.addresses``): a host whose address is known — an IP literal, or the
+   IP FetchDNS looked up — and not one the crawl may reach (:mod:`crawler.netguard`) gets -5006,
+   annotated ``nonPublicAddress:<reason>:<address>``, before its robots.txt is asked for.
+   (FetchHTTP checks again the address it connects to.)
+3. robots.txt (under ``robots.policy: obey``): a server's ``/robots.txt`` itself always proceeds;
    any other URI of a server whose robots are not valid (never fetched, a failed fetch not yet
    accepted, or older than ``robots.validity_s``) gets the robots URI as its prerequisite and is
    deferred (-50). A URI the valid rules disallow gets -9998 (or only the ``robotExcluded``
@@ -86,6 +90,13 @@ class PreconditionEnforcer(Processor[PreconditionEnforcerParams]):
                 return self._defer(ctx, curi, "dns:" + host, "dns:" + host.lower())
             if state.ip is None:
                 curi.status = FetchStatus.DOMAIN_PREREQUISITE_FAILURE
+                return ProcessResult.SKIP_TO_POST
+        policy = ctx.addresses
+        if policy is not None:
+            note = policy.known_refusal(host, port, servers)
+            if note is not None:
+                curi.status = FetchStatus.BLOCKED_BY_ADDRESS
+                curi.annotate(note)
                 return ProcessResult.SKIP_TO_POST
         robots = ctx.order.robots
         if robots.policy != "obey" or is_robots_uri(uri):

@@ -18,7 +18,12 @@ pytestmark = [pytest.mark.integration, needs_chromium, pytest.mark.timeout(120)]
 def gate_crawl(run: Path, site: GateSite, *sets: str) -> dict[str, CrawlLogLine]:
     """Crawl the site's page through the browser; crawl.log lines by URI (each URI once)."""
     lines = crawl(
-        run, [site.origin(PAGE_HOST) + "/"], "browser.enabled=true", "browser.all_html=true", *sets
+        run,
+        [site.origin(PAGE_HOST) + "/"],
+        "browser.enabled=true",
+        "browser.all_html=true",
+        "fetch.allow_private=[127.0.0.0/8]",  # the asset host, 127.0.0.2, plays a public one
+        *sets,
     )
     by_uri = {line.uri: line for line in lines}
     assert len(lines) == len(by_uri)

@@ -55,6 +55,7 @@ def test_pages_under_a_seeds_redirect_are_crawled_by_every_worker(
             "name=redis-seed-redirects",
             "toe_threads=3",
             "logging.console=false",
+            "fetch.allow_private=[127.0.0.0/8]",  # localhost, the redirect target, is "public"
             f"frontier.store={json.dumps(store)}",
         ]
         out, err = io.StringIO(), io.StringIO()
