@@ -87,7 +87,7 @@ def _encode(entry: FetchHistoryEntry | DigestHistoryEntry) -> bytes:
     return json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _resolve_import(path: Path) -> Path:
+def resolve_import(path: Path) -> Path:
     """The history LevelDB inside a state dir, a run dir, or the database directory itself."""
     for candidate in (path / HISTORY_DIR, path / "state" / HISTORY_DIR, path):
         if (candidate / "CURRENT").is_file():
@@ -117,7 +117,7 @@ class CrawlHistory:
         path.mkdir(parents=True, exist_ok=True)
         imported = None
         if import_from is not None:
-            source = _resolve_import(Path(import_from))
+            source = resolve_import(Path(import_from))
             if source.resolve() == path.resolve():
                 raise ValueError(f"history import_from {import_from} is this crawl's own history")
             imported = plyvel.DB(str(source), create_if_missing=False)

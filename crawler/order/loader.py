@@ -26,6 +26,7 @@ from crawler.chain import CHAIN_NAMES
 from crawler.decide.decide_rule import DecideRule
 from crawler.order.components import (
     FRONTIER_BASES,
+    add_import_dir,
     build_chains,
     build_frontier_part,
     build_rules,
@@ -40,8 +41,9 @@ from crawler.order.errors import (
     format_path,
     issues_from_validation,
 )
-from crawler.order.schema import CrawlOrder, FrontierConfig
+from crawler.order.schema import CrawlOrder, FrontierConfig, OperatorConfig
 from crawler.processor import Processor
+from crawler.urls import is_http_url
 
 _MISSING: Final = object()
 _NONE_WORDS = frozenset({"none", "null", "~", ""})
@@ -246,10 +248,13 @@ def _component_issues(data: Mapping[str, Any]) -> list[OrderIssue]:
 def validate_order_data(
     data: Mapping[str, Any], base_dir: str | Path, source: str | None = None
 ) -> CrawlOrder:
-    """Validate a merged order document; ``base_dir`` resolves a relative ``base_dir:`` key."""
+    """Validate a merged order document; ``base_dir`` resolves a relative ``base_dir:`` key.
+    Dotted class paths may name modules in the order's ``base_dir`` (see
+    :func:`~crawler.order.components.add_import_dir`)."""
     doc = dict(data)
     given = doc.get("base_dir")
     doc["base_dir"] = str(Path(base_dir) / given) if isinstance(given, str) else str(base_dir)
+    add_import_dir(doc["base_dir"])
     issues: list[OrderIssue] = []
     order: CrawlOrder | None = None
     try:
@@ -301,19 +306,27 @@ def effective_yaml(order: CrawlOrder) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
-def require_contact_url(order: CrawlOrder) -> None:
-    """Raise OrderError unless ``operator.contact_url`` is an http(s) URL; called at crawl start."""
-    url = order.operator.contact_url
-    if url and re.match(r"(?i)https?://[^/\s]+", url):
-        return
-    issue = OrderIssue(
+def contact_issue(operator: OperatorConfig) -> OrderIssue | None:
+    """The problem with ``operator.contact_url`` (missing, or not an http(s) URL), if any."""
+    url = operator.contact_url
+    if url and is_http_url(url):
+        return None
+    return OrderIssue(
         "operator.contact_url",
         "operator.contact_url is required to crawl: set it to a page describing your crawl "
-        "and how to reach you (it is sent in every request's User-Agent)",
+        "and how to reach you (it is sent in every request's User-Agent)"
+        if not url
+        else "must be an http(s) URL: a page describing your crawl and how to reach you",
         url if url else NO_VALUE,
         hint="e.g. --set operator.contact_url=https://example.org/about-our-crawler",
     )
-    raise OrderError([issue])
+
+
+def require_contact_url(order: CrawlOrder) -> None:
+    """Raise OrderError unless ``operator.contact_url`` is an http(s) URL; called at crawl start."""
+    issue = contact_issue(order.operator)
+    if issue is not None:
+        raise OrderError([issue])
 
 
 def build_all(order: CrawlOrder) -> list[OrderIssue]:
@@ -336,25 +349,18 @@ def build_all(order: CrawlOrder) -> list[OrderIssue]:
 
 
 def validate_main(order_path: str | Path, sets: Sequence[str], out: IO[str], err: IO[str]) -> int:
-    """``crawler validate ORDER``: print the effective order (exit 0) or every error (exit 2)."""
-    from crawler.seeds.seed_list import load_seeds
+    """``crawler validate ORDER``: print the effective order (exit 0) or every error (exit 2).
+
+    It makes every check ``crawler run`` makes before a crawl starts
+    (:func:`crawler.order.preflight.load_checked_order`), and reports all problems at once."""
+    from crawler.order.preflight import load_checked_order
 
     try:
-        order = load_order(order_path, sets)
-        issues = build_all(order)
-        if issues:
-            raise OrderError(issues, str(order_path))
-        seeds = load_seeds(order)
+        checked = load_checked_order(order_path, sets)
     except OrderError as exc:
         err.write(f"{exc}\n")
         return 2
-    out.write(effective_yaml(order))
-    for problem in seeds.problems:
+    out.write(effective_yaml(checked.order))
+    for problem in checked.seeds.problems:
         err.write(f"warning: {problem}\n")
-    if not seeds.uris:
-        err.write("warning: the order has no seeds (seeds.file, seeds.urls)\n")
-    if not order.operator.contact_url:
-        err.write(
-            "warning: operator.contact_url is not set; `crawler run` refuses to start without it\n"
-        )
     return 0

@@ -18,13 +18,18 @@ const COUNTERS = [
 function counters(doc, run) {
   const s = doc || {}, r = s.rates || {}, t = s.threads || {};
   return {
-    elapsed: clock(s.elapsed_s), discovered: int(s.discovered), queued: int(s.queued),
+    elapsed: elapsed(s.elapsed_s), discovered: int(s.discovered), queued: int(s.queued),
     downloaded: int(s.downloaded), failed: int(s.failed),
     uris: `${num(r.uris_per_s)} (${num(r.avg_uris_per_s)})`,
     kb: `${num(r.kb_per_s, 0)} (${num(r.avg_kb_per_s, 0)})`,
     threads: t.total ? `${t.busy} / ${t.total}` : '–', bytes: bytes(s.bytes),
     _state: run.state,
   };
+}
+
+// A crawl shorter than a minute shows its seconds (a sample site takes less than one).
+function elapsed(s) {
+  return s !== undefined && s !== null && s < 60 ? `${num(s, s < 10 ? 1 : 0)} s` : clock(s);
 }
 
 function section(title, ...kids) {
@@ -234,12 +239,16 @@ export function runView(main, id) {
         : [h('p', { className: 'muted' }, 'No WACZ package: `crawler wacz RUN_DIR -o FILE.wacz` makes one (in the run directory to list it here).')]));
   };
 
-  let ticks = 0;
+  let ticks = 0, lastState = null;
   const tick = async () => {
-    const slow = ticks++ % 4 === 0;
     let updates;
     try {
-      updates = await Promise.all([api(base).then((data) => () => render(data)), loadSeries(), loadLog(),
+      const data = await api(base);
+      // Reports, alerts and replay are read every 4th tick, and at once when the state changes
+      // (a crawl that has just finished has written its reports).
+      const slow = ticks++ % 4 === 0 || data.state !== lastState;
+      lastState = data.state;
+      updates = await Promise.all([() => render(data), loadSeries(), loadLog(),
         slow ? loadAlerts() : null, slow ? loadReports() : null, slow ? loadArchive() : null]);
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) { main.replaceChildren(h('p', { className: 'error' }, err.message)); ticker.stop(); return; }
