@@ -132,8 +132,69 @@ def _parent_of(path: Path, data: dict[str, Any]) -> Path | None:
     return (path.parent / Path(ext).expanduser()).resolve()
 
 
+_PLACES = ("after", "before")
+
+
+def _place_in_chains(
+    below: Mapping[str, Any], layer: dict[str, Any], source: Path
+) -> tuple[dict[str, Any], list[OrderIssue]]:
+    """``layer`` with each chain list of placed processors (every item says ``after: NAME``
+    or ``before: NAME``) turned into the chain of ``below`` with them inserted there. A list
+    without places replaces the chain, as any list does; a list mixing both is an error."""
+    chains = layer.get("chains")
+    if not isinstance(chains, Mapping):
+        return layer, []
+    below_chains = below.get("chains")
+    if not isinstance(below_chains, Mapping):
+        below_chains = {}
+    issues: list[OrderIssue] = []
+    placed = dict(chains)
+    for chain, items in chains.items():
+        if not isinstance(items, list):
+            continue
+        marked = [isinstance(i, Mapping) and any(k in i for k in _PLACES) for i in items]
+        if not any(marked):
+            continue
+        where = f"{source}: chains.{chain}"
+        if not all(marked):
+            issues.append(
+                OrderIssue(
+                    where,
+                    "either every processor of the list says where it goes (after: or "
+                    "before: a processor of the inherited chain) or none does (the list "
+                    "replaces the chain)",
+                )
+            )
+            continue
+        result = [dict(spec) for spec in below_chains.get(chain) or [] if isinstance(spec, Mapping)]
+        for n, item in enumerate(items):
+            spec = dict(item)
+            keys = [k for k in _PLACES if k in spec]
+            if len(keys) > 1:
+                issues.append(OrderIssue(f"{where}[{n}]", "give after: or before:, not both"))
+                continue
+            anchor = spec.pop(keys[0])
+            names = [spec_below.get("name") for spec_below in result]
+            if anchor not in names:
+                issues.append(
+                    OrderIssue(
+                        f"{where}[{n}].{keys[0]}",
+                        f"no processor of that name in the chain {chain}",
+                        anchor,
+                        hint=f"its processors: {', '.join(map(str, names)) or 'none'}",
+                    )
+                )
+                continue
+            at = names.index(anchor)
+            result.insert(at + 1 if keys[0] == "after" else at, spec)
+        placed[chain] = result
+    return {**layer, "chains": placed}, issues
+
+
 def read_order_data(path: str | Path) -> dict[str, Any]:
-    """The order at ``path`` merged over its ``extends:`` chain, ``extends`` removed."""
+    """The order at ``path`` merged over its ``extends:`` chain, ``extends`` removed. A chain
+    whose processors each say ``after: NAME`` or ``before: NAME`` adds them to the chain it
+    inherits (see :func:`_place_in_chains`)."""
     chain = [Path(path).resolve()]
     layers: list[dict[str, Any]] = []
     while True:
@@ -150,8 +211,13 @@ def read_order_data(path: str | Path) -> dict[str, Any]:
             raise OrderError([issue])
         chain.append(parent)
     merged: dict[str, Any] = {}
-    for layer in reversed(layers):
+    issues: list[OrderIssue] = []
+    for source, layer in zip(reversed(chain), reversed(layers), strict=True):
+        layer, found = _place_in_chains(merged, layer, source)
+        issues.extend(found)
         merged = deep_merge(merged, layer)
+    if issues:
+        raise OrderError(issues)
     return merged
 
 
