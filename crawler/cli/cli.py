@@ -294,8 +294,11 @@ def _run_controller(
     except OrderError as error:
         print(str(error), file=err)
         return 2
-    except (FrontierStateError, OSError) as error:
+    except FrontierStateError as error:
         print(f"cannot open the crawl's state: {error}", file=err)
+        return 1
+    except OSError as error:
+        print(f"cannot use the run directory {run_dir}: {_os_reason(error)}", file=err)
         return 1
     elapsed = time.monotonic() - started
     print(f"{controller.exit_status} in {elapsed:.1f}s", file=out)

@@ -164,6 +164,18 @@ CASES: list[Case] = [
         ("run", "{w}/job/order.yaml", "--run-dir", "{w}/job/latest"),
         "already holds a crawl",
     ),
+    Case(
+        "run-dir-with-a-file-in-the-way",
+        ("run", "{w}/job/order.yaml", "--no-display", "--run-dir", "{w}/odd"),
+        "cannot use the run directory {w}/odd",
+        code=1,
+    ),
+    Case(
+        "resume-run-dir-with-a-file-in-the-way",
+        ("resume", "{w}/odd-run", "--no-display"),
+        "cannot use the run directory {w}/odd-run",
+        code=1,
+    ),
     Case("run-job-dir-not-writable", ("run", "{w}/blocked/order.yaml"), "{w}/blocked/runs"),
     Case(
         "run-workers-not-a-number", ("run", "{w}/job/order.yaml", "--workers", "many"), "--workers"
@@ -346,6 +358,11 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Outcomes:
         )
     assert earlier.returncode == 0, earlier.stderr
     _write_orders(w)
+    shutil.copytree((w / "job" / "latest").resolve(), w / "odd-run")
+    for run_dir in (w / "odd", w / "odd-run"):  # logs/ cannot be made: a file is in the way
+        shutil.rmtree(run_dir / "logs", ignore_errors=True)
+        run_dir.mkdir(exist_ok=True)
+        (run_dir / "logs").write_text("not a directory\n")
     before = _tree(w / "job")
     with socket.socket() as busy_socket:
         busy_socket.bind(("127.0.0.1", 0))
