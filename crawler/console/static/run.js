@@ -3,7 +3,7 @@
 // the steering buttons (the same verbs as `crawler pause|unpause|terminate|block`).
 
 import { api, runPath, ApiError } from './api.js';
-import { h, int, num, bytes, clock, badge, table, bar } from './dom.js';
+import { h, int, num, bytes, clock, duration, badge, table, bar } from './dom.js';
 import { LineChart } from './chart.js';
 import { poll } from './poller.js';
 
@@ -18,18 +18,13 @@ const COUNTERS = [
 function counters(doc, run) {
   const s = doc || {}, r = s.rates || {}, t = s.threads || {};
   return {
-    elapsed: elapsed(s.elapsed_s), discovered: int(s.discovered), queued: int(s.queued),
+    elapsed: duration(s.elapsed_s), discovered: int(s.discovered), queued: int(s.queued),
     downloaded: int(s.downloaded), failed: int(s.failed),
     uris: `${num(r.uris_per_s)} (${num(r.avg_uris_per_s)})`,
     kb: `${num(r.kb_per_s, 0)} (${num(r.avg_kb_per_s, 0)})`,
     threads: t.total ? `${t.busy} / ${t.total}` : '–', bytes: bytes(s.bytes),
     _state: run.state,
   };
-}
-
-// A crawl shorter than a minute shows its seconds (a sample site takes less than one).
-function elapsed(s) {
-  return s !== undefined && s !== null && s < 60 ? `${num(s, s < 10 ? 1 : 0)} s` : clock(s);
 }
 
 function section(title, ...kids) {
