@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from crawler.cli.schedule_command import add_schedule_parser, cmd_schedule
+
 if TYPE_CHECKING:
     from crawler.cli.display import Display
     from crawler.console.server import ConsoleProcess
@@ -114,6 +116,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="RUN_DIR",
         help="also show this run directory",
     )
+    console.add_argument(
+        "--no-schedule", action="store_true", help="do not run the jobs' schedule: here"
+    )
 
     status = sub.add_parser("status", help="state, counts, rates and errors of a crawl")
     status.add_argument("run_dir", type=Path, help=_RUN_DIR)
@@ -152,6 +157,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _archive_commands(sub)
     _crawl_command(sub)
+    add_schedule_parser(sub)
     return parser
 
 
@@ -451,7 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "console":
         from crawler.console.server import console_main
 
-        return console_main(args.bind, args.jobs_dir, args.runs, out, err)
+        return console_main(args.bind, args.jobs_dir, args.runs, out, err, not args.no_schedule)
     if args.command == "worker":
         from crawler.distributed import worker_main
 
@@ -475,6 +481,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from crawler.order.components import show_processor_main
 
         return show_processor_main(args.cls, out, err)
+    if args.command == "schedule":
+        return cmd_schedule(args.jobs_dir, out, err)
     if args.command == "demo":
         return cmd_demo(args.port, args.pages, args.run_dir, args.sets, out, err, args.no_display)
     archived = _archive_main(args, out, err)

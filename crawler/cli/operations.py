@@ -20,6 +20,7 @@ from crawler.control.steering import action_taken, drop_action, valid_regex
 from crawler.reports import write_reports
 from crawler.reports.offline import reports_from_run_dir
 from crawler.reports.status import is_running, read_status
+from crawler.schedule.schedule_state import JobScheduleState, job_dir_of
 from crawler.stats import CrawlStats
 
 _EXPECTED = {
@@ -143,11 +144,16 @@ def cmd_report(run_dir: Path, plot: bool, wait_s: float, out: TextIO, err: TextI
 
 
 def cmd_status(run_dir: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
-    """``crawler status RUN_DIR [--json]``."""
+    """``crawler status RUN_DIR [--json]``; a scheduled job's next run too."""
+    schedule = _schedule_of(run_dir)
     run_dir = resolve_run_dir(run_dir)
     doc = read_status(run_dir)
     if doc is None:
         crawl_log = run_dir / "logs" / "crawl.log"
+        if not crawl_log.exists() and schedule is not None:  # scheduled, not run yet
+            text = json.dumps({"schedule": schedule.summary()}, indent=2)
+            out.write(text + "\n" if as_json else "\n".join(schedule.lines()) + "\n")
+            return 0
         if not crawl_log.exists():
             print(
                 f"{run_dir} is not a crawl's run directory (no status.json, no crawl.log)", file=err
@@ -166,7 +172,17 @@ def cmd_status(run_dir: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
             "bytes": c.bytes,
         }
     if as_json:
+        if schedule is not None:
+            doc["schedule"] = schedule.summary()
         out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     else:
         out.write(format_status(doc))
+        if schedule is not None:
+            out.write("\n".join(schedule.lines()) + "\n")
     return 0
+
+
+def _schedule_of(path: Path) -> JobScheduleState | None:
+    """The schedule state of the job ``path`` is (or whose run it is), if it is scheduled."""
+    job_dir = job_dir_of(path)
+    return JobScheduleState.load(job_dir) if job_dir is not None else None

@@ -3,6 +3,7 @@ overrides, launch it. Launching validates first and answers 422 with every issue
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -13,6 +14,7 @@ from crawler.console.launcher import issue_document, validate_launch
 from crawler.console.models import LaunchBody, LaunchResult, ValidationResult
 from crawler.console.state import ConsoleState
 from crawler.console.workspace import ORDER_FILE, run_summary
+from crawler.schedule.schedule_state import JobScheduleState
 
 MAX_ORDER_CHARS = 200_000
 
@@ -35,7 +37,14 @@ def _job(state: ConsoleState, job: str) -> dict[str, Any]:
         "has_order": has_order,
         "description": _description(state, job) if has_order else None,
         "runs": [run_summary(ref) for ref in ws.runs_of(job)],
+        "schedule": _schedule(ws.jobs_dir / job),
     }
+
+
+def _schedule(job_dir: Path) -> dict[str, Any] | None:
+    """The job's schedule as the scheduler last saved it (None: the job is not scheduled)."""
+    saved = JobScheduleState.load(job_dir)
+    return saved.summary() if saved is not None and saved.expression else None
 
 
 def jobs_router(state: ConsoleState) -> APIRouter:

@@ -23,9 +23,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from crawler.console.auth import TOKEN_ENV, new_token
+
+if TYPE_CHECKING:
+    from crawler.console.state import ConsoleState
+    from crawler.schedule.background_scheduler import BackgroundScheduler
 
 DEFAULT_BIND = "127.0.0.1:8443"
 READY_PREFIX = "crawler console: "
@@ -60,9 +64,17 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def console_main(bind: str, jobs_dir: Path, run_dirs: list[Path], out: TextIO, err: TextIO) -> int:
-    """``crawler console``: serve until interrupted. 0 on a clean stop, 2 on bad usage, 1 if
-    the address cannot be bound."""
+def console_main(
+    bind: str,
+    jobs_dir: Path,
+    run_dirs: list[Path],
+    out: TextIO,
+    err: TextIO,
+    schedule: bool = True,
+) -> int:
+    """``crawler console``: serve until interrupted (and run the jobs' ``schedule:`` unless
+    ``schedule`` is false). 0 on a clean stop, 2 on bad usage, 1 if the address cannot be
+    bound."""
     import uvicorn
 
     from crawler.console.app import create_app
@@ -91,7 +103,9 @@ def console_main(bind: str, jobs_dir: Path, run_dirs: list[Path], out: TextIO, e
         )
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{sock.getsockname()[1]}/"
-    app = create_app(ConsoleState(workspace), token)
+    state = ConsoleState(workspace)
+    app = create_app(state, token)
+    scheduler = _start_scheduler(workspace.jobs_dir, state, err) if schedule else None
     print(f"{READY_PREFIX}{url}", file=out)
     print(f"token: {token}", file=out)
     print(f"log in: {url}login?token={token}", file=out, flush=True)
@@ -105,7 +119,26 @@ def console_main(bind: str, jobs_dir: Path, run_dirs: list[Path], out: TextIO, e
         server.run(sockets=[sock])
     finally:
         sock.close()
+        if scheduler is not None:
+            scheduler.stop()
     return 0
+
+
+def _start_scheduler(
+    jobs_dir: Path, state: ConsoleState, err: TextIO
+) -> BackgroundScheduler | None:
+    """Run the jobs' schedules in this process, launching through the console's launcher;
+    None (said on ``err``) if another scheduler already runs them or there is no jobs dir."""
+    from crawler.schedule.background_scheduler import BackgroundScheduler
+
+    if not jobs_dir.is_dir():
+        return None
+    scheduler = BackgroundScheduler(jobs_dir, state.launcher, log_to_console=False)
+    problem = scheduler.start()
+    if problem is not None:
+        print(f"schedules not run here: {problem}", file=err)
+        return None
+    return scheduler
 
 
 def _ignore_signal(signum: int, frame: FrameType | None) -> None:
@@ -138,7 +171,7 @@ def start_console_process(
     (so its warnings and errors show up); raises RuntimeError if it does not start."""
     token = os.environ.get(TOKEN_ENV) or new_token()
     command = [sys.executable, "-m", "crawler", "console", "--bind", bind]
-    command += ["--jobs-dir", str(jobs_dir), "--run", str(run_dir)]
+    command += ["--jobs-dir", str(jobs_dir), "--run", str(run_dir), "--no-schedule"]
     proc = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,

@@ -51,6 +51,7 @@ from crawler.order.loader import effective_yaml, require_contact_url
 from crawler.order.schema import CrawlOrder
 from crawler.processor import ProcessorContext
 from crawler.reports.status import is_running, read_status
+from crawler.schedule.previous_run import resolve_previous
 from crawler.seeds.seed_list import read_added_seeds
 from crawler.servers import ServerCache
 from crawler.sheets.sheet_overlays import SheetOverlays
@@ -142,15 +143,29 @@ class CrawlBuilder:
             )
 
     def lay_out_run_dir(self) -> Any:
-        """Create the run's directories, ``order.effective.yaml`` and the PID file, start the
-        application log; returns the crawl's logger."""
+        """Create the run's directories, ``order.effective.yaml`` (with ``history.import_from:
+        previous`` resolved to the job's latest finished run, or to none) and the PID file,
+        start the application log; returns the crawl's logger."""
         run = self.run_dir
         for sub in RUN_SUBDIRS:
             (run / sub).mkdir(parents=True, exist_ok=True)
+        # history.import_from: previous becomes the run it names, in the effective order too.
+        self.order, previous = resolve_previous(self.order, run)
+        self._crawl.order = self.order
         (run / "order.effective.yaml").write_text(effective_yaml(self.order), encoding="utf-8")
         (run / PID_FILE).write_text(f"{os.getpid()}\n", encoding="ascii")
         configure_app_logging(run / "logs", self.order.logging.level, self.order.logging.console)
-        return structlog.get_logger("crawler").bind(crawl=self.order.name)
+        logger = structlog.get_logger("crawler").bind(crawl=self.order.name)
+        if previous is not None and previous.run_dir is None:
+            logger.info(
+                "history_import_skipped",
+                reason="history.import_from: previous, and the job has no finished run yet: "
+                "this run starts without an earlier history",
+                job_dir=str(previous.job_dir),
+            )
+        elif previous is not None:
+            logger.info("history_import_previous", run_dir=str(previous.run_dir))
+        return logger
 
     def open_logs(self, resume: bool) -> CrawlLogs:
         """crawl.log and the other logs of ``logs/``, opened for appending. First, what the run

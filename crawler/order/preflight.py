@@ -83,8 +83,11 @@ def politeness_issues(politeness: PolitenessConfig) -> list[OrderIssue]:
 
 
 def history_issues(history: HistoryConfig, base_dir: Path) -> list[OrderIssue]:
-    """``history.import_from`` must hold a crawl history (a state or run directory)."""
-    if not history.enabled or not history.import_from:
+    """``history.import_from`` must hold a crawl history (a state or run directory); the word
+    ``previous`` (the job's latest finished run, none before its first) needs none."""
+    from crawler.schedule.previous_run import PREVIOUS  # resolved when a run is laid out
+
+    if not history.enabled or not history.import_from or history.import_from == PREVIOUS:
         return []
     try:
         resolve_import(base_dir / Path(history.import_from).expanduser())

@@ -269,9 +269,7 @@ def test_effective_yaml_is_the_merged_order_without_extends(tmp_path: Path, base
     assert again == order
 
 
-def test_contact_url_is_optional_to_load_but_required_to_crawl(
-    tmp_path: Path, base: Path
-) -> None:
+def test_contact_url_is_optional_to_load_but_required_to_crawl(tmp_path: Path, base: Path) -> None:
     order = load_order(job(tmp_path, "name: j\n"), ("operator.contact_url=null",))
     with pytest.raises(OrderError) as exc:
         require_contact_url(order)

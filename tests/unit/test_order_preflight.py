@@ -164,3 +164,8 @@ def test_a_dotted_path_may_name_a_module_beside_the_order(tmp_path: Path) -> Non
     finally:
         sys.modules.pop(module, None)
         sys.path.remove(str((tmp_path / "job").resolve()))
+
+
+def test_history_from_the_previous_run_needs_no_earlier_run() -> None:
+    checked = load_checked_order(EXAMPLE, ("history.import_from=previous",))
+    assert checked.order.history.import_from == "previous"

@@ -14,6 +14,16 @@ function runsTable(runs) {
     ]), 'no runs yet');
 }
 
+// A scheduled job's line: its cron expression, next run, runs started and skipped.
+function scheduleLine(schedule) {
+  if (!schedule) return [];
+  const parts = [h('code', null, schedule.expression), ` · next run ${schedule.next || '–'}`,
+    ` · runs started ${int(schedule.launched)}, skipped ${int(schedule.skipped)}`];
+  if (schedule.scheduler_running === false) parts.push(' · no scheduler is running');
+  if (schedule.last_error) parts.push(h('div', { className: 'error' }, schedule.last_error));
+  return [h('span', { className: 'muted' }, 'Schedule (UTC): '), ...parts];
+}
+
 function issuesList(result, issues) {
   result.replaceChildren(
     h('p', { className: 'error', role: 'alert' }, result.dataset.message),
@@ -65,14 +75,17 @@ export function jobsView(main) {
       let slot = tables.get(job.name);
       if (!slot) {
         slot = h('div', { className: 'runs' });
+        slot.schedule = h('p', { className: 'schedule' });
         tables.set(job.name, slot);
         list.append(h('section', { className: 'card job', id: `job-${job.name}` },
           h('h2', null, job.name),
           job.description ? h('p', { className: 'muted' }, job.description) : null,
+          slot.schedule,
           slot,
           job.has_order ? h('details', { className: 'launch-box' }, h('summary', null, 'Launch a new run'), launchForm(job))
             : h('p', { className: 'muted' }, 'No order.yaml: runs only.')));
       }
+      slot.schedule.replaceChildren(...scheduleLine(job.schedule));
       slot.replaceChildren(runsTable(job.runs));
     }
   };
