@@ -82,3 +82,15 @@ def test_readme_processor_records_the_title_of_every_2xx_html_page(tmp_path: Pat
     rows = [row.split("\t") for row in (run_dir / "titles.tsv").read_text().splitlines()]
     assert {uri for uri, _ in rows} == html_2xx and len(rows) == len(html_2xx)
     assert all(0 < len(title) <= 80 and "<" not in title for _, title in rows)
+
+    # as the README says, show-processor finds the module when run in the job's directory
+    shown = subprocess.run(
+        [str(CRAWLER), "show-processor", "myprocessors.TitleRecorder"],
+        cwd=job,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "max_length" in shown.stdout and "file_name" in shown.stdout
