@@ -82,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     res = sub.add_parser("resume", help="continue a crawl after a stop or a crash (even kill -9)")
-    res.add_argument("run_dir", type=Path, help="the run directory of the crawl")
+    res.add_argument("run_dir", type=Path, help=_RUN_DIR)
     res.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
     res.add_argument("--no-display", action="store_true", help=_NO_DISPLAY)
 
