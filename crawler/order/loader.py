@@ -80,6 +80,9 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise OrderError([OrderIssue(str(path), f"cannot read: {exc.strerror or exc}")]) from None
+    except UnicodeDecodeError as exc:
+        issue = OrderIssue(str(path), f"cannot read: not UTF-8 text (byte {exc.start})")
+        raise OrderError([issue]) from None
     try:
         data = yaml.load(text, Loader=_StrictLoader)
     except yaml.MarkedYAMLError as exc:

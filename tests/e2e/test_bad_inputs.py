@@ -51,6 +51,7 @@ ORDER_CASES: list[tuple[str, str, tuple[str, ...], str]] = [
     ("order-is-a-directory", "{w}/job", (), "{w}/job"),
     ("yaml-syntax", "{w}/syntax.yaml", (), "syntax.yaml:3"),
     ("not-a-mapping", "{w}/list.yaml", (), "must be a mapping"),
+    ("not-utf8", "{w}/binary.yaml", (), "binary.yaml: cannot read: not UTF-8"),
     ("duplicate-key", "{w}/dup.yaml", (), "duplicate key 'name'"),
     ("extends-missing", "{w}/extends.yaml", (), "extends"),
     ("extends-cycle", "{w}/cycle.yaml", (), "extends cycle"),
@@ -74,6 +75,7 @@ ORDER_CASES: list[tuple[str, str, tuple[str, ...], str]] = [
         "frontier.politeness.min_delay_ms",
     ),
     ("seeds-file-missing", "{w}/job/order.yaml", ("seeds.file=nope.txt",), "nope.txt"),
+    ("seeds-file-is-a-directory", "{w}/job/order.yaml", ("seeds.file={w}/fresh",), "{w}/fresh"),
     ("no-seeds", "{w}/job/order.yaml", ("seeds.file=null",), "no seeds"),
     ("no-usable-seed-file", "{w}/job/order.yaml", ("seeds.file={w}/bad-seeds.txt",), "line 2"),
     (
@@ -132,6 +134,7 @@ THROUGH_A_PROCESS = {
     "duplicate-key",
     "unknown-key",
     "set-bad-yaml",
+    "not-utf8",
     "contact-not-a-url",
     "min-delay-over-max",
     "seeds-file-missing",
@@ -256,6 +259,7 @@ CASES: list[Case] = [
     Case("terminate-not-a-run", ("terminate", "{w}/fresh"), "{w}/fresh"),
     Case("block-bad-regex", ("block", "{w}/job", "(unclosed"), "(unclosed"),
     Case("block-nowhere", ("block", "{w}/nowhere", "x"), "{w}/nowhere"),
+    Case("sheets-not-utf8", ("sheets", "{w}/job", "{w}/binary-sheets.yaml"), "not UTF-8"),
     Case("sheets-missing-file", ("sheets", "{w}/job", "{w}/nowhere.yaml"), "nowhere.yaml"),
     Case("report-nowhere", ("report", "{w}/nowhere"), "{w}/nowhere"),
     Case("index-nowhere", ("index", "{w}/nowhere"), "{w}/nowhere"),
@@ -292,6 +296,8 @@ def _fill(text: str, work: Path, busy: int) -> str:
 def _write_orders(w: Path) -> None:
     (w / "syntax.yaml").write_text("name: x\nseeds: [unclosed\n")
     (w / "list.yaml").write_text("- name\n- x\n")
+    (w / "binary.yaml").write_bytes(b"name: \xff\xfe\n")
+    (w / "binary-sheets.yaml").write_bytes(b"\xff\xfe")
     (w / "dup.yaml").write_text("name: a\nname: b\n")
     (w / "extends.yaml").write_text("extends: nowhere.yaml\nname: x\n")
     (w / "cycle.yaml").write_text("extends: cycle2.yaml\n")
