@@ -3,7 +3,8 @@
 :func:`load_checked_order` loads an order (schema, components, sheets: :func:`load_order`) and
 then checks what a crawl needs beyond a valid document: every component builds
 (:func:`build_all`), ``operator.contact_url`` is an http(s) URL, ``frontier.politeness`` has
-``min_delay_ms <= max_delay_ms``, the seeds file can be read and at least one seed is usable,
+``min_delay_ms <= max_delay_ms``, the seeds file can be read and at least one seed is usable
+(none at all is allowed with ``pause_at_start``: seeds can be added while it waits),
 ``history.import_from`` holds a crawl history, each ``dedup.collections[i].cdxj`` exists. All
 problems are raised together as one :class:`OrderError`; when the document itself is invalid, the
 sections that are valid on their own are still checked, so one pass reports everything.
@@ -52,9 +53,12 @@ class Preflight:
     seeds: SeedList
 
 
-def seed_issues(config: SeedsConfig, base_dir: Path) -> tuple[list[OrderIssue], SeedList]:
-    """A crawl needs a readable seeds file and at least one usable seed: the problems (each
-    bad line named when none is usable) and the seeds read."""
+def seed_issues(
+    config: SeedsConfig, base_dir: Path, paused: bool = False
+) -> tuple[list[OrderIssue], SeedList]:
+    """A crawl needs a readable seeds file and at least one usable seed (unless it starts
+    ``paused``: seeds may then be added before it runs): the problems (each bad line named when
+    none is usable) and the seeds read."""
     try:
         seeds = read_seeds(config, base_dir)
     except OrderError as exc:
@@ -62,7 +66,14 @@ def seed_issues(config: SeedsConfig, base_dir: Path) -> tuple[list[OrderIssue], 
     if seeds.uris:
         return [], seeds
     if not seeds.errors:
-        return [OrderIssue("seeds", "the order has no seeds (seeds.file, seeds.urls)")], seeds
+        if paused:
+            return [], seeds
+        issue = OrderIssue(
+            "seeds",
+            "the order has no seeds (seeds.file, seeds.urls)",
+            hint="a crawl with pause_at_start: true may start without and take them while paused",
+        )
+        return [issue], seeds
     issues = [OrderIssue("seeds", "no usable seed: a crawl needs at least one")]
     issues.extend(OrderIssue("seeds", error) for error in seeds.errors)
     return issues, seeds
@@ -114,7 +125,7 @@ def order_issues(order: CrawlOrder) -> tuple[list[OrderIssue], SeedList]:
     if contact is not None:
         issues.append(contact)
     issues.extend(politeness_issues(order.frontier.politeness))
-    found, seeds = seed_issues(order.seeds, base_dir)
+    found, seeds = seed_issues(order.seeds, base_dir, order.pause_at_start)
     issues.extend(found)
     issues.extend(history_issues(order.history, base_dir))
     issues.extend(dedup_issues(order.dedup, base_dir))
@@ -146,10 +157,11 @@ def _valid_section_issues(path: Path, sets: Sequence[str]) -> list[OrderIssue]:
     base_dir = path.resolve().parent
     base_dir = base_dir / given if isinstance(given, str) else base_dir
     issues: list[OrderIssue] = []
+    paused = data.get("pause_at_start") is True
     checks: list[tuple[type[Any], tuple[str, ...], Callable[[Any], list[OrderIssue]]]] = [
         (OperatorConfig, ("operator",), lambda s: [i for i in [contact_issue(s)] if i]),
         (PolitenessConfig, ("frontier", "politeness"), politeness_issues),
-        (SeedsConfig, ("seeds",), lambda s: seed_issues(s, base_dir)[0]),
+        (SeedsConfig, ("seeds",), lambda s: seed_issues(s, base_dir, paused)[0]),
         (HistoryConfig, ("history",), lambda s: history_issues(s, base_dir)),
         (DedupConfig, ("dedup",), lambda s: dedup_issues(s, base_dir)),
     ]

@@ -169,3 +169,12 @@ def test_a_dotted_path_may_name_a_module_beside_the_order(tmp_path: Path) -> Non
 def test_history_from_the_previous_run_needs_no_earlier_run() -> None:
     checked = load_checked_order(EXAMPLE, ("history.import_from=previous",))
     assert checked.order.history.import_from == "previous"
+
+
+def test_no_seeds_is_refused_unless_the_crawl_starts_paused() -> None:
+    sets = ("seeds.file=null",)
+    with pytest.raises(OrderError) as exc:
+        load_checked_order(EXAMPLE, sets)
+    assert "seeds: the order has no seeds" in str(exc.value)
+    checked = load_checked_order(EXAMPLE, (*sets, "pause_at_start=true"))
+    assert checked.seeds.uris == []
