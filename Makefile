@@ -14,7 +14,7 @@ export UV_LINK_MODE := copy
 .PHONY: install demo test test-stress lint typecheck unit clean help bench-warc bench-frontier \
 	bench-extract bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls \
 	bench-index bench-replay bench-dedup bench-documents bench-browser bench-web \
-	bench-frontier-scale
+	bench-frontier-scale bench-recrawl
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -29,6 +29,7 @@ help:
 	@echo "make bench-frontier - frontier throughput, RSS, Bloom filter, queue policies (~15 min)"
 	@echo "make bench-frontier-scale - frontier at 10^7 URIs / 10^6 queues: rates, RSS, disk, kill -9 resume (hours)"
 	@echo "make bench-dedup - WARC bytes of a recrawl deduplicated against the first crawl's index"
+	@echo "make bench-recrawl - a recrawl with 304s: URLs reached, WARC bytes, pages/s, CPU per page"
 	@echo "make bench-scale - Redis frontier: 1 vs 2 workers, memory per URL/queue, claims/s (~10 min)"
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
 	@echo "                    BENCH_RUNS=1 BENCH_PAGES=2000 for a quick look; see bench/RESULTS.md)"
@@ -108,6 +109,9 @@ bench-frontier-scale: install
 
 bench-dedup: install
 	$(VENV)/bin/python bench/recrawl_dedup.py
+
+bench-recrawl: install
+	$(VENV)/bin/python bench/recrawl.py
 
 .PHONY: bench-cookies
 bench-cookies: install

@@ -159,6 +159,8 @@ class CrawlURI:
     extra_info: dict[str, Any] = field(default_factory=dict)
     prerequisite: CrawlURI | None = None
     revisit: RevisitInfo | None = None
+    # A 304 whose earlier capture was loaded into ``recording``: that capture's HTTP status.
+    earlier_status: int = 0
     politeness_delay_ms: int = -1
     retry_delay_s: float = 0.0
     thread_number: int = 0
@@ -237,6 +239,13 @@ class CrawlURI:
         return self.status > 0
 
     @property
+    def payload_status(self) -> int:
+        """The HTTP status of the payload in ``recording``, as extractors judge it: ``status``,
+        or for a 304 whose earlier capture was loaded (:mod:`crawler.continuity`), that
+        capture's status (crawl.log still shows the 304)."""
+        return self.earlier_status or self.status
+
+    @property
     def is_disregarded(self) -> bool:
         """Out of scope, robots-precluded, blocked or deleted: neither success nor failure."""
         return self.status in DISREGARDED_STATUSES
@@ -283,6 +292,7 @@ class CrawlURI:
         self.extra_info = {}
         self.prerequisite = None
         self.revisit = None
+        self.earlier_status = 0
         self.politeness_delay_ms = -1
         self.retry_delay_s = 0.0
         self.error = None

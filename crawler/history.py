@@ -11,9 +11,14 @@ Two tables in one LevelDB under the run's ``state/history`` (plyvel is wrapped h
   WARC writer reads it to write ``identical-payload-digest`` revisits (URL-agnostic dedup).
 
 ``import_from`` names the state directory (or run directory) of a finished earlier crawl; its
-history is opened as a second, read-only source consulted after this run's own, so a recrawl
-can send conditional requests and write revisits against the earlier crawl's WARCs. Nothing is
-ever written to it (LevelDB itself may tidy its log on open; the earlier crawl must not be running).
+history is consulted, read-only, after this run's own, so a recrawl can send conditional
+requests and write revisits against the earlier crawl's WARCs. A ``--workers`` run keeps one
+history per worker (``workers/<id>/state/history``): all of them are imported. Each imported
+database is first snapshotted into ``state/history-import/<n>/`` (its immutable table files
+hard-linked where the file system allows, the rest copied; kept for a resumed crawl, which
+uses them even if the earlier run is gone by then), because
+LevelDB lets one process open a directory: every worker of a ``--workers`` recrawl opens its own
+snapshot. Nothing is ever written to the earlier crawl's files (it must not be running).
 
 Thread-safe: reads run at once in any number of threads; writes (each ``record_*``, with its
 read-merge-write) take one write lock, local disk only, never network I/O under it. A write that
@@ -30,9 +35,13 @@ Heritrix counterpart:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
+import os
+import shutil
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +58,11 @@ _FETCH = b"f"
 _DIGEST = b"d"
 HISTORY_DIR = "history"
 """Directory of the history database under the state directory."""
+IMPORT_DIR = "history-import"
+"""Directory, under the state directory, of the snapshots of imported histories."""
+IMPORT_SOURCE_FILE = "IMPORTED-FROM"
+"""File in each snapshot naming the database it was taken from (so a later crawl importing this
+one can follow the chain of earlier crawls back)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,47 +101,154 @@ def _encode(entry: FetchHistoryEntry | DigestHistoryEntry) -> bytes:
     return json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def resolve_import(path: Path) -> Path:
-    """The history LevelDB inside a state dir, a run dir, or the database directory itself."""
+def _resolve_import(path: Path) -> list[Path]:
+    """The history LevelDBs of an earlier crawl: inside a state dir, a run dir, or the database
+    directory itself, and every ``workers/<id>/state/history`` of a ``--workers`` run dir."""
+    found: list[Path] = []
     for candidate in (path / HISTORY_DIR, path / "state" / HISTORY_DIR, path):
         if (candidate / "CURRENT").is_file():
-            return candidate
-    raise FileNotFoundError(f"no crawl history database under {path}")
+            found.append(candidate)
+            break
+    workers = path / "workers"
+    if workers.is_dir():
+        for worker in sorted(workers.iterdir()):
+            candidate = worker / "state" / HISTORY_DIR
+            if (candidate / "CURRENT").is_file():
+                found.append(candidate)
+    if not found:
+        raise FileNotFoundError(f"no crawl history database under {path}")
+    return found
+
+
+def history_databases(path: Path) -> list[Path]:
+    """The history databases ``history.import_from`` (``path``) names, as a crawl opens them;
+    ``FileNotFoundError`` if there is none (checked before a run directory is made)."""
+    return _resolve_import(path)
+
+
+def _snapshot_sources(snapshots: Path) -> list[Path]:
+    """The databases the complete snapshots under ``snapshots`` were taken from, in order."""
+    found: list[tuple[int, Path]] = []
+    for marker in snapshots.glob(f"*/{IMPORT_SOURCE_FILE}"):
+        if marker.parent.name.isdigit():
+            found.append((int(marker.parent.name), Path(marker.read_text(encoding="utf-8"))))
+    return [source for _, source in sorted(found)]
+
+
+@contextlib.contextmanager
+def _locked(source: Path, wait_s: float) -> Iterator[None]:
+    """Hold LevelDB's own lock on ``source`` (its ``LOCK`` file, as LevelDB takes it) while the
+    snapshot is taken, so a running crawl's database is never copied half-written; another
+    process taking a snapshot of it is waited for up to ``wait_s``. A database whose ``LOCK``
+    cannot be opened for writing (a read-only copy) is copied unlocked.
+
+    Raises ``ValueError`` if the lock stays taken (the earlier crawl is still running).
+    """
+    try:
+        fd = os.open(source / "LOCK", os.O_RDWR)
+    except OSError:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    raise ValueError(
+                        f"history import_from: {source} is in use (is that crawl still running?)"
+                    ) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _snapshot(source: Path, dest: Path, lock_wait_s: float) -> Path:
+    """A copy of the LevelDB ``source`` at ``dest`` (reused if a complete one of the same source
+    is there): table files (immutable in LevelDB) hard-linked when possible, others copied."""
+    marker = dest / IMPORT_SOURCE_FILE
+    origin = str(source.resolve())
+    if marker.is_file() and marker.read_text(encoding="utf-8") == origin:
+        return dest
+    partial = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.rmtree(dest, ignore_errors=True)
+    partial.mkdir(parents=True)
+    with _locked(source, lock_wait_s):
+        for item in source.iterdir():
+            if not item.is_file() or item.name == "LOCK":
+                continue
+            target = partial / item.name
+            if item.suffix in (".ldb", ".sst"):
+                try:
+                    os.link(item, target)
+                    continue
+                except OSError:
+                    pass
+            shutil.copy2(item, target)
+    (partial / IMPORT_SOURCE_FILE).write_text(origin, encoding="utf-8")
+    partial.rename(dest)
+    return dest
 
 
 class CrawlHistory:
     """Fetch and payload-digest history of a crawl (see the module docstring)."""
 
-    def __init__(self, db: Any, imported: Any = None, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        db: Any,
+        imported: list[Any] | None = None,
+        path: Path | None = None,
+        imported_from: list[Path] | None = None,
+    ) -> None:
         self._db = db
-        self._imported = imported
+        self._imported: list[Any] = imported or []
+        self.imported_from: list[Path] = imported_from or []
+        """The earlier crawl's history databases (as found, not their snapshots)."""
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._gate = ReopenGate()
         self.path = path
 
     @classmethod
-    def open(cls, state_dir: Path, import_from: Path | None = None) -> CrawlHistory:
+    def open(
+        cls, state_dir: Path, import_from: Path | None = None, lock_wait_s: float = 30.0
+    ) -> CrawlHistory:
         """Open (creating if missing) ``state_dir/history``; ``import_from`` read-only beside it.
 
-        Raises ``FileNotFoundError`` if ``import_from`` holds no history database and
-        ``OSError`` (plyvel's ``IOError``) if a database is locked by a running process.
+        Raises ``FileNotFoundError`` if ``import_from`` holds no history database,
+        ``ValueError`` if it is this crawl's own or is still in use after ``lock_wait_s`` (a
+        running crawl; other processes snapshotting it hold it briefly), and ``OSError``
+        (plyvel's ``IOError``) if this crawl's database is locked by a running process.
         """
         path = Path(state_dir) / HISTORY_DIR
         path.mkdir(parents=True, exist_ok=True)
-        imported = None
+        sources: list[Path] = []
         if import_from is not None:
-            source = resolve_import(Path(import_from))
+            try:
+                sources = _resolve_import(Path(import_from))
+            except FileNotFoundError:
+                # A resumed recrawl whose earlier run has gone since: its snapshots serve.
+                sources = _snapshot_sources(Path(state_dir) / IMPORT_DIR)
+                if not sources:
+                    raise
+        for source in sources:
             if source.resolve() == path.resolve():
                 raise ValueError(f"history import_from {import_from} is this crawl's own history")
-            imported = plyvel.DB(str(source), create_if_missing=False)
+        imported: list[Any] = []
         try:
+            for n, source in enumerate(sources):
+                copy = _snapshot(source, Path(state_dir) / IMPORT_DIR / str(n), lock_wait_s)
+                imported.append(plyvel.DB(str(copy), create_if_missing=False))
             db = plyvel.DB(str(path), create_if_missing=True)
         except Exception:
-            if imported is not None:
-                imported.close()
+            for earlier in imported:
+                earlier.close()
             raise
-        return cls(db, imported, path)
+        return cls(db, imported, path, sources)
 
     # ----------------------------------------------------------------- fetch history
     def fetch_history(self, uri: str) -> FetchHistoryEntry | None:
@@ -219,7 +340,7 @@ class CrawlHistory:
     @property
     def has_imported(self) -> bool:
         """Whether an earlier crawl's history was imported (read-only) beside this one."""
-        return self._imported is not None
+        return bool(self._imported)
 
     # ----------------------------------------------------------------- digest history
     def lookup_digest(self, payload_digest: str) -> DigestHistoryEntry | None:
@@ -270,8 +391,10 @@ class CrawlHistory:
             if db is None:
                 raise RuntimeError("CrawlHistory is closed")
             raw: bytes | None = db.get(key)
-            if raw is None and imported is not None:
-                raw = imported.get(key)
+            for earlier in imported:
+                if raw is not None:
+                    break
+                raw = earlier.get(key)
             return raw
         finally:
             gate.leave()
@@ -314,14 +437,31 @@ class CrawlHistory:
     def close(self) -> None:
         """Close both databases. Idempotent; never raises."""
         with self._lock:
-            for db in (self._db, self._imported):
+            for db in (self._db, *self._imported):
                 if db is not None:
                     with contextlib.suppress(Exception):
                         db.close()
-            self._db = self._imported = None
+            self._db = None
+            self._imported = []
 
     def __enter__(self) -> CrawlHistory:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def scan_fetch_history(path: Path) -> Iterator[tuple[str, FetchHistoryEntry]]:
+    """Every URI of a closed crawl history (``path``: its state directory, run directory or the
+    database itself) with its latest fetch, in the order of the URIs' UTF-8 bytes.
+
+    Streams (one entry in memory at a time); the database is open while the iterator is, so
+    exhaust or close it. Raises ``FileNotFoundError`` if there is no history under ``path`` and
+    ``OSError`` (plyvel's ``IOError``) if a running crawl holds it. One thread per iterator."""
+    db = plyvel.DB(str(_resolve_import(Path(path))), create_if_missing=False)
+    try:
+        for key, raw in db.iterator(prefix=_FETCH, fill_cache=False):  # a scan: no caching
+            uri = key[len(_FETCH) :].decode("utf-8", "surrogateescape")
+            yield uri, FetchHistoryEntry(*json.loads(raw.decode("utf-8", "surrogateescape")))
+    finally:
+        db.close()

@@ -8,7 +8,9 @@ valid ``sid`` cookie redirects (302) to ``/login?next=<path>``. ``GET /login`` s
 to that ``pre`` cookie; ``POST /login`` with the right token, user and password sets ``sid``
 (a session cookie) and redirects (303) to ``/members/``; otherwise it answers 200 with
 "Invalid user name or password" and the form again. ``latency_s`` slows every answer;
-``robots`` is served as /robots.txt (else 404).
+``robots`` is served as /robots.txt (else 404). With ``validators``, a 200 GET (but the login
+page's) carries an ``ETag`` of its body and a matching ``If-None-Match`` gets a 304 (members
+pages only with a valid session: without one they still redirect to the login page).
 
 ``posts`` lists the fields of every login POST; ``members_hits`` lists, per members request,
 its path and whether it carried a valid session. Thread-safe (one lock).
@@ -16,6 +18,7 @@ its path and whether it carried a valid session. Thread-safe (one lock).
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import threading
 import time
@@ -30,8 +33,15 @@ PASSWORD = "s3cret"
 class LoginSite:
     """See the module docstring."""
 
-    def __init__(self, members_pages: int = 3, latency_s: float = 0.0, robots: str = "") -> None:
+    def __init__(
+        self,
+        members_pages: int = 3,
+        latency_s: float = 0.0,
+        robots: str = "",
+        validators: bool = False,
+    ) -> None:
         self.members_pages = members_pages
+        self.validators = validators
         self.robots = robots
         self.latency_s = latency_s
         self.lock = threading.Lock()
@@ -127,6 +137,16 @@ class LoginSite:
         data = f"<html><body>{page}</body></html>".encode()
         if url.path == "/robots.txt" and self.robots:
             data = self.robots.encode()
+        if self.validators and method == "GET" and status == 200 and url.path != "/login":
+            etag = '"' + hashlib.sha1(data).hexdigest()[:16] + '"'
+            headers.append(("ETag", etag))
+            if h.headers.get("If-None-Match") == etag:
+                with self.lock:
+                    self.requests.append(("304", h.path))
+                h.send_response(304)
+                h.send_header("ETag", etag)
+                h.end_headers()
+                return
         h.send_response(status)
         for name, value in [("Content-Type", "text/html; charset=utf-8"), *headers]:
             h.send_header(name, value)

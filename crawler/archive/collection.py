@@ -9,6 +9,9 @@ naming run directories): those runs' WARCs join the collection too, so revisits 
 :func:`collection_from_wacz` copies the package's ``archive/*.warc*`` out of the ZIP into
 ``<work>/warcs/`` and indexes them there. Both raise :class:`NothingToReplayError` when there is no
 WARC, and return what they found wrong (damaged WARCs, orphaned indexes) in ``problems``.
+:func:`collection_from_job` serves every finished run of a job directory as one collection (each
+crawl of a URI a capture in its calendar; a revisit resolves to the record it refers to, in
+whichever run holds it); runs still running or that died are left out and named in ``problems``.
 Plain file work, one caller at a time.
 """
 
@@ -21,9 +24,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from crawler.archive.indexer import CdxjIndexer
+from crawler.archive.job_runs import imported_crawl, job_runs, run_order
 from crawler.archive.run_index import index_run
 from crawler.archive.run_layout import INDEX_SUFFIX, is_warc, warc_dirs
 
@@ -56,28 +58,31 @@ def collection_name(source: Path) -> str:
 
 
 def earlier_runs(run_dir: Path) -> list[Path]:
-    """The runs whose captures ``run_dir``'s revisits may refer to: its order's
-    ``history.import_from`` (a run or state directory) and the run directories its
-    ``dedup.collections`` name (``cdxj:``), and theirs in turn."""
+    """The runs whose captures ``run_dir``'s revisits may refer to: the crawl its order
+    imported its history from (:func:`~crawler.archive.job_runs.imported_crawl`) and the run
+    directories its ``dedup.collections`` name (``cdxj:``), and theirs in turn."""
     found: list[Path] = []
     todo = [run_dir]
     while todo:
         current = todo.pop()
-        try:
-            order = yaml.safe_load((current / "order.effective.yaml").read_text(encoding="utf-8"))
-            sources = [order["history"]["import_from"]]
-        except (OSError, yaml.YAMLError, KeyError, TypeError):
+        order = run_order(current)
+        if order is None:
             continue
-        collections = (order.get("dedup") or {}).get("collections") or []
-        sources += [c.get("cdxj") for c in collections if isinstance(c, dict)]
-        for source in sources:
-            if not source:
-                continue
-            path = Path(order.get("base_dir") or ".") / Path(str(source)).expanduser()
+        imported = imported_crawl(current)
+        paths = [imported] if imported is not None else []
+        dedup = order.get("dedup")
+        collections = (dedup.get("collections") if isinstance(dedup, dict) else None) or []
+        base = Path(str(order.get("base_dir") or "."))
+        for source in (c.get("cdxj") for c in collections if isinstance(c, dict)):
+            if source:
+                paths.append(base / Path(str(source)).expanduser())
+        for path in paths:
             if not (path / "warcs").is_dir() and (path.parent / "warcs").is_dir():
                 path = path.parent  # the run's state (or indexes) directory was named
             path = path.resolve()
-            if (path / "warcs").is_dir() and path not in found and path != run_dir.resolve():
+            if path in found or path == run_dir.resolve():
+                continue
+            if (path / "warcs").is_dir() or warc_dirs(path):
                 found.append(path)
                 todo.append(path)
     return found
@@ -89,10 +94,36 @@ def collection_from_run(
     """Set up ``work_dir`` to replay ``run_dir`` with the runs in ``also`` and its
     :func:`earlier_runs` beside it in one collection (see the module docstring)."""
     runs = [run_dir, *(also or []), *earlier_runs(run_dir)]
+    return _collection(run_dir, runs, work_dir, [])
+
+
+def collection_from_job(
+    job_dir: Path, work_dir: Path, also: list[Path] | None = None
+) -> PywbCollection:
+    """Set up ``work_dir`` to replay every finished run of ``job_dir`` (with the runs in
+    ``also`` and every run their revisits refer to) as one collection; the runs left out
+    (running, died) are named in ``problems``. NothingToReplayError if no run finished."""
+    runs = job_runs(job_dir)
+    done = [r.path for r in runs if r.finished]
+    left_out = [f"left out {r.describe()}" for r in runs if not r.finished]
+    if not done:
+        detail = "; ".join(r.describe() for r in runs) or "no runs/ directory entries"
+        raise NothingToReplayError(
+            f"{job_dir}: no finished run to replay ({detail}); "
+            "replay one run with `crawler replay RUN_DIR`"
+        )
+    earlier = [e for run in done for e in earlier_runs(run)]
+    return _collection(job_dir, [*done, *(also or []), *earlier], work_dir, left_out)
+
+
+def _collection(
+    source: Path, runs: list[Path], work_dir: Path, problems: list[str]
+) -> PywbCollection:
+    """Link the indexes of ``runs`` (each once) into ``work_dir`` and write pywb's config."""
     indexes = work_dir / "indexes"
     indexes.mkdir(parents=True, exist_ok=True)
     records = 0
-    problems: list[str] = []
+    problems = list(problems)
     archive_paths: list[Path] = []
     for run in dict.fromkeys(r.resolve() for r in runs):
         problems += index_run(run).problems
@@ -113,9 +144,9 @@ def collection_from_run(
                 archive_paths.append(wdir.warcs.resolve())
     if not records:
         raise NothingToReplayError(
-            f"{run_dir}: no WARC record to replay (no WARC file, or none whole)"
+            f"{source}: no WARC record to replay (no WARC file, or none whole)"
         )
-    name = collection_name(run_dir.resolve())
+    name = collection_name(source.resolve())
     _write_config(work_dir, name, indexes, archive_paths)
     return PywbCollection(work_dir, name, records, problems)
 

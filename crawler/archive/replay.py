@@ -1,5 +1,6 @@
 """ReplayServer: pywb serving a :class:`~crawler.archive.collection.PywbCollection` on loopback,
-and ``crawler replay RUN_DIR|FILE.wacz``.
+and ``crawler replay RUN_DIR|JOB_DIR|FILE.wacz`` (a job directory: every finished run of the job
+as one collection, :func:`~crawler.archive.collection.collection_from_job`).
 
 pywb lives in its own virtualenv, ``.replay-venv/`` (``make install`` creates it from
 ``conf/replay-requirements.txt``): it pins redis 2.x and brings gevent, which the crawler's own
@@ -10,7 +11,8 @@ environment (redis >= 5) cannot share. It is found as ``$CRAWLER_PYWB`` (the pat
 once pywb answers; then ``prefix + archived URL`` replays that capture (pywb's framed replay:
 a banner page whose frame loads ``prefix + <timestamp>mp_/ + URL``). Its output goes to
 ``<work dir>/pywb.log``. While ``crawler replay`` serves a run, ``RUN_DIR/replay.json``
-(``prefix``, ``pid``) tells the web console where; it is removed on exit. One thread drives a
+(``prefix``, ``pid``) tells the web console where (``JOB_DIR/replay.json`` for a job); it is
+removed on exit. One thread drives a
 server; :meth:`stop` may be called from another.
 """
 
@@ -34,9 +36,11 @@ from typing import TextIO
 from crawler.archive.collection import (
     NothingToReplayError,
     PywbCollection,
+    collection_from_job,
     collection_from_run,
     collection_from_wacz,
 )
+from crawler.archive.job_runs import is_job_dir
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 REPLAY_FILE = "replay.json"
@@ -177,8 +181,8 @@ def parse_bind(bind: str) -> tuple[str, int]:
 def cmd_replay(
     source: Path, bind: str, out: TextIO, err: TextIO, also: list[Path] | None = None
 ) -> int:
-    """``crawler replay``: serve ``source`` (a run directory or a ``.wacz``; with the run
-    directories ``also`` beside a run) until Ctrl-C.
+    """``crawler replay``: serve ``source`` (a run directory, a job directory or a ``.wacz``;
+    with the run directories ``also`` beside a run or job) until Ctrl-C.
 
     Exit codes: 0 stopped by the operator, 1 pywb failed, 2 bad usage or nothing to replay."""
     try:
@@ -200,6 +204,8 @@ def cmd_replay(
         try:
             if is_wacz:
                 collection = collection_from_wacz(source, work)
+            elif is_job_dir(source):
+                collection = collection_from_job(source, work, also)
             else:
                 collection = collection_from_run(source, work, also)
         except NothingToReplayError as error:

@@ -1,4 +1,5 @@
-"""WaczPackager: a run's WARCs as one WACZ 1.1.1 package (``crawler wacz RUN_DIR -o FILE``).
+"""WaczPackager: a run's WARCs as one WACZ 1.1.1 package (``crawler wacz RUN_DIR -o FILE``), or
+several runs' (``crawler wacz JOB_DIR -o FILE --runs all``: every finished run of the job).
 
 The ZIP holds ``archive/<WARC>`` (every WARC of the run and of its workers, stored, not
 deflated; a ``.open`` file left by a kill is packaged under its closed name),
@@ -9,7 +10,9 @@ layout replay tools page through: blocks of 300 sorted lines, each a gzip member
 ``datapackage-digest.json`` (the hash of ``datapackage.json``). A damaged or ``.open`` WARC
 goes in cut to its last whole record (the file on disk is left as it is). The indexes come from
 the run's ``indexes/*.cdxj``, brought up to date first
-(:func:`~crawler.archive.run_index.index_run`).
+(:func:`~crawler.archive.run_index.index_run`). Packaging several runs merges their indexes into
+one, so each crawl of a URI is a capture of its own and a revisit finds the record it refers to
+in an earlier run's WARC.
 
 Written with :mod:`zipfile` rather than the ``wacz`` package: that package re-reads and
 re-indexes every WARC (the run's indexes exist already) and brings the ``frictionless`` stack
@@ -28,13 +31,14 @@ import os
 import re
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TextIO
 
 from crawler import __version__
 from crawler.archive.indexer import CdxjIndexer
+from crawler.archive.job_runs import job_runs
 from crawler.archive.pages import IndexLine, find_pages, pages_jsonl
 from crawler.archive.run_index import index_run
 from crawler.archive.run_layout import index_path, warc_dirs
@@ -70,21 +74,28 @@ class _Member:
 
 
 class WaczPackager:
-    """Packages one run directory (see the module docstring)."""
+    """Packages one run directory, or several (``run_dir`` a list, oldest first; see the module
+    docstring)."""
 
-    def __init__(self, run_dir: Path, title: str | None = None) -> None:
-        self.run_dir = run_dir
-        self.title = title or run_dir.resolve().name
+    def __init__(self, run_dir: Path | Sequence[Path], title: str | None = None) -> None:
+        self.runs = [run_dir] if isinstance(run_dir, Path) else list(run_dir)
+        if not self.runs:
+            raise NothingToPackageError("no run directory to package")
+        self.run_dir = self.runs[0]
+        self.title = title or self.run_dir.resolve().name
 
     def write(self, target: Path) -> WaczSummary:
-        """Write the package to ``target``; NothingToPackageError if the run has no WARC."""
+        """Write the package to ``target``; NothingToPackageError if the runs have no WARC."""
         summary = WaczSummary(target)
-        report = index_run(self.run_dir)
-        summary.problems = report.problems
-        damaged = {r.warc for r in report.indexed if r.problem}
+        damaged: set[Path] = set()
+        for run in self.runs:
+            report = index_run(run)
+            summary.problems += report.problems
+            damaged |= {r.warc for r in report.indexed if r.problem}
         members = self._members(damaged)
         if not members:
-            raise NothingToPackageError(f"{self.run_dir}: no WARC file to package")
+            where = ", ".join(str(r) for r in self.runs)
+            raise NothingToPackageError(f"{where}: no WARC file to package")
         summary.warcs = len(members)
         resources: list[dict[str, object]] = []
         temp = target.with_name(target.name + ".tmp")
@@ -117,7 +128,7 @@ class WaczPackager:
     def _members(self, damaged: set[Path]) -> list[_Member]:
         members: list[_Member] = []
         taken: set[str] = set()
-        for wdir in warc_dirs(self.run_dir):
+        for wdir in [w for run in self.runs for w in warc_dirs(run)]:
             for warc in wdir.warc_files():
                 index = index_path(wdir.indexes, warc)
                 if not index.is_file() or index.stat().st_size == 0:
@@ -238,10 +249,32 @@ def _gzip(data: bytes) -> bytes:
     return compressor.compress(data) + compressor.flush()
 
 
-def cmd_wacz(run_dir: Path, target: Path, out: TextIO, err: TextIO) -> int:
-    """``crawler wacz``: 0 written, 1 written but some WARC was damaged, 2 nothing to package."""
+RUNS_CHOICES = ("latest", "all")
+
+
+def cmd_wacz(source: Path, target: Path, out: TextIO, err: TextIO, runs: str | None = None) -> int:
+    """``crawler wacz``: package the run ``source``, or with ``runs="all"`` every finished run
+    of the job directory ``source`` (the runs left out are named on ``err``).
+
+    Exit codes: 0 written, 1 written but a WARC was damaged, 2 nothing to package or bad usage."""
+    packager: WaczPackager
+    if runs == "all":
+        if not (source / "runs").is_dir():
+            print(f"{source}: --runs all needs a job directory (one with runs/)", file=err)
+            return 2
+        found = job_runs(source)
+        for run in found:
+            if not run.finished:
+                print(f"warning: left out {run.describe()}", file=err)
+        done = [r.path for r in found if r.finished]
+        if not done:
+            print(f"{source}: no finished run to package", file=err)
+            return 2
+        packager = WaczPackager(done, title=source.resolve().name)
+    else:
+        packager = WaczPackager(source)
     try:
-        summary = WaczPackager(run_dir).write(target)
+        summary = packager.write(target)
     except NothingToPackageError as error:
         print(str(error), file=err)
         return 2
@@ -250,8 +283,9 @@ def cmd_wacz(run_dir: Path, target: Path, out: TextIO, err: TextIO) -> int:
         return 1
     for line in summary.problems:
         print(f"warning: {line}", file=err)
+    of_runs = f" of {len(packager.runs)} runs" if len(packager.runs) > 1 else ""
     print(
-        f"{target}: {summary.warcs} WARC file(s), {summary.records} index line(s), "
+        f"{target}: {summary.warcs} WARC file(s){of_runs}, {summary.records} index line(s), "
         f"{summary.pages} page(s), {summary.bytes} bytes",
         file=out,
     )

@@ -188,10 +188,20 @@ def _archive_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     wacz = sub.add_parser("wacz", help="package a run's WARCs, indexes and pages as a WACZ file")
     wacz.add_argument("run_dir", type=Path, help=_RUN_DIR)
     wacz.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.wacz")
+    wacz.add_argument(
+        "--runs",
+        choices=("latest", "all"),
+        default=None,
+        help="of a job directory: its latest run (default) or every finished run in one package",
+    )
     replay = sub.add_parser(
         "replay", help="serve a run's WARCs (or a WACZ) through pywb and print the replay prefix"
     )
-    replay.add_argument("source", type=Path, help="a run directory (or job directory) or FILE.wacz")
+    replay.add_argument(
+        "source",
+        type=Path,
+        help="a run directory, a job directory (every finished run) or FILE.wacz",
+    )
     replay.add_argument("--bind", default="127.0.0.1:8488", metavar="HOST:PORT")
     replay.add_argument(
         "--include",
@@ -215,12 +225,16 @@ def _archive_main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int | N
         from crawler.archive.wacz import cmd_wacz
         from crawler.cli.operations import resolve_run_dir
 
-        return cmd_wacz(resolve_run_dir(args.run_dir), args.output, out, err)
+        source = args.run_dir if args.runs == "all" else resolve_run_dir(args.run_dir)
+        return cmd_wacz(source, args.output, out, err, args.runs)
     if args.command == "replay":
+        from crawler.archive.job_runs import is_job_dir
         from crawler.archive.replay import cmd_replay
         from crawler.cli.operations import resolve_run_dir
 
-        source = args.source if args.source.is_file() else resolve_run_dir(args.source)
+        source = args.source
+        if not (source.is_file() or is_job_dir(source)):
+            source = resolve_run_dir(source)
         return cmd_replay(source, args.bind, out, err, args.include)
     return None
 

@@ -182,6 +182,28 @@ def _disk_lines(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _retry_tail(doc: dict[str, Any]) -> str:
+    retrying = doc.get("retrying") or {}
+    if not retrying.get("uris"):
+        return ""
+    return f", the last retry in {format_clock(retrying.get('last_due_in_s'))}"
+
+
+def _retry_lines(doc: dict[str, Any]) -> list[str]:
+    """What ``crawler status`` says of the URIs waiting for a retry after a failed try."""
+    retrying = doc.get("retrying") or {}
+    count = int(retrying.get("uris") or 0)
+    if not count:
+        return []
+    lines = [f"  retrying:    {count} URI{'s' if count > 1 else ''} waiting for a retry"]
+    lines += [
+        f"    in {format_clock(n.get('due_in_s')):>8} {n.get('status'):>5} "
+        f"{n.get('attempts')}t  {n.get('uri')}  {n.get('error')}"
+        for n in retrying.get("soonest", [])
+    ]
+    return lines
+
+
 def format_status(doc: dict[str, Any]) -> str:
     """The text ``crawler status`` prints."""
     state = str(doc.get("state", "?"))
@@ -206,8 +228,10 @@ def format_status(doc: dict[str, Any]) -> str:
         f"  KB/s:        {rates.get('kb_per_s', 0):.0f} (avg {rates.get('avg_kb_per_s', 0):.0f})",
         f"  threads:     {threads.get('busy', 0)} busy of {threads.get('total', 0)}",
         f"  queues:      {_queues_text(doc)} ({frontier.get('total_queues', 0)} in all)",
-        f"  ETA:         {format_clock(doc.get('eta_s'))} for the queued URIs at the current rate",
+        f"  ETA:         {format_clock(doc.get('eta_s'))} for the queued URIs at the current rate"
+        + _retry_tail(doc),
     ]
+    lines.extend(_retry_lines(doc))
     if doc.get("block_rules"):
         lines.append(f"  block rules: {', '.join(doc['block_rules'])}")
     lines.extend(_disk_lines(doc))

@@ -20,6 +20,7 @@ from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
 
 from crawler.console.api_archive import archive_router
+from crawler.console.api_changes import changes_router
 from crawler.console.api_jobs import jobs_router
 from crawler.console.api_runs import runs_router
 from crawler.console.auth import (
@@ -105,6 +106,7 @@ def create_app(state: ConsoleState, token: str) -> ASGIApp:
     app.include_router(jobs_router(state), dependencies=secured)
     app.include_router(runs_router(state), dependencies=secured)
     app.include_router(archive_router(state), dependencies=secured)
+    app.include_router(changes_router(state), dependencies=secured)
 
     @app.get("/api/openapi.json", include_in_schema=False)
     def openapi() -> JSONResponse:

@@ -407,6 +407,7 @@ class CrawlController:
             self.write_reports()
         except Exception:
             self.logger.exception("reports_failed")
+        self.reporter.write_change_report()
         if self.order.archive.wacz:
             self._write_wacz()
         if self.frontier is not None:

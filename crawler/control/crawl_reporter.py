@@ -10,7 +10,9 @@ controller notes: the start (progress legend written, display started), each pau
 * :meth:`~CrawlReporter.tick` — called by the run loop: a progress row every
   ``progress_interval_s``, status.json every ``STATUS_INTERVAL_S`` (the busiest hosts and the
   processor entries every ``SLOW_PARTS_INTERVAL_S``), and the display redrawn at its interval;
-* :meth:`~CrawlReporter.write_reports` — every report of ``reports/``, at the end and on request.
+* :meth:`~CrawlReporter.write_reports` — every report of ``reports/``, at the end and on request;
+* :meth:`~CrawlReporter.write_change_report` — at the end, once the history is closed, what
+  changed since the crawl this one imported its history from (:mod:`crawler.changes`).
 
 Thread-safety: no lock, like the controller's own fields. The run loop's thread makes almost
 every call; ``pause``/``unpause`` (any thread) note the pause and change the state through it,
@@ -24,8 +26,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from crawler.changes.change_report import ChangeReportError, write_change_report
 from crawler.frontier import frontier_summary_report
 from crawler.frontier.frontier import Frontier, FrontierSnapshot
+from crawler.frontier.retry_watch import RetriesWaiting
 from crawler.logs.crawl_logs import CrawlLogs, log14
 from crawler.logs.progress import LEGEND, ProgressRow, ProgressStatistics
 from crawler.reports import CrawlSummary, render_reports, write_reports
@@ -52,6 +56,8 @@ STATUS_INTERVAL_S = 1.0
 """status.json is rewritten this often (more often for a live display, and at state changes)."""
 SLOW_PARTS_INTERVAL_S = 5.0
 """The busiest hosts and processor reports in status.json are refreshed this often."""
+RETRIES_SHOWN = 10
+"""URIs waiting for a retry listed in status.json (the soonest due)."""
 _PROGRESS_WORDS = {"PAUSING": "WAITING", "STOPPING": "ENDING", "FINISHED": "ENDED"}
 
 
@@ -227,6 +233,7 @@ class CrawlReporter:
             block_rules=c.block_rules.patterns,
             seeds=len(c.seed_uris),
             processors=self._processors,
+            retrying=self._retries_waiting(),
         )
         doc["paced_servers"] = [
             {"server": server, "gap_ms": round(gap_s * 1000, 1)} for server, gap_s in self._paced
@@ -238,6 +245,11 @@ class CrawlReporter:
         if c.display is not None and mono_s >= self._display_due:
             c.display.update(doc)
             self._display_due = mono_s + c.display.interval_s
+
+    def _retries_waiting(self) -> RetriesWaiting | None:
+        """The URIs the frontier holds for a retry after a failed try, if it tells."""
+        waiting = getattr(self._crawl.frontier, "retries_waiting", None)
+        return waiting(RETRIES_SHOWN) if waiting is not None else None
 
     # ------------------------------------------------------------------ reports
     def write_reports(self) -> list[Path]:
@@ -260,6 +272,28 @@ class CrawlReporter:
         paths = write_reports(c.run_dir / "reports", texts)
         c.logger.info("reports_written", dir=str(c.run_dir / "reports"))
         return paths
+
+    def write_change_report(self) -> None:
+        """``reports/changes-report.txt`` and ``.json`` against the crawl named by
+        ``history.import_from`` (none if it names none). Call it once the crawl history is
+        closed. A worker of a ``--workers`` crawl writes none: its launcher writes the
+        crawl-wide report. A failure is logged (``change_report_failed``), never raised."""
+        c = self._crawl
+        if c.order.frontier.store.params.get("worker_id"):
+            return
+        try:
+            summary = write_change_report(c.run_dir)
+        except ChangeReportError as exc:
+            c.logger.warning("change_report_failed", error=str(exc))
+            return
+        except Exception:
+            c.logger.exception("change_report_failed")
+            return
+        if summary is not None:
+            c.logger.info(
+                "change_report_written", path=str(summary.text_path), earlier=str(summary.earlier),
+                **summary.counts,
+            )  # fmt: skip
 
     def _frontier_report(self, now_s: float) -> str:
         c = self._crawl

@@ -29,9 +29,9 @@ def crawl_settings(site: HostileSite, toe_threads: int = 6) -> list[str]:
     """``--set`` overrides (for ``load_order`` or the CLI) crawling ``site`` quickly to its end.
 
     Short fetch timeouts (``FETCH_TIMEOUT_S`` total, ``READ_TIMEOUT_S`` per read) and retries (3
-    attempts, 0.2 s apart) keep the stalls and cuts fast; Retry-After is honoured up to
-    ``RETRY_AFTER_CAP_S``; politeness is off (our own server). The default scope ends the
-    calendar trap (TooManyHopsDecideRule, 20 hops: months -19..19, within the trap budget's
+    attempts, 0.2 s apart, malformed responses too) keep the stalls and cuts fast; Retry-After is
+    honoured up to ``RETRY_AFTER_CAP_S``; politeness is off (our own server). The default scope ends
+    the calendar trap (TooManyHopsDecideRule, 20 hops: months -19..19, within the trap budget's
     series of 30) and the endless redirect chain (TransclusionDecideRule's ``max_redirect_hops``).
     ``limits.max_time_s`` is only a safety net: the crawl must end "Finished" well before.
     """
@@ -45,6 +45,7 @@ def crawl_settings(site: HostileSite, toe_threads: int = 6) -> list[str]:
         f"frontier.politeness.respect_retry_after_up_to_s={RETRY_AFTER_CAP_S}",
         "frontier.retries.max_retries=3",
         "frontier.retries.retry_delay_s=0.2",
+        "frontier.retries.protocol_retry_delay_s=0.2",
         f"chains.fetch.fetch_http.params.timeout_s={FETCH_TIMEOUT_S}",
         f"chains.fetch.fetch_http.params.read_timeout_s={READ_TIMEOUT_S}",
         f"chains.fetch.fetch_http.params.connect_timeout_s={READ_TIMEOUT_S}",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import hashlib
 import json
 import threading
 import time
@@ -124,9 +125,14 @@ GATED_PAGES = 3
 
 
 class JsSite:
-    """The JavaScript test site on 127.0.0.1 (``port`` 0 = any free port)."""
+    """The JavaScript test site on 127.0.0.1 (``port`` 0 = any free port). With ``validators``,
+    every 200 carries an ``ETag`` of its body and a GET whose ``If-None-Match`` matches it gets
+    a 304 (a recrawl's conditional request)."""
 
-    def __init__(self, port: int = 0, bench_pages: int = 0, fanout: int = 3) -> None:
+    def __init__(
+        self, port: int = 0, bench_pages: int = 0, fanout: int = 3, validators: bool = False
+    ) -> None:
+        self.validators = validators
         self.bench_pages = bench_pages
         self.fanout = fanout
         self.hits: Counter[str] = Counter()
@@ -214,6 +220,14 @@ class JsSite:
             body = BENCH.format(n=n, links=json.dumps(links)).encode()
         else:
             status, ctype, body = 404, "text/plain", b"not found"
+        if self.validators and status == 200:
+            etag = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
+            extra = {**extra, "ETag": etag}
+            if h.headers.get("If-None-Match") == etag:
+                h.send_response(304)
+                h.send_header("ETag", etag)
+                h.end_headers()
+                return
         h.send_response(status)
         h.send_header("Content-Type", ctype)
         h.send_header("Content-Length", str(len(body)))

@@ -15,13 +15,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import hashlib
 import signal
 import socket
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from email.utils import formatdate
+from email.utils import formatdate, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, NamedTuple, cast
@@ -47,16 +48,39 @@ class _Route(NamedTuple):
     status_line: bytes
     head: bytes  # header lines after Date, without the blank line
     body: bytes
+    etag: str = ""
+    modified_s: float = 0.0
+    validators: bytes = b""  # the ETag and Last-Modified header lines
 
 
-def _route(resource: Resource) -> _Route:
+_NOT_MODIFIED = b"HTTP/1.1 304 Not Modified\r\n"
+_GENERATED_AT_S = 1_700_000_000.0
+"""Last-Modified of the generated content (a fixed date: the content is a pure function)."""
+
+
+def _route(resource: Resource, modified_s: float = _GENERATED_AT_S) -> _Route:
     reason = {200: "OK", 301: "Moved Permanently", 302: "Found", 404: "Not Found"}
     head = _SERVER_HEADER + f"Content-Type: {resource.content_type}\r\n".encode()
     if resource.location is not None:
         head += f"Location: {resource.location}\r\n".encode()
     head += f"Content-Length: {len(resource.body)}\r\n".encode()
     status_line = f"HTTP/1.1 {resource.status} {reason[resource.status]}\r\n".encode()
-    return _Route(resource.status, status_line, head, resource.body)
+    etag = '"' + hashlib.sha1(resource.body).hexdigest()[:20] + '"'
+    validators = f"ETag: {etag}\r\nLast-Modified: {formatdate(modified_s, usegmt=True)}\r\n"
+    return _Route(
+        resource.status, status_line, head, resource.body, etag, modified_s, validators.encode()
+    )
+
+
+def _not_modified(route: _Route, if_none_match: str | None, if_modified_since: str | None) -> bool:
+    """Whether a conditional GET of ``route`` gets a 304 (If-None-Match decides when sent)."""
+    if if_none_match is not None:
+        tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+        return route.etag in tags or "*" in tags
+    if if_modified_since is not None:
+        with contextlib.suppress(TypeError, ValueError, IndexError):
+            return route.modified_s <= parsedate_to_datetime(if_modified_since).timestamp()
+    return False
 
 
 class _HostServer(ThreadingHTTPServer):
@@ -154,9 +178,20 @@ class _Handler(BaseHTTPRequestHandler):
         route = server.routes.get(path) or site.not_found_route
         if site.latency_s > 0:
             time.sleep(site.latency_s)
-        site.record(LoggedRequest(server.host_port, self.command, path, route.status))
         closing = b"Connection: close\r\n" if self.close_connection else b""
-        head = route.status_line + site.date_line() + route.head + closing + b"\r\n"
+        if site.validators and route.status == 200:
+            if _not_modified(
+                route, self.headers.get("If-None-Match"), self.headers.get("If-Modified-Since")
+            ):
+                site.record(LoggedRequest(server.host_port, self.command, path, 304))
+                head = _NOT_MODIFIED + site.date_line() + _SERVER_HEADER + route.validators
+                self.wfile.write(head + closing + b"\r\n")
+                return
+            head = route.status_line + site.date_line() + route.head + route.validators
+        else:
+            head = route.status_line + site.date_line() + route.head
+        site.record(LoggedRequest(server.host_port, self.command, path, route.status))
+        head += closing + b"\r\n"
         self.wfile.write(head + route.body if with_body else head)
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
@@ -176,7 +211,10 @@ class SampleSite:
 
     ``start()`` binds every port, generates the content for the bound ports (deterministic for
     a given ``pages_per_host`` and ``seed``; only absolute links carry the port numbers) and
-    serves each port from its own daemon thread. ``latency_s`` delays every response.
+    serves each port from its own daemon thread. ``latency_s`` delays every response. With
+    ``validators``, every 200 carries an ``ETag`` (from its body) and a ``Last-Modified`` (a
+    fixed date; the time of :meth:`change` for a changed page), and a conditional GET that
+    matches them gets a 304 (logged with status 304), as a recrawl wants.
     Usable as a context manager; ``stop()`` is idempotent and also closes open connections.
     """
 
@@ -186,6 +224,7 @@ class SampleSite:
         pages_per_host: int = 100,
         latency_s: float = 0.0,
         seed: int = 0,
+        validators: bool = False,
     ) -> None:
         if not ports:
             raise ValueError("the sample site needs at least one port")
@@ -193,6 +232,7 @@ class SampleSite:
         self.pages_per_host = pages_per_host
         self.latency_s = latency_s
         self.seed = seed
+        self.validators = validators
         self._servers: list[_HostServer] = []
         self._threads: list[threading.Thread] = []
         self._log: list[LoggedRequest] = []
@@ -291,7 +331,29 @@ class SampleSite:
             if url.startswith(origin + "/"):
                 path = url[len(origin) :]
                 resource = self.content.hosts[origin][path]
-                server.routes[path] = _route(dataclasses.replace(resource, body=body))
+                changed = dataclasses.replace(resource, body=body)
+                server.routes[path] = _route(changed, max(time.time(), _GENERATED_AT_S + 1))
+                return
+        raise KeyError(url)
+
+    def add(self, url: str, body: bytes, content_type: str = "text/html") -> None:
+        """Serve a new page ``body`` at ``url`` (on one of the site's hosts) from now on; it is
+        not in ``content`` (nor in ``expected_urls()``). ``KeyError`` for another host."""
+        for server, origin in zip(self._servers, self.content.origins, strict=True):
+            if url.startswith(origin + "/"):
+                page = Resource(200, content_type, body)
+                server.routes[url[len(origin) :]] = _route(page, time.time())
+                return
+        raise KeyError(url)
+
+    def remove(self, url: str) -> None:
+        """Answer 404 at ``url`` from now on: a page the site no longer has. ``KeyError`` if
+        ``url`` is not one of the site's pages."""
+        for server, origin in zip(self._servers, self.content.origins, strict=True):
+            if url.startswith(origin + "/"):
+                path = url[len(origin) :]
+                self.content.hosts[origin][path]
+                server.routes[path] = self.not_found_route
                 return
         raise KeyError(url)
 

@@ -152,4 +152,21 @@ def cmd_report(run_dir: Path, include: Sequence[Path], out: TextIO, err: TextIO)
     texts = merged_reports(run_dir, include, name=str(info.get("name") or run_dir.name))
     write_reports(run_dir / "reports", texts)
     out.write(texts["crawl-report.txt"])
+    change_report(run_dir, include, out, err)
     return 0
+
+
+def change_report(run_dir: Path, include: Sequence[Path], out: TextIO, err: TextIO) -> None:
+    """The crawl-wide change report of a distributed run (every worker's history against the
+    crawl ``history.import_from`` names, :mod:`crawler.changes`), if it imported one; a
+    failure is one line on ``err``."""
+    from crawler.changes.change_report import ChangeReportError, write_change_report
+
+    try:
+        summary = write_change_report(run_dir, include)
+    except (ChangeReportError, OSError) as exc:
+        print(f"cannot write the change report: {exc}", file=err)
+        return
+    if summary is not None:
+        counts = ", ".join(f"{n} {kind}" for kind, n in summary.counts.items())
+        print(f"changes since {summary.earlier}: {counts} ({summary.text_path})", file=out)

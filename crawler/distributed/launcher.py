@@ -32,6 +32,7 @@ from typing import Any, TextIO
 
 from crawler.control import affinity
 from crawler.control.controller import new_run_dir
+from crawler.distributed.commands import change_report
 from crawler.distributed.overrides import redis_url_of
 from crawler.distributed.run_info import write_distributed_info
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
@@ -110,6 +111,7 @@ def run_workers(
         print(f"crawl-wide reports: {run_dir / 'reports'}", file=out)
     except OSError as exc:
         print(f"cannot write the crawl-wide reports: {exc}", file=err)
+    change_report(run_dir, (), out, err)
     if order.archive.wacz:  # workers leave it to this process: one package of every worker
         from crawler.archive.wacz import package_at_end
 

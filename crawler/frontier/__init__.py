@@ -29,7 +29,8 @@ from crawler.frontier.politeness import (
     retry_after_s,
 )
 from crawler.frontier.queue_store import QueueStore, QueueStoreBase, StoreBatch, sort_key
-from crawler.frontier.retry_policy import RetryPolicy
+from crawler.frontier.retry_policy import RetryPolicy, note_protocol_error
+from crawler.frontier.retry_watch import RetriesWaiting, RetryNote, RetryWatch
 from crawler.frontier.server_gate import ServerGate
 from crawler.frontier.server_pace import PaceState, ServerPace
 from crawler.frontier.workqueue_frontier import WorkQueueFrontier
@@ -59,7 +60,10 @@ __all__ = [
     "QueueStoreBase",
     "RedisQueueStore",
     "RedisQueueStoreParams",
+    "RetriesWaiting",
+    "RetryNote",
     "RetryPolicy",
+    "RetryWatch",
     "ServerGate",
     "ServerPace",
     "StoreBatch",
@@ -67,6 +71,7 @@ __all__ = [
     "WorkQueueFrontier",
     "bandwidth_delay_ms",
     "frontier_summary_report",
+    "note_protocol_error",
     "politeness_delay_ms",
     "retry_after_s",
     "sort_key",

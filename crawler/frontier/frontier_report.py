@@ -1,12 +1,12 @@
 """Introspection of the work-queue frontier: snapshot counts, per-queue detail, summary report.
 
-:func:`frontier_summary_report` renders ``reports/frontier-summary-report.txt`` in Heritrix's
-layout (heritrix.md §4): a header, the STATS block, the QUEUES block (counts per state, inactive
-per precedence), the busiest servers (our server cap), the servers the adaptive pace slows, the
-cap of the lateness guard on the active queues, the longest queues, then per-queue detail by
-state. The ``snapshot_of``/``queue_details`` helpers
-run under the frontier lock (the frontier's methods take it); the report function only calls the
-frontier's public methods.
+:func:`frontier_summary_report` renders ``reports/frontier-summary-report.txt`` in Heritrix's layout
+(heritrix.md §4): a header, the STATS block, the QUEUES block (counts per state, inactive per
+precedence), the busiest servers (our server cap), the servers the adaptive pace slows, the cap of
+the lateness guard on the active queues, the longest queues, then per-queue detail by state, and the
+URIs waiting for a retry after a failed try with their last error. The
+``snapshot_of``/``queue_details`` helpers run under the frontier lock (the frontier's methods take
+it); the report function only calls the frontier's public methods.
 """
 
 from __future__ import annotations
@@ -29,10 +29,13 @@ from crawler.frontier.workqueue import (
 )
 
 if TYPE_CHECKING:
+    from crawler.frontier.retry_watch import RetriesWaiting
     from crawler.frontier.scheduler import QueueScheduler
     from crawler.order.schema import FrontierConfig
 
 LONGEST_SHOWN = 20
+RETRIES_SHOWN = 100
+"""URIs waiting for a retry listed (the soonest due)."""
 PER_STATE_SHOWN = 2000
 
 
@@ -158,6 +161,22 @@ def _queue_lines(d: QueueDetail, now_s: float) -> list[str]:
     return lines
 
 
+def _retry_lines(waiting: RetriesWaiting, now_s: float) -> list[str]:
+    """The URIs waiting for a retry after a failed try: when, last status, attempts, error."""
+    out = [
+        "",
+        " -----===== WAITING FOR A RETRY (due in, status, attempts, URI, last error) =====-----",
+    ]
+    out.append(f" URIs waiting: {waiting.count}")
+    if waiting.count:
+        out.append(f" last due in:  {_duration(max(0.0, waiting.last_due_s - now_s))}")
+    out += [
+        f" {_duration(max(0.0, n.due_s - now_s))} {n.status} {n.attempts}t {n.uri} {n.error}"
+        for n in waiting.soonest
+    ]
+    return out
+
+
 def frontier_summary_report(frontier: _Introspectable, job_name: str, now_s: float) -> str:
     """The text of ``reports/frontier-summary-report.txt`` (``now_s``: epoch seconds)."""
     snap = frontier.snapshot()
@@ -210,6 +229,9 @@ def frontier_summary_report(frontier: _Introspectable, job_name: str, now_s: flo
             f" Rotated out late:  {rotated}",
             f" Saturated now:     {'yes' if saturated else 'no'}",
         ]
+    retries_waiting = getattr(frontier, "retries_waiting", None)
+    if retries_waiting is not None:
+        out += _retry_lines(retries_waiting(RETRIES_SHOWN), now_s)
     out += ["", f" -----===== {LONGEST_SHOWN} LONGEST QUEUES =====-----"]
     for d in details[:LONGEST_SHOWN]:
         out.append(f" {d.key} {d.size} ({d.state})")

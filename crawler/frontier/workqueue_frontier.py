@@ -19,16 +19,18 @@ Flow (heritrix.md §5):
   spent ``balance_replenish_amount`` this session and others wait; then the server cap
   (:class:`~crawler.frontier.server_gate.ServerGate`) must admit its head, else the queue is
   parked on that server until a slot or its time comes.
-* ``finished(curi)``: ``fetch_attempts += 1``; -1/-2/-3/-50 with attempts left (``max_retries``)
-  and retried HTTP statuses (408/429/5xx, ``http_max_tries``; :class:`~crawler.frontier.
-  retry_policy.RetryPolicy`) stay at the head and the queue snoozes ``curi.retry_delay_s`` (or
-  a longer Retry-After); the fetch's answer feeds its server's adaptive pace
-  (:mod:`~crawler.frontier.server_pace`); otherwise the URI is removed,
-  counted (failures cost ``error_penalty_amount`` more), the queue snoozes until its politeness
-  delay (``min_delay_ms`` if unset) has passed since the end of the fetch, or a Retry-After
-  back-off since now, whichever is later (at once if both are past)
-  (:class:`~crawler.frontier.queue_release.QueueRelease`), and ``on_final`` (crawl.log, stats)
-  runs outside the lock.
+* ``finished(curi)``: :meth:`RetryPolicy.take <crawler.frontier.retry_policy.RetryPolicy.take>`
+  counts the attempt (a deferral for a prerequisite is none) and decides: -50 with deferrals left
+  (``max_deferrals``), -1/-2/-3 with attempts left (``max_retries``; fewer after malformed
+  responses) and retried HTTP statuses (408/429/5xx, ``http_max_tries``) stay at the head and the
+  queue snoozes ``curi.retry_delay_s`` (or a longer Retry-After), a failed try noted in
+  ``retry_watch`` (:mod:`~crawler.frontier.retry_watch`); the fetch's answer feeds its server's
+  adaptive pace (:mod:`~crawler.frontier.server_pace`); otherwise the URI is removed, counted
+  (failures cost ``error_penalty_amount`` more), the queue snoozes until its politeness delay
+  (``min_delay_ms`` if unset) has passed since the end of the fetch, or a Retry-After back-off since
+  now, whichever is later (at once if both are past)
+  (:class:`~crawler.frontier.queue_release.QueueRelease`), and ``on_final`` (crawl.log, stats) runs
+  outside the lock.
 
 Fetches outside the frontier (a browser page's sub-resources) are marked seen by ``claim`` and
 pass the server cap, pace and holds through ``inline_gate``
@@ -67,7 +69,8 @@ from crawler.frontier.precedence import queue_precedence_function
 from crawler.frontier.preparer import FrontierPreparer
 from crawler.frontier.queue_release import QueueRelease, fetch_answer, fetch_end_ms
 from crawler.frontier.queue_store import QueueStore, StoreBatch
-from crawler.frontier.retry_policy import RetryPolicy
+from crawler.frontier.retry_policy import DEFER, WAIT, RetryPolicy
+from crawler.frontier.retry_watch import RetriesWaiting, RetryWatch
 from crawler.frontier.scheduler import QueueScheduler
 from crawler.frontier.server_gate import ServerGate
 from crawler.frontier.server_pace import ServerPace
@@ -109,6 +112,8 @@ class WorkQueueFrontier:
         self._canonicalize = prepare.canonicalize
         self._cost = prepare.cost
         self._retry = RetryPolicy(config.retries)
+        self.retry_watch = RetryWatch()
+        """The URIs waiting for a retry after a failed try (status, report)."""
         self._min_delay_ms = config.politeness.min_delay_ms
         self._balance = config.balance_replenish_amount
         self._total_budget = config.queue_total_budget
@@ -296,7 +301,6 @@ class WorkQueueFrontier:
     # ------------------------------------------------------------ finished
     def finished(self, curi: CrawlURI) -> bool:
         """Retry ``curi`` (False) or record its final disposition and call ``on_final`` (True)."""
-        curi.fetch_attempts += 1
         status = curi.status
         backoff_s = hold_s = 0.0
         data = curi.data
@@ -304,8 +308,11 @@ class WorkQueueFrontier:
             backoff_s = float(data.pop(BACKOFF_MS_KEY, 0) or 0) / 1000.0
             hold_s = float(data.pop(SERVER_HOLD_MS_KEY, 0) or 0) / 1000.0
         fetched = fetch_answer(curi)
-        if self._retry.take(curi):
+        verdict = self._retry.take(curi)
+        if verdict:
             delay_s = max(0.0, curi.retry_delay_s, backoff_s)
+            if verdict not in (WAIT, DEFER):
+                self.retry_watch.noted(curi, delay_s, self._clock.time())
             curi.reset_for_retry()
             value = curi.to_bytes()
             with self._cond:
@@ -320,6 +327,7 @@ class WorkQueueFrontier:
                 self._store.write(batch)
             self._store.sync()
             return False
+        self.retry_watch.done(curi.uri)
         delay_ms = curi.politeness_delay_ms
         if delay_ms < 0:
             delay_ms = self._min_delay_ms
@@ -391,6 +399,10 @@ class WorkQueueFrontier:
         """Per-queue detail of the ``limit`` longest non-exhausted queues, longest first."""
         with self._cond:
             return queue_details(self.sched, self._config, self._clock.monotonic(), limit)
+
+    def retries_waiting(self, limit: int = 10) -> RetriesWaiting:
+        """The URIs waiting for a retry after a failed try (the ``limit`` due soonest listed)."""
+        return self.retry_watch.waiting(self._clock.time(), limit)
 
     def paced_servers(self, limit: int = 20) -> list[tuple[str, float]]:
         """``(server, gap between fetch starts in s)`` of the servers their adaptive pace slows

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from crawler.history import resolve_import
+from crawler.history import history_databases
 from crawler.order.errors import OrderError, OrderIssue
 from crawler.order.loader import (
     apply_sets,
@@ -101,7 +101,7 @@ def history_issues(history: HistoryConfig, base_dir: Path) -> list[OrderIssue]:
     if not history.enabled or not history.import_from or history.import_from == PREVIOUS:
         return []
     try:
-        resolve_import(base_dir / Path(history.import_from).expanduser())
+        history_databases(base_dir / Path(history.import_from).expanduser())
     except FileNotFoundError as exc:
         return [OrderIssue("history.import_from", str(exc), history.import_from)]
     return []

@@ -106,6 +106,19 @@ class RetriesConfig(Section):
     http_max_tries: int = Field(4, ge=1, description="attempts in all for an HTTP status above")
     http_backoff_s: float = Field(1.0, ge=0, description="wait before the first HTTP retry")
     http_backoff_max_s: float = Field(60.0, ge=0, description="longest wait between HTTP retries")
+    # Deferrals for a prerequisite (dns:, robots.txt, a login) are no tries: they have a cap of
+    # their own, then the URI ends -50 (crawler.frontier.retry_policy).
+    max_deferrals: int = Field(
+        20, ge=0, description="times a URI may be deferred for a prerequisite; once more: -50"
+    )
+    # A malformed response (bad status line, bad chunking, body shorter than Content-Length) is
+    # the server's doing: few tries, soon, and none more once the same error repeats.
+    protocol_max_tries: int = Field(
+        3, ge=1, description="attempts in all after malformed responses (within max_retries)"
+    )
+    protocol_retry_delay_s: float = Field(
+        60, ge=0, description="wait before retrying after a malformed response"
+    )
 
     @field_validator("http_statuses")
     @classmethod

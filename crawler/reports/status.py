@@ -25,6 +25,7 @@ from crawler.logs.crawl_logs import log17
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
     from crawler.frontier.frontier import FrontierSnapshot
+    from crawler.frontier.retry_watch import RetriesWaiting
     from crawler.stats import HostStats, StatsCounts
 
 STATUS_FILE = "status.json"
@@ -95,11 +96,15 @@ class StatusPublisher:
         block_rules: list[str],
         seeds: int,
         processors: list[dict[str, Any]],
+        retrying: RetriesWaiting | None = None,
     ) -> dict[str, Any]:
-        """The whole status document (see ``crawler status --json``)."""
+        """The whole status document (see ``crawler status --json``). ``retrying``: the URIs
+        waiting for a retry; the ETA is never shorter than the wait for the last of them."""
         cur_docs, cur_kb = self.rates(mono_s, counts.succeeded, counts.bytes)
         elapsed = max(elapsed_s, 1e-9)
         eta = snap.queued / cur_docs if cur_docs > 0 and snap.queued else None
+        if retrying is not None and retrying.count:
+            eta = max(eta or 0.0, retrying.last_due_s - now_s)
         return {
             "version": STATUS_VERSION,
             "job": self.job_name,
@@ -151,6 +156,7 @@ class StatusPublisher:
                 {"host": host, "urls": hs.urls, "bytes": hs.bytes, "failed": hs.failed}
                 for host, hs in busiest
             ],
+            "retrying": retrying_entry(retrying, now_s),
             "recent_errors": list(self.recent_errors),
             "block_rules": list(block_rules),
             "processors": processors,
@@ -164,6 +170,28 @@ class StatusPublisher:
             os.replace(tmp, self.path)
         except OSError:
             pass
+
+
+def retrying_entry(retrying: RetriesWaiting | None, now_s: float) -> dict[str, Any]:
+    """``status.json``'s ``retrying``: how many URIs wait for a retry after a failed try, when
+    the last is due, and the soonest with their last error and attempts so far."""
+    if retrying is None or not retrying.count:
+        return {"uris": 0, "last_due_in_s": None, "soonest": []}
+    return {
+        "uris": retrying.count,
+        "last_due_in_s": round(max(0.0, retrying.last_due_s - now_s), 1),
+        "soonest": [
+            {
+                "uri": note.uri,
+                "status": note.status,
+                "error": note.error,
+                "attempts": note.attempts,
+                "due": log17(note.due_s),
+                "due_in_s": round(max(0.0, note.due_s - now_s), 1),
+            }
+            for note in retrying.soonest
+        ],
+    }
 
 
 def process_alive(pid: int) -> bool:

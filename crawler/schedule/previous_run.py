@@ -2,7 +2,8 @@
 
 A job is the directory of its ``order.yaml`` (the order's ``base_dir``); its runs are
 ``<job>/runs/<UTC stamp>/`` (names sort by start time). The previous run is the newest one whose
-``status.json`` says ``FINISHED`` and that kept a history (``state/history``): a run still going,
+``status.json`` says ``FINISHED`` and that kept a history (``state/history``), or a ``--workers``
+run (``workers/<id>/``) each of whose workers did both: a run still going,
 one that died (``kill -9``, never resumed to its end) or one run with ``history.enabled: false``
 is passed over, as is the run being started itself.
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crawler.reports.status import read_status
+from crawler.archive.job_runs import FINISHED, run_state
 
 if TYPE_CHECKING:
     from crawler.order.schema import CrawlOrder
@@ -45,13 +46,12 @@ def latest_finished_run(job_dir: Path, exclude: Path | None = None) -> Path | No
         return None
     skip = exclude.resolve() if exclude is not None else None
     for run in sorted((p for p in runs.iterdir() if p.is_dir()), reverse=True):
-        if run.is_symlink() or not (run / HISTORY_DB).is_dir():
+        if run.is_symlink():
             continue
         real = run.resolve()
         if skip is not None and (real == skip or real in skip.parents):
             continue
-        doc = read_status(run)
-        if doc is not None and doc.get("state") == "FINISHED":
+        if _finished_with_history(run):
             return real
     return None
 
@@ -69,3 +69,12 @@ def resolve_previous(order: CrawlOrder, run_dir: Path) -> tuple[CrawlOrder, Prev
     new_history = history.model_copy(update={"import_from": value})
     resolved = order.model_copy(update={"history": new_history})
     return resolved, PreviousRun(job_dir, found)
+
+
+def _finished_with_history(run: Path) -> bool:
+    """``run`` (one process, or every worker of a ``--workers`` run) finished and kept a history."""
+    if run_state(run) != FINISHED:
+        return False
+    workers = run / "workers"
+    parts = [run] if not workers.is_dir() else sorted(p for p in workers.iterdir() if p.is_dir())
+    return bool(parts) and all((part / HISTORY_DB).is_dir() for part in parts)

@@ -73,7 +73,7 @@ class ExtractorPDF(Processor[ExtractorPDFParams]):
 
     def should_process(self, curi: CrawlURI) -> bool:
         rec = curi.recording
-        if not 200 <= curi.status < 300 or rec is None or rec.body_size <= 0:
+        if not 200 <= curi.payload_status < 300 or rec is None or rec.body_size <= 0:
             return False
         mime = curi.mime_type
         if mime in _PDF_TYPES:

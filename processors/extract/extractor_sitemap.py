@@ -56,7 +56,7 @@ class ExtractorSitemap(Processor[ExtractorSitemapParams]):
 
     def should_process(self, curi: CrawlURI) -> bool:
         rec = curi.recording
-        if not 200 <= curi.status < 300 or rec is None or rec.body_size <= 0:
+        if not 200 <= curi.payload_status < 300 or rec is None or rec.body_size <= 0:
             return False
         if is_robots_uri(curi.uri):
             return self.params.robots_sitemaps

@@ -54,6 +54,20 @@ FETCH_ERRORS = (
 """What sending a request may raise (:func:`failure_status` gives the URI's status)."""
 BODY_ERRORS = (httpx.HTTPError, httpcore.NetworkError, httpcore.ProtocolError)
 """What reading a body may raise besides a timeout (the URI gets -3)."""
+PROTOCOL_ERRORS = (httpx.RemoteProtocolError, httpcore.RemoteProtocolError)
+"""A malformed response: the server broke HTTP (status line, chunking, a body shorter than its
+Content-Length, an oversized head). Fewer retries than a network failure
+(``frontier.retries.protocol_max_tries``)."""
+_NO_RESPONSE = "Server disconnected without sending a response"
+"""httpcore's (and our HTTP/1.1 client's) words for a connection closed before any byte of a
+response: a network failure (a server closing idle connections, a restart), not a malformed
+response."""
+
+
+def is_protocol_error(exc: BaseException) -> bool:
+    """Whether ``exc`` means the server sent a malformed response (:data:`PROTOCOL_ERRORS`; a
+    connection closed before any response is not one)."""
+    return isinstance(exc, PROTOCOL_ERRORS) and not str(exc).startswith(_NO_RESPONSE)
 
 
 class FetchResponse(Protocol):

@@ -17,7 +17,9 @@ head), spooled to a temp file past ``in_memory_bytes``; extractors decode it, ca
 A 401 whose challenge matches one of the order's ``credentials`` (same host, scheme, realm) is
 sent again with Basic or Digest authentication; the retried exchange is the one recorded. With
 a fetch history (``ctx.history``), a URI captured before is requested with ``If-None-Match`` /
-``If-Modified-Since``; a 304 is recorded as a ``server-not-modified`` revisit of that capture.
+``If-Modified-Since``; a 304 is recorded as a ``server-not-modified`` revisit of that capture,
+and that capture's payload is read back into the 304's recording
+(:class:`~crawler.continuity.earlier_payload.EarlierPayload`) so its links are extracted.
 Cookies live in a :class:`~processors.cookies.cookie_store.CookieStore` in
 ``state/cookies.sqlite`` (``cookies_file`` preloads a cookies.txt; ``ignore_cookies`` turns them
 off). With ``form_logins``, a :class:`~processors.login.form_login.FormLogin` holds a host's URIs
@@ -32,8 +34,10 @@ connect failed (TLS failures included), -3 connection lost or a broken response,
 before a response, -7 unfetchable URI), ``http_version``, ``response_headers``,
 ``content_type``, ``content_length``, ``content_size``, ``payload_digest``, ``fetch_start_ms``,
 ``fetch_duration_ms``, ``ip_address`` (also noted in ``ctx.servers`` unless proxied),
-``recording``, ``revisit`` and the annotations ``lenTrunc``/``timeTrunc``/``stopTrunc``/
-``midFetchAbort``/``duplicate:server-not-modified``/``err=<Exception>``.
+``recording``, ``revisit``, for a 304 read back ``earlier_status`` (and the stored response's
+headers, freshened), and the annotations ``lenTrunc``/``timeTrunc``/``stopTrunc``/
+``midFetchAbort``/``duplicate:server-not-modified``/``earlierPayload:missing``/
+``earlierPayload:unreadable``/``err=<Exception>``.
 
 Mid-fetch abort: with a ``should_fetch_body_rule`` (a DecideRuleSequence of the order, bound
 without seeds), the rule is asked once the response head is in — status, ``content_type``,
@@ -71,6 +75,8 @@ from crawler import (
     RuleContext,
     build_rules,
 )
+from crawler.continuity.earlier_payload import EarlierPayload
+from crawler.frontier import note_protocol_error
 from crawler.robots import complete_lines, is_robots_uri
 from crawler.urls import UriError, host_port, server_key
 from processors.cookies.cookie_store import REQUEST_COOKIE, CookieStore, merge_cookie_headers
@@ -83,6 +89,7 @@ from processors.fetch.fetch_clients import (
     FetchClient,
     FetchResponse,
     failure_status,
+    is_protocol_error,
     make_client,
 )
 from processors.fetch.fetch_http_params import FetchHTTPParams
@@ -122,6 +129,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
     _body_rule: DecideRuleSequence | None = None
     cookies: CookieStore | None = None
     _login: FormLogin | None = None
+    _earlier: EarlierPayload | None = None
 
     def should_process(self, curi: CrawlURI) -> bool:
         uri = curi.uri
@@ -161,6 +169,9 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             self._login.open(ctx.state_dir / "form-logins.jsonl")
         backend = GuardedBackend(None if p.proxy_url else ctx.servers, ctx.stopping, p.stop_grace_s)
         self._client = make_client(p, backend, p.max_connections or ctx.order.toe_threads)
+        self._earlier = EarlierPayload.for_crawl(
+            ctx.run_dir, ctx.history, ctx.logger, ctx.order.browser.enabled
+        )
         if p.should_fetch_body_rule:
             rule = build_rules(p.should_fetch_body_rule, f"{self.name}.should_fetch_body_rule")
             rule.bind(RuleContext(base_dir=ctx.order.base_dir))
@@ -183,6 +194,8 @@ class FetchHTTP(Processor[FetchHTTPParams]):
                 lines.append(f"  cookie store write failures: {self.cookies.write_failures}")
         if self._login is not None:
             lines += self._login.report()
+        if self._earlier is not None and (self._earlier.loaded or self._earlier.unread):
+            lines += self._earlier.report()
         return lines
 
     def inner_process(self, curi: CrawlURI) -> ProcessResult | None:
@@ -255,6 +268,8 @@ class FetchHTTP(Processor[FetchHTTPParams]):
                 payload_digest=previous.payload_digest,
             )
             curi.annotate("duplicate:" + NOT_MODIFIED_PROFILE)
+            if self._earlier is not None:
+                self._earlier.load(curi, rec, previous)
 
     def _send(
         self, client: FetchClient, curi: CrawlURI, headers: dict[str, str]
@@ -402,7 +417,10 @@ class FetchHTTP(Processor[FetchHTTPParams]):
     @staticmethod
     def _fail(curi: CrawlURI, status: int, exc: Exception) -> None:
         curi.status = status
-        curi.annotate(f"err={error_name(exc)}")
+        name = error_name(exc)
+        curi.annotate(f"err={name}")
+        if is_protocol_error(exc):
+            note_protocol_error(curi, f"{name}: {exc}")
 
     def _update_robots(self, ctx: ProcessorContext, curi: CrawlURI) -> None:
         try:

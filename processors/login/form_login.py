@@ -159,8 +159,8 @@ class FormLogin:
         if step is not None:
             curi.prerequisite = step
         elif waiting:
+            # No prerequisite of its own: neither an attempt nor a deferral.
             curi.retry_delay_s = WAIT_POLL_S
-            curi.fetch_attempts = max(0, curi.fetch_attempts - 1)
         else:
             self._fail(cred, f"no login after {cred.max_attempts} attempts", curi.uri)
             return self._refuse(cred, curi)

@@ -15,7 +15,8 @@ Bandwidth: with ``max_per_host_bandwidth_kbps`` > 0 the fetch's bytes become a s
 all queues of that server — so the cap holds even when a host is spread over many queues.
 Back-off (beyond Heritrix): a 503 or 429 with ``Retry-After`` (seconds or an HTTP date), up to
 ``respect_retry_after_up_to_s`` (0 = ignore), snoozes the queue and holds its server that long.
-Retry delay: the order's ``retry_delay_s`` for -1/-2/-3; a -50 keeps the wait the pre chain chose
+Retry delay: the order's ``retry_delay_s`` for -1/-2/-3 (``protocol_retry_delay_s`` after a
+malformed response); a -50 keeps the wait the pre chain chose
 (0: at once, after its prerequisite); for a retried HTTP status (``frontier.retries.
 http_statuses``) the exponential back-off of :class:`~crawler.frontier.RetryPolicy` for this
 attempt — except the first retry of a 429/503 (``frontier.pace.signal_statuses``) while the
@@ -117,7 +118,8 @@ class DispositionProcessor(Processor[DispositionParams]):
         status = curi.status
         retry = self._retry
         if status in _DELAYED_RETRY_STATUSES:
-            curi.retry_delay_s = float(self._retry_delay_s)
+            default_s = float(self._retry_delay_s)
+            curi.retry_delay_s = retry.retry_delay_s(curi, default_s) if retry else default_s
         elif status >= 400 and retry is not None and retry.is_http_retry_status(status):
             attempt = retry.http_try(curi)
             if status in self._paced:

@@ -13,7 +13,8 @@ For http(s) URIs, in Heritrix's order:
    annotation with ``calculate_robots_only``).
 
 A prerequisite (hop ``P``, force-fetch) shares the URI's queue and, one directive more urgent,
-is fetched first; the deferred URI is retried after it.
+is fetched first; the deferred URI is retried after it. A deferral costs the URI no fetch
+attempt (the frontier's RetryPolicy counts it against ``frontier.retries.max_deferrals``).
 
 Reads ``curi.uri``, ``curi.directive``; writes ``curi.status``, ``curi.prerequisite``,
 ``curi.annotations``. Stateless (host and robots state live in ``ctx.servers``, which is
@@ -108,9 +109,9 @@ class PreconditionEnforcer(Processor[PreconditionEnforcerParams]):
             claim, ctx.clock.time(), self.params.prerequisite_wait_s
         ):
             # Another queue of this server is fetching the same prerequisite: wait for it
-            # instead of fetching it twice. Waiting is not an attempt at this URI.
+            # instead of fetching it twice. Without a prerequisite of its own this is neither
+            # an attempt nor a deferral (crawler.frontier.retry_policy).
             curi.retry_delay_s = PREREQUISITE_POLL_S
-            curi.fetch_attempts = max(0, curi.fetch_attempts - 1)
             return ProcessResult.SKIP_TO_POST
         prereq = curi.create_child(prerequisite_uri, Hop.PREREQ)
         prereq.force_fetch = True

@@ -20,8 +20,9 @@ URI's final answer, so replay never shows a 503 that a retry turned into a 200):
     never deduplicated.
 
 * then a ``request`` record (raw request head) and a ``metadata`` record (via, hops, outlinks),
-  both ``WARC-Concurrent-To`` the first (after an identical-payload revisit of the same URI only
-  with ``revisit_extra_records``: the original's metadata already lists the same outlinks).
+  both ``WARC-Concurrent-To`` the first (after a revisit of the same URI's own earlier capture —
+  identical payload or 304 — only with ``revisit_extra_records``: the original's metadata
+  already lists the same outlinks).
 
 ``dns:`` URIs with a recording get one ``response`` record, ``Content-Type: text/dns``, the DNS
 answer as block. Sets ``curi.extra_info['warcFilename']`` / ``['warcFileOffset']`` (offset of the
@@ -136,9 +137,10 @@ class WARCWriterParams(Params):
     )
     revisit_extra_records: bool = Field(
         False,
-        description="beside a revisit of the same URI's identical payload (a recrawl), also "
-        "write the fetch's request and metadata records (the original's metadata lists the same "
-        "outlinks; false: the revisit alone, a third of the bytes); other revisits always get them",
+        description="beside a revisit of the same URI's earlier capture (identical payload or a "
+        "304: a recrawl), also write the fetch's request and metadata records (the original's "
+        "metadata lists the same outlinks; false: the revisit alone, a third of the bytes); "
+        "other revisits always get them",
     )
     skip_identical_digests: bool = Field(
         False,
@@ -368,7 +370,6 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         entry = self._index_entry(curi, date, kinds[0], headers, start, out.tell())
         if (
             referent is not None
-            and referent.profile == IDENTICAL_PAYLOAD_DIGEST
             and referent.uri == curi.uri
             and not self.params.revisit_extra_records
         ):

@@ -77,3 +77,22 @@ def test_latest_finished_run_passes_over_live_dead_and_excluded_runs(tmp_path: P
     assert latest_finished_run(job, exclude=newer) == old.resolve()
     assert latest_finished_run(job, exclude=newer / "workers" / "w1") == old.resolve()
     assert live.is_dir()
+
+
+def test_previous_takes_a_workers_run_once_every_worker_finished(tmp_path: Path) -> None:
+    job = tmp_path / "jobs" / "j"
+    single = _fake_run(job, "20260101T000000Z", "FINISHED", DEAD_PID)
+    workers_run = job / "runs" / "20260102T000000Z"
+    (workers_run / "workers").mkdir(parents=True)
+    (workers_run / "distributed.json").write_text("{}")
+    for worker, state in (("1", "FINISHED"), ("2", "RUNNING")):
+        part = workers_run / "workers" / worker
+        (part / "state" / "history").mkdir(parents=True)
+        doc = {"state": state, "pid": DEAD_PID, "hostname": socket.gethostname(), "updated_s": 1.0}
+        (part / "status.json").write_text(json.dumps(doc))
+    late = workers_run / "workers" / "2"
+    # One worker died before it finished: the whole run is passed over.
+    assert latest_finished_run(job) == single.resolve()
+    doc = json.loads((late / "status.json").read_text())
+    (late / "status.json").write_text(json.dumps({**doc, "state": "FINISHED"}))
+    assert latest_finished_run(job) == workers_run.resolve()

@@ -16,6 +16,7 @@ from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.redis.redis_frontier import RedisFrontier
 from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
+from crawler.frontier.retry_policy import DEFERRALS_KEY
 from crawler.order.schema import FrontierConfig, PolitenessConfig, RetriesConfig
 from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
 
@@ -195,6 +196,7 @@ def test_a_prerequisite_is_fetched_first_by_the_worker_that_needs_it(
     robots = CrawlURI("http://h.example/robots.txt", via=via.uri, hop_path=Hop.PREREQ)
     robots.force_fetch = True
     assert a.frontier.schedule(robots)
+    via.prerequisite = robots
     assert a.done(via, status=FetchStatus.DEFERRED) is False
     assert b.take() is None  # the page's queue stays leased to a meanwhile
     nxt = a.take()
@@ -203,7 +205,8 @@ def test_a_prerequisite_is_fetched_first_by_the_worker_that_needs_it(
     assert a.done(nxt) is True
     again = a.take()
     assert again is not None and again.uri == "http://h.example/page"
-    assert again.fetch_attempts == 1
+    # A deferral is no fetch attempt; it is counted apart.
+    assert again.fetch_attempts == 0 and again.data[DEFERRALS_KEY] == 1
     assert a.done(again) is True
     assert [c.uri for c in a.finals] == ["http://h.example/robots.txt", "http://h.example/page"]
     assert a.frontier.is_empty()

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from crawler import CrawlURI, FetchStatus
+from crawler.frontier.retry_policy import DEFERRALS_KEY, RetryPolicy
+from crawler.order.schema import RetriesConfig
 from processors.login import FormCredential, FormLogin
 from processors.login.form_login import MARKER, REQUEST
 from processors.login.login_check import login_failure
@@ -125,7 +127,9 @@ def test_the_gate_defers_behind_the_page_makes_others_wait_and_fails_after_attem
     second = CrawlURI("http://a.example/y", fetch_attempts=1)
     assert not login.gate(second, 10.0)  # the login is in flight elsewhere: wait, not an attempt
     assert second.prerequisite is None and second.retry_delay_s == 1.0
-    assert second.fetch_attempts == 0
+    # Neither a try nor a deferral: the frontier's policy sends it back, counting nothing.
+    assert RetryPolicy(RetriesConfig(max_retries=0, max_deferrals=1)).take(second)
+    assert second.fetch_attempts == 1 and DEFERRALS_KEY not in second.data
 
     page.status = -2  # the page never came: the claim is released, the attempt spent
     login.after_fetch(page, set())

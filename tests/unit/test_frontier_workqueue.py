@@ -17,6 +17,7 @@ from crawler.frontier import (
     QueueStore,
     WorkQueueFrontier,
 )
+from crawler.frontier.retry_policy import DEFERRALS_KEY
 from crawler.order.schema import FrontierConfig, PolitenessConfig, RetriesConfig
 from crawler.uniq import MemoryUriUniqFilter
 
@@ -185,6 +186,7 @@ def test_prerequisite_sorts_first_in_the_via_queue(h: Harness) -> None:
     prereq = curi.create_child("dns:a.test", Hop.PREREQ)
     prereq.force_fetch = True
     assert h.frontier.schedule(prereq)
+    curi.prerequisite = prereq
     assert prereq.queue_key == curi.queue_key == "a.test#8443"
     assert prereq.directive < curi.directive
     assert h.done(curi, FetchStatus.DEFERRED) is False  # -50: retried with no delay
@@ -193,7 +195,8 @@ def test_prerequisite_sorts_first_in_the_via_queue(h: Harness) -> None:
     h.done(first, FetchStatus.DNS_SUCCESS)
     again = h.take()
     assert again is not None and again.uri == "https://a.test:8443/page"
-    assert again.fetch_attempts == 1
+    # A deferral is no fetch attempt; it is counted apart.
+    assert again.fetch_attempts == 0 and again.data[DEFERRALS_KEY] == 1
 
 
 def test_prerequisite_of_highest_directive_uri_still_sorts_first(h: Harness) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -122,3 +125,60 @@ def test_close_is_idempotent_and_use_after_close_fails(tmp_path: Path) -> None:
     history.close()
     with pytest.raises(RuntimeError, match="closed"):
         history.fetch_history("http://a/")
+
+
+def test_every_worker_of_a_workers_run_is_imported_from_a_snapshot(tmp_path: Path) -> None:
+    run = tmp_path / "old"
+    for worker, uri in (("w01", "http://a/"), ("w02", "http://b/")):
+        with CrawlHistory.open(run / "workers" / worker / "state") as old:
+            old.record_fetch(fetched(uri, ETag=f'"{worker}"'), f"<urn:{worker}>", "d", worker, 1)
+    state = tmp_path / "new" / "state"
+    with CrawlHistory.open(state, import_from=run) as new:
+        a, b = new.fetch_history("http://a/"), new.fetch_history("http://b/")
+        assert a is not None and b is not None and (a.etag, b.etag) == ('"w01"', '"w02"')
+        assert new.imported_from == [
+            run / "workers" / w / "state" / "history" for w in ("w01", "w02")
+        ]
+        # A second process (another worker of this recrawl) opens its own snapshot meanwhile.
+        with CrawlHistory.open(tmp_path / "other" / "state", import_from=run) as other:
+            assert other.fetch_history("http://b/") == b
+    snapshots = sorted((state / "history-import").iterdir())
+    assert [p.name for p in snapshots] == ["0", "1"]
+    marker = (snapshots[0] / "IMPORTED-FROM").read_text()
+    assert marker == str((run / "workers" / "w01" / "state" / "history").resolve())
+    # A resumed crawl reuses its snapshots (they are not copied again).
+    (snapshots[0] / "kept").write_text("")
+    with CrawlHistory.open(state, import_from=run) as resumed:
+        assert resumed.fetch_history("http://a/") == a
+    assert (snapshots[0] / "kept").is_file()
+    # ...even once the earlier run is gone (a new crawl importing nothing there still fails).
+    shutil.rmtree(run)
+    with CrawlHistory.open(state, import_from=run) as resumed:
+        assert resumed.fetch_history("http://b/") == b
+    with pytest.raises(FileNotFoundError, match="no crawl history"):
+        CrawlHistory.open(tmp_path / "fresh" / "state", import_from=run)
+
+
+def test_a_history_still_in_use_is_not_imported(tmp_path: Path) -> None:
+    CrawlHistory.open(tmp_path / "old" / "state").close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_OPEN, str(tmp_path / "old" / "state" / "history")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        with pytest.raises(ValueError, match="is in use"):
+            CrawlHistory.open(tmp_path / "new", import_from=tmp_path / "old", lock_wait_s=0.2)
+    finally:
+        holder.kill()
+        holder.wait()
+    CrawlHistory.open(tmp_path / "new", import_from=tmp_path / "old").close()
+
+
+HOLD_OPEN = """
+import sys, time, plyvel
+db = plyvel.DB(sys.argv[1])
+print("open", flush=True)
+time.sleep(60)
+"""

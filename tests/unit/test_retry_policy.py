@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from crawler.frontier import RetryPolicy
+from crawler.curi import CrawlURI
+from crawler.frontier import RetryPolicy, note_protocol_error
+from crawler.frontier.retry_policy import DEFERRALS_KEY, FINAL, PROTOCOL, RETRY, WAIT
 from crawler.order.errors import OrderError
 from crawler.order.schema import RetriesConfig
 
@@ -51,14 +53,90 @@ def test_a_non_http_status_in_the_list_is_an_order_error(tmp_path: Path) -> None
     assert "frontier.retries.http_statuses" in str(err.value)
 
 
-def test_http_tries_are_counted_apart_from_deferrals() -> None:
-    from crawler.curi import CrawlURI
+def deferred(uri: str = "http://h.example/") -> CrawlURI:
+    """A URI deferred (-50) for its robots.txt, as the PreconditionEnforcer leaves it."""
+    curi = CrawlURI(uri, status=-50)
+    curi.prerequisite = curi.create_child("http://h.example/robots.txt", "P")
+    return curi
 
+
+def test_a_deferral_is_no_try_even_with_max_retries_0() -> None:
+    policy = RetryPolicy(RetriesConfig(max_retries=0))
+    curi = deferred()
+    assert policy.take(curi)  # back in its queue, behind its prerequisite
+    assert curi.fetch_attempts == 0 and curi.data[DEFERRALS_KEY] == 1
+    curi.reset_for_retry()
+    curi.status = -2  # its one real try fails: max_retries 0 means no retry
+    assert not policy.take(curi)
+    assert curi.fetch_attempts == 1 and DEFERRALS_KEY not in curi.data
+
+
+def test_deferrals_have_their_own_cap_then_the_uri_ends_minus_50() -> None:
+    policy = RetryPolicy(RetriesConfig(max_retries=30, max_deferrals=3))
+    curi = deferred()
+    assert policy.take(curi) and policy.take(curi) and policy.take(curi)
+    assert policy.verdict(curi) == FINAL and not policy.will_retry(curi)
+    assert not policy.take(curi)  # a prerequisite that keeps deferring cannot loop for ever
+    assert curi.status == -50 and curi.fetch_attempts == 0
+
+
+def test_waiting_for_another_queue_s_prerequisite_counts_nothing() -> None:
+    policy = RetryPolicy(RetriesConfig(max_retries=1, max_deferrals=1))
+    curi = CrawlURI("http://h.example/", status=-50)  # no prerequisite of its own
+    for _ in range(5):
+        assert policy.take(curi) == WAIT
+    assert curi.fetch_attempts == 0 and not curi.data
+
+
+def test_http_tries_are_counted_apart_from_deferrals() -> None:
     policy = RetryPolicy(RetriesConfig(http_max_tries=2))
-    curi = CrawlURI("http://h.example/", status=-50, fetch_attempts=1)
+    curi = deferred()
     assert policy.take(curi)  # deferred for its robots.txt: not an HTTP try
-    curi.status, curi.fetch_attempts = 503, 2
+    curi.reset_for_retry()
+    curi.status = 503
     assert policy.will_retry(curi) and policy.take(curi)
-    curi.status, curi.fetch_attempts = 503, 3
+    assert curi.fetch_attempts == 1
+    curi.status = 503
     assert not policy.will_retry(curi) and not policy.take(curi)
+    assert curi.fetch_attempts == 2
     assert "frontier.http_tries" not in curi.data  # gone once final
+
+
+def protocol_failure(curi: CrawlURI, error: str) -> CrawlURI:
+    curi.status = -3
+    curi.annotate("err=RemoteProtocolError")
+    note_protocol_error(curi, error)
+    return curi
+
+
+def test_the_same_malformed_response_twice_ends_the_uri() -> None:
+    policy = RetryPolicy(RetriesConfig(max_retries=30, protocol_max_tries=3))
+    curi = protocol_failure(CrawlURI("http://h.example/"), "RemoteProtocolError: bad status")
+    assert policy.retry_delay_s(curi, 900) == 60  # protocol_retry_delay_s, not retry_delay_s
+    assert policy.take(curi) == PROTOCOL
+    curi.reset_for_retry()
+    protocol_failure(curi, "RemoteProtocolError: bad status")
+    assert not policy.will_retry(curi) and not policy.take(curi)
+    assert curi.fetch_attempts == 2 and "protocolError" in curi.annotations
+    assert not any(key.startswith(("frontier.", "fetch.")) for key in curi.data)
+
+
+def test_changing_malformed_responses_get_protocol_max_tries() -> None:
+    policy = RetryPolicy(RetriesConfig(max_retries=30, protocol_max_tries=3))
+    curi = CrawlURI("http://h.example/")
+    for n in (1, 2):
+        assert policy.take(protocol_failure(curi, f"received {n} bytes, expected 9"))
+        curi.reset_for_retry()
+    assert not policy.take(protocol_failure(curi, "received 3 bytes, expected 9"))
+    assert curi.fetch_attempts == 3
+
+
+def test_timeouts_and_connection_failures_keep_max_retries() -> None:
+    policy = RetryPolicy(RetriesConfig(max_retries=5, protocol_max_tries=2))
+    curi = CrawlURI("http://h.example/")
+    for _ in range(4):
+        curi.status = -2
+        assert policy.retry_delay_s(curi, 900) == 900
+        assert policy.take(curi) == RETRY
+    curi.status = -2
+    assert not policy.take(curi) and curi.fetch_attempts == 5

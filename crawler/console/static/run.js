@@ -1,6 +1,6 @@
 // One run, live: state and counters, progress and ETA, rate and queue charts, queues, busiest
-// hosts, response codes and MIME types, alerts, a followed log with a filter, the reports, and
-// the steering buttons (the same verbs as `crawler pause|unpause|terminate|block`).
+// hosts, response codes and MIME types, alerts, a followed log with a filter, the reports, what
+// changed since the earlier crawl (a recrawl's change report), and the steering buttons (the same verbs as `crawler pause|unpause|terminate|block`).
 
 import { api, runPath, ApiError } from './api.js';
 import { h, int, num, bytes, clock, duration, badge, table, bar } from './dom.js';
@@ -65,6 +65,7 @@ export function runView(main, id) {
     queues: h('div'), hosts: h('div'), codes: h('div'), mimes: h('div'),
     alerts: h('div'), rules: h('div'), reports: h('div', { className: 'report-list' }),
     archive: h('div', { id: 'archive' }),
+    changes: h('div', { id: 'changes' }),
   };
 
   const seeds = h('textarea', { id: 'seeds', rows: 2, spellcheck: 'false', placeholder: 'http://example.com/  (one per line)' });
@@ -135,6 +136,7 @@ export function runView(main, id) {
     h('div', { className: 'grid two' }, steering, section('Alerts', panels.alerts)),
     section('Log', h('div', { className: 'log-bar' }, logSelect, filter), logBox),
     section('Reports', panels.reports),
+    section('Changes since the earlier crawl', panels.changes),
     section('Replay', panels.archive),
     dialog);
 
@@ -234,17 +236,41 @@ export function runView(main, id) {
         : [h('p', { className: 'muted' }, 'No WACZ package: `crawler wacz RUN_DIR -o FILE.wacz` makes one (in the run directory to list it here).')]));
   };
 
+  // the change report of a recrawl: counts overall and per host, the first URIs of each list
+  const CHANGE_KINDS = ['new', 'changed', 'unchanged', 'gone'];
+  const status = (v) => (v === null || v === undefined ? '–' : String(v));
+  const loadChanges = async () => {
+    const res = await api(`${base}/changes`, { query: { limit: 50 } });
+    return () => {
+      const r = res.report;
+      if (!r) {
+        panels.changes.replaceChildren(h('p', { className: 'muted' }, 'No change report: it is written when a crawl that imports an earlier crawl’s history (history.import_from) ends.'));
+        return;
+      }
+      const hosts = Object.entries(r.hosts);
+      panels.changes.replaceChildren(
+        h('p', null, 'Earlier crawl: ', h('code', null, r.earlier)),
+        table(CHANGE_KINDS.map((k) => `#${k}`), [CHANGE_KINDS.map((k) => int(r.counts[k]))]),
+        h('h3', null, 'Per host'),
+        table(['Host', ...CHANGE_KINDS.map((k) => `#${k}`)], hosts.map(([host, c]) => [host, ...CHANGE_KINDS.map((k) => int(c[k]))]), 'none'),
+        ...CHANGE_KINDS.filter((k) => r.counts[k]).map((k) => h('details', { className: `changes-${k}` },
+          h('summary', null, `${k} (${int(r.counts[k])}${r.counts[k] > r[k].length ? `, first ${r[k].length}` : ''})`),
+          table(['#Now', '#Earlier', 'URI'], r[k].map((e) => [status(e.status), status(e.earlier_status), h('span', { className: 'details' }, e.uri)])))),
+        h('p', null, ...Object.entries(res.files).map(([name, url]) => h('a', { className: 'changes-link', href: url, download: name }, `Download ${name} `))));
+    };
+  };
+
   let ticks = 0, lastState = null;
   const tick = async () => {
     let updates;
     try {
       const data = await api(base);
-      // Reports, alerts and replay are read every 4th tick, and at once when the state changes
-      // (a crawl that has just finished has written its reports).
+      // Reports, alerts, replay and changes are read every 4th tick, and at once when the state
+      // changes (a crawl that has just finished has written its reports).
       const slow = ticks++ % 4 === 0 || data.state !== lastState;
       lastState = data.state;
       updates = await Promise.all([() => render(data), loadSeries(), loadLog(),
-        slow ? loadAlerts() : null, slow ? loadReports() : null, slow ? loadArchive() : null]);
+        slow ? loadAlerts() : null, slow ? loadReports() : null, slow ? loadArchive() : null, slow ? loadChanges() : null]);
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) { main.replaceChildren(h('p', { className: 'error' }, err.message)); ticker.stop(); return; }
       throw err;

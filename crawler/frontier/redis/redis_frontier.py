@@ -77,7 +77,8 @@ from crawler.frontier.redis.redis_queue_report import redis_queue_details
 from crawler.frontier.redis.redis_scheduler import RedisScheduler
 from crawler.frontier.redis.redis_snapshot import redis_snapshot, shared_frontier_empty
 from crawler.frontier.redis.redis_store import RedisQueueStore
-from crawler.frontier.retry_policy import RetryPolicy
+from crawler.frontier.retry_policy import DEFER, WAIT, RetryPolicy
+from crawler.frontier.retry_watch import RetriesWaiting, RetryWatch
 from crawler.frontier.server_pace import timing_counts
 from crawler.order.schema import FrontierConfig
 from crawler.uniq.uniq_filter import UniqStateError, UriUniqFilter
@@ -109,6 +110,8 @@ class RedisFrontier:
         self._on_final = on_final
         self._logger: Any = logger if logger is not None else structlog.get_logger("frontier")
         self._retry = retry = RetryPolicy(config.retries)
+        self.retry_watch = RetryWatch()
+        """The URIs waiting for a retry after a failed try of this worker (status, report)."""
         pace = config.pace
         self._signals = frozenset(pace.signal_statuses) if pace.enabled else frozenset()
         if pace.enabled:
@@ -159,6 +162,7 @@ class RedisFrontier:
             retry=retry,
             on_final=on_final,
             min_delay_s=self._min_delay_ms / 1000.0,
+            watch=self.retry_watch,
         )
         self._prep = prep = FrontierPreparer(config, policy)
         self._cost = prep.cost
@@ -306,14 +310,16 @@ class RedisFrontier:
             return prereqs.finish(curi, via_uri)
         if entry is None:
             raise ValueError(f"{curi!r} was not handed out by this frontier or is already finished")
-        curi.fetch_attempts += 1
         backoff_ms = int(float(curi.data.pop(BACKOFF_MS_KEY, 0) or 0))
         hold_ms = int(float(curi.data.pop(SERVER_HOLD_MS_KEY, 0) or 0))
         max_conn = self._max_conn
         interval_ms = self._interval_ms if entry.server else 0
         paced = self._pace_args(curi, entry.server)
-        if self._retry.take(curi):
+        verdict = self._retry.take(curi)
+        if verdict:
             delay_ms = max(int(curi.retry_delay_s * 1000), backoff_ms)
+            if verdict not in (WAIT, DEFER):
+                self.retry_watch.noted(curi, delay_ms / 1000.0, self._clock.time())
             curi.reset_for_retry()
             skey_bytes = entry.member[:8]
             member = skey_bytes + curi.to_bytes()
@@ -325,6 +331,7 @@ class RedisFrontier:
             with self._lock:
                 self._exchange.put(item)
             return False
+        self.retry_watch.done(curi.uri)
         polite_ms = curi.politeness_delay_ms
         if curi.is_disregarded:
             kind, cost = "disregarded", 0
@@ -397,6 +404,11 @@ class RedisFrontier:
     def snapshot(self) -> FrontierSnapshot:
         """Crawl-wide counts (all workers), from every shard's counters."""
         return redis_snapshot(self._store, self._uniq)
+
+    def retries_waiting(self, limit: int = 10) -> RetriesWaiting:
+        """The URIs waiting for a retry after a failed try of this worker (the ``limit`` due
+        soonest listed): each worker knows the retries of its own fetches."""
+        return self.retry_watch.waiting(self._clock.time(), limit)
 
     def paced_servers(self, limit: int = 20) -> list[tuple[str, float]]:
         """``(server, gap between fetch starts in s)`` of the servers the crawl-wide adaptive

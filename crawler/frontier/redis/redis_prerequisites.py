@@ -22,14 +22,16 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from crawler.curi import CrawlURI, FetchStatus
+from crawler.curi import CrawlURI
 from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
 from crawler.frontier.queue_release import fetch_end_ms
 from crawler.frontier.redis.redis_exchange import MAX_IDLE_SLEEP_S
+from crawler.frontier.retry_policy import DEFER, WAIT
 
 if TYPE_CHECKING:
     from crawler.frontier.redis.redis_lease_keeper import InFlight
     from crawler.frontier.retry_policy import RetryPolicy
+    from crawler.frontier.retry_watch import RetryWatch
 
 
 class LocalPrerequisites:
@@ -44,8 +46,10 @@ class LocalPrerequisites:
         retry: RetryPolicy,
         on_final: Callable[[CrawlURI], None] | None,
         min_delay_s: float = 0.0,
+        watch: RetryWatch | None = None,
     ) -> None:
         self._wake = wake
+        self._watch = watch
         self._min_delay_s = min_delay_s
         self._in_flight = in_flight
         self._logger = logger
@@ -87,11 +91,10 @@ class LocalPrerequisites:
         """Hold ``via``, deferred (-50), here with its queue still leased until its prerequisite
         pending here is done (as Heritrix keeps the queue busy): no other worker takes its
         queue's next URI meanwhile. False (not held) if no prerequisite of it is pending here
-        or it has no retry left."""
-        retry = self._retry.retries(FetchStatus.DEFERRED, via.fetch_attempts + 1)
-        if not retry or not self.pending(via.uri):
+        or it has no deferral left (:class:`~crawler.frontier.retry_policy.RetryPolicy`)."""
+        if not self.pending(via.uri) or not self._retry.verdict(via):
             return False
-        via.fetch_attempts += 1
+        self._retry.take(via)  # a deferral (or a wait): counted as such, not as a try
         via.reset_for_retry()
         self._held[via.uri] = via
         return True
@@ -105,19 +108,24 @@ class LocalPrerequisites:
         """``finished`` of a prerequisite fetched here: retry it here (False), or record its
         final disposition, release its via if it was the last one pending, and call
         ``on_final`` (True)."""
-        curi.fetch_attempts += 1
         curi.data.pop(SERVER_HOLD_MS_KEY, None)
         with self._wake:
             handed_out_s = self._handed_out_s.pop(id(curi), 0.0)
-        if self._retry.take(curi):
+        verdict = self._retry.take(curi)
+        if verdict:
             backoff_s = float(curi.data.get(BACKOFF_MS_KEY, 0) or 0) / 1000.0
-            due_s = time.monotonic() + max(0.0, curi.retry_delay_s, backoff_s)
+            delay_s = max(0.0, curi.retry_delay_s, backoff_s)
+            due_s = time.monotonic() + delay_s
             curi.data.pop(BACKOFF_MS_KEY, None)
+            if self._watch is not None and verdict not in (WAIT, DEFER):
+                self._watch.noted(curi, delay_s, time.time())
             curi.reset_for_retry()
             with self._wake:
                 self.add(curi, due_s)
             return False
         curi.data.pop(BACKOFF_MS_KEY, None)
+        if self._watch is not None:
+            self._watch.done(curi.uri)
         due_s = self._polite_due_s(curi, handed_out_s)
         with self._wake:
             via = self._held.get(via_uri)
