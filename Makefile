@@ -14,7 +14,7 @@ export UV_LINK_MODE := copy
 .PHONY: install demo test test-stress lint typecheck unit clean help bench-warc bench-frontier \
 	bench-extract bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls \
 	bench-index bench-replay bench-dedup bench-documents bench-browser bench-web \
-	bench-frontier-scale bench-recrawl
+	bench-frontier-scale bench-recrawl bench-digest-index
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -30,6 +30,7 @@ help:
 	@echo "make bench-frontier-scale - frontier at 10^7 URIs / 10^6 queues: rates, RSS, disk, kill -9 resume (hours)"
 	@echo "make bench-dedup - WARC bytes of a recrawl deduplicated against the first crawl's index"
 	@echo "make bench-recrawl - a recrawl with 304s: URLs reached, WARC bytes, pages/s, CPU per page"
+	@echo "make bench-digest-index - digest index: bytes per digest (LevelDB, Redis), cost per fetch"
 	@echo "make bench-scale - Redis frontier: 1 vs 2 workers, memory per URL/queue, claims/s (~10 min)"
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
 	@echo "                    BENCH_RUNS=1 BENCH_PAGES=2000 for a quick look; see bench/RESULTS.md)"
@@ -112,6 +113,9 @@ bench-dedup: install
 
 bench-recrawl: install
 	$(VENV)/bin/python bench/recrawl.py
+bench-digest-index: install
+	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
+	$(VENV)/bin/python bench/digest_index.py
 
 .PHONY: bench-cookies
 bench-cookies: install

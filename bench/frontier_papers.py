@@ -1,4 +1,4 @@
-"""The papers' experiment (seeds-summary.md §3-4): one big site, 50 threads, four queue policies.
+"""A single-site experiment of published Heritrix studies: one big site, 50 threads, 4 policies.
 
 A one-host site (``bench/frontier_site.py``, a separate process) answers every request after
 ``latency_s`` and records the most requests it had in progress at once. The real crawler

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from crawler.lazy_names import lazy_names
 
 if TYPE_CHECKING:
-    from crawler.chain import CHAIN_NAMES, ProcessorChain, ProcessorChains
+    from crawler.chain import ProcessorChain, ProcessorChains
     from crawler.clock import Clock, ManualClock, SystemClock
     from crawler.curi import (
         DISREGARDED_STATUSES,
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         RuleContext,
     )
     from crawler.order.components import build_rules
-    from crawler.order.schema import ComponentSpec
+    from crawler.order.schema import CHAIN_NAMES, ComponentSpec
     from crawler.params import NoParams, Params
     from crawler.processor import Processor, ProcessorContext, ProcessResult
     from crawler.recording import Recording
@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 _HOMES = {
-    "CHAIN_NAMES": "crawler.chain",
+    "CHAIN_NAMES": "crawler.order.schema",
     "ProcessorChain": "crawler.chain",
     "ProcessorChains": "crawler.chain",
     "Clock": "crawler.clock",

@@ -1,8 +1,10 @@
 """ProcessorChain and ProcessorChains: the five ordered chains a CrawlURI goes through.
 
-The chains are, in order, ``pre``, ``fetch``, ``extract``, ``write`` and ``post``. A processor
-may skip the rest of the pre/fetch/extract/write chains (``SKIP_TO_POST``) or jump forward to a
-named processor. Chains are immutable once built and shared by all ToeThreads.
+A CrawlURI goes through the chains in the order they are given (the order's chains are, in
+order, ``pre``, ``fetch``, ``extract``, ``write`` and ``post``:
+:data:`crawler.order.schema.CHAIN_NAMES`). A processor may skip to the chain named ``post``
+(``SKIP_TO_POST``; past the last chain when there is none) or jump forward to a named processor.
+Chains are immutable once built and shared by all ToeThreads.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from crawler.processor import Processor
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
 
-CHAIN_NAMES: tuple[str, ...] = ("pre", "fetch", "extract", "write", "post")
+POST_CHAIN = "post"
+"""The chain ``SKIP_TO_POST`` leads to."""
 
 
 class ProcessorChain:
@@ -36,27 +39,29 @@ class ProcessorChain:
 
 
 class ProcessorChains:
-    """The five chains, run in order for each CrawlURI.
+    """The chains, run in the order given for each CrawlURI (chain names are unique).
 
     :meth:`run` returns normally even when a processor raises: the exception propagates to the
     caller (the ToeThread), which turns it into status -5.
     """
 
     def __init__(self, chains: Sequence[ProcessorChain]) -> None:
-        by_name = {chain.name: chain for chain in chains}
-        unknown = set(by_name) - set(CHAIN_NAMES)
-        if unknown:
-            raise ValueError(f"unknown chain(s) {sorted(unknown)}; chains are {list(CHAIN_NAMES)}")
-        self.chains: tuple[ProcessorChain, ...] = tuple(
-            by_name.get(name, ProcessorChain(name)) for name in CHAIN_NAMES
-        )
+        names = [chain.name for chain in chains]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two chains have the same name in {names}; names must be unique")
+        self.chains: tuple[ProcessorChain, ...] = tuple(chains)
         self._flat: list[Processor[Any]] = [p for chain in self.chains for p in chain]
         self._index: dict[str, int] = {}
         for i, proc in enumerate(self._flat):
             if proc.name in self._index:
                 raise ValueError(f"two processors are named {proc.name!r}; names must be unique")
             self._index[proc.name] = i
-        self._post_start = sum(len(chain) for chain in self.chains[:-1])
+        self._post_start = len(self._flat)
+        start = 0
+        for chain in self.chains:
+            if chain.name == POST_CHAIN:
+                self._post_start = start
+            start += len(chain)
 
     def __getitem__(self, name: str) -> ProcessorChain:
         for chain in self.chains:

@@ -457,8 +457,12 @@ def scan_fetch_history(path: Path) -> Iterator[tuple[str, FetchHistoryEntry]]:
 
     Streams (one entry in memory at a time); the database is open while the iterator is, so
     exhaust or close it. Raises ``FileNotFoundError`` if there is no history under ``path`` and
-    ``OSError`` (plyvel's ``IOError``) if a running crawl holds it. One thread per iterator."""
-    db = plyvel.DB(str(_resolve_import(Path(path))[0]), create_if_missing=False)
+    ``OSError`` (plyvel's ``IOError``) if a running crawl holds it; ``ValueError`` if ``path``
+    holds several (a ``--workers`` run: scan each worker's). One thread per iterator."""
+    found = _resolve_import(Path(path))
+    if len(found) != 1:
+        raise ValueError(f"{path}: {len(found)} crawl histories (a --workers run); scan each")
+    db = plyvel.DB(str(found[0]), create_if_missing=False)
     try:
         for key, raw in db.iterator(prefix=_FETCH, fill_cache=False):  # a scan: no caching
             uri = key[len(_FETCH) :].decode("utf-8", "surrogateescape")

@@ -22,12 +22,13 @@ from crawler.params import Params, params_model_of
 if TYPE_CHECKING:
     from crawler.archive.collection_set import CollectionSet
     from crawler.clock import Clock
+    from crawler.continuity.digest_index import DigestIndex
     from crawler.curi import CrawlURI
     from crawler.frontier.inline_gate import InlineGate
     from crawler.history import CrawlHistory
     from crawler.order.schema import CrawlOrder
+    from crawler.param_overrides import ParamOverrides
     from crawler.servers import ServerCache
-    from crawler.sheets.sheet_overlays import SheetOverlays
     from crawler.stats import CrawlStats
 
 
@@ -82,11 +83,14 @@ class ProcessorContext:
     ``uri_error(base, message, raw)`` writes a line to uri-errors.log; ``stopping`` is set when
     the crawl is ending, so long operations can give up early; ``history`` holds the fetch and
     payload-digest history of this run (conditional requests, revisit records);
+    ``digest_index`` maps a payload digest to its first capture, in this run, this job's earlier
+    crawls or, shared, any worker of a ``--workers`` crawl (:mod:`crawler.continuity`);
     ``watch_disk(directory)`` asks the disk guard to watch the free space of a directory the
     processor writes to outside the run directory (the guard watches the run directory,
     ``warcs/``, ``state/`` and ``logs/`` anyway); ``collections`` holds the indexes of earlier
-    crawls to deduplicate against (order key ``dedup``); ``sheets`` holds the crawl's sheet
-    overlays (read through :meth:`Processor.params_for`);
+    crawls to deduplicate against (order key ``dedup``); ``sheets`` gives the params the crawl's
+    sheets override per URI (a :class:`~crawler.param_overrides.ParamOverrides`, read through
+    :meth:`Processor.params_for`);
     ``claim_uri(curi)`` marks a URI fetched outside the frontier as seen (True if it was new) so
     the frontier never queues it; ``finish_inline(curi)`` runs such a URI through the write chain
     and gives it its final disposition (crawl.log line, statistics, recording freed);
@@ -108,13 +112,14 @@ class ProcessorContext:
     schedule: Callable[[CrawlURI], bool]
     uri_error: Callable[[str | None, str, str], None]
     history: CrawlHistory | None = None
+    digest_index: DigestIndex | None = None
     schedule_many: Callable[[Sequence[CrawlURI]], list[bool]] | None = None
     seen_recently: Callable[[Sequence[str]], list[bool]] | None = None
     add_seed: Callable[[str, str | None], bool] | None = None
     catch_up_seeds: Callable[[CrawlURI], None] | None = None
     watch_disk: Callable[[Path], None] | None = None
     collections: CollectionSet | None = None
-    sheets: SheetOverlays | None = None
+    sheets: ParamOverrides | None = None
     claim_uri: Callable[[CrawlURI], bool] | None = None
     finish_inline: Callable[[CrawlURI], None] | None = None
     find_processor: Callable[[str], Processor[Any] | None] | None = None
@@ -157,7 +162,7 @@ class Processor(Generic[P]):
         self._handled = itertools.count()
         self._handled_count = 0
         self.ctx: ProcessorContext | None = None
-        self._sheets: SheetOverlays | None = None
+        self._sheets: ParamOverrides | None = None
 
     def params_for(self, curi: CrawlURI) -> P:
         """This processor's params for ``curi``: ``self.params`` with the settings of the sheets

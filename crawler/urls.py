@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from urllib.parse import urljoin
 
+from crawler.crawler_error import CrawlerError
+
 MAX_URI_LENGTH = 2083
 """Longest URI accepted, before and after escaping (Heritrix's limit, from old IE)."""
 
@@ -29,7 +31,7 @@ DEFAULT_PORTS: dict[str, int] = {"http": 80, "https": 443}
 SUPPORTED_SCHEMES = frozenset({"http", "https", "dns"})
 
 
-class UriError(ValueError):
+class UriError(CrawlerError, ValueError):
     """A URI that cannot be crawled; the message says what is wrong with it."""
 
 

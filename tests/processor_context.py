@@ -11,6 +11,7 @@ import structlog
 
 from crawler import CrawlURI, DecideRuleSequence, ManualClock, ProcessorContext
 from crawler.clock import Clock
+from crawler.continuity import DigestIndex
 from crawler.history import CrawlHistory
 from crawler.order.schema import CrawlOrder
 from crawler.servers import ServerCache
@@ -26,6 +27,7 @@ def make_context(
     schedule: Callable[[CrawlURI], Any] | None = None,
     uri_error: Callable[[str | None, str, str], None] | None = None,
     history: CrawlHistory | None = None,
+    digest_index: DigestIndex | None = None,
     stopping: threading.Event | None = None,
     stats: CrawlStats | None = None,
     order: CrawlOrder | None = None,
@@ -57,4 +59,5 @@ def make_context(
         schedule=(lambda curi: True) if schedule is None else schedule,
         uri_error=(lambda base, message, raw: None) if uri_error is None else uri_error,
         history=history,
+        digest_index=digest_index,
     )

@@ -29,11 +29,12 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from crawler.archive.collection_index import Capture, capture_from_fields, digest_b32
+from crawler.crawler_error import CrawlerError
 
 _MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
 
-class CdxServerError(Exception):
+class CdxServerError(CrawlerError):
     """The CDX server's answer cannot be used (status, body); the message says why."""
 
 

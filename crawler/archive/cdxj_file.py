@@ -32,6 +32,7 @@ from pathlib import Path
 
 from crawler.archive.collection_index import Capture, parse_index_line
 from crawler.archive.run_layout import warc_dirs
+from crawler.crawler_error import CrawlerError
 
 UNPACK_DIR = "dedup"
 """Directory under ``state/`` where gzipped indexes are unpacked."""
@@ -41,7 +42,7 @@ _SCAN_BYTES = 16 * 1024
 _INDEX_NAMES = (".cdxj", ".cdx", ".cdxj.gz", ".cdx.gz")
 
 
-class IndexFileError(Exception):
+class IndexFileError(CrawlerError):
     """The index file cannot be used (missing, unreadable, not sorted); the message says why."""
 
 

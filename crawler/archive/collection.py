@@ -5,7 +5,8 @@ index whose WARC exists into ``<work>/indexes/`` and writes ``<work>/config.yaml
 directory as the collection's index and the run's WARC directories as its archive paths. A
 recrawl's revisit records refer to captures of the crawl its history was imported from
 (``history.import_from``) or of the earlier runs it deduplicated against (``dedup.collections``
-naming run directories): those runs' WARCs join the collection too, so revisits replay.
+naming run directories), or to the job's earlier runs when the run kept the job's digest index
+(``digest_index.job_index``): those runs' WARCs join the collection too, so revisits replay.
 :func:`collection_from_wacz` copies the package's ``archive/*.warc*`` out of the ZIP into
 ``<work>/warcs/`` and indexes them there. Both raise :class:`NothingToReplayError` when there is no
 WARC, and return what they found wrong (damaged WARCs, orphaned indexes) in ``problems``.
@@ -28,11 +29,12 @@ from crawler.archive.indexer import CdxjIndexer
 from crawler.archive.job_runs import imported_crawl, job_runs, run_order
 from crawler.archive.run_index import index_run
 from crawler.archive.run_layout import INDEX_SUFFIX, is_warc, warc_dirs
+from crawler.crawler_error import CrawlerError
 
 _COLLECTION_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-class NothingToReplayError(Exception):
+class NothingToReplayError(CrawlerError):
     """The run or package holds no WARC record to replay."""
 
 
@@ -59,8 +61,9 @@ def collection_name(source: Path) -> str:
 
 def earlier_runs(run_dir: Path) -> list[Path]:
     """The runs whose captures ``run_dir``'s revisits may refer to: the crawl its order
-    imported its history from (:func:`~crawler.archive.job_runs.imported_crawl`) and the run
-    directories its ``dedup.collections`` name (``cdxj:``), and theirs in turn."""
+    imported its history from (:func:`~crawler.archive.job_runs.imported_crawl`), the run
+    directories its ``dedup.collections`` name (``cdxj:``), the job's earlier runs if it kept the
+    job's digest index, and theirs in turn."""
     found: list[Path] = []
     todo = [run_dir]
     while todo:
@@ -76,6 +79,7 @@ def earlier_runs(run_dir: Path) -> list[Path]:
         for source in (c.get("cdxj") for c in collections if isinstance(c, dict)):
             if source:
                 paths.append(base / Path(str(source)).expanduser())
+        paths += _job_runs_before(current, order)
         for path in paths:
             if not (path / "warcs").is_dir() and (path.parent / "warcs").is_dir():
                 path = path.parent  # the run's state (or indexes) directory was named
@@ -86,6 +90,19 @@ def earlier_runs(run_dir: Path) -> list[Path]:
                 found.append(path)
                 todo.append(path)
     return found
+
+
+def _job_runs_before(run_dir: Path, order: dict[str, object]) -> list[Path]:
+    """The job's runs before ``run_dir`` when it kept the job's digest index (its revisits may
+    refer to any of them): the runs beside it in its job's ``runs/`` whose names (start
+    times) sort before its own."""
+    digest_index = order.get("digest_index")
+    if not isinstance(digest_index, dict) or not digest_index.get("job_index"):
+        return []
+    run = run_dir.absolute()
+    if run.parent.name != "runs":
+        return []
+    return sorted(p for p in run.parent.iterdir() if p.is_dir() and p.name < run.name)
 
 
 def collection_from_run(

@@ -30,6 +30,7 @@ import structlog
 from crawler.archive.cdx_server import CdxServerIndex
 from crawler.archive.cdxj_file import CdxjFileIndex, IndexFileError
 from crawler.archive.collection_index import Capture, CollectionIndex, digest_b32
+from crawler.crawler_error import CrawlerError
 
 if TYPE_CHECKING:
     from crawler.order.schema import DedupConfig
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 _log = structlog.get_logger("crawler.archive")
 
 
-class CollectionSetError(Exception):
+class CollectionSetError(CrawlerError):
     """A collection of ``dedup.collections`` cannot be opened; ``path`` is its YAML path."""
 
     def __init__(self, path: str, message: str) -> None:

@@ -41,13 +41,14 @@ from crawler.archive.collection import (
     collection_from_wacz,
 )
 from crawler.archive.job_runs import is_job_dir
+from crawler.crawler_error import CrawlerError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 REPLAY_FILE = "replay.json"
 _POLL_S = 0.2
 
 
-class ReplayError(Exception):
+class ReplayError(CrawlerError):
     """pywb is missing, or did not start."""
 
 

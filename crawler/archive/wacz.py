@@ -42,6 +42,7 @@ from crawler.archive.job_runs import job_runs
 from crawler.archive.pages import IndexLine, find_pages, pages_jsonl
 from crawler.archive.run_index import index_run
 from crawler.archive.run_layout import index_path, warc_dirs
+from crawler.crawler_error import CrawlerError
 
 WACZ_VERSION = "1.1.1"
 _BLOCK_LINES = 300
@@ -49,7 +50,7 @@ _CHUNK_BYTES = 1024 * 1024
 _RESOURCE_NAME = re.compile(r"[^-a-z0-9._/]")
 
 
-class NothingToPackageError(Exception):
+class NothingToPackageError(CrawlerError):
     """The run holds no WARC to package."""
 
 

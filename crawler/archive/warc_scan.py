@@ -31,6 +31,8 @@ from typing import NamedTuple
 
 from isal import isal_zlib
 
+from crawler.crawler_error import CrawlerError
+
 _GZIP_WBITS = 31
 # Input is fed in growing pieces: what a member leaves unused is copied out (unused_data), so a
 # small first piece keeps that copy small for the many small records.
@@ -55,7 +57,7 @@ class IndexEntry(NamedTuple):
     digest: str  # WARC-Payload-Digest
 
 
-class UnsupportedWarcError(Exception):
+class UnsupportedWarcError(CrawlerError):
     """The file needs the general indexer."""
 
 

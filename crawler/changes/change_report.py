@@ -30,6 +30,7 @@ from typing import IO, Any
 
 from crawler.archive.job_runs import imported_crawl
 from crawler.changes.change_classifier import KINDS, Change, changes
+from crawler.crawler_error import CrawlerError
 from crawler.history import FetchHistoryEntry, scan_fetch_history
 from crawler.reports.merged import worker_dirs
 from crawler.stats import host_of
@@ -40,7 +41,7 @@ FORMAT = "crawler-changes/1"
 _HISTORY = Path("state") / "history"
 
 
-class ChangeReportError(Exception):
+class ChangeReportError(CrawlerError):
     """The change report cannot be written; the message names the directory and why."""
 
 

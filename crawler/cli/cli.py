@@ -463,7 +463,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from crawler.cli.crawl_command import cmd_crawl
 
         return cmd_crawl(
-            args.urls, args.contact, args.sets, args.wacz, args.jobs_dir, out, err, args.no_display
+            args.urls,
+            args.contact,
+            args.sets,
+            args.wacz,
+            args.jobs_dir,
+            out,
+            err,
+            args.no_display,
+            run_order=cmd_run,
         )
     if args.command == "run":
         console = args.console_bind if args.console else None

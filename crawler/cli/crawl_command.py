@@ -21,10 +21,15 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
+
+from crawler.crawler_error import CrawlerError
+
+RunOrder = Callable[[Path, Sequence[str], "Path | None", TextIO, TextIO, bool], int]
+"""``crawler run``'s body: (order, --set overrides, run dir, out, err, no display) → exit code."""
 
 CONTACT_ENV = "CRAWLER_CONTACT_URL"
 """Environment variable holding the contact URL when ``--contact`` is not given."""
@@ -32,7 +37,7 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9.-]+")
 
 
-class CrawlArgsError(ValueError):
+class CrawlArgsError(CrawlerError, ValueError):
     """A URL or the contact cannot be used; the message says why and how to fix it."""
 
 
@@ -132,10 +137,11 @@ def cmd_crawl(
     out: TextIO,
     err: TextIO,
     no_display: bool = False,
+    *,
+    run_order: RunOrder,
 ) -> int:
-    """``crawler crawl``: see the module docstring. Exit code as ``crawler run``'s."""
-    from crawler.cli.cli import cmd_run
-
+    """``crawler crawl``: see the module docstring. Exit code as ``crawler run``'s, whose body
+    the caller gives as ``run_order``."""
     try:
         seeds = [seed_url(url) for url in urls]
         contact = contact_url(contact)
@@ -152,7 +158,7 @@ def cmd_crawl(
     order = job / "order.yaml"
     order.write_text(order_text(order, seeds, contact, sets, wacz_file), encoding="utf-8")
     print(f"job: {job}", file=out, flush=True)
-    code = cmd_run(order, sets, None, out, err, no_display)
+    code = run_order(order, sets, None, out, err, no_display)
     runs = job / "runs"
     if code == 2 and not (runs.is_dir() and any(runs.iterdir())):
         shutil.rmtree(job, ignore_errors=True)  # the order was refused: nothing to keep

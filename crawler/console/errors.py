@@ -13,11 +13,12 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from crawler.console.workspace import BadNameError, NotFoundError
+from crawler.crawler_error import CrawlerError
 
 _log = logging.getLogger("crawler.console")
 
 
-class ApiError(Exception):
+class ApiError(CrawlerError):
     """An error with its HTTP status, message and optional details."""
 
     def __init__(self, status: int, message: str, issues: list[dict[str, Any]] | None = None):

@@ -15,17 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crawler.crawler_error import CrawlerError
 from crawler.reports.status import read_status
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$")
 ORDER_FILE = "order.yaml"
 
 
-class NotFoundError(LookupError):
+class NotFoundError(CrawlerError, LookupError):
     """No such job, run, log or report (HTTP 404)."""
 
 
-class BadNameError(ValueError):
+class BadNameError(CrawlerError, ValueError):
     """A name that is not a plain file name: a traversal attempt or garbage (HTTP 400)."""
 
 

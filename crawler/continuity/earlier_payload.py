@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawler.continuity.warc_locator import WarcLocator, earlier_runs, warc_directories
+from crawler.crawler_error import CrawlerError
 from crawler.curi import CrawlURI, Hop, Link
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ _NOT_FRESHENED = frozenset(
 )
 
 
-class UnreadableCaptureError(Exception):
+class UnreadableCaptureError(CrawlerError):
     """The record at the history entry's offset is not the capture it names."""
 
 

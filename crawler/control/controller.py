@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from crawler.clock import Clock, SystemClock
+from crawler.continuity.run_digest_index import RunDigestIndex
 from crawler.control.crawl_builder import CrawlBuilder, CrawlInUseError, new_run_dir
 from crawler.control.crawl_reporter import CrawlReporter
 from crawler.control.steering import BLOCK_RULES_FILE, POLL_INTERVAL_S, ActionDirectory, BlockRules
@@ -99,8 +100,6 @@ class CrawlController:
         self.chains = components.build_chains(order)
         self.scope = components.build_rules(order.scope, "scope")
         self.sheets = SheetOverlays(order, load_saved_sheets(run_dir) if resume else None)
-        for index, rule in enumerate(self.scope.rules):
-            rule.attach_sheets(self.sheets, index)
         # Set by a distributed worker: shares the sheets in force with every worker.
         self.publish_sheets: Callable[[str], None] | None = None
         self.seed_module = SeedModule(order, self.scope, self.stats, self.schedule, run_dir)
@@ -110,6 +109,7 @@ class CrawlController:
         self.block_rules = BlockRules(run_dir / BLOCK_RULES_FILE)
         self.actions: ActionDirectory | None = None
         self.history: CrawlHistory | None = None
+        self.digest_index: RunDigestIndex | None = None
         self.collections: CollectionSet | None = None
         self._builder = CrawlBuilder(self, self._on_final, self._uri_error)
         limits = order.limits
@@ -151,6 +151,7 @@ class CrawlController:
         self._builder.open_server_journal()
         self.actions = ActionDirectory(self.run_dir / "action", self, self.logger, self._uri_error)
         self.history = self._builder.open_history()
+        self.digest_index = self._builder.open_digest_index(self.history)
         self.collections = self._builder.open_collections()
         self._builder.start_processors(self.frontier, self.history, self.collections)
         self.seed_module.schedule_all()

@@ -14,7 +14,9 @@ collections of ``dedup``) and :meth:`~CrawlBuilder.start_processors` (with their
 :func:`new_run_dir` makes a fresh run directory for a new launch.
 
 The builder reads the crawl's parts from its :class:`WiredCrawl` (the CrawlController) and keeps
-nothing it builds: the controller holds that. Not thread-safe: the controller's thread only.
+nothing it builds: the controller holds that. Made, it hands the crawl's sheets to the scope rules
+(and later, in the context, to the processors) as the core's
+:class:`~crawler.param_overrides.ParamOverrides`. Not thread-safe: the controller's thread only.
 Heritrix counterpart: the Spring wiring of ``crawler-beans.cxml`` (``CrawlJob``).
 """
 
@@ -34,7 +36,10 @@ import structlog
 from crawler.archive.collection_set import CollectionSet, CollectionSetError
 from crawler.chain import ProcessorChains
 from crawler.clock import Clock
+from crawler.continuity.job_digest_index import job_index_location
+from crawler.continuity.run_digest_index import RunDigestIndex, open_run_digest_index
 from crawler.control.steering import BlockRules
+from crawler.crawler_error import CrawlerError
 from crawler.curi import CrawlURI
 from crawler.decide.decide_rule import DecideRuleSequence, RuleContext
 from crawler.disk import DiskGuard
@@ -62,7 +67,7 @@ PID_FILE = "crawler.pid"
 RUN_SUBDIRS = ("logs", "warcs", "state", "reports", "action")
 
 
-class CrawlInUseError(OSError):
+class CrawlInUseError(CrawlerError, OSError):
     """The run directory belongs to a crawl that is still running."""
 
 
@@ -108,6 +113,7 @@ class WiredCrawl(Protocol):
     block_rules: BlockRules
     disk_guard: DiskGuard
     sheets: SheetOverlays
+    digest_index: RunDigestIndex | None
 
     def schedule(self, curi: CrawlURI) -> bool: ...
     def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]: ...
@@ -131,6 +137,10 @@ class CrawlBuilder:
         self.state_dir = crawl.run_dir / "state"
         self._on_final = on_final
         self._uri_error = uri_error
+        # The sheets reach the core through its ParamOverrides protocol: the scope rules get
+        # them here, the processors through their context (start_processors).
+        for index, rule in enumerate(crawl.scope.rules):
+            rule.attach_sheets(crawl.sheets, index)
 
     def claim_run_dir(self) -> None:
         """Refuse an order without a contact URL, or a run directory a live crawl is using."""
@@ -222,13 +232,55 @@ class CrawlBuilder:
         cfg = self.order.history
         if not cfg.enabled:
             return None
-        source = None
-        if cfg.import_from:
-            source = Path(self.order.base_dir) / Path(cfg.import_from).expanduser()
         try:
-            return CrawlHistory.open(self.state_dir, source)
+            return CrawlHistory.open(self.state_dir, self.import_source())
         except (FileNotFoundError, ValueError) as exc:
             raise OrderError([OrderIssue("history.import_from", str(exc))]) from None
+
+    def import_source(self) -> Path | None:
+        """The earlier crawl ``history.import_from`` names (a run or state directory), if any."""
+        source = self.order.history.import_from
+        return Path(self.order.base_dir) / Path(source).expanduser() if source else None
+
+    def open_digest_index(self, history: CrawlHistory | None) -> RunDigestIndex | None:
+        """The payload-digest index (order key ``digest_index``): this run's own, or the crawl's
+        Redis one when the frontier is shared, with the job's index of earlier crawls and the
+        imported crawl's behind it; None without a history (no dedup then)."""
+        if history is None:
+            return None
+        order = self.order
+        located = job_index_location(order.digest_index.job_index, self.run_dir)
+        job_index, runs_dir = located if located is not None else (None, None)
+        shared = None
+        store = order.frontier.store
+        if store.class_.rsplit(".", 1)[-1] == "RedisQueueStore":
+            from crawler.continuity.redis_digest_index import RedisDigestIndex
+            from crawler.frontier.redis.redis_conn import RedisUnavailableError
+
+            params = store.params
+            try:
+                shared = RedisDigestIndex.connect(
+                    str(params.get("url") or "redis://127.0.0.1:6379/0"),
+                    str(params.get("namespace") or ""),
+                    logger=self._crawl.logger,
+                )
+            except RedisUnavailableError as exc:
+                raise OrderError([OrderIssue("frontier.store.params.url", str(exc))]) from None
+        try:
+            return open_run_digest_index(
+                self.state_dir,
+                job_index=job_index,
+                runs_dir=runs_dir,
+                import_from=self.import_source(),
+                shared=shared,
+                logger=self._crawl.logger,
+            )
+        except OSError as exc:
+            if shared is not None:
+                shared.close()
+            raise OrderError(
+                [OrderIssue("digest_index", f"cannot open the digest index: {exc}")]
+            ) from None
 
     def open_collections(self) -> CollectionSet | None:
         """The earlier collections ``dedup.collections`` names, or None when it names none."""
@@ -261,6 +313,7 @@ class CrawlBuilder:
             schedule=c.schedule,
             uri_error=self._uri_error,
             history=history,
+            digest_index=c.digest_index,
             collections=collections,
             schedule_many=c.schedule_many,
             seen_recently=getattr(frontier, "seen_recently", None),
@@ -313,6 +366,13 @@ class CrawlBuilder:
         """Stop the chains (in reverse order), close the history, the earlier collections and
         the servers' journal."""
         self._crawl.chains.stop()
+        digests = self._crawl.digest_index
+        if digests is not None:
+            try:
+                digests.finish()
+            except Exception:
+                self._crawl.logger.exception("digest_index_save_failed")
+            digests.close()
         if history is not None:
             history.close()
         if collections is not None:

@@ -23,7 +23,7 @@ from crawler.params import Params, params_model_of
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
-    from crawler.sheets.sheet_overlays import SheetOverlays
+    from crawler.param_overrides import ParamOverrides
 
 
 class DecideResult(StrEnum):
@@ -64,12 +64,12 @@ class DecideRule(Generic[P]):
 
     def __init__(self, params: P | None = None) -> None:
         self.params: P = params if params is not None else self.params_model()  # type: ignore[assignment]
-        self._sheets: SheetOverlays | None = None
+        self._sheets: ParamOverrides | None = None
         self._sheet_index = -1
 
-    def attach_sheets(self, sheets: SheetOverlays, index: int) -> None:
+    def attach_sheets(self, sheets: ParamOverrides, index: int) -> None:
         """Let the crawl's sheets override this rule's params; ``index`` is its place in the
-        scope (``scope.<index>.params.*`` in a sheet)."""
+        scope (``scope.<index>.params.*`` in a sheet). Called by the crawl builder."""
         self._sheets = sheets
         self._sheet_index = index
 

@@ -10,6 +10,9 @@ worker ORDER --redis URL --worker-id ID --crawl-id N --run-dir DIR [--set K=V]..
 SIGINT/SIGTERM asks every worker to stop cleanly (through Redis, so workers on other machines
 stop too); a second kills this machine's. At the end: the crawl's end in the registry, totals
 on ``out``, ``RUN_DIR/reports/`` over every worker (:mod:`crawler.reports.merged`).
+The job's digest index of earlier crawls is loaded into the crawl's shared Redis index before
+the workers start and the crawl's entries are copied back into it at the end
+(:class:`~crawler.continuity.job_digest_index.JobDigestIndex`).
 
 Thread-safety: one call runs one crawl; signal handlers are installed only when called from the
 main thread (else the caller stops the workers itself).
@@ -30,6 +33,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from crawler.continuity.job_digest_index import JobDigestIndex, job_index_location
+from crawler.continuity.redis_digest_index import RedisDigestIndex
+from crawler.continuity.run_digest_index import load_imported_into
 from crawler.control import affinity
 from crawler.control.controller import new_run_dir
 from crawler.distributed.commands import change_report
@@ -40,8 +46,10 @@ from crawler.frontier.redis.redis_registry import CrawlEntry, CrawlRegistry, Cra
 from crawler.logs.growing_file import complete_lines
 from crawler.order.errors import OrderError
 from crawler.order.preflight import load_checked_order
+from crawler.order.schema import CrawlOrder
 from crawler.reports import write_reports
 from crawler.reports.merged import merged_reports
+from crawler.schedule.previous_run import resolve_previous
 
 
 def run_workers(
@@ -97,12 +105,15 @@ def run_workers(
         file=out,
         flush=True,
     )
+    job_digests = _load_digest_index(order, entry.namespace, run_dir, url, out, err)
     procs = []
     for i, wid in enumerate(ids):
         # Each worker on CPUs of its own (the plan's), else where the OS puts it.
         pin = [f"cpu_affinity={json.dumps(cpus[i])}"] if cpus else []
         procs.append(_spawn(order_path, [*sets, *pin], url, entry, wid, run_dir))
     code = _supervise(procs, registry, order.name, entry)
+    if job_digests is not None:
+        _save_digest_index(job_digests, entry.namespace, run_dir, url, out, err)
     registry.end(order.name, entry)
     registry.close()
     _print_totals(run_dir, ids, out)
@@ -121,6 +132,57 @@ def run_workers(
         except Exception as exc:  # noqa: BLE001 - the crawl is done; say why there is no WACZ
             print(f"cannot write the WACZ package: {exc}", file=err)
     return code
+
+
+def _load_digest_index(
+    order: CrawlOrder, namespace: str, run_dir: Path, url: str, out: TextIO, err: TextIO
+) -> JobDigestIndex | None:
+    """Load the job's digest index (``digest_index.job_index``) into the crawl's Redis index
+    before the workers start; None when the order keeps none or it cannot be had."""
+    located = job_index_location(order.digest_index.job_index, run_dir)
+    if located is None or not order.history.enabled:
+        return None
+    job = JobDigestIndex(*located)
+    try:
+        shared = RedisDigestIndex.connect(url, namespace)
+    except RedisUnavailableError as exc:
+        print(f"digest index: {exc}", file=err)
+        return None
+    try:
+        loaded = job.load_into(shared, run_dir, url)
+        print(f"digest index: {loaded} payload(s) of earlier crawls from {job.path}", file=out)
+    except OSError as exc:  # busy (another run of the job has it) or damaged
+        print(f"digest index: earlier crawls' payloads not loaded: {exc}", file=err)
+    imported, _ = resolve_previous(order, run_dir)
+    source = imported.history.import_from
+    try:
+        if source:
+            path = Path(order.base_dir) / Path(source).expanduser()
+            loaded = load_imported_into(shared, path)
+            print(f"digest index: {loaded} payload(s) of the imported crawl {path}", file=out)
+    except OSError as exc:
+        print(f"digest index: the imported crawl's payloads not loaded: {exc}", file=err)
+    finally:
+        shared.close()
+    return job
+
+
+def _save_digest_index(
+    job: JobDigestIndex, namespace: str, run_dir: Path, url: str, out: TextIO, err: TextIO
+) -> None:
+    """Copy the crawl's Redis digest index into the job's, then drop the Redis keys."""
+    try:
+        shared = RedisDigestIndex.connect(url, namespace)
+    except RedisUnavailableError as exc:
+        print(f"digest index not saved (the next crawl of the job will): {exc}", file=err)
+        return
+    try:
+        added = job.save_from(shared, run_dir)
+        print(f"digest index: {added} new payload(s) saved in {job.path}", file=out)
+    except (OSError, RedisUnavailableError) as exc:
+        print(f"digest index not saved (the next crawl of the job will): {exc}", file=err)
+    finally:
+        shared.close()
 
 
 def _spawn(

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
+from crawler.crawler_error import CrawlerError
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -53,7 +55,7 @@ class FrontierSnapshot:
         return replace(self, queues=queues)
 
 
-class FrontierStateError(Exception):
+class FrontierStateError(CrawlerError):
     """The frontier's state directory cannot be used: written by an incompatible version,
     corrupt, or locked by another running process. ``str(error)`` is a message for the operator.
     """

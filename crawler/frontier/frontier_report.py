@@ -1,7 +1,7 @@
 """Introspection of the work-queue frontier: snapshot counts, per-queue detail, summary report.
 
-:func:`frontier_summary_report` renders ``reports/frontier-summary-report.txt`` in Heritrix's layout
-(heritrix.md §4): a header, the STATS block, the QUEUES block (counts per state, inactive per
+:func:`frontier_summary_report` renders ``reports/frontier-summary-report.txt`` in Heritrix's
+layout: a header, the STATS block, the QUEUES block (counts per state, inactive per
 precedence), the busiest servers (our server cap), the servers the adaptive pace slows, the cap of
 the lateness guard on the active queues, the longest queues, then per-queue detail by state, and the
 URIs waiting for a retry after a failed try with their last error. The

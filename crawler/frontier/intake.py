@@ -1,6 +1,6 @@
 """FrontierIntake: how new URIs join the work queues of the WorkQueueFrontier.
 
-Takes new CrawlURIs to their work queue (heritrix.md §5): canonical key
+Takes new CrawlURIs to their work queue (as in Heritrix's work-queue frontier): canonical key
 (:class:`~crawler.frontier.preparer.FrontierPreparer`; a URI that cannot be canonicalized goes to
 uri-errors.log) -> uniq filter (``force_fetch`` records without asking) -> precedence and queue
 key (preparer) -> ordinal -> store. A new or exhausted queue becomes *inactive*.

@@ -4,7 +4,7 @@ Chosen by name in the order (``frontier.cost_policy``, ``uri_precedence_policy``
 ``queue_precedence_policy``); lower precedence numbers are more urgent. Pure functions over a
 CrawlURI or a WorkQueue, thread-safe.
 
-Heritrix counterparts (``engine/.../frontier/``, heritrix.md §5.6):
+Heritrix counterparts (the cost and precedence policies of its frontier):
 
 * cost: ``UnitCostAssignmentPolicy`` (1), ``ZeroCostAssignmentPolicy`` (0),
   ``WagCostAssignmentPolicy`` (1, +1 with a query, +1 more when the via has the same path).

@@ -6,7 +6,7 @@ per queue by directive, precedence, then FIFO; queue states live in a
 :class:`~crawler.frontier.scheduler.QueueScheduler` rebuilt from the store on ``open``
 (:func:`~crawler.frontier.recovery.open_state`).
 
-Flow (heritrix.md §5):
+Flow (that of Heritrix's work-queue frontier):
 
 * ``schedule(curi)``: :class:`~crawler.frontier.intake.FrontierIntake` — canonical key, uniq
   filter (``force_fetch`` records without asking), precedence and queue key, ordinal, store. A
@@ -391,7 +391,8 @@ class WorkQueueFrontier:
             return not self._queued and not self._finishing
 
     def snapshot(self) -> FrontierSnapshot:
-        """Counts for progress-statistics.log and reports (congestion as heritrix.md §3)."""
+        """Counts for progress-statistics.log and reports (congestion: the live queues over the
+        busy and snoozed ones)."""
         with self._cond:
             return snapshot_of(self.sched, self._queued, self.totals, self._uniq.count())
 

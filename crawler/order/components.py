@@ -25,7 +25,7 @@ import yaml
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
-from crawler.chain import CHAIN_NAMES, ProcessorChain, ProcessorChains
+from crawler.chain import ProcessorChain, ProcessorChains
 from crawler.decide.decide_rule import DecideRule, DecideRuleSequence
 from crawler.order.errors import (
     OrderError,
@@ -34,7 +34,7 @@ from crawler.order.errors import (
     issues_from_validation,
     type_name,
 )
-from crawler.order.schema import ComponentSpec, CrawlOrder, ProcessorSpec
+from crawler.order.schema import CHAIN_NAMES, ComponentSpec, CrawlOrder, ProcessorSpec
 from crawler.params import Params, params_model_of
 from crawler.processor import Processor
 

@@ -17,6 +17,8 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
 
+from crawler.crawler_error import CrawlerError
+
 NO_VALUE: Final = object()
 """Marks an issue that has no offending value to show (a missing key, a missing file)."""
 
@@ -44,7 +46,7 @@ class OrderIssue:
         return text
 
 
-class OrderError(Exception):
+class OrderError(CrawlerError):
     """An invalid crawl order; ``issues`` holds every problem (schema first, then components)."""
 
     def __init__(self, issues: Sequence[OrderIssue], source: str | None = None) -> None:

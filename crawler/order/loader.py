@@ -22,7 +22,6 @@ import yaml
 from pydantic import ValidationError
 
 import crawler
-from crawler.chain import CHAIN_NAMES
 from crawler.decide.decide_rule import DecideRule
 from crawler.order.components import (
     FRONTIER_BASES,
@@ -41,7 +40,7 @@ from crawler.order.errors import (
     format_path,
     issues_from_validation,
 )
-from crawler.order.schema import CrawlOrder, FrontierConfig, OperatorConfig
+from crawler.order.schema import CHAIN_NAMES, CrawlOrder, FrontierConfig, OperatorConfig
 from crawler.processor import Processor
 from crawler.urls import is_http_url
 

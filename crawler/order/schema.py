@@ -206,6 +206,10 @@ class ChainsConfig(Section):
     post: list[ProcessorSpec] = Field(default_factory=list)
 
 
+CHAIN_NAMES: tuple[str, ...] = tuple(ChainsConfig.model_fields)
+"""The chains in the order a CrawlURI goes through them: pre, fetch, extract, write, post."""
+
+
 class LoggingConfig(Section):
     """Logs and progress reporting."""
 
@@ -223,6 +227,14 @@ class HistoryConfig(Section):
 
     enabled: bool = True
     import_from: str | None = None
+
+
+class DigestIndexConfig(Section):
+    """The payload-digest index (URL-agnostic dedup) kept per job between crawls.
+    ``job_index``: its LevelDB, relative to the job directory (the one holding ``runs/``) or
+    absolute; null = each run's own alone."""
+
+    job_index: str | None = Field("digest-index", min_length=1)
 
 
 class DedupCollectionConfig(Section):
@@ -327,6 +339,7 @@ class CrawlOrder(Section):
     frontier: FrontierConfig = FrontierConfig()
     chains: ChainsConfig = ChainsConfig()
     history: HistoryConfig = HistoryConfig()
+    digest_index: DigestIndexConfig = DigestIndexConfig()
     dedup: DedupConfig = DedupConfig()
     browser: BrowserConfig = BrowserConfig()
     logging: LoggingConfig = LoggingConfig()

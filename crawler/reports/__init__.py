@@ -1,4 +1,4 @@
-"""The end-of-crawl reports of ``RUN_DIR/reports/`` (heritrix.md §4).
+"""The end-of-crawl reports of ``RUN_DIR/reports/``, named and laid out as Heritrix's.
 
 :func:`render_reports` formats all nine from the crawl statistics plus three texts about the
 crawl's machinery (processors, frontier, threads); :func:`write_reports` writes them atomically.

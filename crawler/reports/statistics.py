@@ -1,5 +1,5 @@
 """The reports computed from crawl statistics alone: crawl, seeds, hosts, mimetype, responsecode
-and source reports, in Heritrix's layouts (heritrix.md §4).
+and source reports, in Heritrix's layouts.
 
 Each function is pure: it formats a :class:`crawler.stats.StatsTotals` (live, or rebuilt from
 crawl.log), so the same numbers come out of a running crawl, its end and ``crawler report``.

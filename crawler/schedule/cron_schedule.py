@@ -18,11 +18,13 @@ from datetime import UTC, datetime
 
 from croniter import CroniterBadDateError, CroniterError, croniter
 
+from crawler.crawler_error import CrawlerError
+
 EXAMPLE = "'0 3 * * *' (03:00 UTC every day) or '*/30 * * * * *' (every 30 seconds)"
 _FIELDS = "5 fields (minute hour day-of-month month day-of-week) or 6 (seconds first)"
 
 
-class CronError(ValueError):
+class CronError(CrawlerError, ValueError):
     """A cron expression that cannot be used; the message says why and gives an example."""
 
 

@@ -26,10 +26,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from crawler.chain import CHAIN_NAMES
 from crawler.decide.decide_rule import DecideRule
 from crawler.order.errors import OrderIssue, issues_from_validation, model_keys, unknown_key_hint
-from crawler.order.schema import ComponentSpec, CrawlOrder, PolitenessConfig, SheetConfig
+from crawler.order.schema import (
+    CHAIN_NAMES,
+    ComponentSpec,
+    CrawlOrder,
+    PolitenessConfig,
+    SheetConfig,
+)
 from crawler.params import Params
 from crawler.surt import coerce_http, prefix_from_directive, surt
 from crawler.urls import UriError, normalize

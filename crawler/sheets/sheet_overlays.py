@@ -91,7 +91,11 @@ class _Index:
 
 
 class SheetOverlays:
-    """The crawl's sheets and the lookup of a URI's overlay (see the module docstring)."""
+    """The crawl's sheets and the lookup of a URI's overlay (see the module docstring).
+
+    Implements the core's :class:`~crawler.param_overrides.ParamOverrides` that processors and
+    scope rules read (and :class:`Overlay` its ``ParamOverlay``).
+    """
 
     def __init__(self, order: CrawlOrder, sheets: Sequence[SheetConfig] | None = None) -> None:
         self.order = order
@@ -175,6 +179,10 @@ class SheetOverlays:
                     overlay = Overlay(sheets, index.version, self.order.frontier.politeness)
                     index.overlays[key] = overlay
         return overlay
+
+    def processor_overrides(self, name: str) -> list[dict[str, Any]]:
+        """The params overrides of processor ``name`` in the sheets in force (that have some)."""
+        return [s.processors[name] for s in self._index.sheets if name in s.processors]
 
     def processor_params(self, name: str, base: Params, curi: CrawlURI) -> Params:
         """The params of processor ``name`` (``base`` in the order) for ``curi``."""

@@ -1,6 +1,6 @@
 """BloomUriUniqFilter: a Bloom filter of canonical URIs, a few bits each, in a mapped file.
 
-Sized from ``expected_items`` n and ``false_positive_rate`` p (seeds-summary.md §5):
+Sized from ``expected_items`` n and ``false_positive_rate`` p (the usual Bloom filter sizing):
 m = ceil(-n ln p / (ln 2)^2) bits, k = round(m / n ln 2) hash positions — 1% gives 9.6 bits and
 k = 7 per URI, 0.01% 19.2 bits and k = 13. Each URI is hashed once to 128 bits (murmur3 x64 or
 MD5, param ``fingerprint``) and split into two 64-bit hashes; the k positions are

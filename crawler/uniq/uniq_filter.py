@@ -23,6 +23,7 @@ from typing import ClassVar, Generic, Literal, TypeVar
 
 import mmh3
 
+from crawler.crawler_error import CrawlerError
 from crawler.params import Params, params_model_of
 
 P = TypeVar("P", bound=Params)
@@ -31,7 +32,7 @@ FingerprintFunction = Literal["mmh3", "md5"]
 """The hash behind fingerprints: murmur3 x64 128-bit (fast) or MD5 (the textbook's choice)."""
 
 
-class UniqStateError(RuntimeError):
+class UniqStateError(CrawlerError, RuntimeError):
     """The filter's state under ``state/`` cannot be used (locked, corrupt, incompatible)."""
 
 

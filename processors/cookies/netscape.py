@@ -13,10 +13,12 @@ import time
 from http.cookiejar import Cookie
 from pathlib import Path
 
+from crawler.crawler_error import CrawlerError
+
 HTTPONLY_PREFIX = "#HttpOnly_"
 
 
-class CookieFileError(ValueError):
+class CookieFileError(CrawlerError, ValueError):
     """A line of a cookies.txt that is not a Netscape cookie line."""
 
 

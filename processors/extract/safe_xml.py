@@ -13,10 +13,12 @@ import xml.parsers.expat as expat
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from crawler.crawler_error import CrawlerError
+
 CHUNK_BYTES = 65536
 
 
-class XmlAbortError(Exception):
+class XmlAbortError(CrawlerError):
     """Raised from a handler (or by the parser's refusals) to stop the parse at once."""
 
 

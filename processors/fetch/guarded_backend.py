@@ -33,6 +33,7 @@ from typing import Any
 import httpcore
 from httpcore import NetworkBackend, NetworkStream, SyncBackend
 
+from crawler.crawler_error import CrawlerError
 from crawler.servers import ServerCache
 from processors.fetch.guarded_stream import GuardedStream
 
@@ -41,7 +42,7 @@ __all__ = ["CrawlStoppingError", "GuardedBackend", "GuardedStream", "fetch_deadl
 _local = threading.local()
 
 
-class CrawlStoppingError(Exception):
+class CrawlStoppingError(CrawlerError):
     """The crawl is stopping and the fetch used up its grace period."""
 
 

@@ -96,8 +96,8 @@ class QuotaEnforcer(Processor[QuotaEnforcerParams]):
         if not self._domain_quotas and ctx.sheets is not None:
             self._domain_quotas = any(
                 key.startswith("domain_max_") and value
-                for sheet in ctx.sheets.compiled
-                for key, value in sheet.processors.get(self.name, {}).items()
+                for overrides in ctx.sheets.processor_overrides(self.name)
+                for key, value in overrides.items()
             )
         if self._domain_quotas:
             ctx.stats.track_domains(domain_of_host)

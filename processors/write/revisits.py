@@ -6,17 +6,20 @@ full ``response`` record or a ``revisit`` of an earlier capture:
 * ``server-not-modified``: FetchHTTP got a 304 and set ``curi.revisit``. The fetch history says
   where the payload really lies (possibly another URI's record, after URL-agnostic dedup);
   annotation ``duplicate:server-not-modified``.
-* ``identical-payload-digest``: ``curi.revisit`` says so already, or the digest history holds a
-  capture of this payload (any URI), or else an earlier collection (``ctx.collections``, order
+* ``identical-payload-digest``: ``curi.revisit`` says so already, or the digest index
+  (``ctx.digest_index``: this run, the job's earlier crawls, every worker of a ``--workers``
+  crawl) holds a capture of this payload (any URI), or the history imported from a crawl made
+  before the digest index holds one, or else an earlier collection (``ctx.collections``, order
   key ``dedup``) holds a capture of this URI with this payload (the referent then has no record
   id: CDXJ indexes carry none; URI and date identify it, as pywb resolves revisits); sets
   ``curi.revisit`` and annotates ``duplicate:digest``. Truncated captures and payloads smaller
   than the threshold (never under 1 byte) are not deduplicated.
 
 :func:`remember_capture` records, after the write, the URI's fetch history (pointing at the
-record that holds its payload, so revisits never chain) and the payload's digest history.
-Thread-safe (the history is). Heritrix counterpart: ``ContentDigestHistoryLoader`` /
-``ContentDigestHistoryStorer`` and ``FetchHistoryProcessor``.
+record that holds its payload, so revisits never chain) and, for a new payload, its first capture
+in the digest index (the first writer wins: two workers capturing one payload at once agree on
+one original). Thread-safe (the history and the digest index are). Heritrix counterpart:
+``ContentDigestHistoryLoader`` / ``ContentDigestHistoryStorer`` and ``FetchHistoryProcessor``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from crawler import CrawlURI, RevisitInfo
+from crawler.continuity import DigestEntry, DigestIndex
 from crawler.history import CrawlHistory
 
 if TYPE_CHECKING:
@@ -45,6 +49,8 @@ class Referent:
     filename: str | None
     offset: int | None
     payload_digest: str | None
+    indexed: bool = False
+    """Found in the digest index (nothing to add there after the write)."""
 
 
 def digest_checked(curi: CrawlURI, dedup: bool, dedup_min_size_bytes: int) -> bool:
@@ -59,6 +65,7 @@ def find_referent(
     dedup: bool,
     dedup_min_size_bytes: int,
     collections: CollectionSet | None = None,
+    digests: DigestIndex | None = None,
 ) -> Referent | None:
     """The capture this fetch revisits, or None to write a full response (module docstring)."""
     revisit = curi.revisit
@@ -103,7 +110,14 @@ def find_referent(
         )
     if not digest_checked(curi, dedup, dedup_min_size_bytes):
         return None
-    entry = history.lookup_digest(digest) if history is not None else None
+    entry = digests.lookup(digest) if digests is not None else None
+    indexed = entry is not None
+    if entry is None and history is not None and history.has_imported:
+        old = history.lookup_digest(digest)
+        if old is not None:
+            entry = DigestEntry(
+                old.uri, old.warc_date, old.warc_record_id, old.warc_filename, old.warc_offset
+            )
     if entry is None:
         return _in_collections(curi, collections, digest)
     curi.revisit = RevisitInfo(
@@ -118,6 +132,7 @@ def find_referent(
         entry.warc_filename,
         entry.warc_offset,
         digest,
+        indexed,
     )
 
 
@@ -138,45 +153,48 @@ def _in_collections(
 
 def remember_capture(
     curi: CrawlURI,
-    history: CrawlHistory,
+    history: CrawlHistory | None,
     referent: Referent | None,
     record_id: str,
     date: str,
     filename: str,
     offset: int,
-    digest_new: bool = False,
+    digests: DigestIndex | None = None,
 ) -> None:
-    """After writing: this URI's fetch history and its payload's digest history.
+    """After writing: this URI's fetch history and its payload's first capture.
 
     ``record_id``/``date``/``filename``/``offset`` describe the record just written (a full
     response when ``referent`` is None). Truncated or empty payloads never become the original
-    capture of a digest. ``digest_new``: :func:`find_referent` just looked the digest up and
-    found nothing, so both entries go in one write without reading them back.
+    capture of a digest. A revisit of a capture the digest index does not hold yet (an earlier
+    collection's) adds that capture to it, so later fetches of the payload under any URI find it.
     """
     rec = curi.recording
     digest = curi.payload_digest or rec.payload_digest
-    if referent is None and digest_new:
-        history.record_new_capture(curi, record_id, date, filename, offset, digest)
-        return
     if referent is None:
-        history.record_fetch(curi, record_id, date, filename, offset)
-        if not rec.truncated and rec.body_size > 0:
-            history.record_digest(digest, curi.uri, date, record_id, filename, offset)
+        if history is not None:
+            history.record_fetch(curi, record_id, date, filename, offset)
+        if digests is not None and digest and not rec.truncated and rec.body_size > 0:
+            digests.add(digest, DigestEntry(curi.uri, date, record_id, filename, offset))
         return
-    history.record_fetch(
-        curi,
-        referent.record_id,
-        referent.date,
-        referent.filename,
-        referent.offset,
-        warc_target_uri=referent.uri,
-    )
-    if referent.profile == IDENTICAL_PAYLOAD_DIGEST and referent.date:
-        history.record_digest(
-            digest,
-            referent.uri,
-            referent.date,
+    if history is not None:
+        history.record_fetch(
+            curi,
             referent.record_id,
+            referent.date,
             referent.filename,
             referent.offset,
+            warc_target_uri=referent.uri,
+        )
+    if (
+        digests is not None
+        and digest
+        and referent.profile == IDENTICAL_PAYLOAD_DIGEST
+        and referent.date
+        and not referent.indexed
+    ):
+        digests.add(
+            digest,
+            DigestEntry(
+                referent.uri, referent.date, referent.record_id, referent.filename, referent.offset
+            ),
         )

@@ -12,8 +12,9 @@ URI's final answer, so replay never shows a 503 that a retry turned into a 200):
 
   - ``server-not-modified``: FetchHTTP got a 304 to a conditional request and set
     ``curi.revisit``; refers to the earlier capture (from the fetch history when known).
-  - ``identical-payload-digest`` (``dedup``): the digest history (``ctx.history``) already holds
-    a capture of this payload, by any URI, or an earlier collection's index
+  - ``identical-payload-digest`` (``dedup``): the digest index (``ctx.digest_index``: this run,
+    the job's earlier crawls, every worker of a ``--workers`` crawl) already holds a capture of
+    this payload, by any URI, or an earlier collection's index
     (``ctx.collections``, order key ``dedup.collections``) holds a capture of this URI with this
     payload; refers to it, adds ``WARC-Truncated: length``, sets ``curi.revisit`` and annotates
     ``duplicate:digest``. Truncated captures and payloads under ``dedup_min_size_bytes`` are
@@ -27,7 +28,7 @@ URI's final answer, so replay never shows a 503 that a retry turned into a 200):
 ``dns:`` URIs with a recording get one ``response`` record, ``Content-Type: text/dns``, the DNS
 answer as block. Sets ``curi.extra_info['warcFilename']`` / ``['warcFileOffset']`` (offset of the
 first record). After writing, records the fetch in the history and the payload's first capture in
-the digest history (no history: no dedup, nothing recorded). A write error gives the URI a
+the digest index (none without a history: no dedup then). A write error gives the URI a
 non-fatal error and ``unwritten:ioerror``; the file becomes ``….invalid``, the next URI starts a
 new one. A full disk is not an error: the thread waits for space and writes the records then
 (:class:`~crawler.disk.SpaceWait`; the file is cut back to the last whole record first), so no
@@ -67,7 +68,6 @@ from processors.fetch.user_agent import user_agent
 from processors.write.revisits import (
     IDENTICAL_PAYLOAD_DIGEST,
     Referent,
-    digest_checked,
     find_referent,
     remember_capture,
 )
@@ -125,7 +125,7 @@ class WARCWriterParams(Params):
     )
     dedup: bool = Field(
         True,
-        description="write a headers-only revisit for a payload already captured (digest history)",
+        description="write a headers-only revisit for a payload already captured (digest index)",
     )
     dedup_min_size_bytes: int = Field(
         1, ge=0, description="smaller payloads are always written in full (1: all but empty ones)"
@@ -243,13 +243,14 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         if files is None:
             raise RuntimeError(f"processor {self.name!r} used before start()")
         history = self.context.history
+        digests = self.context.digest_index
         is_dns = curi.uri.startswith("dns:")
         p = self.params
         referent = (
             None
             if is_dns or curi.uri.startswith("urn:")
             else find_referent(
-                curi, history, p.dedup, p.dedup_min_size_bytes, self.context.collections
+                curi, history, p.dedup, p.dedup_min_size_bytes, self.context.collections, digests
             )
         )
         if (
@@ -258,8 +259,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             and self.params.skip_identical_digests
         ):
             curi.annotate("unwritten:identicalDigest")
-            if history is not None:
-                remember_capture(curi, history, referent, "", "", "", 0)
+            remember_capture(curi, history, referent, "", "", "", 0, digests)
             return
         spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY_BYTES)  # noqa: SIM115
         try:
@@ -281,9 +281,8 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
                 self._dedup_bytes += curi.recording.body_size
         curi.extra_info["warcFilename"] = name
         curi.extra_info["warcFileOffset"] = offset
-        if history is not None and not is_dns and not curi.uri.startswith("urn:"):
-            digest_new = referent is None and digest_checked(curi, p.dedup, p.dedup_min_size_bytes)
-            remember_capture(curi, history, referent, first_id, date, name, offset, digest_new)
+        if not is_dns and not curi.uri.startswith("urn:"):
+            remember_capture(curi, history, referent, first_id, date, name, offset, digests)
 
     # ----------------------------------------------------------------- records
     def _build(

@@ -21,6 +21,7 @@ from small_fs import MIB, Ballast, small_fs
 from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
+from crawler.continuity import DigestEntry, LevelDBDigestIndex
 from crawler.disk import SPACE_WAIT
 from crawler.frontier import LevelDBQueueStore
 from crawler.frontier.queue_store import StoreBatch
@@ -247,6 +248,40 @@ def test_history_writes_on_a_full_disk_wait_while_reads_go_on(fs: Path) -> None:
     missing = [d for d in digests if again.lookup_digest(d) is None]
     assert missing == []
     again.close()
+
+
+def test_digest_index_adds_on_a_full_disk_wait_while_lookups_go_on(fs: Path) -> None:
+    index = LevelDBDigestIndex(fs / "state" / "digest-index")
+    first = DigestEntry("http://a.test/first", "2026-01-01T00:00:00Z")
+    index.add("sha1:FIRST", first)
+    digests = [f"sha1:{i:032d}" for i in range(6000)]
+    ballast = Ballast(fs / "ballast")
+    ballast.fill(leave_bytes=MIB // 2)
+    reads: list[bool] = []
+    stop = threading.Event()
+
+    def add_all() -> None:
+        for i, digest in enumerate(digests):
+            index.add(digest, DigestEntry(f"http://a.test/{i}/" + "y" * 200, "2026-01-01"))
+
+    def read_on() -> None:
+        while not stop.is_set():
+            reads.append(index.lookup("sha1:FIRST") == first)
+
+    waits = SPACE_WAIT.waits
+    writer, reader = Writer(add_all), Writer(read_on)
+    writer.start()
+    reader.start()
+    blocked_on_space(writer, waits)
+    ballast.remove()
+    writer.finish()
+    stop.set()
+    reader.finish()
+    assert reads and all(reads)
+    index.close()
+
+    with LevelDBDigestIndex(fs / "state" / "digest-index") as again:
+        assert [d for d in digests if again.lookup(d) is None] == []
 
 
 # ----------------------------------------------------------------------- Bloom

@@ -27,6 +27,8 @@ from processor_context import make_context
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler import CrawlURI, ManualClock, ProcessorContext, RevisitInfo
+from crawler.continuity import DigestIndex
+from crawler.continuity.run_digest_index import open_run_digest_index
 from crawler.history import CrawlHistory
 from crawler.recording import Recording
 from processors.fetch import FetchHTTP
@@ -125,8 +127,13 @@ def site() -> Iterator[str]:
     thread.join(5)
 
 
-def make_ctx(run_dir: Path, clock: ManualClock, history: CrawlHistory | None) -> ProcessorContext:
-    return make_context(run_dir, clock=clock, history=history, name="replay")
+def make_ctx(
+    run_dir: Path,
+    clock: ManualClock,
+    history: CrawlHistory | None,
+    digests: DigestIndex | None = None,
+) -> ProcessorContext:
+    return make_context(run_dir, clock=clock, history=history, digest_index=digests, name="replay")
 
 
 def crawl(
@@ -134,7 +141,8 @@ def crawl(
 ) -> dict[str, CrawlURI]:
     """Fetch and write every page of SITE with 4 threads; return the processed CrawlURIs."""
     history = CrawlHistory.open(run_dir / "state", import_from=import_from)
-    ctx = make_ctx(run_dir, clock, history)
+    digests = open_run_digest_index(run_dir / "state", import_from=import_from)
+    ctx = make_ctx(run_dir, clock, history, digests)
     fetcher = FetchHTTP("fetch_http")
     writer = WARCWriterProcessor("warc", WARCWriterParams(max_file_size_bytes=2_000_000, **params))
     fetcher.start(ctx)
@@ -157,6 +165,7 @@ def crawl(
         writer.stop()
         fetcher.stop()
         history.close()
+        digests.close()
     return done
 
 

@@ -12,6 +12,7 @@ from processor_context import make_context
 
 from crawler.archive.cdxj_file import CdxjFileIndex
 from crawler.archive.collection_set import CollectionSet, surt_urlkey
+from crawler.continuity import DigestIndex, LevelDBDigestIndex
 from crawler.history import CrawlHistory
 from processors.write import WARCWriterParams, WARCWriterProcessor
 from tests.integration.test_warc_writer import fetched, records, warcio_check, warcs
@@ -39,10 +40,14 @@ def old_index(tmp_path: Path, uri: str, digest: str) -> CollectionSet:
 
 
 def writer_for(
-    tmp_path: Path, history: CrawlHistory | None, collections: CollectionSet, **params: object
+    tmp_path: Path,
+    history: CrawlHistory | None,
+    collections: CollectionSet,
+    digests: DigestIndex | None = None,
+    **params: object,
 ) -> WARCWriterProcessor:
     writer = WARCWriterProcessor("warc", WARCWriterParams.model_validate(params))
-    ctx = make_context(tmp_path, history=history)
+    ctx = make_context(tmp_path, history=history, digest_index=digests)
     writer.start(dataclasses.replace(ctx, collections=collections))
     return writer
 
@@ -52,7 +57,8 @@ def test_a_payload_an_earlier_collection_holds_for_the_uri_is_a_revisit_of_it(
 ) -> None:
     same, changed, copy = fetched(0, BODY), fetched(1, CHANGED), fetched(2, BODY)
     collections = old_index(tmp_path, same.uri, str(same.payload_digest))
-    writer = writer_for(tmp_path, history, collections)
+    digests = LevelDBDigestIndex(tmp_path / "state" / "digest-index")
+    writer = writer_for(tmp_path, history, collections, digests)
     for curi in (same, changed, copy):
         writer.process(curi)
     lines = writer.report()
@@ -73,7 +79,7 @@ def test_a_payload_an_earlier_collection_holds_for_the_uri_is_a_revisit_of_it(
     assert "duplicate:digest" in same.annotations
     assert "duplicate:digest" not in changed.annotations
     # Another URI with the same payload, later in this crawl: a revisit of the same original
-    # (URL-agnostic, through the digest history), not of this crawl's revisit.
+    # (URL-agnostic, through the digest index), not of this crawl's revisit.
     copy_revisit = next(r[1] for r in recs if r[1].get("WARC-Target-URI") == copy.uri)
     assert copy_revisit["WARC-Type"] == "revisit"
     assert copy_revisit["WARC-Refers-To-Target-URI"] == same.uri
@@ -82,6 +88,10 @@ def test_a_payload_an_earlier_collection_holds_for_the_uri_is_a_revisit_of_it(
     assert entry is not None and entry.warc_filename == "OLD-00001.warc.gz"
     assert entry.warc_offset == 777
     assert any("earlier collections: 2 lookups, 1 found" in line for line in lines)
+    original = digests.lookup(str(same.payload_digest))
+    assert original is not None and original.uri == same.uri
+    assert original.warc_date == "2025-01-02T03:04:05Z" and original.warc_record_id is None
+    digests.close()
     collections.close()
 
 

@@ -9,6 +9,7 @@ import pytest
 from processor_context import make_context
 
 from crawler import CrawlURI, Recording, RevisitInfo
+from crawler.continuity import DigestIndex, LevelDBDigestIndex
 from crawler.history import CrawlHistory
 from processors.write import WARCWriterParams, WARCWriterProcessor
 from tests.integration.test_warc_writer import fetched, records, warcio_check, warcs
@@ -25,11 +26,20 @@ def history(tmp_path: Path) -> Iterator[CrawlHistory]:
     db.close()
 
 
+@pytest.fixture
+def digests(tmp_path: Path) -> Iterator[LevelDBDigestIndex]:
+    with LevelDBDigestIndex(tmp_path / "state" / "digest-index") as index:
+        yield index
+
+
 def writer_for(
-    tmp_path: Path, history: CrawlHistory | None, **params: object
+    tmp_path: Path,
+    history: CrawlHistory | None,
+    digests: DigestIndex | None = None,
+    **params: object,
 ) -> WARCWriterProcessor:
     writer = WARCWriterProcessor("warc", WARCWriterParams.model_validate(params))
-    writer.start(make_context(tmp_path, history=history))
+    writer.start(make_context(tmp_path, history=history, digest_index=digests))
     return writer
 
 
@@ -41,9 +51,9 @@ def only_warc(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("version", ["1.1", "1.0"])
 def test_a_payload_seen_before_becomes_a_headers_only_revisit(
-    tmp_path: Path, history: CrawlHistory, version: str
+    tmp_path: Path, history: CrawlHistory, digests: DigestIndex, version: str
 ) -> None:
-    writer = writer_for(tmp_path, history, warc_version=version)
+    writer = writer_for(tmp_path, history, digests, warc_version=version)
     first, second, third = fetched(0, BODY), fetched(1, BODY), fetched(2, BODY)
     for curi in (first, second, third):
         writer.process(curi)
@@ -79,8 +89,9 @@ def test_a_payload_seen_before_becomes_a_headers_only_revisit(
         original[1]["WARC-Record-ID"],
         first.payload_digest,
     )
-    entry = history.lookup_digest(str(first.payload_digest))
-    assert entry is not None and (entry.uri, entry.count) == (first.uri, 3)
+    entry = digests.lookup(str(first.payload_digest))
+    assert entry is not None and entry.uri == first.uri
+    assert entry.warc_record_id == original[1]["WARC-Record-ID"]
     assert entry.warc_offset == first.extra_info["warcFileOffset"]
     fetch = history.fetch_history(second.uri)
     assert fetch is not None and fetch.warc_target_uri == first.uri
@@ -89,9 +100,9 @@ def test_a_payload_seen_before_becomes_a_headers_only_revisit(
 
 
 def test_revisit_extra_records_off_writes_the_revisit_alone(
-    tmp_path: Path, history: CrawlHistory
+    tmp_path: Path, history: CrawlHistory, digests: DigestIndex
 ) -> None:
-    writer = writer_for(tmp_path, history, revisit_extra_records=False)
+    writer = writer_for(tmp_path, history, digests, revisit_extra_records=False)
     # A recrawl of the same URI: the revisit alone. Another URI with that payload: its own
     # request and metadata records still (its outlinks resolve against another base).
     for curi in (fetched(0, BODY), fetched(0, BODY), fetched(1, BODY)):
@@ -103,9 +114,9 @@ def test_revisit_extra_records_off_writes_the_revisit_alone(
 
 
 def test_revisit_extra_records_on_writes_them_beside_a_recrawls_revisit(
-    tmp_path: Path, history: CrawlHistory
+    tmp_path: Path, history: CrawlHistory, digests: DigestIndex
 ) -> None:
-    writer = writer_for(tmp_path, history, revisit_extra_records=True)
+    writer = writer_for(tmp_path, history, digests, revisit_extra_records=True)
     for curi in (fetched(0, BODY), fetched(0, BODY)):
         writer.process(curi)
     writer.stop()
@@ -122,10 +133,10 @@ def test_revisit_extra_records_on_writes_them_beside_a_recrawls_revisit(
 
 
 def test_dedup_off_or_no_history_writes_full_responses(
-    tmp_path: Path, history: CrawlHistory
+    tmp_path: Path, history: CrawlHistory, digests: DigestIndex
 ) -> None:
     for run, hist, params in (("off", history, {"dedup": False}), ("none", None, {})):
-        writer = writer_for(tmp_path / run, hist, **params)
+        writer = writer_for(tmp_path / run, hist, digests if hist else None, **params)
         for n in range(3):
             writer.process(fetched(n, BODY))
         writer.stop()
@@ -134,29 +145,29 @@ def test_dedup_off_or_no_history_writes_full_responses(
 
 
 def test_truncated_and_small_payloads_are_written_in_full(
-    tmp_path: Path, history: CrawlHistory
+    tmp_path: Path, history: CrawlHistory, digests: DigestIndex
 ) -> None:
-    writer = writer_for(tmp_path, history, dedup_min_size_bytes=len(BODY) + 1)
+    writer = writer_for(tmp_path, history, digests, dedup_min_size_bytes=len(BODY) + 1)
     small = [fetched(0, BODY), fetched(1, BODY)]
     for curi in small:
         writer.process(curi)
     writer.stop()
-    writer = writer_for(tmp_path / "b", history)
+    writer = writer_for(tmp_path / "b", history, digests)
     cut = [fetched(2, BODY[:100], truncated="lenTrunc"), fetched(3, BODY[:100], "lenTrunc")]
     for curi in cut:
         writer.process(curi)
     writer.stop()
     assert all(r[0] != "revisit" for r in records(only_warc(tmp_path)))
     assert all(r[0] != "revisit" for r in records(only_warc(tmp_path / "b")))
-    assert history.lookup_digest(str(cut[0].payload_digest)) is None  # never an original
-    entry = history.lookup_digest(str(small[0].payload_digest))
+    assert digests.lookup(str(cut[0].payload_digest)) is None  # never an original
+    entry = digests.lookup(str(small[0].payload_digest))
     assert entry is not None and entry.uri == small[0].uri
 
 
 def test_skip_identical_digests_writes_nothing_for_a_duplicate(
-    tmp_path: Path, history: CrawlHistory
+    tmp_path: Path, history: CrawlHistory, digests: DigestIndex
 ) -> None:
-    writer = writer_for(tmp_path, history, skip_identical_digests=True)
+    writer = writer_for(tmp_path, history, digests, skip_identical_digests=True)
     first, dup = fetched(0, BODY), fetched(1, BODY)
     writer.process(first)
     writer.process(dup)
@@ -165,8 +176,10 @@ def test_skip_identical_digests_writes_nothing_for_a_duplicate(
     assert "unwritten:identicalDigest" in dup.annotations and dup.extra_info == {}
 
 
-def test_a_304_refers_to_where_the_payload_really_is(tmp_path: Path, history: CrawlHistory) -> None:
-    writer = writer_for(tmp_path, history)
+def test_a_304_refers_to_where_the_payload_really_is(
+    tmp_path: Path, history: CrawlHistory, digests: DigestIndex
+) -> None:
+    writer = writer_for(tmp_path, history, digests)
     original, dup = fetched(0, BODY), fetched(1, BODY)
     writer.process(original)
     writer.process(dup)  # deduplicated against p0
@@ -195,8 +208,10 @@ def test_a_304_refers_to_where_the_payload_really_is(tmp_path: Path, history: Cr
     assert after is not None and after.payload_digest == original.payload_digest
 
 
-def test_dns_answer_is_a_text_dns_response(tmp_path: Path, history: CrawlHistory) -> None:
-    writer = writer_for(tmp_path, history)
+def test_dns_answer_is_a_text_dns_response(
+    tmp_path: Path, history: CrawlHistory, digests: DigestIndex
+) -> None:
+    writer = writer_for(tmp_path, history, digests)
     rec = Recording()
     rec.write_body(b"20231114221320\nsite.example.\t300\tIN\tA\t127.0.0.1\n")
     dns = CrawlURI("dns:site.example", status=1, recording=rec, ip_address="10.0.0.53")
@@ -235,3 +250,33 @@ def test_a_write_error_marks_the_file_invalid_and_the_next_uri_starts_a_new_one(
     assert len(names) == 2 and names[0].endswith(".warc.gz.invalid")
     assert later.extra_info["warcFilename"] == names[1]
     warcio_check(tmp_path / "warcs" / names[1])
+
+
+def test_a_crawl_made_before_the_digest_index_is_still_deduplicated_against(
+    tmp_path: Path,
+) -> None:
+    # An earlier crawl recorded its payloads in its history's digest table (no digest index).
+    old_capture = ("http://old.example/p", "2025-01-01T00:00:00Z", "urn:uuid:old-record")
+    earlier = CrawlHistory.open(tmp_path / "old" / "state")
+    earlier.record_digest(str(fetched(0, BODY).payload_digest), *old_capture, "OLD.warc.gz", 9)
+    earlier.close()
+    run = tmp_path / "new"
+    with (
+        CrawlHistory.open(run / "state", import_from=tmp_path / "old") as history,
+        LevelDBDigestIndex(run / "state" / "digest-index") as digests,
+    ):
+        writer = writer_for(run, history, digests)
+        curi = fetched(5, BODY)
+        writer.process(curi)
+        writer.stop()
+        revisit = records(only_warc(run))[1][1]
+        assert revisit["WARC-Type"] == "revisit"
+        assert (
+            revisit["WARC-Refers-To-Target-URI"],
+            revisit["WARC-Refers-To-Date"],
+            revisit["WARC-Refers-To"],
+        ) == old_capture
+        # The old capture joins this run's index: the next crawl finds it there.
+        found = digests.lookup(str(curi.payload_digest))
+        assert found is not None and found.uri == old_capture[0]
+        assert found.warc_filename == "OLD.warc.gz"

@@ -9,11 +9,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from crawler.chain import CHAIN_NAMES
 from crawler.order.components import params_model_for, resolve_class
 from crawler.order.errors import OrderError
 from crawler.order.loader import build_all, default_order_path, load_order, validate_main
-from crawler.order.schema import CrawlOrder
+from crawler.order.schema import CHAIN_NAMES, CrawlOrder
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"

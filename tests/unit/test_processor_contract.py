@@ -6,6 +6,7 @@ import pytest
 from pydantic import Field, ValidationError
 
 from crawler import (
+    CHAIN_NAMES,
     CrawlURI,
     DecideResult,
     DecideRule,
@@ -74,13 +75,18 @@ def test_params_model_is_bound_by_the_generic_argument() -> None:
 
 def test_all_chains_run_in_order() -> None:
     cs = chains(
-        post=[make("p1")],
         pre=[make("a")],
         fetch=[make("f")],
         extract=[make("e")],
         write=[make("w")],
+        post=[make("p1")],
     )
     assert trail(cs) == ["a", "f", "e", "w", "p1"]
+    # The chains of an order are given in the schema's order: pre, fetch, extract, write, post.
+    in_schema_order = ProcessorChains([ProcessorChain(n, [make(n)]) for n in CHAIN_NAMES])
+    assert trail(in_schema_order) == ["pre", "fetch", "extract", "write", "post"]
+    with pytest.raises(ValueError, match="same name"):
+        ProcessorChains([ProcessorChain("pre"), ProcessorChain("pre")])
 
 
 def test_disabled_processor_is_passed_over() -> None:

@@ -7,7 +7,9 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("package", ["crawler", "crawler.console", "crawler.schedule"])
+@pytest.mark.parametrize(
+    "package", ["crawler", "crawler.console", "crawler.order", "crawler.schedule"]
+)
 def test_every_public_name_resolves(package: str) -> None:
     module = importlib.import_module(package)
     for name in module.__all__:

@@ -1,4 +1,4 @@
-"""Report layouts (heritrix.md §4) and statistics that agree with crawl.log."""
+"""Report layouts (as Heritrix writes them) and statistics that agree with crawl.log."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ subclass of :class:`QueueAssignmentPolicy` named by dotted path works. The built
   bundled public suffix list: ``uk,co,example,`` for every host of ``example.co.uk``.
 * :class:`IPQueueAssignmentPolicy` — the server's IP once known, else the hostname key.
 * :class:`HashQueueAssignmentPolicy` — ``<function>-<n>``: ELF, BKDR, SDBM or murmur3 hash of the
-  whole URI modulo ``buckets``, spreading one big site over many queues (the two papers in
-  ``seeds-summary.md`` §3-4).
+  whole URI modulo ``buckets``, spreading one big site over many queues (with one queue per host, a
+  single-site crawl fetches one URI at a time however many threads it has).
 
 The four authority policies take ``parallel_queues`` N > 1: a host is split into N queues by a
 consistent (jump) hash of the first path segment (only when another ``/`` follows it; else

@@ -1,15 +1,16 @@
 """HashQueueAssignmentPolicy: spread URIs over N queues by a string hash of the whole URI.
 
-From the two papers in ``seeds-summary.md`` §3-4: with the hostname policy one big site is one
-queue, which emits one URI at a time, so a single-site crawl runs on one thread. Hashing the whole
-URI modulo N (50 for 50 threads in the paper) spreads the site over N queues. The classic string
-hashes are computed over the URI's UTF-8 bytes, as the C originals do over ``char*``:
+Why (as published single-site crawl experiments with Heritrix showed): with the hostname policy
+one big site is one queue, which emits one URI at a time, so a single-site crawl runs on one
+thread. Hashing the whole URI modulo N (50 for 50 threads in those experiments) spreads the site
+over N queues. The classic string hashes are computed over the URI's UTF-8 bytes, as the C
+originals do over ``char*``:
 
 * ELFHash (PJW): ``h = (h << 4) + c``; if the top nibble ``x = h & 0xF0000000`` is set,
   ``h ^= x >> 24; h &= ~x``; result ``h & 0x7FFFFFFF``.
 * BKDRHash: ``h = h * 131 + c``; result ``h & 0x7FFFFFFF``.
 * SDBMHash: ``h = c + (h << 6) + (h << 16) - h``; result ``h & 0x7FFFFFFF``.
-* murmur3: 32-bit unsigned murmur3 of the URI (not in the papers; the best spread).
+* murmur3: 32-bit unsigned murmur3 of the URI (not in those experiments; the best spread).
 
 ELF keeps the last byte's low nibble in its low bits, so with an even bucket count every URI
 ending alike (``.html``) falls into half the buckets: prefer a prime count (default 47).

@@ -20,6 +20,8 @@ import redis
 import redis.cluster
 import structlog
 
+from crawler.crawler_error import CrawlerError
+
 T = TypeVar("T")
 
 RedisClient = Any
@@ -40,7 +42,7 @@ ResponseError = redis.exceptions.ResponseError
 _REDIRECTS = (redis.exceptions.MovedError, redis.exceptions.AskError)
 
 
-class RedisUnavailableError(RuntimeError):
+class RedisUnavailableError(CrawlerError, RuntimeError):
     """Redis cannot be reached (at start, or longer than the outage timeout while running)."""
 
 

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from crawler.crawler_error import CrawlerError
 from crawler.frontier.redis import redis_conn
 
 LOCK_TTL_S = 15.0
@@ -30,7 +31,7 @@ HEARTBEAT_STALE_S = 30.0
 CONTROL_STATES = ("RUNNING", "PAUSED", "STOP")
 
 
-class CrawlRegistryError(RuntimeError):
+class CrawlRegistryError(CrawlerError, RuntimeError):
     """A crawl cannot be started or joined; ``str()`` is a message for the operator."""
 
 

@@ -1,0 +1,95 @@
+"""DigestIndex: payload digest -> the first capture of that payload (URL-agnostic dedup).
+
+The contract every backend keeps (``tests/contracts/test_digest_index_contract.py`` runs it
+against each):
+
+* :meth:`DigestIndex.lookup` returns the entry stored for a digest, or None.
+* :meth:`DigestIndex.add` stores an entry only if the digest has none: **the first writer wins**,
+  atomically, also between threads and (for a shared backend) between processes. It returns the
+  entry that is stored afterwards, the given one or the earlier one, so a writer learns in the
+  same call whether its capture became the original.
+* :meth:`DigestIndex.entries` yields every ``(digest, entry)`` (any order; used to copy an
+  index into another with :func:`copy_entries`).
+* :meth:`DigestIndex.close` is idempotent and never raises.
+
+Every method is thread-safe. :class:`LayeredDigestIndex` composes one writable index with
+read-only ones consulted after it (the job's index of earlier crawls, an imported crawl's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Protocol, runtime_checkable
+
+from crawler.continuity.digest_entry import DigestEntry
+
+
+@runtime_checkable
+class DigestIndex(Protocol):
+    """Payload digest -> first capture (see the module docstring)."""
+
+    def lookup(self, payload_digest: str) -> DigestEntry | None:
+        """The first capture of ``payload_digest``, or None."""
+        ...
+
+    def add(self, payload_digest: str, entry: DigestEntry) -> DigestEntry:
+        """Store ``entry`` unless the digest has one; the entry stored afterwards."""
+        ...
+
+    def entries(self) -> Iterator[tuple[str, DigestEntry]]:
+        """Every ``(payload digest, entry)`` stored here."""
+        ...
+
+    def close(self) -> None:
+        """Release the index (idempotent, never raises)."""
+        ...
+
+
+def copy_entries(source: Iterable[tuple[str, DigestEntry]], target: DigestIndex) -> int:
+    """Add each of ``source``'s entries to ``target`` (first writer wins there too); returns how
+    many were new to ``target``."""
+    added = 0
+    for digest, entry in source:
+        if target.add(digest, entry) is entry:
+            added += 1
+    return added
+
+
+class LayeredDigestIndex:
+    """One writable index and read-only ones behind it, as one :class:`DigestIndex`.
+
+    A lookup asks ``primary`` and then each of ``behind`` in order; :meth:`add` first looks the
+    digest up behind (a payload an earlier crawl captured stays that crawl's) and otherwise adds
+    to ``primary``. :meth:`entries` is ``primary``'s alone (what this crawl added).
+    :meth:`close` closes every layer. Thread-safe as its layers are.
+    """
+
+    def __init__(self, primary: DigestIndex, behind: Sequence[DigestIndex] = ()) -> None:
+        self.primary = primary
+        self.behind = list(behind)
+
+    def lookup(self, payload_digest: str) -> DigestEntry | None:
+        found = self.primary.lookup(payload_digest)
+        if found is not None:
+            return found
+        return self._lookup_behind(payload_digest)
+
+    def _lookup_behind(self, payload_digest: str) -> DigestEntry | None:
+        for layer in self.behind:
+            found = layer.lookup(payload_digest)
+            if found is not None:
+                return found
+        return None
+
+    def add(self, payload_digest: str, entry: DigestEntry) -> DigestEntry:
+        earlier = self._lookup_behind(payload_digest)
+        if earlier is not None:
+            return earlier
+        return self.primary.add(payload_digest, entry)
+
+    def entries(self) -> Iterator[tuple[str, DigestEntry]]:
+        return self.primary.entries()
+
+    def close(self) -> None:
+        for layer in (self.primary, *self.behind):
+            layer.close()

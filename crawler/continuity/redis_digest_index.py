@@ -1,0 +1,196 @@
+"""RedisDigestIndex: a :class:`~crawler.continuity.digest_index.DigestIndex` every worker of a
+``--workers`` crawl shares, in the crawl's Redis under the crawl's key prefix.
+
+Layout: 4,096 hashes ``<prefix>dg:<bucket, 3 hex digits>``; the bucket is the first 12 bits of
+the digest's 20 raw bytes (or a CRC-32 of any other key). Field = the digest key, value = the
+entry, both :mod:`~crawler.continuity.digest_codec`'s bytes, the WARC file name by its 8-byte
+reference: ``<prefix>dgf`` maps each reference to its name, written once per file by each
+process that names it (``HSETNX``; the reference is a hash of the name, so no two processes need
+agree on it) and read once per file by each process that meets it (cached). A digest costs its
+20-byte key, a ~100-byte value (mostly its URI) and Redis's per-field overhead (``make
+bench-digest-index`` measures bytes per digest with ``INFO memory``). Buckets keep each hash
+small and spread the index over a Cluster's slots (every call touches one key).
+
+:meth:`RedisDigestIndex.add` is one Lua script: ``HGET``, and ``HSET`` only when absent, returning
+the stored value if there was one, so the first writer wins across every worker with one round
+trip. The script is idempotent: retried after a lost reply (an outage,
+:func:`~crawler.frontier.redis.redis_conn.retrying`) it returns the entry it stored, equal to the
+one given.
+
+Thread-safety: thread-safe (one redis-py client, which is).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import zlib
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from crawler.continuity.digest_codec import (
+    decode_entry,
+    digest_key,
+    digest_of_key,
+    encode_entry,
+    file_ref,
+)
+from crawler.continuity.digest_entry import DigestEntry
+from crawler.frontier.redis import redis_conn
+
+BUCKET_BITS = 12
+_BUCKETS = 1 << BUCKET_BITS
+_BATCH = 1000
+
+_ADD_SCRIPT = """
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v then return v end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return false
+"""
+"""KEYS: the bucket. ARGV: field, value. Returns the value already stored, or nil."""
+
+
+def _bucket(key: bytes) -> int:
+    if len(key) == 20:
+        return (key[0] << 4) | (key[1] >> 4)
+    return zlib.crc32(key) & (_BUCKETS - 1)
+
+
+class RedisDigestIndex:
+    """Payload digest -> first capture, shared through Redis (module docstring)."""
+
+    def __init__(
+        self,
+        client: Any,
+        prefix: str,
+        *,
+        outage_timeout_s: float = 600.0,
+        logger: Any = None,
+    ) -> None:
+        """Use ``client`` (:func:`~crawler.frontier.redis.redis_conn.connect`) and keys under
+        ``prefix`` (the crawl's namespace, e.g. ``c12:``). The client is closed by :meth:`close`."""
+        self.client = client
+        self.prefix = prefix
+        self._script = client.register_script(_ADD_SCRIPT)
+        self._outage_timeout_s = outage_timeout_s
+        self._logger = logger
+        self._files_key = f"{prefix}dgf"
+        self._files: dict[bytes, str] = {}  # reference -> name, registered or read here
+        self._files_lock = threading.Lock()
+
+    @classmethod
+    def connect(cls, url: str, prefix: str, **kwargs: Any) -> RedisDigestIndex:
+        """An index on a new client for ``url``; ``RedisUnavailableError`` if nothing answers."""
+        return cls(redis_conn.connect(url), prefix, **kwargs)
+
+    def bucket_key(self, key: bytes) -> str:
+        """The hash that holds the digest key ``key``."""
+        return f"{self.prefix}dg:{_bucket(key):03x}"
+
+    def lookup(self, payload_digest: str) -> DigestEntry | None:
+        key = digest_key(payload_digest)
+        name = self.bucket_key(key)
+        raw = self._call(lambda: self.client.hget(name, key), "digest lookup")
+        return decode_entry(bytes(raw), self._file_name) if raw is not None else None
+
+    def add(self, payload_digest: str, entry: DigestEntry) -> DigestEntry:
+        key = digest_key(payload_digest)
+        if entry.warc_filename:
+            self._register_files([entry.warc_filename])
+        value = encode_entry(entry, by_ref=True)
+        name = self.bucket_key(key)
+        raw = self._call(lambda: self._script(keys=[name], args=[key, value]), "digest add")
+        if raw is None or bytes(raw) == value:
+            return entry
+        return decode_entry(bytes(raw), self._file_name)
+
+    def _register_files(self, names: Iterable[str]) -> None:
+        """Store the reference -> name of each file not registered by this process yet."""
+        with self._files_lock:
+            new = {file_ref(n): n for n in names if file_ref(n) not in self._files}
+        if not new:
+            return
+
+        def send() -> None:
+            pipe = self.client.pipeline(transaction=False)
+            for ref, name in new.items():
+                pipe.hsetnx(self._files_key, ref, name.encode("utf-8", "surrogateescape"))
+            pipe.execute()
+
+        self._call(send, "digest index files")
+        with self._files_lock:
+            self._files.update(new)
+
+    def _file_name(self, ref: bytes) -> str | None:
+        with self._files_lock:
+            known = self._files.get(ref)
+        if known is not None:
+            return known
+        raw = self._call(lambda: self.client.hget(self._files_key, ref), "digest index files")
+        if raw is None:
+            return None
+        name = bytes(raw).decode("utf-8", "surrogateescape")
+        with self._files_lock:
+            self._files[ref] = name
+        return name
+
+    def add_many(self, pairs: Iterable[tuple[str, DigestEntry]]) -> None:
+        """Add many entries, first writer wins each (``HSETNX``), pipelined in batches: how a
+        job's index of earlier crawls is loaded before a ``--workers`` crawl starts."""
+        batch: list[tuple[str, bytes, bytes]] = []
+        names: set[str] = set()
+        for digest, entry in pairs:
+            key = digest_key(digest)
+            if entry.warc_filename:
+                names.add(entry.warc_filename)
+            batch.append((self.bucket_key(key), key, encode_entry(entry, by_ref=True)))
+            if len(batch) >= _BATCH:
+                self._register_files(names)
+                self._send(batch)
+                batch, names = [], set()
+        if batch:
+            self._register_files(names)
+            self._send(batch)
+
+    def _send(self, batch: list[tuple[str, bytes, bytes]]) -> None:
+        def send() -> None:
+            pipe = self.client.pipeline(transaction=False)
+            for name, key, value in batch:
+                pipe.hsetnx(name, key, value)
+            pipe.execute()
+
+        self._call(send, "digest index load")
+
+    def entries(self) -> Iterator[tuple[str, DigestEntry]]:
+        files = self._call(lambda: self.client.hgetall(self._files_key), "digest index files")
+        with self._files_lock:
+            for ref, name in files.items():
+                self._files[bytes(ref)] = bytes(name).decode("utf-8", "surrogateescape")
+        for bucket in range(_BUCKETS):
+            name = f"{self.prefix}dg:{bucket:03x}"
+            cursor = 0
+            while True:
+                cursor, fields = self._call(
+                    lambda n=name, c=cursor: self.client.hscan(n, c, count=500), "digest scan"
+                )
+                for key, raw in fields.items():
+                    yield digest_of_key(bytes(key)), decode_entry(bytes(raw), self._file_name)
+                if int(cursor) == 0:
+                    break
+
+    def delete_all(self) -> None:
+        """Remove every key of this index (after it was copied into the job's index)."""
+        names = [f"{self.prefix}dg:{b:03x}" for b in range(_BUCKETS)] + [self._files_key]
+        for start in range(0, len(names), 500):
+            part = names[start : start + 500]
+            self._call(lambda p=part: [self.client.delete(n) for n in p], "digest index delete")
+
+    def _call(self, call: Any, what: str) -> Any:
+        return redis_conn.retrying(
+            call, outage_timeout_s=self._outage_timeout_s, what=what, logger=self._logger
+        )
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.client.close()
