@@ -496,7 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "resume":
         return cmd_resume(args.run_dir, args.sets, out, err, args.no_display)
     if args.command == "validate":
-        from crawler.order.loader import validate_main
+        from crawler.order.preflight import validate_main
 
         return validate_main(args.order, args.sets, out, err)
     if args.command == "show-processor":

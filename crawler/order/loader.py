@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 import yaml
 from pydantic import ValidationError
@@ -414,21 +414,3 @@ def build_all(order: CrawlOrder) -> list[OrderIssue]:
         except OrderError as exc:
             issues.extend(exc.issues)
     return issues
-
-
-def validate_main(order_path: str | Path, sets: Sequence[str], out: IO[str], err: IO[str]) -> int:
-    """``crawler validate ORDER``: print the effective order (exit 0) or every error (exit 2).
-
-    It makes every check ``crawler run`` makes before a crawl starts
-    (:func:`crawler.order.preflight.load_checked_order`), and reports all problems at once."""
-    from crawler.order.preflight import load_checked_order
-
-    try:
-        checked = load_checked_order(order_path, sets)
-    except OrderError as exc:
-        err.write(f"{exc}\n")
-        return 2
-    out.write(effective_yaml(checked.order))
-    for problem in checked.seeds.problems:
-        err.write(f"warning: {problem}\n")
-    return 0

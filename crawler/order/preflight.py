@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -29,6 +29,7 @@ from crawler.order.loader import (
     apply_sets,
     build_all,
     contact_issue,
+    effective_yaml,
     load_order,
     read_order_data,
 )
@@ -185,3 +186,18 @@ def load_checked_order(path: str | Path, sets: Sequence[str] = ()) -> Preflight:
     if issues:
         raise OrderError(issues, str(order_path))
     return Preflight(order, seeds)
+
+
+def validate_main(order_path: str | Path, sets: Sequence[str], out: IO[str], err: IO[str]) -> int:
+    """``crawler validate ORDER``: every check ``crawler run`` makes
+    (:func:`load_checked_order`), then the effective order (exit 0) or every error at once
+    (exit 2); a seed line that is skipped is a warning."""
+    try:
+        checked = load_checked_order(order_path, sets)
+    except OrderError as exc:
+        err.write(f"{exc}\n")
+        return 2
+    out.write(effective_yaml(checked.order))
+    for problem in checked.seeds.problems:
+        err.write(f"warning: {problem}\n")
+    return 0

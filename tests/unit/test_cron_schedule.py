@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from crawler.order.errors import OrderError
-from crawler.order.loader import load_order, validate_main
+from crawler.order.loader import load_order
+from crawler.order.preflight import validate_main
 from crawler.schedule.cron_schedule import CronError, CronSchedule, cron_problem
 
 pytestmark = pytest.mark.timeout(30)

@@ -19,8 +19,8 @@ from crawler.order.loader import (
     effective_yaml,
     load_order,
     require_contact_url,
-    validate_main,
 )
+from crawler.order.preflight import validate_main
 from crawler.params import Params
 from crawler.processor import Processor
 
