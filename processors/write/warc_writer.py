@@ -11,7 +11,15 @@ URI's final answer, so replay never shows a 503 that a retry turned into a 200):
   when the payload needs no second copy:
 
   - ``server-not-modified``: FetchHTTP got a 304 to a conditional request and set
-    ``curi.revisit``; refers to the earlier capture (from the fetch history when known).
+    ``curi.revisit``; refers to the earlier capture (from the fetch history when known). When
+    the earlier payload was read back (``curi.earlier_status``: :mod:`crawler.continuity`) and
+    ``not_modified_revisit`` is ``identical-payload-digest`` (the default), the revisit is
+    written as that profile instead, its block the stored response's head freshened by the
+    304's (status line of the stored response, e.g. 200): the 304 proved the payload identical,
+    and pywb replays a revisit whose own head is a 304 as an empty 304, so the page would not
+    replay. crawl.log keeps the 304 and ``duplicate:server-not-modified``; the request record
+    (with ``revisit_extra_records``) keeps the conditional request. ``server-not-modified``
+    keeps the 304 head, as Heritrix writes it.
   - ``identical-payload-digest`` (``dedup``): the digest index (``ctx.digest_index``: this run,
     the job's earlier crawls, every worker of a ``--workers`` crawl) already holds a capture of
     this payload, by any URI, or an earlier collection's index
@@ -54,6 +62,7 @@ import io
 import tempfile
 import threading
 import traceback
+from http import HTTPStatus
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -67,6 +76,7 @@ from crawler.frontier import RetryPolicy
 from processors.fetch.user_agent import user_agent
 from processors.write.revisits import (
     IDENTICAL_PAYLOAD_DIGEST,
+    SERVER_NOT_MODIFIED,
     Referent,
     find_referent,
     remember_capture,
@@ -141,6 +151,13 @@ class WARCWriterParams(Params):
         "304: a recrawl), also write the fetch's request and metadata records (the original's "
         "metadata lists the same outlinks; false: the revisit alone, a third of the bytes); "
         "other revisits always get them",
+    )
+    not_modified_revisit: Literal["identical-payload-digest", "server-not-modified"] = Field(
+        "identical-payload-digest",
+        description="profile of a 304's revisit whose earlier payload was read back: "
+        "identical-payload-digest with the stored head freshened by the 304's (replays in "
+        "pywb), or server-not-modified with the 304 head (as Heritrix; pywb replays an empty "
+        "304)",
     )
     skip_identical_digests: bool = Field(
         False,
@@ -339,6 +356,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         headers = [("WARC-Date", date)]
         writer = self._records
         start = out.tell()
+        head = rec.response_head
         if referent is None:
             headers.append(("WARC-Payload-Digest", curi.payload_digest or rec.payload_digest))
             self._common_headers(curi, headers)
@@ -353,7 +371,16 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             )  # fmt: skip
             kinds = ["response"]
         else:
-            headers.append(("WARC-Profile", revisit_profile(referent.profile, writer.warc_version)))
+            profile = referent.profile
+            truncated = profile == IDENTICAL_PAYLOAD_DIGEST and rec.body_size > 0
+            if (
+                profile == SERVER_NOT_MODIFIED
+                and curi.earlier_status
+                and referent.payload_digest
+                and self.params.not_modified_revisit == IDENTICAL_PAYLOAD_DIGEST
+            ):
+                profile, head = IDENTICAL_PAYLOAD_DIGEST, freshened_head(curi)
+            headers.append(("WARC-Profile", revisit_profile(profile, writer.warc_version)))
             headers.append(("WARC-Refers-To-Target-URI", referent.uri))
             if referent.date:
                 headers.append(("WARC-Refers-To-Date", referent.date))
@@ -362,11 +389,11 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             if referent.payload_digest:
                 headers.append(("WARC-Payload-Digest", referent.payload_digest))
             self._common_headers(curi, headers)
-            if referent.profile == IDENTICAL_PAYLOAD_DIGEST and rec.body_size > 0:
+            if truncated:
                 headers.append(("WARC-Truncated", "length"))
-            first_id = writer.write(out, curi.uri, "revisit", headers, rec.response_head)
+            first_id = writer.write(out, curi.uri, "revisit", headers, head)
             kinds = ["revisit"]
-        entry = self._index_entry(curi, date, kinds[0], headers, start, out.tell())
+        entry = self._index_entry(curi, date, kinds[0], headers, start, out.tell(), head)
         if (
             referent is not None
             and referent.uri == curi.uri
@@ -393,6 +420,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         headers: list[tuple[str, str]],
         start: int,
         end: int,
+        head: bytes | None = None,
     ) -> Any:
         """What the CDXJ index needs of the URI's first record; None (the indexer then reads
         the file) when its URI would be written altered or it has no payload digest."""
@@ -401,7 +429,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         digest = next((v for k, v in headers if k == "WARC-Payload-Digest"), None)
         if not digest or "\r" in curi.uri or "\n" in curi.uri:
             return None
-        status, mime = http_status_and_type(curi.recording.response_head)
+        status, mime = http_status_and_type(head or curi.recording.response_head)
         entry = IndexEntry(curi.uri, date, kind, HTTP_RESPONSE, status, mime, digest)
         return _located(entry, start, end)
 
@@ -441,6 +469,19 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         ]
         self._records.write(buf, "", "warcinfo", headers, block, None, 0, WARC_FIELDS)
         return buf.getvalue()
+
+
+def freshened_head(curi: CrawlURI) -> bytes:
+    """The HTTP head of the stored response a 304 validated, freshened by the 304's headers
+    (``curi.response_headers``, as :mod:`crawler.continuity` set them), with the stored status."""
+    status = curi.earlier_status
+    try:
+        reason = HTTPStatus(status).phrase
+    except ValueError:
+        reason = ""
+    lines = [f"HTTP/1.1 {status} {reason}".rstrip()]
+    lines += [f"{name}: {value}" for name, value in curi.response_headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
 
 
 def _located(entry: IndexEntry, start: int, end: int) -> LocatedEntry:

@@ -10,7 +10,9 @@ from warcio.archiveiterator import ArchiveIterator
 from tests.integration.test_warc_writer import warcio_check
 
 NOT_MODIFIED = "duplicate:server-not-modified"
-REVISIT_304 = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+REVISIT_304 = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+"""The profile of a 304's revisit once its earlier payload was read back (replays in pywb)."""
+HERITRIX_304 = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 
 
 def crawl_log(run_dir: Path) -> dict[str, CrawlLogLine]:

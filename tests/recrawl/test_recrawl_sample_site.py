@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from recrawl_support import (
+    HERITRIX_304,
     NOT_MODIFIED,
     REVISIT_304,
     crawl_log,
@@ -18,6 +19,7 @@ from recrawl_support import (
     warc_records,
 )
 from sample_crawl import crawl_sample_site
+from warcio.archiveiterator import ArchiveIterator
 
 from crawler.demo import SampleSite
 
@@ -57,12 +59,14 @@ def test_an_unchanged_site_is_reached_again_through_304s(tmp_path: Path) -> None
         assert line.mime == before[uri].mime, uri  # the stored response's type, freshened
     # CSS url(), script and image embeds were found through the stored payloads too.
     assert {line.mime for u, line in after.items() if u in ok} >= {"text/html", "text/css"}
-    # A 304 is a server-not-modified revisit (the 304 head), never the payload again.
+    # A 304 is a revisit (the stored head freshened by the 304's), never the payload again.
     records = warc_records(second)
     revisits = {
         h["WARC-Target-URI"]
         for k, h in records
-        if k == "revisit" and h["WARC-Profile"] == REVISIT_304
+        if k == "revisit"
+        and h["WARC-Profile"] == REVISIT_304
+        and after[h["WARC-Target-URI"]].status == 304
     }
     responses = {h["WARC-Target-URI"] for k, h in records if k == "response"}
     assert revisits == ok
@@ -128,3 +132,48 @@ def test_a_third_crawl_reads_payloads_stored_two_crawls_back(tmp_path: Path) -> 
     assert not_modified(runs[2]) == not_modified(runs[1])
     notes = {note for line in crawl_log(runs[2]).values() for note in line.annotations}
     assert not any(note.startswith("earlierPayload:") for note in notes)
+
+
+def test_a_304_revisit_holds_the_stored_head_and_heritrix_s_profile_is_an_option(
+    tmp_path: Path,
+) -> None:
+    with SampleSite(ports=(0,), pages_per_host=30, validators=True) as site:
+        first, second, third = tmp_path / "first", tmp_path / "second", tmp_path / "third"
+        crawl(site, first)
+        recrawl(site, first, second)
+        recrawl(
+            site, first, third, "chains.write.warc_writer.params.not_modified_revisit="
+            "server-not-modified",
+        )  # fmt: skip
+    originals = {
+        h["WARC-Target-URI"]: h for k, h in warc_records(first) if k == "response"
+    }  # fmt: skip
+    home = site.base_urls[0]
+    # Default: an identical-payload-digest revisit of the first capture, its head the stored
+    # 200 freshened by the 304's, so replay shows the page.
+    revisit = next(
+        (h, block) for k, h, block in _records_with_blocks(second)
+        if k == "revisit" and h["WARC-Target-URI"] == home
+    )  # fmt: skip
+    assert revisit[0]["WARC-Profile"] == REVISIT_304
+    assert revisit[0]["WARC-Payload-Digest"] == originals[home]["WARC-Payload-Digest"]
+    assert revisit[0]["WARC-Refers-To"] == originals[home]["WARC-Record-ID"]
+    assert revisit[1].startswith(b"HTTP/1.1 200 OK\r\n") and b"ETag" in revisit[1]
+    assert NOT_MODIFIED in crawl_log(second)[home].annotations
+    # As Heritrix: a server-not-modified revisit of the 304 head.
+    heritrix = next(
+        (h, block) for k, h, block in _records_with_blocks(third)
+        if k == "revisit" and h["WARC-Target-URI"] == home
+    )  # fmt: skip
+    assert heritrix[0]["WARC-Profile"] == HERITRIX_304
+    assert heritrix[1].startswith(b"HTTP/1.1 304")
+
+
+def _records_with_blocks(run_dir: Path) -> list[tuple[str, dict[str, str], bytes]]:
+    out = []
+    for path in sorted(run_dir.glob("warcs/*.warc.gz")):
+        with path.open("rb") as fh:
+            for record in ArchiveIterator(fh):
+                block = record.http_headers.to_bytes() if record.http_headers else b""
+                out.append((record.rec_type, dict(record.rec_headers.headers), block))
+    return out
