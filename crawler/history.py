@@ -120,6 +120,12 @@ def _resolve_import(path: Path) -> list[Path]:
     return found
 
 
+def history_databases(path: Path) -> list[Path]:
+    """The history databases ``history.import_from`` (``path``) names, as a crawl opens them;
+    ``FileNotFoundError`` if there is none (checked before a run directory is made)."""
+    return _resolve_import(path)
+
+
 def _snapshot_sources(snapshots: Path) -> list[Path]:
     """The databases the complete snapshots under ``snapshots`` were taken from, in order."""
     found: list[tuple[int, Path]] = []

@@ -35,6 +35,15 @@ class UriError(CrawlerError, ValueError):
     """A URI that cannot be crawled; the message says what is wrong with it."""
 
 
+_HTTP_URL_RE = re.compile(r"(?i)https?://[^/\s]+")
+
+
+def is_http_url(text: str) -> bool:
+    """Whether ``text`` starts as an http(s) URL with a host (the test an operator's contact
+    URL or a CDX server's address must pass)."""
+    return _HTTP_URL_RE.match(text) is not None
+
+
 # Characters left unescaped, as Heritrix's LaxURLCodec does (from observed browser behaviour):
 # the path keeps alphanumerics and -~_.*/=&+,:;@$!()|' ; the query also keeps {}[]^? .
 # Everything else (controls, space, '"', '<', '>', '\\', '`', DEL, non-ASCII) becomes UTF-8 %XX.

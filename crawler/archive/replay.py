@@ -76,6 +76,16 @@ def free_port(host: str) -> int:
         return int(sock.getsockname()[1])
 
 
+def port_taken(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on now (in use, no such address), or None."""
+    try:
+        with socket.socket() as sock:
+            sock.bind((host, port))
+    except OSError as error:
+        return error.strerror or str(error)
+    return None
+
+
 class ReplayServer:
     """pywb on ``host:port`` (port 0: a free one) serving ``collection``."""
 
@@ -110,7 +120,8 @@ class ReplayServer:
                 start_new_session=True,  # Ctrl-C on the terminal reaches crawler replay only
             )
         deadline = time.monotonic() + timeout_s
-        while not self._answers():
+        # Only our pywb's answer counts: another server on the port answers too.
+        while not (self._answers() and self._process.poll() is None):
             if self._process.poll() is not None or time.monotonic() > deadline:
                 tail = self._log_tail()
                 self.stop()
@@ -179,6 +190,10 @@ def cmd_replay(
         host, port = parse_bind(bind)
     except ValueError as error:
         print(error, file=err)
+        return 2
+    taken = port_taken(host, port) if port else None
+    if taken is not None:
+        print(f"--bind {bind}: cannot listen on {host}:{port}: {taken}", file=err)
         return 2
     is_wacz = source.is_file() and source.name.endswith(".wacz")
     if not is_wacz and not source.is_dir():

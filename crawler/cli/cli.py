@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 _NO_DISPLAY = "no live display / progress lines on stdout (order key logging.display)"
 _RUN_DIR = "the crawl's run directory (or a job directory: its latest run)"
+_DEMO_PORT = 8000
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -81,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     res = sub.add_parser("resume", help="continue a crawl after a stop or a crash (even kill -9)")
-    res.add_argument("run_dir", type=Path, help="the run directory of the crawl")
+    res.add_argument("run_dir", type=Path, help=_RUN_DIR)
     res.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
     res.add_argument("--no-display", action="store_true", help=_NO_DISPLAY)
 
@@ -93,7 +94,11 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("cls", metavar="CLASS", help="dotted path, e.g. processors.fetch.FetchHTTP")
 
     demo = sub.add_parser("demo", help="serve the bundled sample site on 127.0.0.1 and crawl it")
-    demo.add_argument("--port", type=int, default=8000, help="first port of the sample site")
+    demo.add_argument(
+        "--port",
+        type=int,
+        help=f"first of the sample site's 3 ports (default {_DEMO_PORT}, or free ones if taken)",
+    )
     demo.add_argument("--pages", type=int, default=100, help="pages per host")
     demo.add_argument("--run-dir", type=Path, help="directory for this run")
     demo.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
@@ -262,11 +267,13 @@ def cmd_resume(
     run_dir: Path, sets: Sequence[str], out: TextIO, err: TextIO, no_display: bool = False
 ) -> int:
     """Continue the crawl in ``run_dir`` from its saved state."""
+    from crawler.cli.operations import resolve_run_dir
     from crawler.control import affinity
     from crawler.control.controller import CrawlController
     from crawler.order.errors import OrderError
     from crawler.order.loader import load_order
 
+    run_dir = resolve_run_dir(run_dir)  # a job directory: its latest run
     effective = run_dir / "order.effective.yaml"
     if not (run_dir / "state").is_dir() or not effective.is_file():
         print(
@@ -307,8 +314,11 @@ def _run_controller(
     except OrderError as error:
         print(str(error), file=err)
         return 2
-    except (FrontierStateError, OSError) as error:
+    except FrontierStateError as error:
         print(f"cannot open the crawl's state: {error}", file=err)
+        return 1
+    except OSError as error:
+        print(f"cannot use the run directory {run_dir}: {_os_reason(error)}", file=err)
         return 1
     elapsed = time.monotonic() - started
     print(f"{controller.exit_status} in {elapsed:.1f}s", file=out)
@@ -324,24 +334,40 @@ def cmd_run(
     err: TextIO,
     no_display: bool = False,
     console_bind: str | None = None,
+    job_dir: Path | None = None,
 ) -> int:
-    """Load, validate and run an order; prints the run directory first."""
+    """Load, check and run an order; prints the run directory first. Without ``run_dir``, a
+    new run of ``job_dir`` (default: the order's directory)."""
     from crawler.control import affinity
     from crawler.control.controller import CrawlController, new_run_dir
     from crawler.order.errors import OrderError
-    from crawler.order.loader import load_order, require_contact_url
+    from crawler.order.preflight import load_checked_order
 
     try:
-        order = load_order(order_path, sets)
-        require_contact_url(order)  # before a run directory is made for a crawl that can't start
+        # every check before a run directory is made for a crawl that can't start
+        order = load_checked_order(order_path, sets).order
         affinity.apply(order.cpu_affinity)
     except OrderError as error:
         print(str(error), file=err)
         return 2
-    if run_dir is None:
-        run_dir = new_run_dir(order_path.resolve().parent)
-    else:
-        run_dir.mkdir(parents=True, exist_ok=True)
+    if run_dir is not None and _holds_a_crawl(run_dir):
+        print(
+            f"--run-dir {run_dir} already holds a crawl: `crawler resume {run_dir}` continues "
+            "it; give a new directory for a new crawl",
+            file=err,
+        )
+        return 2
+    if job_dir is None:
+        job_dir = order_path.resolve().parent
+    try:
+        if run_dir is None:
+            run_dir = new_run_dir(job_dir)
+        else:
+            run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        where = run_dir if run_dir is not None else job_dir / "runs"
+        print(f"cannot make the run directory {where}: {_os_reason(error)}", file=err)
+        return 2
     print(run_dir, file=out, flush=True)
     console: ConsoleProcess | None = None
     if console_bind is not None:
@@ -358,8 +384,20 @@ def cmd_run(
             console.stop()
 
 
+def _holds_a_crawl(run_dir: Path) -> bool:
+    """Whether ``run_dir`` is the run directory of an earlier crawl (a new one would mix with
+    it)."""
+    return (run_dir / "order.effective.yaml").exists() or (run_dir / "state").exists()
+
+
+def _os_reason(error: OSError) -> str:
+    """What went wrong, with the file it concerns (``strerror: filename``)."""
+    reason = error.strerror or type(error).__name__
+    return f"{reason}: {error.filename}" if error.filename else reason
+
+
 def cmd_demo(
-    port: int,
+    port: int | None,
     pages: int,
     run_dir: Path | None,
     sets: Sequence[str],
@@ -367,14 +405,29 @@ def cmd_demo(
     err: TextIO,
     no_display: bool = False,
 ) -> int:
-    """Serve the sample site and crawl it with the example job, politeness off."""
+    """Serve the sample site and crawl it with the example job, politeness off. The site is on
+    ports ``port`` to ``port + 2`` (exit 2 if one is taken); without ``port``, on 8000-8002,
+    else on free ports."""
     from crawler.demo.sample_site import SampleSite
+    from crawler.demo.site_generator import MIN_PAGES_PER_HOST
 
+    if pages < MIN_PAGES_PER_HOST:
+        print(f"crawler demo: --pages {pages}: give at least {MIN_PAGES_PER_HOST}", file=err)
+        return 2
+    if port is not None and not 0 <= port <= 65535 - 2:
+        print(f"crawler demo: --port {port}: give a port from 1 to 65533 (0: any)", file=err)
+        return 2
+    first = _DEMO_PORT if port is None else port
+    ports = (0, 0, 0) if first == 0 else (first, first + 1, first + 2)
     try:
-        ports = (0, 0, 0) if port == 0 else (port, port + 1, port + 2)
         site = SampleSite(ports=ports, pages_per_host=pages)
         urls = site.start()
-    except OSError:
+    except OSError as error:
+        taken = f"ports {first}-{first + 2} of 127.0.0.1 are not all free ({_os_reason(error)})"
+        if port is not None:
+            print(f"crawler demo: --port {port}: {taken}", file=err)
+            return 2
+        print(f"{taken}: the sample site takes free ports", file=out)
         site = SampleSite(ports=(0, 0, 0), pages_per_host=pages)
         urls = site.start()
     print(f"sample site: {', '.join(urls)}", file=out, flush=True)
@@ -388,12 +441,10 @@ def cmd_demo(
         "frontier.politeness.max_delay_ms=0",
         *sets,
     ]
-    if run_dir is None:
-        from crawler.control.controller import new_run_dir
-
-        run_dir = new_run_dir(Path.cwd() / "jobs" / "demo")
     try:
-        return cmd_run(order, overrides, run_dir, out, err, no_display)
+        return cmd_run(
+            order, overrides, run_dir, out, err, no_display, job_dir=Path.cwd() / "jobs" / "demo"
+        )
     finally:
         site.stop()
 
@@ -445,7 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "resume":
         return cmd_resume(args.run_dir, args.sets, out, err, args.no_display)
     if args.command == "validate":
-        from crawler.order.loader import validate_main
+        from crawler.order.preflight import validate_main
 
         return validate_main(args.order, args.sets, out, err)
     if args.command == "show-processor":

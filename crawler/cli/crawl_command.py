@@ -42,7 +42,11 @@ class CrawlArgsError(CrawlerError, ValueError):
 
 
 def seed_url(text: str) -> str:
-    """``text`` as an http(s) seed URL; :class:`CrawlArgsError` saying what is wrong."""
+    """``text`` as an http(s) seed URL; :class:`CrawlArgsError` saying what is wrong. The URL
+    must normalize as a seed does (:func:`crawler.urls.normalize`), so a crawl never starts
+    with a seed it would skip."""
+    from crawler.urls import UriError, normalize
+
     raw = text.strip()
     url = raw if _SCHEME.match(raw) else "http://" + raw
     problem = None
@@ -58,6 +62,11 @@ def seed_url(text: str) -> str:
             problem = "it names no host"
         elif any(ch.isspace() for ch in raw) or not raw:
             problem = "it contains white space"
+        else:
+            try:
+                normalize(url)
+            except UriError as exc:
+                problem = str(exc)
     if problem is not None:
         raise CrawlArgsError(
             f"{text!r} is not a URL to crawl: {problem} (give http(s)://host/path, e.g. "
@@ -68,6 +77,8 @@ def seed_url(text: str) -> str:
 
 def contact_url(given: str | None) -> str:
     """The operator's contact URL: ``given``, else ``$CRAWLER_CONTACT_URL``."""
+    from crawler.urls import is_http_url
+
     url = given or os.environ.get(CONTACT_ENV, "")
     if not url:
         raise CrawlArgsError(
@@ -75,7 +86,7 @@ def contact_url(given: str | None) -> str:
             "them (sent in every request's User-Agent): give --contact https://example.org/about-"
             f"my-crawler, or set {CONTACT_ENV}"
         )
-    if not re.match(r"(?i)https?://[^/\s]+", url):
+    if not is_http_url(url):
         raise CrawlArgsError(f"--contact {url!r} is not an http(s) URL")
     return url
 
@@ -137,7 +148,12 @@ def cmd_crawl(
     except CrawlArgsError as exc:
         print(f"crawler crawl: {exc}", file=err)
         return 2
-    job = new_job_dir(jobs_dir, seeds[0])
+    try:
+        job = new_job_dir(jobs_dir, seeds[0])
+    except OSError as exc:
+        reason = f"{exc.strerror or type(exc).__name__}: {exc.filename or jobs_dir}"
+        print(f"crawler crawl: cannot make a job directory in {jobs_dir}: {reason}", file=err)
+        return 2
     wacz_file = wacz.resolve() if wacz is not None else None
     order = job / "order.yaml"
     order.write_text(order_text(order, seeds, contact, sets, wacz_file), encoding="utf-8")

@@ -5,7 +5,7 @@ They never open the crawl's state (LevelDB is single-process): they read what th
 (``status.json``, logs, reports) and steer it by dropping files into ``action/``
 (:mod:`crawler.control.steering`), then wait (up to ``wait_s``) until the crawl has taken them in
 and says so in ``status.json``. Each returns the command's exit code: 0 done, 1 the crawl is not
-running or did not answer, 2 bad usage.
+running or did not answer, 2 bad usage (a directory that is no crawl's run directory, say).
 """
 
 from __future__ import annotations
@@ -57,10 +57,13 @@ def _wait_for(run_dir: Path, name: str, states: tuple[str, ...], wait_s: float) 
 
 
 def _not_running(run_dir: Path, doc: dict[str, Any] | None, err: TextIO) -> int:
+    """Say why the crawl in ``run_dir`` cannot be steered: 2 when ``run_dir`` is no crawl's run
+    directory (bad usage), else 1."""
+    if doc is None and not (run_dir / "logs").is_dir():
+        print(f"{run_dir} is not a crawl's run directory (no status.json, no logs/)", file=err)
+        return 2
     if doc is None:
-        print(
-            f"{run_dir}: no status.json — not a crawl's run directory, or never started", file=err
-        )
+        print(f"{run_dir}: no status.json — the crawl never started", file=err)
     elif doc.get("died"):
         print(f"{run_dir}: the crawl died (process {doc.get('pid')} is gone)", file=err)
     else:
@@ -152,8 +155,10 @@ def cmd_status(run_dir: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
             out.write(text + "\n" if as_json else "\n".join(schedule.lines()) + "\n")
             return 0
         if not crawl_log.exists():
-            print(f"{run_dir}: no status.json and no crawl.log", file=err)
-            return 1
+            print(
+                f"{run_dir} is not a crawl's run directory (no status.json, no crawl.log)", file=err
+            )
+            return 2
         stats = CrawlStats()
         stats.replay_crawl_log(crawl_log)
         c = stats.counts()

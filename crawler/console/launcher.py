@@ -1,11 +1,12 @@
 """Launching a job's crawl from the console, after validating its order the way ``crawler run``
 and ``crawler validate`` do.
 
-:func:`validate_launch` loads the order with the overrides, builds every component once (no I/O),
-checks the contact URL and the seeds, and returns each problem by YAML path. :class:`Launcher`
-then creates the run directory (``new_run_dir``: ``<job>/runs/<stamp>/`` and ``latest``) and
-starts ``python -m crawler run ORDER --run-dir RUN --no-display --set ...`` as a detached process
-(its own session, so it outlives the console; its stdout and stderr go to ``RUN/launch.log``).
+:func:`validate_launch` makes every check ``crawler run`` makes (the order with the overrides,
+its components, the contact URL, the seeds, ...) and returns each problem by YAML path.
+:class:`Launcher` then creates the run directory (``new_run_dir``: ``<job>/runs/<stamp>/`` and
+``latest``) and starts ``python -m crawler run ORDER --run-dir RUN --no-display --set ...`` as a
+detached process (its own session, so it outlives the console; its stdout and stderr go to
+``RUN/launch.log``).
 A thread per launch waits for the process, so it is reaped and its exit code is known.
 """
 
@@ -39,26 +40,15 @@ def issue_document(issue: OrderIssue) -> dict[str, Any]:
 
 
 def validate_launch(order_path: Path, sets: Sequence[str]) -> tuple[list[OrderIssue], list[str]]:
-    """Problems that stop ``crawler run`` (issues) and those it only warns about."""
-    from crawler.order.loader import build_all, load_order, require_contact_url
-    from crawler.seeds.seed_list import load_seeds
+    """Problems that stop ``crawler run`` (issues: every check it makes,
+    :func:`crawler.order.preflight.load_checked_order`) and those it only warns about."""
+    from crawler.order.preflight import load_checked_order
 
     try:
-        order = load_order(order_path, sets)
-        issues = build_all(order)
-        try:
-            require_contact_url(order)
-        except OrderError as exc:
-            issues.extend(exc.issues)
-        seeds = load_seeds(order)
+        checked = load_checked_order(order_path, sets)
     except OrderError as exc:
         return exc.issues, []
-    if issues:
-        return issues, []
-    warnings = list(seeds.problems)
-    if not seeds.uris:
-        issues.append(OrderIssue("seeds", "the order has no seeds (seeds.file, seeds.urls)"))
-    return issues, warnings
+    return [], list(checked.seeds.problems)
 
 
 @dataclass

@@ -135,8 +135,9 @@ class CrawlReporter:
         self._end_elapsed_s = self.elapsed_s()
 
     def note_frontier_closing(self, frontier: Frontier) -> None:
-        """status.json keeps the counts of ``frontier``, about to be closed."""
-        self._snapshot = frontier.snapshot()
+        """status.json keeps the counts of ``frontier``, about to be closed (the crawl has
+        ended: no queue waits any more, see :meth:`FrontierSnapshot.ended`)."""
+        self._snapshot = frontier.snapshot().ended()
 
     def elapsed_s(self) -> float:
         """Seconds since the crawl started running, paused time excluded."""

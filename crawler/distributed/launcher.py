@@ -45,7 +45,7 @@ from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_registry import CrawlEntry, CrawlRegistry, CrawlRegistryError
 from crawler.logs.growing_file import complete_lines
 from crawler.order.errors import OrderError
-from crawler.order.loader import load_order
+from crawler.order.preflight import load_checked_order
 from crawler.order.schema import CrawlOrder
 from crawler.reports import write_reports
 from crawler.reports.merged import merged_reports
@@ -62,14 +62,17 @@ def run_workers(
     run_dir: Path | None = None,
 ) -> int:
     """Start a distributed crawl with ``workers`` processes here; returns the exit code."""
+    if workers < 1:
+        print(f"--workers {workers}: give 1 or more worker processes", file=err)
+        return 2
     try:
-        order = load_order(order_path, sets)
+        order = load_checked_order(order_path, sets).order  # every check `crawler run` makes
         cpus = affinity.plan(order.cpu_affinity, workers)
     except OrderError as error:
         print(str(error), file=err)
         return 2
     url = redis_url_of(order)
-    if url is None or workers < 1:
+    if url is None:
         print(
             "--workers needs a shared frontier: set frontier.store.class to "
             "crawler.frontier.RedisQueueStore (params: {url: redis://HOST:6379/0})",

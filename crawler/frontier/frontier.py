@@ -6,7 +6,7 @@ come, and takes it back in :meth:`Frontier.finished`. Implementations are thread
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from crawler.crawler_error import CrawlerError
@@ -41,6 +41,18 @@ class FrontierSnapshot:
     longest: tuple[tuple[str, int], ...] = ()
     inactive_by_precedence: dict[int, int] = field(default_factory=dict)
     ineligible: int = 0
+
+    def ended(self) -> FrontierSnapshot:
+        """The counts a crawl that has ended shows: with no URI queued or in process, a queue
+        still counted snoozed (its last politeness delay running), ready or inactive is empty,
+        so it is exhausted. Counts with URIs left (a limit ended the crawl) stay as they are."""
+        waiting = ("ready", "snoozed", "inactive")
+        if self.queued or self.in_process or not any(self.queues.get(s) for s in waiting):
+            return self
+        queues = dict(self.queues)
+        queues["exhausted"] = queues.get("exhausted", 0) + sum(queues.get(s, 0) for s in waiting)
+        queues.update({s: 0 for s in waiting if s in queues})
+        return replace(self, queues=queues)
 
 
 class FrontierStateError(CrawlerError):

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
         effective_yaml,
         load_order,
         require_contact_url,
-        validate_main,
     )
+    from crawler.order.preflight import validate_main
     from crawler.order.schema import CrawlOrder
 
 __all__ = [
@@ -64,7 +64,7 @@ _HOMES = {
     "effective_yaml": "crawler.order.loader",
     "load_order": "crawler.order.loader",
     "require_contact_url": "crawler.order.loader",
-    "validate_main": "crawler.order.loader",
+    "validate_main": "crawler.order.preflight",
 }
 """Public name → the module defining it."""
 

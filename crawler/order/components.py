@@ -14,8 +14,10 @@ import importlib
 import inspect
 import pkgutil
 import re
+import sys
 import textwrap
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import IO, Any
 
@@ -102,6 +104,16 @@ def _import_issue(module_name: str, exc: ImportError, where: str, dotted: str) -
             hint = f"did you mean module {'.'.join(filter(None, [parent_name, guess]))!r}?"
         return OrderIssue(where, f"module {missing!r} not found", dotted, hint)
     return OrderIssue(where, f"importing module {module_name!r} failed: {exc}", dotted)
+
+
+def add_import_dir(directory: str | Path) -> None:
+    """Let dotted paths name modules in ``directory`` (an order's directory), as the Python
+    path does: it is appended to ``sys.path`` (installed packages keep precedence) once. The
+    process keeps it: a crawl, ``crawler validate`` and a resumed run all load the order's
+    classes from the same place. Not thread-safe (called while an order loads)."""
+    path = str(Path(directory).resolve())
+    if path not in sys.path:
+        sys.path.append(path)
 
 
 def resolve_class(dotted: str, base: type[Any] | None, where: str) -> type[Any]:
@@ -349,7 +361,10 @@ def _table(rows: list[tuple[str, str, str, str]], width: int = _TABLE_WIDTH) -> 
 
 
 def show_processor_main(dotted: str, out: IO[str], err: IO[str]) -> int:
-    """``crawler show-processor CLASS``: docstring summary and parameter table; exit 0 or 2."""
+    """``crawler show-processor CLASS``: docstring summary and parameter table; exit 0 or 2.
+    A module in the current directory is found too (where a job's order, beside its own
+    processors, would find it)."""
+    add_import_dir(Path.cwd())
     try:
         cls = resolve_class(dotted, Processor, "")
     except OrderError as exc:
@@ -374,6 +389,7 @@ def show_processor_main(dotted: str, out: IO[str], err: IO[str]) -> int:
 
 __all__ = [
     "FRONTIER_BASES",
+    "add_import_dir",
     "build_chains",
     "build_component",
     "build_frontier_part",

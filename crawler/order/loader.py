@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 import yaml
 from pydantic import ValidationError
@@ -26,6 +26,7 @@ from crawler.decide.decide_rule import DecideRule
 from crawler.order.bounded_loader import BoundedLoader, YamlTooLargeError, load_yaml
 from crawler.order.components import (
     FRONTIER_BASES,
+    add_import_dir,
     build_chains,
     build_frontier_part,
     build_rules,
@@ -40,8 +41,9 @@ from crawler.order.errors import (
     format_path,
     issues_from_validation,
 )
-from crawler.order.schema import CHAIN_NAMES, CrawlOrder, FrontierConfig
+from crawler.order.schema import CHAIN_NAMES, CrawlOrder, FrontierConfig, OperatorConfig
 from crawler.processor import Processor
+from crawler.urls import is_http_url
 
 _MISSING: Final = object()
 _NONE_WORDS = frozenset({"none", "null", "~", ""})
@@ -79,6 +81,9 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise OrderError([OrderIssue(str(path), f"cannot read: {exc.strerror or exc}")]) from None
+    except UnicodeDecodeError as exc:
+        issue = OrderIssue(str(path), f"cannot read: not UTF-8 text (byte {exc.start})")
+        raise OrderError([issue]) from None
     try:
         data = yaml.load(text, Loader=_StrictLoader)
     except YamlTooLargeError as exc:
@@ -133,8 +138,69 @@ def _parent_of(path: Path, data: dict[str, Any]) -> Path | None:
     return (path.parent / Path(ext).expanduser()).resolve()
 
 
+_PLACES = ("after", "before")
+
+
+def _place_in_chains(
+    below: Mapping[str, Any], layer: dict[str, Any], source: Path
+) -> tuple[dict[str, Any], list[OrderIssue]]:
+    """``layer`` with each chain list of placed processors (every item says ``after: NAME``
+    or ``before: NAME``) turned into the chain of ``below`` with them inserted there. A list
+    without places replaces the chain, as any list does; a list mixing both is an error."""
+    chains = layer.get("chains")
+    if not isinstance(chains, Mapping):
+        return layer, []
+    below_chains = below.get("chains")
+    if not isinstance(below_chains, Mapping):
+        below_chains = {}
+    issues: list[OrderIssue] = []
+    placed = dict(chains)
+    for chain, items in chains.items():
+        if not isinstance(items, list):
+            continue
+        marked = [isinstance(i, Mapping) and any(k in i for k in _PLACES) for i in items]
+        if not any(marked):
+            continue
+        where = f"{source}: chains.{chain}"
+        if not all(marked):
+            issues.append(
+                OrderIssue(
+                    where,
+                    "either every processor of the list says where it goes (after: or "
+                    "before: a processor of the inherited chain) or none does (the list "
+                    "replaces the chain)",
+                )
+            )
+            continue
+        result = [dict(spec) for spec in below_chains.get(chain) or [] if isinstance(spec, Mapping)]
+        for n, item in enumerate(items):
+            spec = dict(item)
+            keys = [k for k in _PLACES if k in spec]
+            if len(keys) > 1:
+                issues.append(OrderIssue(f"{where}[{n}]", "give after: or before:, not both"))
+                continue
+            anchor = spec.pop(keys[0])
+            names = [spec_below.get("name") for spec_below in result]
+            if anchor not in names:
+                issues.append(
+                    OrderIssue(
+                        f"{where}[{n}].{keys[0]}",
+                        f"no processor of that name in the chain {chain}",
+                        anchor,
+                        hint=f"its processors: {', '.join(map(str, names)) or 'none'}",
+                    )
+                )
+                continue
+            at = names.index(anchor)
+            result.insert(at + 1 if keys[0] == "after" else at, spec)
+        placed[chain] = result
+    return {**layer, "chains": placed}, issues
+
+
 def read_order_data(path: str | Path) -> dict[str, Any]:
-    """The order at ``path`` merged over its ``extends:`` chain, ``extends`` removed."""
+    """The order at ``path`` merged over its ``extends:`` chain, ``extends`` removed. A chain
+    whose processors each say ``after: NAME`` or ``before: NAME`` adds them to the chain it
+    inherits (see :func:`_place_in_chains`)."""
     chain = [Path(path).resolve()]
     layers: list[dict[str, Any]] = []
     while True:
@@ -151,8 +217,13 @@ def read_order_data(path: str | Path) -> dict[str, Any]:
             raise OrderError([issue])
         chain.append(parent)
     merged: dict[str, Any] = {}
-    for layer in reversed(layers):
+    issues: list[OrderIssue] = []
+    for source, layer in zip(reversed(chain), reversed(layers), strict=True):
+        layer, found = _place_in_chains(merged, layer, source)
+        issues.extend(found)
         merged = deep_merge(merged, layer)
+    if issues:
+        raise OrderError(issues)
     return merged
 
 
@@ -249,10 +320,13 @@ def _component_issues(data: Mapping[str, Any]) -> list[OrderIssue]:
 def validate_order_data(
     data: Mapping[str, Any], base_dir: str | Path, source: str | None = None
 ) -> CrawlOrder:
-    """Validate a merged order document; ``base_dir`` resolves a relative ``base_dir:`` key."""
+    """Validate a merged order document; ``base_dir`` resolves a relative ``base_dir:`` key.
+    Dotted class paths may name modules in the order's ``base_dir`` (see
+    :func:`~crawler.order.components.add_import_dir`)."""
     doc = dict(data)
     given = doc.get("base_dir")
     doc["base_dir"] = str(Path(base_dir) / given) if isinstance(given, str) else str(base_dir)
+    add_import_dir(doc["base_dir"])
     issues: list[OrderIssue] = []
     order: CrawlOrder | None = None
     try:
@@ -304,19 +378,27 @@ def effective_yaml(order: CrawlOrder) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
-def require_contact_url(order: CrawlOrder) -> None:
-    """Raise OrderError unless ``operator.contact_url`` is an http(s) URL; called at crawl start."""
-    url = order.operator.contact_url
-    if url and re.match(r"(?i)https?://[^/\s]+", url):
-        return
-    issue = OrderIssue(
+def contact_issue(operator: OperatorConfig) -> OrderIssue | None:
+    """The problem with ``operator.contact_url`` (missing, or not an http(s) URL), if any."""
+    url = operator.contact_url
+    if url and is_http_url(url):
+        return None
+    return OrderIssue(
         "operator.contact_url",
         "operator.contact_url is required to crawl: set it to a page describing your crawl "
-        "and how to reach you (it is sent in every request's User-Agent)",
+        "and how to reach you (it is sent in every request's User-Agent)"
+        if not url
+        else "must be an http(s) URL: a page describing your crawl and how to reach you",
         url if url else NO_VALUE,
         hint="e.g. --set operator.contact_url=https://example.org/about-our-crawler",
     )
-    raise OrderError([issue])
+
+
+def require_contact_url(order: CrawlOrder) -> None:
+    """Raise OrderError unless ``operator.contact_url`` is an http(s) URL; called at crawl start."""
+    issue = contact_issue(order.operator)
+    if issue is not None:
+        raise OrderError([issue])
 
 
 def build_all(order: CrawlOrder) -> list[OrderIssue]:
@@ -336,28 +418,3 @@ def build_all(order: CrawlOrder) -> list[OrderIssue]:
         except OrderError as exc:
             issues.extend(exc.issues)
     return issues
-
-
-def validate_main(order_path: str | Path, sets: Sequence[str], out: IO[str], err: IO[str]) -> int:
-    """``crawler validate ORDER``: print the effective order (exit 0) or every error (exit 2)."""
-    from crawler.seeds.seed_list import load_seeds
-
-    try:
-        order = load_order(order_path, sets)
-        issues = build_all(order)
-        if issues:
-            raise OrderError(issues, str(order_path))
-        seeds = load_seeds(order)
-    except OrderError as exc:
-        err.write(f"{exc}\n")
-        return 2
-    out.write(effective_yaml(order))
-    for problem in seeds.problems:
-        err.write(f"warning: {problem}\n")
-    if not seeds.uris:
-        err.write("warning: the order has no seeds (seeds.file, seeds.urls)\n")
-    if not order.operator.contact_url:
-        err.write(
-            "warning: operator.contact_url is not set; `crawler run` refuses to start without it\n"
-        )
-    return 0

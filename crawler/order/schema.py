@@ -7,12 +7,12 @@ validated against the component's parameter model by :mod:`crawler.order.compone
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from crawler.netguard import parse_networks
+from crawler.urls import is_http_url
 
 
 class Section(BaseModel):
@@ -270,7 +270,7 @@ class DedupCollectionConfig(Section):
                 "e.g. {cdxj: ../old-crawl/indexes/index.cdxj}"
             )
         server = self.cdx_server
-        if server is not None and not re.match(r"(?i)https?://[^/\s]+", server):
+        if server is not None and not is_http_url(server):
             raise ValueError(
                 f"cdx_server {server!r} is not an http(s) URL, e.g. http://localhost:8080/coll/cdx"
             )

@@ -26,7 +26,7 @@ from crawler.order.errors import OrderError, OrderIssue
 from crawler.urls import UriError, normalize
 
 if TYPE_CHECKING:
-    from crawler.order.schema import CrawlOrder
+    from crawler.order.schema import CrawlOrder, SeedsConfig
 
 # Heritrix's test is "letter, then word chars, '+' or '-', then ':'"; "host:port" is not a scheme.
 _SCHEME_RE = re.compile(r"[A-Za-z][\w+\-.]*:(?!\d)")
@@ -143,15 +143,21 @@ def load_seeds(order: CrawlOrder) -> SeedList:
 
     Raises OrderError when the seeds file cannot be read; bad seeds only land in ``errors``.
     """
+    return read_seeds(order.seeds, Path(order.base_dir))
+
+
+def read_seeds(config: SeedsConfig, base_dir: Path) -> SeedList:
+    """Seeds of an order's ``seeds`` section, ``seeds.file`` relative to ``base_dir``; as
+    :func:`load_seeds`."""
     seeds = SeedList()
-    if order.seeds.file:
-        path = Path(order.base_dir) / Path(order.seeds.file).expanduser()
+    if config.file:
+        path = base_dir / Path(config.file).expanduser()
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             issue = OrderIssue("seeds.file", f"cannot read {path}: {exc.strerror or exc}")
             raise OrderError([issue]) from None
-        seeds.extend(text.splitlines(), order.seeds.file)
-    for i, url in enumerate(order.seeds.urls):
+        seeds.extend(text.splitlines(), config.file)
+    for i, url in enumerate(config.urls):
         seeds.add_line(url, f"seeds.urls[{i}]")
     return seeds

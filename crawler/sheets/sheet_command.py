@@ -36,6 +36,9 @@ def cmd_sheets(run_dir: Path, file: str, wait_s: float, out: TextIO, err: TextIO
     except OSError as exc:
         print(f"cannot read {file}: {exc.strerror or exc}", file=err)
         return 2
+    except UnicodeDecodeError as exc:
+        print(f"cannot read {file}: not UTF-8 text (byte {exc.start})", file=err)
+        return 2
     source = "stdin" if file == "-" else Path(file).name
     if (run_dir / "distributed.json").is_file():
         return _publish(run_dir, text, source, out, err)

@@ -1,18 +1,22 @@
-"""The README's custom Processor example, run exactly as printed there, in a real crawl."""
+"""The README's custom Processor example, run the way a reader runs it: the module and the order
+copied from the README into a job directory, ``crawler run`` started from another directory,
+without PYTHONPATH, against the sample site."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from crawllog_parser import parse_file
 
-from crawler.control.controller import CrawlController
 from crawler.demo import SampleSite
-from crawler.order.loader import load_order
 
 ROOT = Path(__file__).resolve().parents[2]
+CRAWLER = ROOT / ".venv" / "bin" / "crawler"
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -24,33 +28,69 @@ def readme_block(marker: str, lang: str) -> str:
     return match.group(1)
 
 
-def test_readme_processor_records_every_html_title(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "myprocessors.py").write_text(readme_block("processor", "python"))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    order_file = tmp_path / "order.yaml"
-    order_file.write_text(
-        f"extends: {ROOT / 'jobs' / 'example' / 'order.yaml'}\n"
-        "name: readme\n" + readme_block("order", "yaml")
-    )
+def test_readme_processor_records_the_title_of_every_2xx_html_page(tmp_path: Path) -> None:
+    job = tmp_path / "jobs" / "mycrawl"
+    job.mkdir(parents=True)
+    (job / "myprocessors.py").write_text(readme_block("processor", "python"))
+    (job / "order.yaml").write_text("name: mycrawl\n" + readme_block("order", "yaml"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     with SampleSite(pages_per_host=20) as site:
-        order = load_order(
-            order_file,
+        proc = subprocess.run(
             [
+                str(CRAWLER),
+                "run",
+                str(job / "order.yaml"),
+                "--no-display",
+                "--set",
+                "operator.contact_url=https://example.org/about-our-crawler",
+                "--set",
                 f"seeds.urls={site.base_urls!r}",
-                "seeds.file=null",
+                "--set",
+                "frontier.politeness={delay_factor: 0, min_delay_ms: 0, max_delay_ms: 0}",
+                "--set",
                 "logging.console=false",
             ],
+            cwd=elsewhere,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=100,
         )
-        run_dir = tmp_path / "run"
-        assert CrawlController(order, run_dir, install_signals=False).run() == 0
+    assert proc.returncode == 0, proc.stderr
+    run_dir = (job / "latest").resolve()
+
+    # the processor joined the default extract chain, which keeps every extractor
+    effective = yaml.safe_load((run_dir / "order.effective.yaml").read_text())
+    default = yaml.safe_load((ROOT / "conf" / "default-order.yaml").read_text())
+    names = [spec["name"] for spec in default["chains"]["extract"]]
+    at = names.index("extractor_html") + 1
+    assert [spec["name"] for spec in effective["chains"]["extract"]] == [
+        *names[:at],
+        "titles",
+        *names[at:],
+    ]
+    kept = {spec["name"]: spec for spec in effective["chains"]["extract"]}
+    for spec in default["chains"]["extract"]:
+        assert kept[spec["name"]]["enabled"] == spec.get("enabled", True)
+
     lines = parse_file(run_dir / "logs" / "crawl.log")
-    pages = {line.uri for line in lines if line.status == 200 and line.mime == "text/html"}
-    html = {line.uri for line in lines if line.status > 0 and line.mime == "text/html"}
+    html_2xx = {line.uri for line in lines if 200 <= line.status < 300 and line.mime == "text/html"}
+    html_other = {line.uri for line in lines if line.status >= 300 and line.mime == "text/html"}
+    assert html_2xx and html_other  # the site has error pages and redirects too
     rows = [row.split("\t") for row in (run_dir / "titles.tsv").read_text().splitlines()]
-    titled = {uri for uri, _ in rows}
-    assert len(titled) == len(rows)
-    assert pages <= titled <= html
-    assert all(0 < len(title) <= 80 for _, title in rows)
-    assert all("<" not in title for _, title in rows)
+    assert {uri for uri, _ in rows} == html_2xx and len(rows) == len(html_2xx)
+    assert all(0 < len(title) <= 80 and "<" not in title for _, title in rows)
+
+    # as the README says, show-processor finds the module when run in the job's directory
+    shown = subprocess.run(
+        [str(CRAWLER), "show-processor", "myprocessors.TitleRecorder"],
+        cwd=job,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "max_length" in shown.stdout and "file_name" in shown.stdout

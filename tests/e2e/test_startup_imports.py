@@ -52,7 +52,8 @@ def modules_after(*argv: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[str]]:
-    """A plain ``crawler run`` (no seeds, so it ends at once): its run directory and modules."""
+    """A plain ``crawler run`` (one seed on a closed port, not retried, so it ends at once;
+    an order without seeds is refused): its run directory and modules."""
     run_dir = tmp_path_factory.mktemp("startup") / "run"
     loaded = modules_after(
         "run",
@@ -63,7 +64,11 @@ def crawl(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[str]]:
         "--set",
         "seeds.file=null",
         "--set",
-        "seeds.urls=[]",
+        "seeds.urls=['http://127.0.0.1:9/']",
+        "--set",
+        "robots.policy=ignore",
+        "--set",
+        "frontier.retries.max_retries=0",
         "--set",
         "logging.console=false",
     )

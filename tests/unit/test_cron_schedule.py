@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from crawler.order.errors import OrderError
-from crawler.order.loader import load_order, validate_main
+from crawler.order.loader import load_order
+from crawler.order.preflight import validate_main
 from crawler.schedule.cron_schedule import CronError, CronSchedule, cron_problem
 
 pytestmark = pytest.mark.timeout(30)
@@ -90,7 +91,12 @@ def test_a_bad_schedule_in_an_order_names_its_yaml_path(tmp_path: Path) -> None:
 
 def test_a_good_schedule_is_in_the_effective_order(tmp_path: Path) -> None:
     order = tmp_path / "order.yaml"
-    order.write_text("name: nightly\nschedule: '0 3 * * *'\n")
+    order.write_text(
+        "name: nightly\nschedule: '0 3 * * *'\n"
+        # validate refuses what `crawler run` refuses: an order without contact or seeds
+        "operator: {contact_url: 'https://example.org/about'}\n"
+        "seeds: {urls: ['http://example.org/']}\n"
+    )
     out = io.StringIO()
     assert validate_main(order, [], out, io.StringIO()) == 0
     assert "schedule: 0 3 * * *" in out.getvalue()

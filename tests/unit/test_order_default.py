@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 from crawler.order.components import params_model_for, resolve_class
 from crawler.order.errors import OrderError
-from crawler.order.loader import build_all, default_order_path, load_order, validate_main
+from crawler.order.loader import build_all, default_order_path, load_order
+from crawler.order.preflight import validate_main
 from crawler.order.schema import CHAIN_NAMES, CrawlOrder
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,8 +19,8 @@ from crawler.order.loader import (
     effective_yaml,
     load_order,
     require_contact_url,
-    validate_main,
 )
+from crawler.order.preflight import validate_main
 from crawler.params import Params
 from crawler.processor import Processor
 
@@ -269,9 +269,7 @@ def test_effective_yaml_is_the_merged_order_without_extends(tmp_path: Path, base
     assert again == order
 
 
-def test_contact_url_is_optional_to_validate_but_required_to_crawl(
-    tmp_path: Path, base: Path
-) -> None:
+def test_contact_url_is_optional_to_load_but_required_to_crawl(tmp_path: Path, base: Path) -> None:
     order = load_order(job(tmp_path, "name: j\n"), ("operator.contact_url=null",))
     with pytest.raises(OrderError) as exc:
         require_contact_url(order)
@@ -291,14 +289,16 @@ def test_validate_main_prints_effective_order_or_every_error(tmp_path: Path, bas
     assert validate_main(path, ["toe_threads=0", "operator.contact_url=null"], out, err) == 2
     assert out.getvalue() == ""
     assert "toe_threads: input should be greater than or equal to 1" in err.getvalue()
+    assert "operator.contact_url is required to crawl" in err.getvalue()  # in the same pass
 
     out, err = io.StringIO(), io.StringIO()
     assert validate_main(path, ["operator.contact_url=null", "seeds.file=none.txt"], out, err) == 2
     assert "seeds.file: cannot read" in err.getvalue()
+    assert "operator.contact_url: operator.contact_url is required" in err.getvalue()
 
-    out, err = io.StringIO(), io.StringIO()
-    assert validate_main(path, ["operator.contact_url=null"], out, err) == 0
-    assert "operator.contact_url is not set" in err.getvalue()
+    out, err = io.StringIO(), io.StringIO()  # `crawler run` refuses it: so does validate
+    assert validate_main(path, ["operator.contact_url=null"], out, err) == 2
+    assert out.getvalue() == ""
 
 
 def test_changing_a_component_class_drops_the_parents_params(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ import yaml
 
 from crawler.curi import CrawlURI
 from crawler.order.errors import OrderError
-from crawler.order.loader import load_order, validate_main
+from crawler.order.loader import load_order
+from crawler.order.preflight import validate_main
 from crawler.order.schema import CrawlOrder, SheetConfig
 from crawler.sheets import SheetOverlays
 from crawler.sheets.sheet_compiler import host_prefixes

@@ -45,6 +45,12 @@ export function clock(s) {
   return `${d ? d + 'd ' : ''}${hh}:${mm}:${ss}`;
 }
 
+// An elapsed time: under a minute in seconds (a sample-site crawl takes less than one), else
+// as clock() does.
+export function duration(s) {
+  return s !== undefined && s !== null && s < 60 ? `${num(s, s < 10 ? 1 : 0)} s` : clock(s);
+}
+
 export function badge(state) {
   return h('span', { className: `badge st-${String(state).toLowerCase()}`, text: state });
 }

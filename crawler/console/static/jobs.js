@@ -2,14 +2,14 @@
 // order with --set overrides (validated first; problems are listed by YAML path).
 
 import { api, ApiError } from './api.js';
-import { h, int, bytes, clock, badge, table } from './dom.js';
+import { h, int, bytes, duration, badge, table } from './dom.js';
 import { poll } from './poller.js';
 
 function runsTable(runs) {
   return table(['Run', 'State', 'Started', '#Elapsed', '#Downloaded', '#Queued', '#Failed', '#Data'],
     runs.map((r) => [
       h('a', { href: `#/runs/${encodeURIComponent(r.id)}` }, r.name),
-      badge(r.state), r.started || '–', clock(r.elapsed_s), int(r.downloaded), int(r.queued),
+      badge(r.state), r.started || '–', duration(r.elapsed_s), int(r.downloaded), int(r.queued),
       int(r.failed), bytes(r.bytes),
     ]), 'no runs yet');
 }

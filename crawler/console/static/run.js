@@ -3,7 +3,7 @@
 // changed since the earlier crawl (a recrawl's change report), and the steering buttons (the same verbs as `crawler pause|unpause|terminate|block`).
 
 import { api, runPath, ApiError } from './api.js';
-import { h, int, num, bytes, clock, badge, table, bar } from './dom.js';
+import { h, int, num, bytes, clock, duration, badge, table, bar } from './dom.js';
 import { LineChart } from './chart.js';
 import { poll } from './poller.js';
 
@@ -18,7 +18,7 @@ const COUNTERS = [
 function counters(doc, run) {
   const s = doc || {}, r = s.rates || {}, t = s.threads || {};
   return {
-    elapsed: clock(s.elapsed_s), discovered: int(s.discovered), queued: int(s.queued),
+    elapsed: duration(s.elapsed_s), discovered: int(s.discovered), queued: int(s.queued),
     downloaded: int(s.downloaded), failed: int(s.failed),
     uris: `${num(r.uris_per_s)} (${num(r.avg_uris_per_s)})`,
     kb: `${num(r.kb_per_s, 0)} (${num(r.avg_kb_per_s, 0)})`,
@@ -260,12 +260,16 @@ export function runView(main, id) {
     };
   };
 
-  let ticks = 0;
+  let ticks = 0, lastState = null;
   const tick = async () => {
-    const slow = ticks++ % 4 === 0;
     let updates;
     try {
-      updates = await Promise.all([api(base).then((data) => () => render(data)), loadSeries(), loadLog(),
+      const data = await api(base);
+      // Reports, alerts, replay and changes are read every 4th tick, and at once when the state
+      // changes (a crawl that has just finished has written its reports).
+      const slow = ticks++ % 4 === 0 || data.state !== lastState;
+      lastState = data.state;
+      updates = await Promise.all([() => render(data), loadSeries(), loadLog(),
         slow ? loadAlerts() : null, slow ? loadReports() : null, slow ? loadArchive() : null, slow ? loadChanges() : null]);
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) { main.replaceChildren(h('p', { className: 'error' }, err.message)); ticker.stop(); return; }
