@@ -48,7 +48,7 @@ from crawler.order.schema import PaceConfig
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
 
-MIN_FIRST_GAP_S = 0.025
+MIN_FIRST_GAP_S = 0.05
 """The first gap is at least this: a server that refused us is asked at most 40 times a second
 until it has answered well for a while (fewer refusals while the pace finds its limit)."""
 FAST_DESCENT = 8
@@ -59,7 +59,7 @@ TIMED_MAX_BYTES = 64 * 1024
 """Larger bodies take long because they are large: their fetch time is not a server signal."""
 PLATEAU_MARGIN = 1.05
 """Within this factor of the known limit the gap shrinks slower still."""
-PLATEAU_SLOWDOWN = 8
+PLATEAU_SLOWDOWN = 16
 """How much slower the gap shrinks near the known limit."""
 MAX_SAMPLE_S = 1.0
 """Longest time between two answers that counts toward the recent pace."""
@@ -67,6 +67,14 @@ BASELINE_WEIGHT = 0.05
 """Weight of a new fetch duration in the server's usual response time."""
 INTERVAL_WEIGHT = 0.125
 """Weight of a new interval between answers in the server's recent pace."""
+SETTLE_S = 1.0
+"""A refusal (a status signal) while the server's limit is not known holds the server this long
+at least: a limiter that counts requests per second, or counts the ones it refused, refuses
+everything until its window has passed, whatever the new gap; after the hold it has forgotten
+the overdraft, and the next refusal says the new gap is still too short."""
+SETTLE_KNOWN_S = 0.25
+"""The hold after a refusal once the limit is known: the pace was only just past it (a window
+limiter's last request of a second, a bucket's last token), a short pause lets the count fall."""
 FAST_RAMP_ANSWERS = 10
 """A signal after fewer healthy answers than this since the last increase takes the fast factor:
 at a pace the server can bear, the slow decrease takes far more answers to draw a signal."""
@@ -133,14 +141,16 @@ class ServerPace:
 
     def observe(
         self, st: PaceState, now_s: float, started_s: float, status: int, duration_s: float
-    ) -> bool:
+    ) -> float:
         """Take the answer to a fetch that started at ``started_s`` and took ``duration_s``
-        (negative: unknown) with ``status``. True if the gap grew."""
+        (negative: unknown) with ``status``. Returns how long (seconds) the server must now wait
+        before its next fetch start: the new gap, or :data:`SETTLE_S` after a refusal; 0.0
+        when the gap did not grow."""
         last = st.last_answer_s
         if last >= 0:
             st.interval_s += (min(now_s - last, MAX_SAMPLE_S) - st.interval_s) * INTERVAL_WEIGHT
         st.last_answer_s = now_s
-        signal = status in self._statuses
+        refused = signal = status in self._statuses
         if duration_s >= 0 and status > 0:
             base = st.baseline_s
             if base < 0:
@@ -155,7 +165,11 @@ class ServerPace:
                     st.slow_streak = 0
                 st.baseline_s = base + (duration_s - base) * BASELINE_WEIGHT
         if signal:
-            return self._raise(st, now_s, started_s)
+            if not self._raise(st, now_s, started_s):
+                return 0.0
+            if not refused:
+                return st.gap_s
+            return max(st.gap_s, SETTLE_KNOWN_S if st.limit_gap_s else SETTLE_S)
         if st.gap_s > 0 and status > 0:
             st.ok_since_raise += 1
             gap = st.gap_s
@@ -167,7 +181,7 @@ class ServerPace:
             else:
                 gap -= st.peak_s * self._decrease / PLATEAU_SLOWDOWN
             st.gap_s = gap if gap > MIN_FIRST_GAP_S / 100 else 0.0
-        return False
+        return 0.0
 
     def _raise(self, st: PaceState, now_s: float, started_s: float) -> bool:
         if started_s < st.raised_s:

@@ -21,6 +21,7 @@ from crawler.frontier.server_pace import (
     FAST_DESCENT,
     FAST_RAMP_ANSWERS,
     MIN_FIRST_GAP_S,
+    SETTLE_S,
     TIMED_MAX_BYTES,
     timing_counts,
 )
@@ -165,8 +166,11 @@ def test_the_gate_spaces_starts_to_a_paced_server() -> None:
     assert gate.observe("h:80", 10.1, 10.0, 429, 0.1)
     gap = gate.gap_s("h:80")
     assert gap >= MIN_FIRST_GAP_S
-    assert gate.try_start("h:80", 10.2) is None
-    assert gate.try_start("h:80", 10.2) == pytest.approx(10.2 + gap)  # any queue waits
+    # A refusal holds the server a while (a window limiter refuses until its window is over)
+    assert gate.try_start("h:80", 10.2) == pytest.approx(10.1 + SETTLE_S)
+    after = 10.1 + SETTLE_S
+    assert gate.try_start("h:80", after) is None
+    assert gate.try_start("h:80", after) == pytest.approx(after + gap)  # any queue waits
     assert gate.try_start("other:80", 10.2) is None  # another server is not held back
     assert gate.paced(5) == [("h:80", gap)]
 
@@ -200,8 +204,8 @@ def test_429s_space_fetch_starts_across_queues_despite_zero_politeness(tmp_path:
     assert f.finished(first) is False  # retried
     gap = f.paced_servers()[0][1]
     assert gap >= MIN_FIRST_GAP_S
-    assert f.next(0) is None  # the next start waits one new gap, whatever the queue
-    clock.advance(gap + 0.001)
+    assert f.next(0) is None  # the next start waits the refusal's hold, whatever the queue
+    clock.advance(SETTLE_S + 0.001)
     assert f.next(0) is not None
     assert f.next(0) is None  # and the other queues wait for the server's gap
     clock.advance(gap + 0.001)
