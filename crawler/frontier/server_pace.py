@@ -75,6 +75,9 @@ the overdraft, and the next refusal says the new gap is still too short."""
 SETTLE_KNOWN_S = 0.25
 """The hold after a refusal once the limit is known: the pace was only just past it (a window
 limiter's last request of a second, a bucket's last token), a short pause lets the count fall."""
+SLACK_S = 1e-6
+"""Comparisons of the gap with the known limit allow this much: right after a raise the gap is
+exactly ``increase_factor`` x the limit, and the Redis twin keeps milliseconds to 6 decimals."""
 FAST_RAMP_ANSWERS = 10
 """A signal after fewer healthy answers than this since the last increase takes the fast factor:
 at a pace the server can bear, the slow decrease takes far more answers to draw a signal."""
@@ -174,9 +177,9 @@ class ServerPace:
             st.ok_since_raise += 1
             gap = st.gap_s
             limit = st.limit_gap_s
-            if gap > limit * self._factor:
+            if gap > limit * self._factor + SLACK_S:
                 gap -= gap * self._decrease * FAST_DESCENT
-            elif gap > limit * PLATEAU_MARGIN:
+            elif gap > limit * PLATEAU_MARGIN + SLACK_S:
                 gap -= st.peak_s * self._decrease
             else:
                 gap -= st.peak_s * self._decrease / PLATEAU_SLOWDOWN

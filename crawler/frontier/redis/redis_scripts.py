@@ -62,6 +62,7 @@ from crawler.frontier.server_pace import (
     PLATEAU_SLOWDOWN,
     SETTLE_KNOWN_S,
     SETTLE_S,
+    SLACK_S,
     SLOW_STREAK,
 )
 
@@ -134,7 +135,7 @@ PACE_FN = (
     f"local PLATEAU_MARGIN, PLATEAU_SLOWDOWN = {PLATEAU_MARGIN}, {PLATEAU_SLOWDOWN}\n"
     f"local SLOW_STREAK = {SLOW_STREAK}\n"
     f"local SETTLE_MS, SETTLE_KNOWN_MS = {SETTLE_S * 1000:.3f}, {SETTLE_KNOWN_S * 1000:.3f}\n"
-    f"local MAX_SAMPLE_MS = {MAX_SAMPLE_S * 1000:.3f}\n"
+    f"local MAX_SAMPLE_MS, SLACK_MS = {MAX_SAMPLE_S * 1000:.3f}, {SLACK_S * 1000}\n"
     f"local BASELINE_WEIGHT, INTERVAL_WEIGHT = {BASELINE_WEIGHT}, {INTERVAL_WEIGHT}\n"
     + """
 -- The adaptive pace of crawler.frontier.server_pace.ServerPace, on a server's hash.
@@ -194,19 +195,19 @@ local function pace(srv_key, kind, age, dur, P)
     end
   elseif g > 0 and kind == 0 then
     gk = gk + 1
-    if g > gs * P[1] then
+    if g > gs * P[1] + SLACK_MS then
       g = g - g * P[3] * FAST_DESCENT
-    elseif g > gs * PLATEAU_MARGIN then
+    elseif g > gs * PLATEAU_MARGIN + SLACK_MS then
       g = g - gp * P[3]
     else
       g = g - gp * P[3] / PLATEAU_SLOWDOWN
     end
     if g < MIN_FIRST_GAP_MS / 100 then g = 0 end
   end
-  redis.call('HSET', srv_key, 'g', string.format('%.3f', g), 'gp', string.format('%.3f', gp),
-    'gr', string.format('%d', gr), 'gk', string.format('%d', gk), 'gs', string.format('%.3f', gs),
+  redis.call('HSET', srv_key, 'g', string.format('%.6f', g), 'gp', string.format('%.6f', gp),
+    'gr', string.format('%d', gr), 'gk', string.format('%d', gk), 'gs', string.format('%.6f', gs),
     'ss', string.format('%d', ss),
-    'lb', string.format('%.3f', lb), 'iv', string.format('%.3f', iv), 'la', string.format('%d', la))
+    'lb', string.format('%.6f', lb), 'iv', string.format('%.6f', iv), 'la', string.format('%d', la))
 end
 """
 )
