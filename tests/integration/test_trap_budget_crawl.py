@@ -7,16 +7,13 @@ whole."""
 
 from __future__ import annotations
 
-import datetime
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from crawllog_parser import parse_file
+from trap_site import LIST_PAGES, NUMBERED, PER_INDEX, TrapSite
 
 from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order
@@ -24,90 +21,15 @@ from crawler.order.loader import load_order
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
 BUDGET = 30  # the default TrapBudgetDecideRule's max_series_length
-LIST_PAGES = 25
-NUMBERED = 1000  # pages of the numbered site
-PER_INDEX = 50  # pages each of its lists links
 AREA = 1 + 24 + 60  # a 2-D calendar: its first month, 24 within 3 steps, max_series_uris more
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
 
-def _page(links: list[str]) -> bytes:
-    anchors = "".join(f'<a href="{href}">{href}</a> ' for href in links)
-    return f"<html><body>{anchors}</body></html>".encode()
-
-
-def _month(year: int, month: int, step: int) -> str:
-    index = year * 12 + month - 1 + step
-    return f"/calendar/{index // 12}/{index % 12 + 1:02d}"
-
-
-def route(path: str, query: str) -> bytes | None:
-    """The site: a start page, an endless calendar, endless events, a 25-page list; a calendar
-    linking months and years; a numbered site of 1,000 pages and its 20 lists."""
-    parts = path.strip("/").split("/")
-    if path == "/" and query == "site=grid":  # the seed of the 2-D calendar
-        return _page(["/grid/2026/01"])
-    if path == "/" and query == "site=numbered":  # the seed of the numbered site
-        return _page(["/index/1"])
-    if path == "/":
-        return _page(["/calendar/2026/01", "/list?page=1", "/about.html"])
-    if path == "/about.html":
-        return _page([])
-    if parts[0] == "calendar" and len(parts) == 3 and all(p.isdigit() for p in parts[1:]):
-        year, month = int(parts[1]), int(parts[2])
-        day = f"{year:04d}-{month:02d}-01"
-        return _page([_month(year, month, -1), _month(year, month, 1), f"/events?date={day}"])
-    if path == "/events":
-        date = datetime.date.fromisoformat(parse_qs(query)["date"][0])
-        return _page([f"/events?date={date + datetime.timedelta(days=1)}"])
-    if path == "/list":
-        return _page([f"/list?page={n}" for n in range(1, LIST_PAGES + 1)])
-    if parts[0] == "grid" and len(parts) == 3 and all(p.isdigit() for p in parts[1:]):
-        year, month = int(parts[1]), int(parts[2])
-        links = [_month(year, month, step) for step in (-1, 1, -12, 12)]
-        return _page([link.replace("/calendar/", "/grid/") for link in links])
-    indexes = NUMBERED // PER_INDEX
-    if parts[0] == "index" and len(parts) == 2 and parts[1].isdigit():
-        k = int(parts[1])
-        if not 1 <= k <= indexes:
-            return None
-        pager = [f"/index/{j}" for j in (k - 1, k + 1, *range(1, indexes + 1)) if j >= 1]
-        pages = [f"/p/{n}" for n in range((k - 1) * PER_INDEX + 1, k * PER_INDEX + 1)]
-        return _page([j for j in pager if int(j.rsplit("/", 1)[1]) <= indexes] + pages)
-    if parts[0] == "p" and len(parts) == 2 and parts[1].isdigit():
-        n = int(parts[1])
-        if not 1 <= n <= NUMBERED:
-            return None
-        return _page([f"/p/{j}" for j in (n - 1, n + 1) if 1 <= j <= NUMBERED] + ["/?site=numbered"])
-    return None
-
-
 @pytest.fixture
 def origin() -> Iterator[tuple[str, list[str]]]:
-    requested: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            requested.append(self.path)
-            url = urlsplit(self.path)
-            body = route(url.path, url.query)
-            self.send_response(200 if body is not None else 404)
-            self.send_header("Content-Type", "text/html")
-            body = body if body is not None else b"not found"
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", requested
-    server.shutdown()
-    server.server_close()
+    with TrapSite() as site:
+        yield site.base, site.requested
 
 
 def test_endless_calendar_ends_at_its_trap_budget(
