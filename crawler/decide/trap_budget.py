@@ -16,14 +16,16 @@ Three budgets, all REJECTing with the annotation ``trap:<template>``:
   budget, so it is crawled whole, however many pages it has.
 * ``max_series_uris`` (default 60): the length bounds each path, not the area: a calendar that
   links the next and previous month *and year* reaches every month within 30 steps, hundreds of
-  pages (two axes multiply). So a series (its identity, a hash of its first URI, travels with
-  each URI as ``SERIES_ID_KEY``) may also reach at most this many distinct URIs more than
-  :data:`FREE_STEPS` steps from its first page. Whatever lies within a few steps is free: a
-  list's page bar, numbered pages linking ten others, a site's pages found through their lists
-  (each of those starts a series of its own); a trap's series go on much further, and one in
-  two dimensions ends within 25 + 60 URIs. A URI rejected in a series still passes when a page
-  of another template links it. The members of the ``max_series`` most recently grown series
-  are kept (an LRU; a series forgotten starts counting again, the length still bounds it).
+  pages (two axes multiply). So a series whose template holds two numbers or more (a *grid*:
+  year and month, ``/item/{n}/{n}``) may also reach at most this many distinct URIs more than
+  :data:`FREE_STEPS` steps from its first page; its identity (a hash of its first URI) travels
+  with each URI as ``SERIES_ID_KEY``. A calendar in two dimensions thus ends within 1 + 24 + 60
+  URIs, one in one dimension at its length (61). Whatever lies within a few steps is free (a
+  list's page bar, pages linking ten others); a template with one number is never counted (a
+  site whose ``/p/{n}`` pages link each other as a tree, however deep); a page a list links
+  starts a series of its own, and a URI rejected in a series still passes when a page of
+  another template links it. The members of the ``max_series`` most recently grown series are
+  kept (an LRU; a series forgotten starts counting again, the length still bounds it).
 * ``max_uris_per_template`` (default 0 = off): at most that many distinct URIs per host and
   template, counting only URIs found in a series (``series_only``) or every one; for a hard cap.
   The templates are kept in an LRU of ``max_templates`` entries (a 64-bit key and the 64-bit
@@ -63,7 +65,7 @@ from crawler.curi import (
     Hop,
 )
 from crawler.decide.decide_rule import DecideResult, DecideRule
-from crawler.decide.url_template import url_template
+from crawler.decide.url_template import MONTH, NUMBER, url_template
 from crawler.params import Params
 
 if TYPE_CHECKING:
@@ -77,6 +79,12 @@ FREE_STEPS = 3
 _TOP_KEPT = 1000  # templates whose rejections are counted one by one, for the report
 _via_template = lru_cache(maxsize=4096)(url_template)
 """A page's outlinks share its via: its template is worked out once (lru_cache is thread-safe)."""
+
+
+def _is_grid(template: str) -> bool:
+    """Whether ``template`` holds two numbers or more (a year and a month): its series may
+    spread over an area, not only along a line."""
+    return template.count(NUMBER) + template.count(MONTH) >= 2
 
 
 def _hash64(text: str) -> int:
@@ -97,8 +105,9 @@ class TrapBudgetParams(Params):
     max_series_uris: int = Field(
         60,
         ge=0,
-        description="distinct URIs one series may reach more than 3 steps from its first page "
-        "(a calendar linking months and years: the two axes multiply); 0 = no limit",
+        description="distinct URIs a series of a template with two numbers or more may reach "
+        "more than 3 steps from its first page (a calendar linking months and years: the two "
+        "axes multiply); 0 = no limit",
     )
     max_series: int = Field(
         10_000,
@@ -170,6 +179,7 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
             if (
                 via_run >= FREE_STEPS
                 and p.max_series_uris
+                and _is_grid(template)
                 and not self._joins(series, _hash64(curi.uri))
             ):
                 return self._reject(curi, template)

@@ -328,22 +328,47 @@ def test_a_calendar_in_one_dimension_still_ends_at_its_length() -> None:
 
 
 def test_pages_found_on_lists_start_series_of_their_own() -> None:
-    """A numbered site: lists link every page, pages link the next and previous one. Pages met
-    first through their neighbours may be counted; each is still let through from its list."""
+    """A numbered site (two numbers: a section and a page): lists link every page, pages link
+    the next one. Pages met first through their neighbours may be counted; each is still let
+    through from its list."""
     rule = TrapBudgetDecideRule(TrapBudgetParams(max_series_uris=2))
     home = CrawlURI("http://h/", hop_path="")
     home.is_seed = True
     listing = CrawlURI.from_bytes(home.create_child("http://h/all.html", "L").to_bytes())
-    page = CrawlURI.from_bytes(listing.create_child("http://h/p/0", "L").to_bytes())
+    page = CrawlURI.from_bytes(listing.create_child("http://h/s/7/p/0", "L").to_bytes())
     for n in range(1, 10):  # a chain of next links, far past 3 steps and 2 counted
-        child = page.create_child(f"http://h/p/{n}", "L")
+        child = page.create_child(f"http://h/s/7/p/{n}", "L")
         decision = rule.decide(child)
         assert decision is (DecideResult.ACCEPT if n <= 5 else DecideResult.REJECT), n
         if decision is DecideResult.REJECT:
             break
         page = CrawlURI.from_bytes(child.to_bytes())
     for n in range(10):
-        assert rule.decide(listing.create_child(f"http://h/p/{n}", "L")) is DecideResult.ACCEPT
+        child = listing.create_child(f"http://h/s/7/p/{n}", "L")
+        assert rule.decide(child) is DecideResult.ACCEPT
+
+
+def test_a_tree_of_pages_with_one_number_is_crawled_whole_however_deep() -> None:
+    """1,000 pages /p/N.html, each linking 2N+1, 2N+2 and (7N+3) mod 1000, from a home page
+    linking page 0: ten steps deep, one number in the template, never an area."""
+    rule = TrapBudgetDecideRule()
+    home = CrawlURI("http://h/", hop_path="")
+    home.is_seed = True
+    first = home.create_child("http://h/p/0.html", "L")
+    assert rule.decide(first) is DecideResult.ACCEPT
+    queue, seen = [CrawlURI.from_bytes(first.to_bytes())], {first.uri}
+    while queue:
+        page = queue.pop(0)
+        n = int(page.uri.rsplit("/", 1)[1].split(".")[0])
+        for k in (2 * n + 1, 2 * n + 2, (7 * n + 3) % 1000):
+            uri = f"http://h/p/{k}.html"
+            if k >= 1000 or uri in seen:
+                continue
+            child = page.create_child(uri, "L")
+            assert rule.decide(child) is DecideResult.ACCEPT, uri
+            seen.add(uri)
+            queue.append(CrawlURI.from_bytes(child.to_bytes()))
+    assert len(seen) == 1000
 
 
 def test_series_members_survive_a_restore_and_memory_is_bounded() -> None:
