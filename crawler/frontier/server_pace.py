@@ -14,9 +14,15 @@ whatever the politeness says:
   is known, a signal that comes before :data:`FAST_RAMP_ANSWERS` healthy answers since the last
   increase (that increase was not enough: we are still far too fast) makes it
   ``fast_increase_factor`` times longer instead — a ramp; any other signal sets the *known
-  limit*, the gap it came at. From no gap at all, the first gap is the time between two recent
-  answers of the server (how fast we were going) times the fast factor, and at least
-  :data:`MIN_FIRST_GAP_S`;
+  limit*, the gap it came at (a signal above :data:`PLATEAU_MARGIN` x the known limit says that
+  limit was too low: the gap grows by ``increase_factor`` squared). From no gap at all, the
+  first gap is the time between two recent answers of the server (how fast we were going)
+  times the fast factor, and at least :data:`MIN_FIRST_GAP_S`;
+* a refusal (a status signal, not slow answers) also holds the server: no fetch starts for
+  :data:`SETTLE_S` while the limit is not known, :data:`SETTLE_KNOWN_S` once it is (or the new
+  gap if longer). Limiters that count requests per window, or count the requests they refused,
+  refuse everything until the window has passed, whatever the gap: without the hold, those
+  refusals would ramp the gap far past the server's limit;
 * a signal from a fetch that started before the last increase says nothing new (it was sent at
   the old pace) and is ignored, so a burst of refusals in flight raises the gap once;
 * each healthy answer takes ``decrease_fraction`` of the gap's last peak off the gap (additive
@@ -26,7 +32,7 @@ whatever the politeness says:
   the overshoot of a ramp, or a lone signal, is soon undone; within :data:`PLATEAU_MARGIN` of
   the known limit it shrinks :data:`PLATEAU_SLOWDOWN` times slower (a limiter with a burst
   hides an overdraft for a while: probing past the limit slowly keeps refusals rare);
-* the server's next fetch start is pushed one new gap after an increase.
+* the server's next fetch start is pushed one new gap (or hold) after an increase.
 * the gap never exceeds ``max_gap_ms``.
 
 The usual response time is a moving average of the server's fetch durations (slow ones too, so
@@ -49,7 +55,7 @@ if TYPE_CHECKING:
     from crawler.curi import CrawlURI
 
 MIN_FIRST_GAP_S = 0.05
-"""The first gap is at least this: a server that refused us is asked at most 40 times a second
+"""The first gap is at least this: a server that refused us is asked at most 20 times a second
 until it has answered well for a while (fewer refusals while the pace finds its limit)."""
 FAST_DESCENT = 8
 """How much faster the gap shrinks while far above the gap that last drew a signal."""
@@ -194,6 +200,8 @@ class ServerPace:
             factor = self._fast
         else:
             factor = self._factor
+            if st.limit_gap_s and gap > st.limit_gap_s * PLATEAU_MARGIN + SLACK_S:
+                factor *= factor
             st.limit_gap_s = gap
         st.ok_since_raise = 0
         gap = gap * factor if gap > 0 else max(st.interval_s * factor, MIN_FIRST_GAP_S)

@@ -81,8 +81,18 @@ def test_signals_before_the_server_answers_well_raise_fast_then_slowly() -> None
     assert a.st.gap_s == pytest.approx(before * CONFIG.increase_factor)
     assert a.st.limit_gap_s == pytest.approx(before)  # the server's limit is known now
     again = a.st.gap_s
-    a.answer(429, after_s=again)  # at once again: no ramp once a limit is known
-    assert a.st.gap_s == pytest.approx(again * CONFIG.increase_factor)
+    # At once again, at 1.15 x the limit: no ramp once a limit is known, but that limit was
+    # too low (refused above it), so the gap grows by the factor squared.
+    a.answer(429, after_s=again)
+    assert a.st.gap_s == pytest.approx(again * CONFIG.increase_factor**2)
+    assert a.st.limit_gap_s == pytest.approx(again)
+    for _ in range(3000):  # back down to the limit, then refused there: the usual factor
+        a.answer(200)
+        if a.st.gap_s <= again:
+            break
+    at_limit = a.st.gap_s
+    a.answer(429)
+    assert a.st.gap_s == pytest.approx(at_limit * CONFIG.increase_factor)
 
 
 def test_a_signal_sent_at_the_old_pace_is_ignored() -> None:
@@ -223,6 +233,6 @@ def test_the_first_gap_floor_does_not_apply_to_later_increases() -> None:
     for _ in range(FAST_RAMP_ANSWERS):
         a.answer(200)
     a.st.gap_s = small = MIN_FIRST_GAP_S / 4
-    a.st.limit_gap_s = small / 2
+    a.st.limit_gap_s = small
     a.answer(429)
     assert a.st.gap_s == pytest.approx(small * CONFIG.increase_factor)

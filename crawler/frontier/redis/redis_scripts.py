@@ -175,7 +175,12 @@ local function pace(srv_key, kind, age, dur, P)
   if signal then
     if now - age >= gr then
       local factor = P[1]
-      if gk < FAST_RAMP_ANSWERS and gs == 0 then factor = P[2] else gs = g end
+      if gk < FAST_RAMP_ANSWERS and gs == 0 then
+        factor = P[2]
+      else
+        if gs > 0 and g > gs * PLATEAU_MARGIN + SLACK_MS then factor = factor * factor end
+        gs = g
+      end
       gk = 0
       if g > 0 then
         g = g * factor
