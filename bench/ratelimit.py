@@ -16,7 +16,8 @@ the host (``--workers 2`` on Redis with ``--redis``). The server's own counters 
 * ``load`` — the 1-minute load average at the end of the run.
 
 Run: ``python bench/ratelimit.py [--rates 10,25,100] [--seconds 60] [--shape bucket,fixed]
-[--retry-after none,1,0] [--redis]`` (``make bench-ratelimit``). Prints one table row per run.
+[--retry-after none,1,0] [--wide] [--redis]`` (``make bench-ratelimit``); ``--wide``: the home
+page links every page, so the crawl has the whole site queued at once. Prints one table row per run.
 """
 
 from __future__ import annotations
@@ -82,7 +83,9 @@ def one_run(
     args: argparse.Namespace,
 ) -> str:
     pages = int(rate * args.seconds)
-    with RateLimitedSite(pages, rate, BURST, retry_after=retry_after, shape=shape) as site:
+    with RateLimitedSite(
+        pages, rate, BURST, retry_after=retry_after, shape=shape, wide=args.wide
+    ) as site:
         run_dir = Path(tempfile.mkdtemp(prefix="ratelimit-"))
         started = time.monotonic()
         try:
@@ -127,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated Retry-After of the 429s: none, auto (seconds until a request "
         "would pass, at least 1) or whole seconds",
     )
+    parser.add_argument(
+        "--wide", action="store_true", help="the home page links every page (all queued at once)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the run directories")
     parser.add_argument("--redis", action="store_true", help="also --workers 2 on redis-server")
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", ""))
@@ -146,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.redis_url:
             redis_proc, args.redis_url = start_redis()
         modes += [(int(q), 2) for q in args.queues.split(",")]
-    print(f"bucket burst {BURST}, politeness off")
+    print(f"bucket burst {BURST}, politeness off{', wide site' if args.wide else ''}")
     print(
         "| shape        |   RA |     R | mode                 |  pages |   200/s | % of R |"
         "   reqs |   429 | 429 % | lost |   wall | load |"

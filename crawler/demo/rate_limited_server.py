@@ -18,7 +18,8 @@ seconds until the limiter would allow a request (at least 1), or a fixed number 
 (``"1"``, ``"0"``). Every request counts, robots.txt included, so a crawler that keeps under
 the rate never sees a 429.
 
-The site: ``/`` links to ``/p/0.html``; page *i* links to pages 2i+1, 2i+2 (a binary tree, so
+The site: ``/`` links to ``/p/0.html`` (to every page with ``wide``: the crawl has the whole
+site queued at once, as with a sitemap); page *i* links to pages 2i+1, 2i+2 (a binary tree, so
 every page is at most log2(pages) + 2 hops from ``/``) and to (7i + 3) mod ``pages``. The
 ground truth (:attr:`RateLimitedSite.page_urls`) is ``/`` and every page, each answering 200
 once the limiter allows. ``/robots.txt`` allows everything.
@@ -232,6 +233,7 @@ class RateLimitedSite:
         *,
         retry_after: str | None = None,
         shape: str = "bucket",
+        wide: bool = False,
         port: int = 0,
     ) -> None:
         if pages < 1:
@@ -241,6 +243,7 @@ class RateLimitedSite:
         self.pages = pages
         self.limiter = make_limiter(shape, rate_per_s, burst)
         self.shape = shape
+        self.wide = wide
         self.retry_after = retry_after
         self._port = port
         self._lock = threading.Lock()
@@ -271,7 +274,7 @@ class RateLimitedSite:
         if path == "/robots.txt":
             return ROBOTS
         if path == "/":
-            return self._html("Home", [0])
+            return self._html("Home", list(range(self.pages)) if self.wide else [0])
         if path.startswith("/p/") and path.endswith(".html"):
             number = path[3:-5]
             if number.isdigit() and int(number) < self.pages:
@@ -359,6 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--retry-after", default=None, help="Retry-After of a 429: auto, or whole seconds"
     )
+    parser.add_argument("--wide", action="store_true", help="the home page links every page")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
     try:
@@ -368,6 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.burst,
             retry_after=args.retry_after,
             shape=args.shape,
+            wide=args.wide,
             port=args.port,
         )
     except ValueError as exc:

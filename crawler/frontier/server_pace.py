@@ -153,8 +153,8 @@ class ServerPace:
     ) -> float:
         """Take the answer to a fetch that started at ``started_s`` and took ``duration_s``
         (negative: unknown) with ``status``. Returns how long (seconds) the server must now wait
-        before its next fetch start: the new gap, or :data:`SETTLE_S` after a refusal; 0.0
-        when the gap did not grow."""
+        before its next fetch start: the new gap, or after a refusal the hold
+        (:data:`SETTLE_S`, :data:`SETTLE_KNOWN_S`) if longer; 0.0 when the gap did not grow."""
         last = st.last_answer_s
         if last >= 0:
             st.interval_s += (min(now_s - last, MAX_SAMPLE_S) - st.interval_s) * INTERVAL_WEIGHT
