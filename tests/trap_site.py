@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from urllib.parse import parse_qs, urlsplit
@@ -76,15 +77,19 @@ def route(path: str, query: str) -> bytes | None:
 
 
 class TrapSite:
-    """Serves :func:`route` on 127.0.0.1; ``requested`` lists every path (with query) asked."""
+    """Serves :func:`route` on 127.0.0.1; ``requested`` lists every path (with query) asked.
+    Each ``/grid/`` page answers ``grid_delay_s`` late (a crawl stopped by a limit then stops
+    within a few of them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, grid_delay_s: float = 0.0) -> None:
         self.requested: list[str] = []
         requested = self.requested
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 requested.append(self.path)
+                if grid_delay_s and self.path.startswith("/grid/"):
+                    time.sleep(grid_delay_s)
                 url = urlsplit(self.path)
                 body = route(url.path, url.query)
                 self.send_response(200 if body is not None else 404)
