@@ -1,17 +1,23 @@
 """The adaptive pace against a rate-limited server: throughput, 429s and pages lost.
 
-For each rate R (requests/s, burst 5) a :class:`~crawler.demo.rate_limited_server.RateLimitedSite`
-serves a site of about ``R x --seconds`` pages, and ``crawler run`` (a subprocess, as a user
+For each limiter shape (``--shape``: ``bucket`` a token bucket of burst 5, ``bucket-small`` burst
+2, ``fixed`` a fixed window per second, ``sliding`` a sliding window counting refusals too; see
+:mod:`crawler.demo.rate_limited_server`), each ``Retry-After`` a 429 carries (``--retry-after``:
+``none``, ``auto``, or whole seconds such as ``1`` and ``0``) and each rate R (requests/s) a
+:class:`~crawler.demo.rate_limited_server.RateLimitedSite` serves a site of about
+``R x --seconds`` pages, and ``crawler run`` (a subprocess, as a user
 runs it) crawls it with politeness off (delays 0) and one queue or ``parallel_queues: 4`` for
 the host (``--workers 2`` on Redis with ``--redis``). The server's own counters give:
 
 * ``200/s % of R`` — pages answered 200 per second, from the first request to the last, as a
   share of R (the goal: >= 85%);
 * ``429 %`` — the share of all requests (robots.txt and retries included) answered 429 (<= 1%);
-* ``lost`` — pages of the site whose final crawl.log status is not 200 (0).
+* ``lost`` — pages of the site whose final crawl.log status is not 200 (0);
+* ``load`` — the 1-minute load average at the end of the run.
 
-Run: ``python bench/ratelimit.py [--rates 10,25,100] [--seconds 60] [--retry-after] [--redis]``
-(``make bench-ratelimit``). Prints one table row per run.
+Run: ``python bench/ratelimit.py [--rates 10,25,100] [--seconds 60] [--shape bucket,fixed]
+[--retry-after none,1,0] [--wide] [--redis]`` (``make bench-ratelimit``); ``--wide``: the home
+page links every page, so the crawl has the whole site queued at once. Prints one table row per run.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawler.demo.rate_limited_server import RateLimitedSite  # noqa: E402
+from crawler.demo.rate_limited_server import SHAPES, RateLimitedSite  # noqa: E402
 
 ORDER = ROOT / "jobs" / "example" / "order.yaml"
 CRAWLER = ROOT / ".venv" / "bin" / "crawler"
@@ -69,10 +75,17 @@ def final_statuses(run_dir: Path) -> dict[str, int]:
 
 
 def one_run(
-    rate: float, seconds: float, queues: int, workers: int, args: argparse.Namespace
+    shape: str,
+    retry_after: str | None,
+    rate: float,
+    queues: int,
+    workers: int,
+    args: argparse.Namespace,
 ) -> str:
-    pages = int(rate * seconds)
-    with RateLimitedSite(pages, rate, BURST, retry_after=args.retry_after) as site:
+    pages = int(rate * args.seconds)
+    with RateLimitedSite(
+        pages, rate, BURST, retry_after=retry_after, shape=shape, wide=args.wide
+    ) as site:
         run_dir = Path(tempfile.mkdtemp(prefix="ratelimit-"))
         started = time.monotonic()
         try:
@@ -96,9 +109,10 @@ def one_run(
     share_ok = 100 * ok / span / rate
     share_refused = 100 * refused / total
     return (
-        f"| {rate:5.0f} | {mode:<20} | {len(site.page_urls):6d} | {ok / span:7.1f} | "
-        f"{share_ok:6.1f}% | {total:6d} | {refused:5d} | {share_refused:5.2f}% | "
-        f"{lost:4d} | {elapsed:6.1f} |"
+        f"| {shape:<12} | {retry_after or 'none':>4} | {rate:5.0f} | {mode:<20} | "
+        f"{len(site.page_urls):6d} | {ok / span:7.1f} | {share_ok:6.1f}% | {total:6d} | "
+        f"{refused:5d} | {share_refused:5.2f}% | {lost:4d} | {elapsed:6.1f} | "
+        f"{os.getloadavg()[0]:4.1f} |"
     )
 
 
@@ -107,28 +121,50 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rates", default="10,25,100", help="comma-separated R values")
     parser.add_argument("--seconds", type=float, default=60.0, help="site size: R x this pages")
     parser.add_argument("--queues", default="1,4", help="parallel_queues values to run")
-    parser.add_argument("--retry-after", action="store_true", help="429s carry Retry-After")
+    parser.add_argument(
+        "--shape", default="bucket", help=f"comma-separated limiter shapes ({', '.join(SHAPES)})"
+    )
+    parser.add_argument(
+        "--retry-after",
+        default="none",
+        help="comma-separated Retry-After of the 429s: none, auto (seconds until a request "
+        "would pass, at least 1) or whole seconds",
+    )
+    parser.add_argument(
+        "--wide", action="store_true", help="the home page links every page (all queued at once)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the run directories")
     parser.add_argument("--redis", action="store_true", help="also --workers 2 on redis-server")
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", ""))
     args = parser.parse_args(argv)
     rates = [float(r) for r in args.rates.split(",")]
+    shapes = args.shape.split(",")
+    unknown = [shape for shape in shapes if shape not in SHAPES]
+    if unknown:
+        parser.error(f"--shape: unknown {', '.join(unknown)} (one of {', '.join(SHAPES)})")
+    retry_afters = [None if v == "none" else v for v in args.retry_after.split(",")]
+    bad = [v for v in retry_afters if v is not None and v != "auto" and not v.isdigit()]
+    if bad:
+        parser.error(f"--retry-after: {', '.join(bad)} is not none, auto or whole seconds")
     modes = [(int(q), 1) for q in args.queues.split(",")]
     redis_proc = None
     if args.redis:
         if not args.redis_url:
             redis_proc, args.redis_url = start_redis()
         modes += [(int(q), 2) for q in args.queues.split(",")]
-    print(f"burst {BURST}, politeness off, Retry-After {'on' if args.retry_after else 'off'}")
+    print(f"bucket burst {BURST}, politeness off{', wide site' if args.wide else ''}")
     print(
-        "|     R | mode                 |  pages |   200/s | % of R |   reqs |   429 | 429 % |"
-        " lost |   wall |"
+        "| shape        |   RA |     R | mode                 |  pages |   200/s | % of R |"
+        "   reqs |   429 | 429 % | lost |   wall | load |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     try:
-        for rate in rates:
-            for queues, workers in modes:
-                print(one_run(rate, args.seconds, queues, workers, args), flush=True)
+        for shape in shapes:
+            for retry_after in retry_afters:
+                for rate in rates:
+                    for queues, workers in modes:
+                        row = one_run(shape, retry_after, rate, queues, workers, args)
+                        print(row, flush=True)
     finally:
         if redis_proc is not None:
             redis_proc.terminate()

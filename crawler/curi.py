@@ -93,6 +93,11 @@ it with the same URL template (a series: the next month of a calendar); set by t
 rule (:mod:`crawler.decide.trap_budget`) only when above zero."""
 VIA_SERIES_RUN_KEY = "trapViaRun"
 """``data`` key of a new child: its via's ``SERIES_RUN_KEY`` (read and removed by that rule)."""
+SERIES_ID_KEY = "trapSeries"
+"""``data`` key: the series a URI belongs to (a 64-bit hash of the series' first URI), set by the
+trap budget rule with ``SERIES_RUN_KEY``."""
+VIA_SERIES_ID_KEY = "trapViaSeries"
+"""``data`` key of a new child: its via's ``SERIES_ID_KEY`` (read and removed by that rule)."""
 
 
 @dataclass(slots=True)
@@ -231,9 +236,13 @@ class CrawlURI:
             via_context=context,
             seed_max_hops=self.seed_max_hops,
         )
-        run = self.data.get(SERIES_RUN_KEY) if self.data else None
-        if run:
-            child.data[VIA_SERIES_RUN_KEY] = run
+        if self.data:
+            run = self.data.get(SERIES_RUN_KEY)
+            if run:
+                child.data[VIA_SERIES_RUN_KEY] = run
+                series = self.data.get(SERIES_ID_KEY)
+                if series:
+                    child.data[VIA_SERIES_ID_KEY] = series
         return child
 
     # ------------------------------------------------------------- outcome

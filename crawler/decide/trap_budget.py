@@ -5,7 +5,7 @@ crawler trap repeats one URL template (:func:`crawler.decide.url_template.url_te
 runs and month names as placeholders, the host and port included) with numbers that never run
 out, each page linking to the next. Hop limits stop such a trap only after hundreds of fetches.
 
-Two budgets, both REJECTing with the annotation ``trap:<template>``:
+Three budgets, all REJECTing with the annotation ``trap:<template>``:
 
 * ``max_series_length`` (default 30): a URI found on a page of its own template continues that
   page's *series*; the length of the series travels with each URI (``CrawlURI.data``
@@ -13,13 +13,29 @@ Two budgets, both REJECTing with the annotation ``trap:<template>``:
   that would make it longer than the budget is rejected. A calendar entered from the home page
   thus ends 30 months on either side; a site whose numbered pages (``/p/123``, ``/item/456``)
   link to each other is reached within a few steps of its lists and home page, far below the
-  budget, so it is crawled whole, however many pages it has. No memory is kept.
+  budget, so it is crawled whole, however many pages it has.
+* ``max_series_uris`` (default 60): the length bounds each path, not the area: a calendar that
+  links the next and previous month *and year* reaches every month within 30 steps, hundreds of
+  pages (two axes multiply). So a series whose template holds two numbers or more (a *grid*:
+  year and month, ``/item/{n}/{n}``) may also reach at most this many distinct URIs more than
+  :data:`FREE_STEPS` steps from its first page; its identity (a hash of its first URI) travels
+  with each URI as ``SERIES_ID_KEY``. A calendar in two dimensions thus ends within 1 + 24 + 60
+  URIs, one in one dimension at its length (61). Whatever lies within a few steps is free (a
+  list's page bar, pages linking ten others); a template with one number is never counted (a
+  site whose ``/p/{n}`` pages link each other as a tree, however deep); a page a list links
+  starts a series of its own, and a URI rejected in a series still passes when a page of
+  another template links it. The members of the ``max_series`` most recently grown series are
+  kept (an LRU; a series forgotten starts counting again, the length still bounds it).
 * ``max_uris_per_template`` (default 0 = off): at most that many distinct URIs per host and
   template, counting only URIs found in a series (``series_only``) or every one; for a hard cap.
   The templates are kept in an LRU of ``max_templates`` entries (a 64-bit key and the 64-bit
   hashes of up to ``max_uris_per_template`` URIs each); a URI already let through is let through
-  again. The state can be saved and restored (:meth:`TrapBudgetDecideRule.state` /
-  :meth:`restore`) so that a resumed crawl keeps its budgets.
+  again.
+
+The state (series members, template members, rejections) can be saved and restored
+(:meth:`TrapBudgetDecideRule.state` / :meth:`restore`) so that a resumed crawl keeps its budgets;
+with several workers each keeps its own, so a series split between N workers may reach up to N
+times ``max_series_uris``.
 
 Seeds and prerequisites are never rejected, nor (with ``exempt_sitemap_links``) URIs a sitemap
 lists (last hop M): a sitemap is a finite list the site itself declares.
@@ -41,9 +57,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from crawler.curi import SERIES_RUN_KEY, VIA_SERIES_RUN_KEY, Hop
+from crawler.curi import (
+    SERIES_ID_KEY,
+    SERIES_RUN_KEY,
+    VIA_SERIES_ID_KEY,
+    VIA_SERIES_RUN_KEY,
+    Hop,
+)
 from crawler.decide.decide_rule import DecideResult, DecideRule
-from crawler.decide.url_template import url_template
+from crawler.decide.url_template import MONTH, NUMBER, url_template
 from crawler.params import Params
 
 if TYPE_CHECKING:
@@ -52,9 +74,17 @@ if TYPE_CHECKING:
 TRAP_ANNOTATION = "trap:"
 """Prefix of the annotation a rejected URI gets: ``trap:<template>``."""
 
+FREE_STEPS = 3
+"""URIs at most this many steps into a series are not counted against ``max_series_uris``."""
 _TOP_KEPT = 1000  # templates whose rejections are counted one by one, for the report
 _via_template = lru_cache(maxsize=4096)(url_template)
 """A page's outlinks share its via: its template is worked out once (lru_cache is thread-safe)."""
+
+
+def _is_grid(template: str) -> bool:
+    """Whether ``template`` holds two numbers or more (a year and a month): its series may
+    spread over an area, not only along a line."""
+    return template.count(NUMBER) + template.count(MONTH) >= 2
 
 
 def _hash64(text: str) -> int:
@@ -71,6 +101,19 @@ class TrapBudgetParams(Params):
         ge=0,
         description="URIs in a row each found on the page before it with the same URL template "
         "(the next month, the next page) let through; 0 = no limit",
+    )
+    max_series_uris: int = Field(
+        60,
+        ge=0,
+        description="distinct URIs a series of a template with two numbers or more may reach "
+        "more than 3 steps from its first page (a calendar linking months and years: the two "
+        "axes multiply); 0 = no limit",
+    )
+    max_series: int = Field(
+        10_000,
+        ge=1,
+        description="series whose members are remembered (least recently grown forgotten "
+        "first): bounds memory",
     )
     max_uris_per_template: int = Field(
         0,
@@ -106,6 +149,7 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
         super().__init__(params)
         self._lock = threading.Lock()
         self._templates: OrderedDict[int, array[int]] = OrderedDict()
+        self._series: OrderedDict[int, array[int]] = OrderedDict()
         self._rejected = 0
         self._by_template: Counter[str] = Counter()
 
@@ -114,9 +158,10 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
         budget = p.max_uris_per_template
         data = curi.data
         via_run = data.pop(VIA_SERIES_RUN_KEY, 0) if data else 0
+        via_series = data.pop(VIA_SERIES_ID_KEY, 0) if via_run else 0
         last_hop = curi.hop_path[-1:]
         if (
-            (budget == 0 and p.max_series_length == 0)
+            (budget == 0 and p.max_series_length == 0 and p.max_series_uris == 0)
             or curi.is_seed
             or last_hop == Hop.PREREQ
             or (last_hop == Hop.MANIFEST and p.exempt_sitemap_links)
@@ -126,11 +171,20 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
         if template is None:
             return DecideResult.ACCEPT
         in_series = curi.via is not None and _via_template(curi.via) == template
-        if in_series and p.max_series_length:
+        if in_series and (p.max_series_length or p.max_series_uris):
             run = via_run + 1
-            if run > p.max_series_length:
+            if p.max_series_length and run > p.max_series_length:
+                return self._reject(curi, template)
+            series = via_series or _hash64(curi.via or "")
+            if (
+                via_run >= FREE_STEPS
+                and p.max_series_uris
+                and _is_grid(template)
+                and not self._joins(series, _hash64(curi.uri))
+            ):
                 return self._reject(curi, template)
             data[SERIES_RUN_KEY] = run
+            data[SERIES_ID_KEY] = series
         if budget == 0 or (p.series_only and not in_series):
             return DecideResult.ACCEPT
         key = _hash64(template)
@@ -149,6 +203,23 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
                 members.append(member)
                 return DecideResult.ACCEPT
         return self._reject(curi, template)
+
+    def _joins(self, series: int, member: int) -> bool:
+        """Whether ``member`` is or may become one of ``series``' counted URIs."""
+        with self._lock:
+            members = self._series.get(series)
+            if members is None:
+                members = self._series[series] = array("q")
+                if len(self._series) > self.params.max_series:
+                    self._series.popitem(last=False)
+            else:
+                self._series.move_to_end(series)
+            if member in members:
+                return True
+            if len(members) < self.params.max_series_uris:
+                members.append(member)
+                return True
+            return False
 
     def _reject(self, curi: CrawlURI, template: str) -> DecideResult:
         with self._lock:
@@ -177,7 +248,8 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
             top = self._by_template.most_common(10)
         p = self.params
         lines = [
-            f"  trap budget: series of {p.max_series_length or 'any'} URIs in a row; "
+            f"  trap budget: series of {p.max_series_length or 'any'} URIs in a row, "
+            f"{p.max_series_uris or 'any number of'} URIs each past {FREE_STEPS} steps; "
             f"{p.max_uris_per_template or 'any number of'} URIs per host and template",
             f"  candidates over a trap budget: {rejected} ({templates} templates)",
         ]
@@ -190,6 +262,7 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
         with self._lock:
             return {
                 "templates": [[key, list(members)] for key, members in self._templates.items()],
+                "series": [[key, list(members)] for key, members in self._series.items()],
                 "rejected": self._rejected,
                 "by_template": dict(self._by_template),
             }
@@ -201,13 +274,20 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
                 (int(key), array("q", (int(m) for m in members)))
                 for key, members in state.get("templates", [])
             )
+            series = OrderedDict(
+                (int(key), array("q", (int(m) for m in members)))
+                for key, members in state.get("series", [])
+            )
             rejected = int(state.get("rejected", 0))
             by_template = Counter({str(k): int(v) for k, v in state.get("by_template", {}).items()})
         except (TypeError, ValueError, OverflowError, AttributeError) as exc:
             raise ValueError(f"unusable trap budget state: {exc}") from None
         while len(templates) > self.params.max_templates:
             templates.popitem(last=False)
+        while len(series) > self.params.max_series:
+            series.popitem(last=False)
         with self._lock:
             self._templates = templates
+            self._series = series
             self._rejected = rejected
             self._by_template = by_template

@@ -1,19 +1,32 @@
-"""``RateLimitedSite``: a generated site behind a token bucket that answers 429 above its rate.
+"""``RateLimitedSite``: a generated site behind a rate limiter that answers 429 above its rate.
 
 A server of ``pages`` HTML pages on 127.0.0.1 that allows ``rate_per_s`` requests per second
-with a burst of ``burst`` (a token bucket: it holds at most ``burst`` tokens, gains
-``rate_per_s`` a second, and each request takes one), and answers ``429 Too Many Requests``
-to a request that finds no token — with a ``Retry-After`` (whole seconds until a token, at least
-1) when ``retry_after`` is set. Every request counts, robots.txt included, so a crawler that
-keeps under the rate never sees a 429.
+and answers ``429 Too Many Requests`` to a request its limiter refuses. The limiter has one of
+the :data:`SHAPES` of real servers' limiters:
 
-The site: ``/`` links to ``/p/0.html``; page *i* links to pages 2i+1, 2i+2 (a binary tree, so
+* ``bucket`` — a token bucket (nginx ``limit_req`` with ``burst``, most API gateways): holds at
+  most ``burst`` tokens, gains ``rate_per_s`` a second, each request takes one;
+* ``bucket-small`` — the same with a burst of 2 (nginx ``limit_req`` with ``burst=1``: a
+  request may come early only if the one before it was late);
+* ``fixed`` — a fixed window: at most ``rate_per_s`` requests per whole second of the clock;
+* ``sliding`` — a sliding window (a log of the last second): at most ``rate_per_s`` requests
+  in any second, *refused requests counted too*, so a client above the rate is refused until
+  it has slowed down for a whole second.
+
+``retry_after`` says what a 429 carries: ``None`` no ``Retry-After``, ``"auto"`` the whole
+seconds until the limiter would allow a request (at least 1), or a fixed number of seconds
+(``"1"``, ``"0"``). Every request counts, robots.txt included, so a crawler that keeps under
+the rate never sees a 429.
+
+The site: ``/`` links to ``/p/0.html`` (to every page with ``wide``: the crawl has the whole
+site queued at once, as with a sitemap); page *i* links to pages 2i+1, 2i+2 (a binary tree, so
 every page is at most log2(pages) + 2 hops from ``/``) and to (7i + 3) mod ``pages``. The
 ground truth (:attr:`RateLimitedSite.page_urls`) is ``/`` and every page, each answering 200
-once the bucket allows. ``/robots.txt`` allows everything.
+once the limiter allows. ``/robots.txt`` allows everything.
 
-Shared by the tests and ``bench/ratelimit.py``; ``python -m crawler.demo.rate_limited_server
---rate 25`` serves it alone. Thread-safe: the bucket and the counters are under one lock.
+Shared by the tests (the limiters take a clock, so the pace's unit tests run them on a fake
+one) and ``bench/ratelimit.py``; ``python -m crawler.demo.rate_limited_server --rate 25
+--shape fixed`` serves it alone. Thread-safe: each limiter and the counters are under a lock.
 """
 
 from __future__ import annotations
@@ -22,16 +35,27 @@ import argparse
 import math
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
+from typing import Protocol
 
 ROBOTS = b"User-agent: *\nDisallow:\n"
 _FILLER = (
     b"<p>A page of the rate-limited test site. Its server allows so many requests a second "
     b"and refuses the rest with 429 Too Many Requests.</p>\n"
 ) * 4
+
+
+class Limiter(Protocol):
+    """A server's rate limiter: :meth:`take` for every request, in arrival order."""
+
+    rate_per_s: float
+
+    def take(self) -> float:
+        """Let a request through (0.0) or refuse it: the seconds until one would pass (> 0)."""
+        ...
 
 
 class TokenBucket:
@@ -62,6 +86,91 @@ class TokenBucket:
             return (1.0 - tokens) / self.rate_per_s
 
 
+class FixedWindow:
+    """At most ``rate_per_s`` requests (rounded down, at least 1) in each whole second of the
+    clock; the count starts again at each second. Thread-safe."""
+
+    def __init__(self, rate_per_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        if rate_per_s <= 0:
+            raise ValueError("a fixed window needs rate_per_s > 0")
+        self.rate_per_s = rate_per_s
+        self._limit = max(1, int(rate_per_s))
+        self._clock = clock
+        self._window = -1
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def take(self) -> float:
+        with self._lock:
+            now = self._clock()
+            window = math.floor(now)
+            if window != self._window:
+                self._window, self._count = window, 0
+            if self._count < self._limit:
+                self._count += 1
+                return 0.0
+            return window + 1 - now
+
+
+class SlidingWindow:
+    """At most ``rate_per_s`` requests (rounded down, at least 1) in any second: a log of the
+    last second's requests, refused ones included (a client that keeps asking above the rate
+    keeps being refused). Thread-safe."""
+
+    def __init__(self, rate_per_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        if rate_per_s <= 0:
+            raise ValueError("a sliding window needs rate_per_s > 0")
+        self.rate_per_s = rate_per_s
+        self._limit = max(1, int(rate_per_s))
+        self._clock = clock
+        self._log: deque[float] = deque()
+        self._lock = threading.Lock()
+
+    def take(self) -> float:
+        with self._lock:
+            now = self._clock()
+            log = self._log
+            while log and log[0] <= now - 1.0:
+                log.popleft()
+            full = len(log) >= self._limit
+            log.append(now)
+            if len(log) > 4 * self._limit:  # bounded memory whatever the client does
+                log.popleft()
+            if not full:
+                return 0.0
+            return max(log[len(log) - self._limit] + 1.0 - now, 1e-3)
+
+
+SHAPES = ("bucket", "bucket-small", "fixed", "sliding")
+SMALL_BURST = 2
+"""The limiter shapes :func:`make_limiter` builds (see the module docstring)."""
+
+
+def make_limiter(
+    shape: str, rate_per_s: float, burst: int = 5, clock: Callable[[], float] = time.monotonic
+) -> Limiter:
+    """The limiter of ``shape`` (one of :data:`SHAPES`; ``burst`` is the bucket's)."""
+    if shape == "bucket":
+        return TokenBucket(rate_per_s, burst, clock)
+    if shape == "bucket-small":
+        return TokenBucket(rate_per_s, SMALL_BURST, clock)
+    if shape == "fixed":
+        return FixedWindow(rate_per_s, clock)
+    if shape == "sliding":
+        return SlidingWindow(rate_per_s, clock)
+    raise ValueError(f"unknown limiter shape {shape!r} (one of {', '.join(SHAPES)})")
+
+
+def retry_after_value(retry_after: str | None, wait_s: float) -> str | None:
+    """The ``Retry-After`` of a 429 refused for ``wait_s``: None (not sent), ``"auto"`` (whole
+    seconds until a request would pass, at least 1) or a fixed value given as it is."""
+    if retry_after is None:
+        return None
+    if retry_after == "auto":
+        return str(max(1, math.ceil(wait_s)))
+    return retry_after
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -84,11 +193,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         site = self.server.site
-        wait_s = site.bucket.take()
+        wait_s = site.limiter.take()
         if wait_s > 0:
             headers = {"Content-Type": "text/plain"}
-            if site.retry_after:
-                headers["Retry-After"] = str(max(1, math.ceil(wait_s)))
+            value = retry_after_value(site.retry_after, wait_s)
+            if value is not None:
+                headers["Retry-After"] = value
             self._send(429, b"too many requests\n", headers)
             return
         body = site.body(self.path)
@@ -121,13 +231,19 @@ class RateLimitedSite:
         rate_per_s: float = 20.0,
         burst: int = 5,
         *,
-        retry_after: bool = False,
+        retry_after: str | None = None,
+        shape: str = "bucket",
+        wide: bool = False,
         port: int = 0,
     ) -> None:
         if pages < 1:
             raise ValueError("pages must be at least 1")
+        if retry_after not in (None, "auto") and not (retry_after or "").isdigit():
+            raise ValueError(f"retry_after must be None, 'auto' or whole seconds: {retry_after!r}")
         self.pages = pages
-        self.bucket = TokenBucket(rate_per_s, burst)
+        self.limiter = make_limiter(shape, rate_per_s, burst)
+        self.shape = shape
+        self.wide = wide
         self.retry_after = retry_after
         self._port = port
         self._lock = threading.Lock()
@@ -158,7 +274,7 @@ class RateLimitedSite:
         if path == "/robots.txt":
             return ROBOTS
         if path == "/":
-            return self._html("Home", [0])
+            return self._html("Home", list(range(self.pages)) if self.wide else [0])
         if path.startswith("/p/") and path.endswith(".html"):
             number = path[3:-5]
             if number.isdigit() and int(number) < self.pages:
@@ -241,13 +357,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--rate", type=float, default=25.0, help="requests per second allowed")
-    parser.add_argument("--burst", type=int, default=5)
-    parser.add_argument("--retry-after", action="store_true", help="send Retry-After with 429")
+    parser.add_argument("--burst", type=int, default=5, help="the bucket's burst")
+    parser.add_argument("--shape", choices=SHAPES, default="bucket", help="the limiter")
+    parser.add_argument(
+        "--retry-after", default=None, help="Retry-After of a 429: auto, or whole seconds"
+    )
+    parser.add_argument("--wide", action="store_true", help="the home page links every page")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
-    site = RateLimitedSite(
-        args.pages, args.rate, args.burst, retry_after=args.retry_after, port=args.port
-    )
+    try:
+        site = RateLimitedSite(
+            args.pages,
+            args.rate,
+            args.burst,
+            retry_after=args.retry_after,
+            shape=args.shape,
+            wide=args.wide,
+            port=args.port,
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
     print(site.start(), flush=True)
     try:
         while True:

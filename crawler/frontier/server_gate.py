@@ -122,9 +122,10 @@ class ServerGate(Generic[T]):
         st = srv.pace
         if st is None:
             st = srv.pace = PaceState()
-        if not self.pace.observe(st, now_s, started_s, status, duration_s):
+        hold_s = self.pace.observe(st, now_s, started_s, status, duration_s)
+        if not hold_s:
             return False
-        srv.not_before_s = max(srv.not_before_s, now_s + st.gap_s)
+        srv.not_before_s = max(srv.not_before_s, now_s + hold_s)
         return True
 
     def gap_s(self, key: str) -> float:

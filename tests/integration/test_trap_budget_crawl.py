@@ -1,20 +1,19 @@
 """A crawl of a site with an endless calendar and an endless day-by-day events list ends by
 itself: each trap's template is fetched exactly as many times as its budget, the rejections are
 in scope.log and the processors report, and a paginated list shorter than the budget is crawled
+whole. A calendar linking the next and previous month and year ends under 100 fetches, also
+across a resume; a numbered site of 1,000 pages with next/previous links and lists is crawled
 whole."""
 
 from __future__ import annotations
 
-import datetime
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from crawllog_parser import parse_file
+from trap_site import LIST_PAGES, NUMBERED, PER_INDEX, TrapSite
 
 from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order
@@ -22,65 +21,15 @@ from crawler.order.loader import load_order
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
 BUDGET = 30  # the default TrapBudgetDecideRule's max_series_length
-LIST_PAGES = 25
+AREA = 1 + 24 + 60  # a 2-D calendar: its first month, 24 within 3 steps, max_series_uris more
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
 
-def _page(links: list[str]) -> bytes:
-    anchors = "".join(f'<a href="{href}">{href}</a> ' for href in links)
-    return f"<html><body>{anchors}</body></html>".encode()
-
-
-def _month(year: int, month: int, step: int) -> str:
-    index = year * 12 + month - 1 + step
-    return f"/calendar/{index // 12}/{index % 12 + 1:02d}"
-
-
-def route(path: str, query: str) -> bytes | None:
-    """The site: a start page, an endless calendar, endless events, a 25-page list."""
-    parts = path.strip("/").split("/")
-    if path == "/":
-        return _page(["/calendar/2026/01", "/list?page=1", "/about.html"])
-    if path == "/about.html":
-        return _page([])
-    if parts[0] == "calendar" and len(parts) == 3 and all(p.isdigit() for p in parts[1:]):
-        year, month = int(parts[1]), int(parts[2])
-        day = f"{year:04d}-{month:02d}-01"
-        return _page([_month(year, month, -1), _month(year, month, 1), f"/events?date={day}"])
-    if path == "/events":
-        date = datetime.date.fromisoformat(parse_qs(query)["date"][0])
-        return _page([f"/events?date={date + datetime.timedelta(days=1)}"])
-    if path == "/list":
-        return _page([f"/list?page={n}" for n in range(1, LIST_PAGES + 1)])
-    return None
-
-
 @pytest.fixture
 def origin() -> Iterator[tuple[str, list[str]]]:
-    requested: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            requested.append(self.path)
-            url = urlsplit(self.path)
-            body = route(url.path, url.query)
-            self.send_response(200 if body is not None else 404)
-            self.send_header("Content-Type", "text/html")
-            body = body if body is not None else b"not found"
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", requested
-    server.shutdown()
-    server.server_close()
+    with TrapSite() as site:
+        yield site.base, site.requested
 
 
 def test_endless_calendar_ends_at_its_trap_budget(
@@ -130,3 +79,68 @@ def test_endless_calendar_ends_at_its_trap_budget(
     # The rule's state (its rejections; templates only with a hard cap) is kept for resume.
     saved = json.loads((run / "state" / "trap-budgets.json").read_text())
     assert saved["8"]["rejected"] == len(scope_log)
+
+
+def _crawl(base: str, run: Path, seed: str, *sets: str, resume: bool = False) -> CrawlController:
+    order = load_order(
+        EXAMPLE,
+        [
+            f"seeds.urls=['{base}{seed}']",
+            "seeds.file=null",
+            "toe_threads=4",
+            "logging.console=false",
+            "scope.2.params.max_hops=100000",  # the trap budget alone must end the traps
+            "limits.max_time_s=100",  # a safety net: the crawl must finish well before
+            *sets,
+        ],
+    )
+    controller = CrawlController(order, run, install_signals=False, resume=resume)
+    assert controller.run() == 0
+    return controller
+
+
+@pytest.mark.timeout(120)
+def test_a_calendar_in_two_dimensions_ends_under_100_fetches(
+    origin: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    base, requested = origin
+    controller = _crawl(base, tmp_path / "run", "/?site=grid")
+    assert controller.exit_status == "Finished"
+    grid = [p for p in requested if p.startswith("/grid/")]
+    assert len(grid) == len(set(grid))
+    # Within 3 steps of the first month every month is free (24), then 60 more at most; the
+    # order of a crawl may count some of the 24 among the 60, never more.
+    assert 60 < len(grid) <= AREA < 100, requested[:20]
+    scope_log = (tmp_path / "run" / "logs" / "scope.log").read_text()
+    assert f"trap:{base}/grid/{{n}}/{{n}}" in scope_log
+
+
+@pytest.mark.timeout(120)
+def test_the_area_of_a_series_holds_across_a_resume(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    # Slow months and two threads: the documents limit stops the crawl within a few months.
+    with TrapSite(grid_delay_s=0.05) as site:
+        _crawl(site.base, run, "/?site=grid", "limits.max_documents=40", "toe_threads=2")
+        first = {p for p in site.requested if p.startswith("/grid/")}
+        assert 25 < len(first) < AREA  # stopped while the series was spending its budget
+        _crawl(site.base, run, "/?site=grid", resume=True)
+        grid = [p for p in site.requested if p.startswith("/grid/")]
+    assert len(grid) == len(set(grid))
+    assert len(first) < len(grid) <= AREA  # without the saved members 60 more would pass
+
+
+@pytest.mark.timeout(180)
+def test_a_numbered_site_with_lists_is_crawled_whole(
+    origin: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    base, requested = origin
+    controller = _crawl(base, tmp_path / "run", "/?site=numbered", "toe_threads=8")
+    assert controller.exit_status == "Finished"
+    pages = {p for p in requested if p.startswith("/p/")}
+    assert pages == {f"/p/{n}" for n in range(1, NUMBERED + 1)}
+    indexes = {p for p in requested if p.startswith("/index/")}
+    assert indexes == {f"/index/{k}" for k in range(1, NUMBERED // PER_INDEX + 1)}
+    statuses = {
+        line.uri: line.status for line in parse_file(tmp_path / "run" / "logs" / "crawl.log")
+    }
+    assert all(statuses[base + p] == 200 for p in pages | indexes)

@@ -21,6 +21,7 @@ from crawler.frontier.server_pace import (
     FAST_DESCENT,
     FAST_RAMP_ANSWERS,
     MIN_FIRST_GAP_S,
+    SETTLE_S,
     TIMED_MAX_BYTES,
     timing_counts,
 )
@@ -80,8 +81,18 @@ def test_signals_before_the_server_answers_well_raise_fast_then_slowly() -> None
     assert a.st.gap_s == pytest.approx(before * CONFIG.increase_factor)
     assert a.st.limit_gap_s == pytest.approx(before)  # the server's limit is known now
     again = a.st.gap_s
-    a.answer(429, after_s=again)  # at once again: no ramp once a limit is known
-    assert a.st.gap_s == pytest.approx(again * CONFIG.increase_factor)
+    # At once again, at 1.15 x the limit: no ramp once a limit is known, but that limit was
+    # too low (refused above it), so the gap grows by the factor squared.
+    a.answer(429, after_s=again)
+    assert a.st.gap_s == pytest.approx(again * CONFIG.increase_factor**2)
+    assert a.st.limit_gap_s == pytest.approx(again)
+    for _ in range(3000):  # back down to the limit, then refused there: the usual factor
+        a.answer(200)
+        if a.st.gap_s <= again:
+            break
+    at_limit = a.st.gap_s
+    a.answer(429)
+    assert a.st.gap_s == pytest.approx(at_limit * CONFIG.increase_factor)
 
 
 def test_a_signal_sent_at_the_old_pace_is_ignored() -> None:
@@ -165,8 +176,11 @@ def test_the_gate_spaces_starts_to_a_paced_server() -> None:
     assert gate.observe("h:80", 10.1, 10.0, 429, 0.1)
     gap = gate.gap_s("h:80")
     assert gap >= MIN_FIRST_GAP_S
-    assert gate.try_start("h:80", 10.2) is None
-    assert gate.try_start("h:80", 10.2) == pytest.approx(10.2 + gap)  # any queue waits
+    # A refusal holds the server a while (a window limiter refuses until its window is over)
+    assert gate.try_start("h:80", 10.2) == pytest.approx(10.1 + SETTLE_S)
+    after = 10.1 + SETTLE_S
+    assert gate.try_start("h:80", after) is None
+    assert gate.try_start("h:80", after) == pytest.approx(after + gap)  # any queue waits
     assert gate.try_start("other:80", 10.2) is None  # another server is not held back
     assert gate.paced(5) == [("h:80", gap)]
 
@@ -200,8 +214,8 @@ def test_429s_space_fetch_starts_across_queues_despite_zero_politeness(tmp_path:
     assert f.finished(first) is False  # retried
     gap = f.paced_servers()[0][1]
     assert gap >= MIN_FIRST_GAP_S
-    assert f.next(0) is None  # the next start waits one new gap, whatever the queue
-    clock.advance(gap + 0.001)
+    assert f.next(0) is None  # the next start waits the refusal's hold, whatever the queue
+    clock.advance(SETTLE_S + 0.001)
     assert f.next(0) is not None
     assert f.next(0) is None  # and the other queues wait for the server's gap
     clock.advance(gap + 0.001)
@@ -219,6 +233,6 @@ def test_the_first_gap_floor_does_not_apply_to_later_increases() -> None:
     for _ in range(FAST_RAMP_ANSWERS):
         a.answer(200)
     a.st.gap_s = small = MIN_FIRST_GAP_S / 4
-    a.st.limit_gap_s = small / 2
+    a.st.limit_gap_s = small
     a.answer(429)
     assert a.st.gap_s == pytest.approx(small * CONFIG.increase_factor)

@@ -275,3 +275,129 @@ def test_numbered_pages_linking_each_other_are_never_a_series_past_their_depth()
             seen.add(uri)
             frontier.append(child)
     assert len(seen) == 1000
+
+
+def _month(index: int) -> str:
+    return f"http://h/calendar/{index // 12}/{index % 12 + 1:02d}"
+
+
+def crawl_calendar(rule: TrapBudgetDecideRule, entry: int = 2026 * 12) -> set[str]:
+    """A breadth-first crawl of a calendar whose every month links the next and previous month
+    and year, entered from a home page; each URI goes through the frontier's storage (bytes)
+    before its links are scoped. Returns the months accepted."""
+    home = CrawlURI("http://h/", hop_path="")
+    home.is_seed = True
+    first = home.create_child(_month(entry), "L")
+    assert rule.decide(first) is DecideResult.ACCEPT
+    queue, accepted = [CrawlURI.from_bytes(first.to_bytes())], {first.uri}
+    while queue:
+        page = queue.pop(0)
+        year, month = (int(x) for x in page.uri.rsplit("/", 2)[1:])
+        index = year * 12 + month - 1
+        for step in (1, -1, 12, -12):
+            uri = _month(index + step)
+            if uri in accepted:
+                continue  # the frontier saw it: the scope is not asked again
+            child = page.create_child(uri, "L")
+            if rule.decide(child) is DecideResult.ACCEPT:
+                accepted.add(uri)
+                queue.append(CrawlURI.from_bytes(child.to_bytes()))
+    return accepted
+
+
+def test_a_calendar_in_two_dimensions_ends_within_its_area_budget() -> None:
+    months = crawl_calendar(TrapBudgetDecideRule())
+    # The first month, the 24 months within 3 steps of it, then 60 more.
+    assert len(months) == 1 + 24 + 60
+    # Without the area budget the length alone lets hundreds through (the axes multiply).
+    assert len(crawl_calendar(TrapBudgetDecideRule(TrapBudgetParams(max_series_uris=0)))) > 500
+
+
+def test_a_calendar_in_one_dimension_still_ends_at_its_length() -> None:
+    rule = TrapBudgetDecideRule()
+    page = CrawlURI("http://h/", hop_path="")
+    page.is_seed = True
+    accepted = 0
+    for index in range(2026 * 12, 2026 * 12 + 100):
+        child = page.create_child(_month(index), "L")
+        if rule.decide(child) is DecideResult.REJECT:
+            break
+        accepted += 1
+        page = CrawlURI.from_bytes(child.to_bytes())
+    assert accepted == 31  # the first month and a series of 30: 27 counted, under 60
+
+
+def test_pages_found_on_lists_start_series_of_their_own() -> None:
+    """A numbered site (two numbers: a section and a page): lists link every page, pages link
+    the next one. Pages met first through their neighbours may be counted; each is still let
+    through from its list."""
+    rule = TrapBudgetDecideRule(TrapBudgetParams(max_series_uris=2))
+    home = CrawlURI("http://h/", hop_path="")
+    home.is_seed = True
+    listing = CrawlURI.from_bytes(home.create_child("http://h/all.html", "L").to_bytes())
+    page = CrawlURI.from_bytes(listing.create_child("http://h/s/7/p/0", "L").to_bytes())
+    for n in range(1, 10):  # a chain of next links, far past 3 steps and 2 counted
+        child = page.create_child(f"http://h/s/7/p/{n}", "L")
+        decision = rule.decide(child)
+        assert decision is (DecideResult.ACCEPT if n <= 5 else DecideResult.REJECT), n
+        if decision is DecideResult.REJECT:
+            break
+        page = CrawlURI.from_bytes(child.to_bytes())
+    for n in range(10):
+        child = listing.create_child(f"http://h/s/7/p/{n}", "L")
+        assert rule.decide(child) is DecideResult.ACCEPT
+
+
+def test_a_tree_of_pages_with_one_number_is_crawled_whole_however_deep() -> None:
+    """1,000 pages /p/N.html, each linking 2N+1, 2N+2 and (7N+3) mod 1000, from a home page
+    linking page 0: ten steps deep, one number in the template, never an area."""
+    rule = TrapBudgetDecideRule()
+    home = CrawlURI("http://h/", hop_path="")
+    home.is_seed = True
+    first = home.create_child("http://h/p/0.html", "L")
+    assert rule.decide(first) is DecideResult.ACCEPT
+    queue, seen = [CrawlURI.from_bytes(first.to_bytes())], {first.uri}
+    while queue:
+        page = queue.pop(0)
+        n = int(page.uri.rsplit("/", 1)[1].split(".")[0])
+        for k in (2 * n + 1, 2 * n + 2, (7 * n + 3) % 1000):
+            uri = f"http://h/p/{k}.html"
+            if k >= 1000 or uri in seen:
+                continue
+            child = page.create_child(uri, "L")
+            assert rule.decide(child) is DecideResult.ACCEPT, uri
+            seen.add(uri)
+            queue.append(CrawlURI.from_bytes(child.to_bytes()))
+    assert len(seen) == 1000
+
+
+def test_series_members_survive_a_restore_and_memory_is_bounded() -> None:
+    rule = TrapBudgetDecideRule(TrapBudgetParams(max_series_uris=10, max_series=3))
+    months = crawl_calendar(rule)
+    assert len(months) == 1 + 24 + 10
+    # A page 3 steps into the series, as the frontier would hand it out after a resume
+    home = CrawlURI("http://h/", hop_path="")
+    home.is_seed = True
+    entry = 2026 * 12
+    page = CrawlURI.from_bytes(home.create_child(_month(entry), "L").to_bytes())
+    for n in (1, 2, 3):
+        child = page.create_child(_month(entry + n), "L")
+        TrapBudgetDecideRule().decide(child)  # sets the run and the series (free steps)
+        page = CrawlURI.from_bytes(child.to_bytes())
+    unseen = next(
+        _month(entry + 3 + k) for k in (12, -12, 24, -24) if _month(entry + 3 + k) not in months
+    )
+
+    def fresh_child() -> CrawlURI:
+        return CrawlURI.from_bytes(page.to_bytes()).create_child(unseen, "L")
+
+    again = TrapBudgetDecideRule(TrapBudgetParams(max_series_uris=10, max_series=3))
+    assert again.decide(fresh_child()) is DecideResult.ACCEPT  # a fresh rule: nothing spent
+    again.restore(rule.state())
+    assert again.decide(fresh_child()) is DecideResult.REJECT  # the series spent its budget
+    for other in (100, 200, 300):  # three more series: the first one is forgotten
+        crawl_calendar(again, other)
+    assert len(again.state()["series"]) == 3
+    assert again.decide(fresh_child()) is DecideResult.ACCEPT
+    with pytest.raises(ValueError, match="trap budget state"):
+        again.restore({"series": [[1, ["x"]]]})

@@ -52,11 +52,17 @@ arrays; see each script's header.
 from __future__ import annotations
 
 from crawler.frontier.server_pace import (
+    BASELINE_WEIGHT,
     FAST_DESCENT,
     FAST_RAMP_ANSWERS,
+    INTERVAL_WEIGHT,
+    MAX_SAMPLE_S,
     MIN_FIRST_GAP_S,
     PLATEAU_MARGIN,
     PLATEAU_SLOWDOWN,
+    SETTLE_KNOWN_S,
+    SETTLE_S,
+    SLACK_S,
     SLOW_STREAK,
 )
 
@@ -122,10 +128,15 @@ end
 """
 
 PACE_FN = (
+    # The constants of crawler.frontier.server_pace, so that both write the rule with the same
+    # numbers (tests/redis/test_redis_pace_twin.py runs both on the same answers).
     f"local FAST_RAMP_ANSWERS, FAST_DESCENT = {FAST_RAMP_ANSWERS}, {FAST_DESCENT}\n"
     f"local MIN_FIRST_GAP_MS = {MIN_FIRST_GAP_S * 1000:.3f}\n"
     f"local PLATEAU_MARGIN, PLATEAU_SLOWDOWN = {PLATEAU_MARGIN}, {PLATEAU_SLOWDOWN}\n"
     f"local SLOW_STREAK = {SLOW_STREAK}\n"
+    f"local SETTLE_MS, SETTLE_KNOWN_MS = {SETTLE_S * 1000:.3f}, {SETTLE_KNOWN_S * 1000:.3f}\n"
+    f"local MAX_SAMPLE_MS, SLACK_MS = {MAX_SAMPLE_S * 1000:.3f}, {SLACK_S * 1000}\n"
+    f"local BASELINE_WEIGHT, INTERVAL_WEIGHT = {BASELINE_WEIGHT}, {INTERVAL_WEIGHT}\n"
     + """
 -- The adaptive pace of crawler.frontier.server_pace.ServerPace, on a server's hash.
 -- kind: -1 nothing fetched (no-op), 0 an answer, 1 a signal status, 2 no answer (failed);
@@ -140,8 +151,8 @@ local function pace(srv_key, kind, age, dur, P)
   local gs, ss = tonumber(f[8] or '0'), tonumber(f[9] or '0')
   if la >= 0 then
     local d = now - la
-    if d > 1000 then d = 1000 end
-    iv = iv + (d - iv) * 0.125
+    if d > MAX_SAMPLE_MS then d = MAX_SAMPLE_MS end
+    iv = iv + (d - iv) * INTERVAL_WEIGHT
   end
   la = now
   local signal = kind == 1
@@ -158,13 +169,18 @@ local function pace(srv_key, kind, age, dur, P)
       else
         ss = 0
       end
-      lb = lb + (dur - lb) * 0.05
+      lb = lb + (dur - lb) * BASELINE_WEIGHT
     end
   end
   if signal then
     if now - age >= gr then
       local factor = P[1]
-      if gk < FAST_RAMP_ANSWERS and gs == 0 then factor = P[2] else gs = g end
+      if gk < FAST_RAMP_ANSWERS and gs == 0 then
+        factor = P[2]
+      else
+        if gs > 0 and g > gs * PLATEAU_MARGIN + SLACK_MS then factor = factor * factor end
+        gs = g
+      end
       gk = 0
       if g > 0 then
         g = g * factor
@@ -173,24 +189,30 @@ local function pace(srv_key, kind, age, dur, P)
       end
       if g > P[4] then g = P[4] end
       gp, gr = g, now
+      local hold = g
+      if kind == 1 then
+        local settle = SETTLE_MS
+        if gs > 0 then settle = SETTLE_KNOWN_MS end
+        if settle > hold then hold = settle end
+      end
       local nb = tonumber(redis.call('HGET', srv_key, 'nb') or '0')
-      if now + g > nb then redis.call('HSET', srv_key, 'nb', now + math.ceil(g)) end
+      if now + hold > nb then redis.call('HSET', srv_key, 'nb', now + math.ceil(hold)) end
     end
   elseif g > 0 and kind == 0 then
     gk = gk + 1
-    if g > gs * P[1] then
+    if g > gs * P[1] + SLACK_MS then
       g = g - g * P[3] * FAST_DESCENT
-    elseif g > gs * PLATEAU_MARGIN then
+    elseif g > gs * PLATEAU_MARGIN + SLACK_MS then
       g = g - gp * P[3]
     else
       g = g - gp * P[3] / PLATEAU_SLOWDOWN
     end
     if g < MIN_FIRST_GAP_MS / 100 then g = 0 end
   end
-  redis.call('HSET', srv_key, 'g', string.format('%.3f', g), 'gp', string.format('%.3f', gp),
-    'gr', string.format('%d', gr), 'gk', string.format('%d', gk), 'gs', string.format('%.3f', gs),
+  redis.call('HSET', srv_key, 'g', string.format('%.6f', g), 'gp', string.format('%.6f', gp),
+    'gr', string.format('%d', gr), 'gk', string.format('%d', gk), 'gs', string.format('%.6f', gs),
     'ss', string.format('%d', ss),
-    'lb', string.format('%.3f', lb), 'iv', string.format('%.3f', iv), 'la', string.format('%d', la))
+    'lb', string.format('%.6f', lb), 'iv', string.format('%.6f', iv), 'la', string.format('%d', la))
 end
 """
 )

@@ -1,0 +1,53 @@
+"""Trap budgets on the Redis frontier: a series' length and identity ride on each queued URI
+through Redis, so a calendar linking months and years ends, with two workers, within what each
+worker's budget allows."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from crawllog_parser import parse_file
+from redis_servers import RedisServer
+from trap_site import TrapSite
+
+from crawler.distributed import run_workers
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
+STORE = "crawler.frontier.redis.redis_store.RedisQueueStore"
+FREE, AREA = 1 + 24, 60  # the first month and those within 3 steps; max_series_uris
+WORKERS = 2
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+
+def test_a_calendar_in_two_dimensions_ends_with_two_workers(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    with TrapSite() as site:
+        store = {"class": STORE, "params": {"url": redis_server.url, "shards": 2}}
+        sets = [
+            f"seeds.urls={json.dumps([site.base + '/?site=grid'])}",
+            "seeds.file=null",
+            "toe_threads=4",
+            "logging.console=false",
+            f"frontier.store={json.dumps(store)}",
+            "scope.2.params.max_hops=100000",  # the trap budget alone must end the trap
+            "limits.max_time_s=90",
+        ]
+        err = io.StringIO()
+        run = tmp_path / "run"
+        assert run_workers(EXAMPLE, sets, WORKERS, io.StringIO(), err, run_dir=run) == 0, (
+            err.getvalue()
+        )
+        grid = [p for p in site.requested if p.startswith("/grid/")]
+    assert len(grid) == len(set(grid))  # each month fetched by one worker only
+    # Each worker counts the series' members it admits: at most WORKERS x the area.
+    assert FREE < len(grid) <= FREE + WORKERS * AREA
+    lines = [line for p in run.glob("workers/*/logs/crawl.log") for line in parse_file(p)]
+    assert all(line.status == 200 for line in lines if "/grid/" in line.uri)
+    rejected = [p.read_text() for p in run.glob("workers/*/logs/scope.log")]
+    assert any(f"trap:{site.base}/grid/{{n}}/{{n}}" in text for text in rejected)
