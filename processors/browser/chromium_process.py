@@ -121,7 +121,7 @@ class ChromiumProcess:
             os.killpg(self.pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             self.proc.wait(5)
-        shutil.rmtree(self.profile, ignore_errors=True)
+        _remove_profile(self.profile)
         _remove_pid(self._state_dir, self.pid)
 
 
@@ -192,6 +192,17 @@ def reap_orphans(state_dir: Path) -> int:
                     os.kill(pid, signal.SIGKILL)
                     killed += 1
             if profile and Path(profile).name.startswith("crawler-chromium-"):
-                shutil.rmtree(profile, ignore_errors=True)
+                _remove_profile(Path(profile))
         path.unlink(missing_ok=True)
     return killed
+
+
+def _remove_profile(profile: Path, tries: int = 20) -> None:
+    """Remove a killed browser's profile. SIGKILL lands a moment later, and until then a
+    dying renderer may still create files in it, so a removal that leaves the directory is
+    tried again (0.1 s apart, ``tries`` times in all)."""
+    for _ in range(tries):
+        shutil.rmtree(profile, ignore_errors=True)
+        if not profile.exists():
+            return
+        time.sleep(0.1)
