@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawler.changes.change_report import write_change_report  # noqa: E402
+from crawler.continuity.change_report import write_change_report  # noqa: E402
 from crawler.curi import CrawlURI  # noqa: E402
 from crawler.history import CrawlHistory  # noqa: E402
 
@@ -88,7 +88,7 @@ def main() -> None:
         base = args.dir or Path(tmp)
         run = build(base, args.uris, args.hosts)
         baseline = subprocess.run(
-            [sys.executable, "-c", "import crawler.changes.change_report, resource; "
+            [sys.executable, "-c", "import crawler.continuity.change_report, resource; "
              "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)"],
             capture_output=True, text=True, check=True,
         )  # fmt: skip

@@ -28,7 +28,7 @@ thread-safe; the classes hold no state. The hierarchy (built-in bases in bracket
     ├── CdxServerError                             crawler.archive.cdx_server
     ├── UnsupportedWarcError                       crawler.archive.warc_scan
     ├── CollectionSetError                         crawler.archive.collection_set
-    ├── ChangeReportError                          crawler.changes.change_report
+    ├── ChangeReportError                          crawler.continuity.change_report
     ├── ApiError                                   crawler.console.errors
     ├── NotFoundError [LookupError]                crawler.console.workspace
     ├── BadNameError [ValueError]                  crawler.console.workspace

@@ -1,4 +1,4 @@
-"""REST endpoints about a recrawl's change report (:mod:`crawler.changes`).
+"""REST endpoints about a recrawl's change report (:mod:`crawler.continuity.change_report`).
 
 ``GET /api/runs/{id}/changes?limit=N`` gives the run's change report — the earlier crawl, the
 counts of new, changed, unchanged and gone URIs overall and per host, and the first ``N`` URIs
@@ -14,14 +14,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import FileResponse
 
-from crawler.changes.change_report import (
+from crawler.console.errors import ApiError
+from crawler.console.state import ConsoleState
+from crawler.continuity.change_report import (
     CHANGES_JSON,
     CHANGES_TEXT,
     ChangeReportError,
     read_change_report,
 )
-from crawler.console.errors import ApiError
-from crawler.console.state import ConsoleState
 
 _MEDIA = {CHANGES_TEXT: "text/plain; charset=utf-8", CHANGES_JSON: "application/json"}
 

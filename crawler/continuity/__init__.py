@@ -13,6 +13,10 @@
   :class:`~crawler.continuity.earlier_payload.EarlierPayload`, which loads the payload of an
   earlier capture into a 304's recording, so the extractors find the page's links as if it had
   been fetched again.
+* :mod:`crawler.continuity.change_classifier` and :mod:`crawler.continuity.change_report` — what
+  changed since the crawl a run imported its history from: one sorted merge of the two crawls'
+  fetch histories, each URI new, changed, unchanged or gone, written as
+  ``reports/changes-report.txt`` and ``.json`` (and read back, bounded, for the console).
 """
 
 from crawler.continuity.digest_entry import DigestEntry

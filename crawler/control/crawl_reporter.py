@@ -12,7 +12,8 @@ controller notes: the start (progress legend written, display started), each pau
   processor entries every ``SLOW_PARTS_INTERVAL_S``), and the display redrawn at its interval;
 * :meth:`~CrawlReporter.write_reports` — every report of ``reports/``, at the end and on request;
 * :meth:`~CrawlReporter.write_change_report` — at the end, once the history is closed, what
-  changed since the crawl this one imported its history from (:mod:`crawler.changes`).
+  changed since the crawl this one imported its history from
+  (:mod:`crawler.continuity.change_report`).
 
 Thread-safety: no lock, like the controller's own fields. The run loop's thread makes almost
 every call; ``pause``/``unpause`` (any thread) note the pause and change the state through it,
@@ -26,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from crawler.changes.change_report import ChangeReportError, write_change_report
+from crawler.continuity.change_report import ChangeReportError, write_change_report
 from crawler.frontier import frontier_summary_report
 from crawler.frontier.frontier import Frontier, FrontierSnapshot
 from crawler.frontier.retry_watch import RetriesWaiting

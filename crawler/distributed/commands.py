@@ -158,9 +158,9 @@ def cmd_report(run_dir: Path, include: Sequence[Path], out: TextIO, err: TextIO)
 
 def change_report(run_dir: Path, include: Sequence[Path], out: TextIO, err: TextIO) -> None:
     """The crawl-wide change report of a distributed run (every worker's history against the
-    crawl ``history.import_from`` names, :mod:`crawler.changes`), if it imported one; a
-    failure is one line on ``err``."""
-    from crawler.changes.change_report import ChangeReportError, write_change_report
+    crawl ``history.import_from`` names, :mod:`crawler.continuity.change_report`), if it
+    imported one; a failure is one line on ``err``."""
+    from crawler.continuity.change_report import ChangeReportError, write_change_report
 
     try:
         summary = write_change_report(run_dir, include)

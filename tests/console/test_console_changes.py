@@ -9,7 +9,7 @@ import pytest
 from conftest import AUTH, MakeRun
 from fastapi.testclient import TestClient
 
-from crawler.changes.change_report import write_change_report
+from crawler.continuity.change_report import write_change_report
 from crawler.curi import CrawlURI
 from crawler.history import CrawlHistory
 

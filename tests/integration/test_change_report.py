@@ -14,12 +14,12 @@ from changing_site import ChangingSite
 from recrawl_job import RecrawlJob, crawl_twice
 from sample_crawl import crawl_sample_site
 
-from crawler.changes.change_report import (
+from crawler.cli import main
+from crawler.continuity.change_report import (
     ChangeReportError,
     read_change_report,
     write_change_report,
 )
-from crawler.cli import main
 from crawler.curi import CrawlURI
 from crawler.history import CrawlHistory
 from crawler.order.errors import OrderError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from crawler.changes.change_classifier import Change, changes, classify
+from crawler.continuity.change_classifier import Change, changes, classify
 from crawler.history import FetchHistoryEntry
 
 pytestmark = pytest.mark.timeout(10)

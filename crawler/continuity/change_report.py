@@ -5,7 +5,7 @@ The earlier crawl is the one the run's order imported its history from
 imported none gets no change report. :func:`write_change_report` needs nothing but the two run
 directories, once neither crawl is running: it scans every history database of each crawl
 (``state/history``, and each ``workers/*/state/history`` of a ``--workers`` crawl) in one
-sorted merge (:func:`~crawler.changes.change_classifier.changes`) and streams each URI to a
+sorted merge (:func:`~crawler.continuity.change_classifier.changes`) and streams each URI to a
 spool file per kind, so memory holds the per-host counts only, whatever the number of URIs.
 
 Both files list the new, changed, unchanged and gone URIs with this crawl's and the earlier
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from crawler.archive.job_runs import imported_crawl
-from crawler.changes.change_classifier import KINDS, Change, changes
+from crawler.continuity.change_classifier import KINDS, Change, changes
 from crawler.crawler_error import CrawlerError
 from crawler.history import FetchHistoryEntry, scan_fetch_history
 from crawler.reports.merged import worker_dirs
