@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from crawllog_parser import CrawlLogLine, parse_file
 from redis_servers import RedisServer
+from login_site import PASSWORD, USER, LoginSite
 from route_server import NOT_FOUND, Answer, RouteServer, page
 
 from crawler.control.controller import CrawlController
@@ -109,3 +110,38 @@ def test_a_worker_started_again_counts_on_from_the_crawls_tallies(
         assert tallies.read([f"h:127.0.0.1:{site.port}"])[0][0] == QUOTA
     finally:
         tallies.close()
+
+
+def test_two_workers_log_in_once_and_share_the_session(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    with LoginSite(members_pages=8) as site:
+        cred = {
+            "domain": f"127.0.0.1:{site.port}",
+            "login_uri": f"{site.base}/login",
+            "fields": {"user": USER, "pass": PASSWORD},
+        }
+        store = {"class": STORE, "params": {"url": redis_server.url, "shards": 2}}
+        sets = [
+            f"seeds.urls={json.dumps([site.base + '/', site.base + '/members/'])}",
+            "seeds.file=null",
+            "toe_threads=3",
+            "logging.console=false",
+            f"frontier.store={json.dumps(store)}",
+            "chains.pre.preselector.params.block_by_regex=.*/logout",
+            "chains.fetch.fetch_http.params.form_logins=" + json.dumps([cred]),
+            "frontier.politeness.min_delay_ms=150",
+            "frontier.politeness.max_delay_ms=150",
+            "limits.max_time_s=60",
+        ]
+        err = io.StringIO()
+        run = tmp_path / "run"
+        assert run_workers(EXAMPLE, sets, 2, io.StringIO(), err, run_dir=run) == 0, err.getvalue()
+        posts, hits = list(site.posts), list(site.members_hits)
+    assert len(posts) == 1  # one login for the crawl
+    assert hits and all(valid for _, valid in hits)  # every members page with the session
+    members = [
+        sum(1 for line in parse_file(p) if "/members/p" in line.uri and line.status == 200)
+        for p in sorted(run.glob("workers/*/logs/crawl.log"))
+    ]
+    assert sum(members) == 8 and all(members), members  # both workers fetched members pages
