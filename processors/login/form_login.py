@@ -19,7 +19,9 @@ or a logout link was followed): the host logs in again and the URI is fetched af
 ``max_relogins`` times (then such redirects are captured as they are).
 
 Outcomes are journaled in ``state/form-logins.jsonl``: a resumed crawl (``kill -9`` too)
-neither logs in again nor retries a failed login.
+neither logs in again nor retries a failed login. URIs of the host in other queues wait (1 s
+polls, not counted as attempts) while one queue runs the login. A login that never completes
+(``max_attempts`` page + submission rounds) fails. robots.txt is never held back.
 
 In a ``--workers`` crawl (:meth:`FormLogin.share`: the crawl's shared tallies and this worker's
 cookie store) a worker publishes each outcome of a credential — with, for a login that worked,
@@ -30,9 +32,7 @@ outcome newer than its own, copying the cookies into its own store, so the login
 for the crawl, and waits while another worker's claim is fresh (:data:`CLAIM_HOLD_S`) instead of
 logging in too. Each worker keeps its own cookie store: cookies the site sets later (a session
 refreshed on a members page) stay with the worker that got them; a worker that finds the session
-lost logs in again itself, unless another worker already published a newer login. URIs of the host in other queues wait (1 s
-polls, not counted as attempts) while one queue runs the login. A login that never completes
-(``max_attempts`` page + submission rounds) fails. robots.txt is never held back.
+lost logs in again itself, unless another worker already published a newer login.
 
 Thread-safe: one lock guards the per-credential states, held for dictionary updates only.
 """
@@ -51,8 +51,8 @@ from urllib.parse import urljoin
 
 from crawler import CrawlURI, FetchStatus, Hop
 from crawler.robots import is_robots_uri
-from crawler.urls import UriError, host_port
 from crawler.tally import TallyStore
+from crawler.urls import UriError, host_port
 from processors.cookies.cookie_store import CookieRecord, CookieStore
 from processors.login.form_credential import FormCredential
 from processors.login.login_check import login_failure, same_page

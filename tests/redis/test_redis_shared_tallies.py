@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from crawllog_parser import CrawlLogLine, parse_file
-from redis_servers import RedisServer
 from login_site import PASSWORD, USER, LoginSite
+from redis_servers import RedisServer
 from route_server import NOT_FOUND, Answer, RouteServer, page
 
 from crawler.control.controller import CrawlController
