@@ -20,7 +20,7 @@ Thread-safety: thread-safe (one redis-py client, which is).
 from __future__ import annotations
 
 import contextlib
-import itertools
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -63,8 +63,8 @@ class RedisTallyStore:
         self._add = client.register_script(_ADD_SCRIPT)
         self._outage_timeout_s = outage_timeout_s
         self._logger = logger
-        self._trips = itertools.count()
         self._sent = 0
+        self._sent_lock = threading.Lock()
 
     @classmethod
     def connect(cls, url: str, prefix: str, **kwargs: Any) -> RedisTallyStore:
@@ -117,7 +117,8 @@ class RedisTallyStore:
         return self._sent
 
     def _call(self, call: Any, what: str) -> Any:
-        self._sent = next(self._trips) + 1  # next() on a count is atomic: no lock needed
+        with self._sent_lock:
+            self._sent += 1
         return redis_conn.retrying(
             call, outage_timeout_s=self._outage_timeout_s, what=what, logger=self._logger
         )
