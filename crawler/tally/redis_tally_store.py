@@ -2,17 +2,18 @@
 ``--workers`` crawl shares, in the crawl's Redis under the crawl's key prefix.
 
 Layout (``P`` = the crawl's prefix + ``tl:``): a counter is the hash ``P c:<key>`` with fields
-``n`` (count) and ``b`` (bytes), changed by ``HINCRBY`` only (one small script adds both); a set is the Redis set
-``P s:<key>``; a text is the string ``P x:<key>``. One key per counter or set spreads the
-tallies over a Cluster's slots. The keys outlive any worker: a worker that dies loses nothing,
-and a worker that joins, or a crawl that goes on, counts on from there.
+``n`` (count) and ``b`` (bytes), changed by ``HINCRBY`` only (one small script adds both); a
+set is the Redis set ``P s:<key>``; a text is the string ``P x:<key>``. One key per counter or
+set spreads the tallies over a Cluster's slots. The keys outlive any worker: a worker that dies
+loses nothing, and a worker that joins, or a crawl that goes on, counts on from there.
 
 Round trips: :meth:`~RedisTallyStore.read` and :meth:`~RedisTallyStore.add` send all their keys
-in one call, or one pipeline (one round trip, one per Cluster node touched); :meth:`~RedisTallyStore.join`
-is one Lua script (``SISMEMBER``, ``SCARD``, ``SADD``) so that the test and the insertion are
-atomic across workers, and idempotent when retried after a lost reply; the cap is the rule's,
-passed in. An :meth:`~RedisTallyStore.add` retried after a lost reply (an outage, waited out up
-to ``outage_timeout_s``) may count twice: a quota then stops one URI early, never late.
+in one call or one pipeline (one round trip; one per Cluster node touched);
+:meth:`~RedisTallyStore.join` is one Lua script (``SISMEMBER``, ``SCARD``, ``SADD``) so that the
+test and the insertion are atomic across workers, and idempotent when retried after a lost
+reply; the cap is the rule's, passed in. An :meth:`~RedisTallyStore.add` retried after a lost
+reply (an outage, waited out up to ``outage_timeout_s``) may count twice: a quota then stops one
+URI early, never late.
 
 Thread-safety: thread-safe (one redis-py client, which is).
 """
