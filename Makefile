@@ -14,7 +14,7 @@ export UV_LINK_MODE := copy
 .PHONY: install demo test test-stress lint typecheck unit clean help bench-warc bench-frontier \
 	bench-extract bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls \
 	bench-index bench-replay bench-dedup bench-documents bench-browser bench-web \
-	bench-frontier-scale bench-recrawl bench-digest-index
+	bench-frontier-scale bench-recrawl bench-digest-index bench-shared-tallies
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -31,6 +31,7 @@ help:
 	@echo "make bench-dedup - WARC bytes of a recrawl deduplicated against the first crawl's index"
 	@echo "make bench-recrawl - a recrawl with 304s: URLs reached, WARC bytes, pages/s, CPU per page"
 	@echo "make bench-digest-index - digest index: bytes per digest (LevelDB, Redis), cost per fetch"
+	@echo "make bench-shared-tallies - quotas, trap budgets, logins in Redis: round trips, CPU per URI"
 	@echo "make bench-scale - Redis frontier: 1 vs 2 workers, memory per URL/queue, claims/s (~10 min)"
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
 	@echo "                    BENCH_RUNS=1 BENCH_PAGES=2000 for a quick look; see bench/RESULTS.md)"
@@ -116,6 +117,10 @@ bench-recrawl: install
 bench-digest-index: install
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 	$(VENV)/bin/python bench/digest_index.py
+
+bench-shared-tallies: install
+	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
+	$(VENV)/bin/python bench/shared_tallies.py
 
 .PHONY: bench-cookies
 bench-cookies: install

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from crawler.param_overrides import ParamOverrides
     from crawler.servers import ServerCache
     from crawler.stats import CrawlStats
+    from crawler.tally.tally_store import TallyStore
 
 
 class ProcessResult:
@@ -100,7 +101,9 @@ class ProcessorContext:
     cap, its pace and holds; :class:`~crawler.frontier.inline_gate.InlineGate`), when the
     frontier has one; ``addresses`` decides which addresses fetches may connect to (the
     order's ``fetch.allow_private`` and the seeds' servers; :mod:`crawler.netguard`) — None,
-    as in tests' own contexts, checks nothing.
+    as in tests' own contexts, checks nothing; ``tallies`` is the crawl-wide
+    :class:`~crawler.tally.TallyStore` every worker of a ``--workers`` crawl shares (quotas,
+    trap budgets, form logins), None in a crawl of one process.
     """
 
     run_dir: Path
@@ -128,6 +131,7 @@ class ProcessorContext:
     find_processor: Callable[[str], Processor[Any] | None] | None = None
     inline_gate: InlineGate | None = None
     addresses: AddressPolicy | None = None
+    tallies: TallyStore | None = None
 
 
 P = TypeVar("P", bound=Params)

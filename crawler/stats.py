@@ -25,7 +25,12 @@ from crawler.logs.growing_file import complete_lines
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
+    from crawler.tally.tally_store import Tally, TallyStore
 
+HOST_TALLY = "h:"
+"""Key prefix of a host's success tally in a shared :class:`~crawler.tally.TallyStore`."""
+DOMAIN_TALLY = "d:"
+"""Key prefix of a registrable domain's success tally there."""
 DUPLICATE_ANNOTATION = "duplicate:digest"
 NOT_MODIFIED_ANNOTATION = "duplicate:server-not-modified"
 
@@ -120,6 +125,7 @@ class CrawlStats:
         # Per-domain success tallies ([urls, bytes]), kept only once asked for (quotas).
         self._domain_of: Callable[[str], str] | None = None
         self._domains: dict[str, list[int]] = {}
+        self._shared: TallyStore | None = None
 
     def _host(self, host: str) -> HostStats:
         hs = self._t.hosts.get(host)
@@ -141,7 +147,16 @@ class CrawlStats:
                 self._host(host).scheduled += 1
 
     def record_final(self, curi: CrawlURI) -> None:
-        """Count one URI's final disposition (the moment its crawl.log line is written)."""
+        """Count one URI's final disposition (the moment its crawl.log line is written); a
+        success also counts in the shared tallies, if any (:meth:`share_tallies`)."""
+        shared = self._shared
+        if shared is not None and curi.status > 0:
+            host = host_of(curi.uri)
+            domain_of = self._domain_of
+            keys = [HOST_TALLY + host]
+            if domain_of is not None:
+                keys.append(DOMAIN_TALLY + domain_of(host))
+            shared.add(keys, 1, max(curi.content_size, 0))
         self._record(
             curi.uri,
             curi.status,
@@ -279,8 +294,26 @@ class CrawlStats:
             )
             return [(h, HostStats(**vars(s))) for h, s in top]
 
+    def share_tallies(self, store: TallyStore) -> None:
+        """Count the success tallies of hosts (and of domains, once tracked) in ``store`` from
+        now on — every worker of a crawl counting in the same store — and read them there
+        (:meth:`success_tallies`). Only :meth:`record_final` adds to it: a crawl.log replayed on
+        resume is counted in the store already. The reports' own counts stay this process's."""
+        self._shared = store
+
+    def success_tallies(self, host: str, domain: str | None) -> tuple[Tally, Tally]:
+        """Successes and their bytes for ``host`` and for ``domain`` (``(0, 0)`` when None or
+        not tracked), from the shared tallies when there are some: one read for both."""
+        shared = self._shared
+        if shared is not None:
+            keys = [HOST_TALLY + host] + ([DOMAIN_TALLY + domain] if domain is not None else [])
+            got = shared.read(keys)
+            return got[0], got[1] if domain is not None else (0, 0)
+        return self.host_tally(host), self.domain_tally(domain) if domain is not None else (0, 0)
+
     def host_tally(self, host: str) -> tuple[int, int]:
-        """Successes and their bytes for ``host`` (as :func:`host_of` names it)."""
+        """Successes and their bytes for ``host`` (as :func:`host_of` names it), this
+        process's."""
         with self._lock:
             hs = self._t.hosts.get(host)
             return (hs.urls, hs.bytes) if hs is not None else (0, 0)

@@ -62,6 +62,7 @@ from crawler.seeds.seed_list import read_added_seeds
 from crawler.servers import ServerCache
 from crawler.sheets.sheet_overlays import SheetOverlays
 from crawler.stats import CrawlStats
+from crawler.tally import TallyStore
 from crawler.uniq import UriUniqFilter
 
 PID_FILE = "crawler.pid"
@@ -139,6 +140,7 @@ class CrawlBuilder:
         self.state_dir = crawl.run_dir / "state"
         self._on_final = on_final
         self._uri_error = uri_error
+        self._tallies: TallyStore | None = None
         # The sheets reach the core through its ParamOverrides protocol: the scope rules get
         # them here, the processors through their context (start_processors).
         for index, rule in enumerate(crawl.scope.rules):
@@ -284,6 +286,29 @@ class CrawlBuilder:
                 [OrderIssue("digest_index", f"cannot open the digest index: {exc}")]
             ) from None
 
+    def open_tallies(self) -> TallyStore | None:
+        """The crawl-wide tallies every worker shares (quotas, trap budgets, form logins) when
+        the frontier is in Redis, under the crawl's namespace; None for a crawl of one process
+        (its rules keep their tallies in memory and ``state/``). Closed by
+        :meth:`stop_processors`."""
+        store = self.order.frontier.store
+        if store.class_.rsplit(".", 1)[-1] != "RedisQueueStore":
+            return None
+        from crawler.frontier.redis.redis_conn import RedisUnavailableError
+        from crawler.tally.redis_tally_store import RedisTallyStore
+
+        params = store.params
+        try:
+            self._tallies = RedisTallyStore.connect(
+                str(params.get("url") or "redis://127.0.0.1:6379/0"),
+                str(params.get("namespace") or ""),
+                outage_timeout_s=float(params.get("outage_timeout_s") or 600.0),
+                logger=self._crawl.logger,
+            )
+        except RedisUnavailableError as exc:
+            raise OrderError([OrderIssue("frontier.store.params.url", str(exc))]) from None
+        return self._tallies
+
     def open_collections(self) -> CollectionSet | None:
         """The earlier collections ``dedup.collections`` names, or None when it names none."""
         try:
@@ -328,6 +353,7 @@ class CrawlBuilder:
             find_processor=c.chains.find,
             inline_gate=getattr(frontier, "inline_gate", None),
             addresses=c.addresses,
+            tallies=self.open_tallies(),
         )
         for chain in c.chains.chains:
             for proc in chain:
@@ -369,6 +395,9 @@ class CrawlBuilder:
         """Stop the chains (in reverse order), close the history, the earlier collections and
         the servers' journal."""
         self._crawl.chains.stop()
+        if self._tallies is not None:
+            self._tallies.close()
+            self._tallies = None
         digests = self._crawl.digest_index
         if digests is not None:
             try:

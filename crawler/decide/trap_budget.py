@@ -32,26 +32,30 @@ Three budgets, all REJECTing with the annotation ``trap:<template>``:
   hashes of up to ``max_uris_per_template`` URIs each); a URI already let through is let through
   again.
 
-The state (series members, template members, rejections) can be saved and restored
+The members of series and templates are kept in a :class:`~crawler.tally.TallyStore` (capped
+sets: :meth:`~crawler.tally.TallyStore.join`): in memory by default, where the state (series
+members, template members, rejections) can be saved and restored
 (:meth:`TrapBudgetDecideRule.state` / :meth:`restore`) so that a resumed crawl keeps its budgets;
-with several workers each keeps its own, so a series split between N workers may reach up to N
-times ``max_series_uris``.
+or, given with :meth:`TrapBudgetDecideRule.share`, the crawl's shared store, so that the workers
+of a ``--workers`` crawl spend one budget together (a series split between workers still ends
+at ``max_series_uris``) and a worker's death loses nothing. The rule is the same either way;
+only the store differs. A shared store costs one round trip per candidate that is counted (a
+grid series past its free steps, or a template under ``max_uris_per_template``), none for
+others. The rejection counts of the report stay per process.
 
 Seeds and prerequisites are never rejected, nor (with ``exempt_sitemap_links``) URIs a sitemap
 lists (last hop M): a sitemap is a finite list the site itself declares.
 
 It is a *gate* (see :mod:`crawler.decide.decide_rule`): the scope asks it only about URIs its
 other rules ACCEPT, so out-of-scope links spend no budget. Thread-safe: one lock, held for a
-dictionary lookup and at most a scan of one template's hashes. Beyond Heritrix, which has no such
-rule.
+dictionary lookup; the store has its own. Beyond Heritrix, which has no such rule.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
-from array import array
-from collections import Counter, OrderedDict
+from collections import Counter
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +71,7 @@ from crawler.curi import (
 from crawler.decide.decide_rule import DecideResult, DecideRule
 from crawler.decide.url_template import MONTH, NUMBER, url_template
 from crawler.params import Params
+from crawler.tally import LocalTallyStore, TallyStore
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
@@ -148,8 +153,12 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
     def __init__(self, params: TrapBudgetParams | None = None) -> None:
         super().__init__(params)
         self._lock = threading.Lock()
-        self._templates: OrderedDict[int, array[int]] = OrderedDict()
-        self._series: OrderedDict[int, array[int]] = OrderedDict()
+        self._local_templates = LocalTallyStore(self.params.max_templates)
+        self._local_series = LocalTallyStore(self.params.max_series)
+        self._templates: TallyStore = self._local_templates
+        self._series: TallyStore = self._local_series
+        self._template_key = ""
+        self._series_key = ""
         self._rejected = 0
         self._by_template: Counter[str] = Counter()
 
@@ -187,39 +196,26 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
             data[SERIES_ID_KEY] = series
         if budget == 0 or (p.series_only and not in_series):
             return DecideResult.ACCEPT
-        key = _hash64(template)
-        member = _hash64(curi.uri)
-        with self._lock:
-            members = self._templates.get(key)
-            if members is None:
-                self._templates[key] = array("q", (member,))
-                if len(self._templates) > self.params.max_templates:
-                    self._templates.popitem(last=False)
-                return DecideResult.ACCEPT
-            self._templates.move_to_end(key)
-            if member in members:
-                return DecideResult.ACCEPT
-            if len(members) < budget:
-                members.append(member)
-                return DecideResult.ACCEPT
+        key = f"{self._template_key}{_hash64(template)}"
+        if self._templates.join(key, _hash64(curi.uri), budget):
+            return DecideResult.ACCEPT
         return self._reject(curi, template)
 
     def _joins(self, series: int, member: int) -> bool:
         """Whether ``member`` is or may become one of ``series``' counted URIs."""
-        with self._lock:
-            members = self._series.get(series)
-            if members is None:
-                members = self._series[series] = array("q")
-                if len(self._series) > self.params.max_series:
-                    self._series.popitem(last=False)
-            else:
-                self._series.move_to_end(series)
-            if member in members:
-                return True
-            if len(members) < self.params.max_series_uris:
-                members.append(member)
-                return True
-            return False
+        key = f"{self._series_key}{series}"
+        return self._series.join(key, member, self.params.max_series_uris)
+
+    def share(self, store: TallyStore, key_prefix: str) -> None:
+        """Keep the members of series and templates in ``store`` (the crawl's shared tallies)
+        under keys starting with ``key_prefix`` (one per rule of the scope), from now on."""
+        self._series, self._series_key = store, key_prefix + "s:"
+        self._templates, self._template_key = store, key_prefix + "t:"
+
+    @property
+    def shared(self) -> bool:
+        """Whether the budgets are kept in a shared store (:meth:`share`)."""
+        return self._series is not self._local_series
 
     def _reject(self, curi: CrawlURI, template: str) -> DecideResult:
         with self._lock:
@@ -259,10 +255,12 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
     # ------------------------------------------------------------ state
     def state(self) -> dict[str, Any]:
         """The budgets spent so far, as JSON-ready data (see :meth:`restore`)."""
+        templates = [[int(key), members] for key, members in self._local_templates.sets()]
+        series = [[int(key), members] for key, members in self._local_series.sets()]
         with self._lock:
             return {
-                "templates": [[key, list(members)] for key, members in self._templates.items()],
-                "series": [[key, list(members)] for key, members in self._series.items()],
+                "templates": templates,
+                "series": series,
                 "rejected": self._rejected,
                 "by_template": dict(self._by_template),
             }
@@ -270,24 +268,14 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
     def restore(self, state: dict[str, Any]) -> None:
         """Take back what :meth:`state` gave (a resumed crawl); bad data raises ValueError."""
         try:
-            templates = OrderedDict(
-                (int(key), array("q", (int(m) for m in members)))
-                for key, members in state.get("templates", [])
-            )
-            series = OrderedDict(
-                (int(key), array("q", (int(m) for m in members)))
-                for key, members in state.get("series", [])
-            )
+            templates = [[str(int(k)), m] for k, m in state.get("templates", [])]
+            series = [[str(int(k)), m] for k, m in state.get("series", [])]
             rejected = int(state.get("rejected", 0))
             by_template = Counter({str(k): int(v) for k, v in state.get("by_template", {}).items()})
+            self._local_templates.restore({"sets": templates})
+            self._local_series.restore({"sets": series})
         except (TypeError, ValueError, OverflowError, AttributeError) as exc:
             raise ValueError(f"unusable trap budget state: {exc}") from None
-        while len(templates) > self.params.max_templates:
-            templates.popitem(last=False)
-        while len(series) > self.params.max_series:
-            series.popitem(last=False)
         with self._lock:
-            self._templates = templates
-            self._series = series
             self._rejected = rejected
             self._by_template = by_template

@@ -169,6 +169,8 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         if p.form_logins:
             self._login = FormLogin(p.form_logins, ctx.logger)
             self._login.open(ctx.state_dir / "form-logins.jsonl")
+            if ctx.tallies is not None:  # a --workers crawl: one login for every worker
+                self._login.share(ctx.tallies, self.cookies)
         direct = not p.proxy_url  # through a proxy, the proxy resolves and connects
         backend = GuardedBackend(
             ctx.servers if direct else None,

@@ -23,12 +23,24 @@ neither logs in again nor retries a failed login. URIs of the host in other queu
 polls, not counted as attempts) while one queue runs the login. A login that never completes
 (``max_attempts`` page + submission rounds) fails. robots.txt is never held back.
 
+In a ``--workers`` crawl (:meth:`FormLogin.share`: the crawl's shared tallies and this worker's
+cookie store) a worker publishes each outcome of a credential — with, for a login that worked,
+the cookies the host's site then holds — and a claim while its login is under way, as one text
+per credential (``login:<domain>``, numbered by a generation). A worker whose credential has no
+outcome yet reads it (at most once a second per credential, only until it has one): it adopts an
+outcome newer than its own, copying the cookies into its own store, so the login is done once
+for the crawl, and waits while another worker's claim is fresh (:data:`CLAIM_HOLD_S`) instead of
+logging in too. Each worker keeps its own cookie store: cookies the site sets later (a session
+refreshed on a members page) stay with the worker that got them; a worker that finds the session
+lost logs in again itself, unless another worker already published a newer login.
+
 Thread-safe: one lock guards the per-credential states, held for dictionary updates only.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 import time
 from collections.abc import Sequence
@@ -39,7 +51,9 @@ from urllib.parse import urljoin
 
 from crawler import CrawlURI, FetchStatus, Hop
 from crawler.robots import is_robots_uri
+from crawler.tally import TallyStore
 from crawler.urls import UriError, host_port
+from processors.cookies.cookie_store import CookieRecord, CookieStore
 from processors.login.form_credential import FormCredential
 from processors.login.login_check import login_failure, same_page
 from processors.login.login_form import Submission, build_submission, choose_form, find_forms
@@ -51,6 +65,8 @@ REQUEST = "http_request"
 CLAIM_HOLD_S = 120.0
 """How long other URIs of the host wait for a login step in flight before scheduling their own."""
 WAIT_POLL_S = 1.0
+SHARED_KEY = "login:"
+"""Key prefix of a credential's shared state (a JSON text) in the crawl's tallies."""
 MAX_BODY_BYTES = 2 * 1024 * 1024
 
 
@@ -63,6 +79,9 @@ class _State:
     claimed_by: str = ""
     pending: Submission | None = None
     relogins: int = 0
+    generation: int = 0  # of the shared outcome this worker made or adopted last
+    checked_s: float | None = None  # when the shared state was last read
+    held_until_s: float = 0.0  # another worker's login claim holds the host until then
 
 
 class FormLogin:
@@ -74,6 +93,14 @@ class FormLogin:
         self._states: dict[str, _State] = {key: _State() for key in self._credentials}
         self._lock = threading.Lock()
         self._journal: Path | None = None
+        self._shared: TallyStore | None = None
+        self._cookies: CookieStore | None = None
+        self._token = secrets.token_hex(8)  # tells this worker's claims from the others'
+
+    def share(self, store: TallyStore, cookies: CookieStore | None) -> None:
+        """Share outcomes (and the cookies of a login that worked, from and into ``cookies``)
+        with the other workers of the crawl through ``store`` (module docstring)."""
+        self._shared, self._cookies = store, cookies
 
     def open(self, path: Path) -> int:
         """Replay the outcomes journaled at ``path``, then journal new ones there; returns how
@@ -128,6 +155,8 @@ class FormLogin:
         if is_robots_uri(curi.uri):
             return True
         state = self._states[cred.key]
+        if not state.outcome and self._shared is not None:
+            self._follow_shared(cred, state, now_s)
         if state.outcome == "ok":
             return True
         if state.outcome == "failed":
@@ -139,7 +168,9 @@ class FormLogin:
                 # Back after its own login step, which sorts ahead of it in its queue: the step
                 # ended without a response (robots.txt refused it, or its retries ran out).
                 state.claimed_s = None
-            if state.claimed_s is not None and now_s - state.claimed_s < CLAIM_HOLD_S:
+            if (
+                state.claimed_s is not None and now_s - state.claimed_s < CLAIM_HOLD_S
+            ) or now_s < state.held_until_s:
                 waiting = True
             elif state.pending is not None:
                 step = self._step(curi, cred, "submit", state.pending)
@@ -155,6 +186,8 @@ class FormLogin:
                     step = self._step(curi, cred, "submit", sub)
             if step is not None:
                 state.claimed_s, state.claimed_by = now_s, curi.uri
+        if step is not None and self._shared is not None:
+            self._publish(cred, "", "", now_s + CLAIM_HOLD_S)
         curi.status = FetchStatus.DEFERRED
         if step is not None:
             curi.prerequisite = step
@@ -264,12 +297,88 @@ class FormLogin:
         with self._lock:
             state.outcome, state.reason = outcome, reason
         self._journal_entry(cred, outcome, reason)
+        if self._shared is not None:
+            self._publish(cred, outcome, reason, 0.0)
+
+    # ---------------------------------------------------------------- shared
+    def _publish(self, cred: FormCredential, outcome: str, reason: str, until_s: float) -> None:
+        """Tell the other workers: an outcome (a new generation, with the host's cookies when
+        it worked), or a claim on the login until ``until_s`` (outcome "")."""
+        assert self._shared is not None
+        state = self._states[cred.key]
+        with self._lock:
+            if outcome:
+                state.generation += 1
+            generation = state.generation
+        entry: dict[str, Any] = {"gen": generation, "outcome": outcome, "reason": reason}
+        if outcome == "ok" and self._cookies is not None:
+            entry["cookies"] = [_cookie_json(c) for c in self._site_cookies(cred)]
+        if until_s:
+            entry["claimed_until"], entry["by"] = until_s, self._token
+        self._shared.put_text(SHARED_KEY + cred.key, json.dumps(entry))
+
+    def _site_cookies(self, cred: FormCredential) -> list[CookieRecord]:
+        assert self._cookies is not None
+        host = cred.key.rsplit(":", 1)[0] if cred.key.count(":") == 1 else cred.key
+        return [
+            c
+            for c in self._cookies.records()
+            if host == c.domain.lstrip(".") or host.endswith("." + c.domain.lstrip("."))
+        ]
+
+    def _follow_shared(self, cred: FormCredential, state: _State, now_s: float) -> None:
+        """Adopt another worker's newer outcome of ``cred`` (and its cookies), or its claim."""
+        assert self._shared is not None
+        with self._lock:
+            if state.checked_s is not None and now_s - state.checked_s < WAIT_POLL_S:
+                return
+            state.checked_s = now_s
+        raw = self._shared.text(SHARED_KEY + cred.key)
+        try:
+            entry = json.loads(raw) if raw is not None else None
+            generation = int(entry["gen"]) if isinstance(entry, dict) else 0
+        except (ValueError, KeyError, TypeError):
+            return
+        if not isinstance(entry, dict):
+            return
+        outcome = str(entry.get("outcome", ""))
+        if outcome not in ("ok", "failed") or generation <= state.generation:
+            if not outcome and entry.get("by") != self._token:
+                with self._lock:
+                    state.held_until_s = float(entry.get("claimed_until") or 0.0)
+            return
+        if outcome == "ok" and self._cookies is not None:
+            for cookie in entry.get("cookies") or []:
+                try:
+                    self._cookies.add(CookieRecord(**cookie))
+                except TypeError:
+                    continue
+        reason = str(entry.get("reason", ""))
+        with self._lock:
+            if state.outcome:
+                return
+            state.outcome, state.reason = outcome, reason
+            state.generation, state.held_until_s = generation, 0.0
+        self._journal_entry(cred, outcome, reason)
+        self._logger.info("form_login_adopted", domain=cred.key, outcome=outcome)
 
     def _journal_entry(self, cred: FormCredential, outcome: str, reason: str) -> None:
         if self._journal is not None:
             entry = {"domain": cred.key, "outcome": outcome, "reason": reason, "at": time.time()}
             with self._journal.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(entry) + "\n")
+
+
+def _cookie_json(cookie: CookieRecord) -> dict[str, Any]:
+    return {
+        "name": cookie.name,
+        "value": cookie.value,
+        "domain": cookie.domain,
+        "path": cookie.path,
+        "secure": cookie.secure,
+        "http_only": cookie.http_only,
+        "expires": cookie.expires,
+    }
 
 
 def _body_text(curi: CrawlURI) -> str:

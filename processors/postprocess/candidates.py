@@ -31,7 +31,9 @@ trap budget (:class:`~crawler.decide.TrapBudgetDecideRule` in the scope) is writ
 with ``log_trap_rejections``, even when other decisions are not, followed by Heritrix's optional
 JSON column: ``{"status":-5000,"annotations":"trap:<template>"}``. The trap rules' budgets are
 saved in ``state/trap-budgets.json`` when the processor stops and read back when it starts, so a
-resumed crawl keeps them (a crawl killed with ``kill -9`` starts its budgets again).
+resumed crawl keeps them (a crawl killed with ``kill -9`` starts its budgets again); in a
+``--workers`` crawl they are kept in the crawl's shared tallies (``ctx.tallies``) instead, spent
+by every worker together and kept whatever happens to a worker.
 
 Thread-safety: no per-URI state on ``self``; the report counters are updated under a lock once
 per URI; scope.log lines are written under their own lock. Heritrix counterpart:
@@ -119,6 +121,9 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         ]
         if self._traps:
             self._restore_traps(ctx)
+            if ctx.tallies is not None:  # a --workers crawl: one budget for every worker
+                for i, rule in self._traps:
+                    rule.share(ctx.tallies, f"trap{i}:")
         if self.params.log_scope_decisions and self._scope_log is None:
             self._open_scope_log(ctx)
 

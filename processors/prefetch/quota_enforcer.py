@@ -18,8 +18,13 @@ before the fetch: a byte quota is passed by at most the URIs of that host or dom
 when it is reached, a URI quota by at most those in flight (none with one queue per host).
 Prerequisites (dns:, robots.txt) are never blocked. Sheets may set any quota for some hosts
 (``chains.pre.quota_enforcer.params.host_max_urls`` …): the URI's own quotas are checked.
-In a crawl scaled out over several workers each worker's statistics count its own fetches
-only, so a quota holds per worker.
+In a crawl scaled out over several workers (``--workers``, a Redis frontier) the tallies are
+the crawl's shared ones (:class:`~crawler.tally.redis_tally_store.RedisTallyStore`, given as
+``ctx.tallies``; :meth:`crawler.stats.CrawlStats.share_tallies`): every worker counts its
+successes there and reads them there, so a quota holds crawl-wide (a host's queue is served by
+one worker at a time, so N URIs pass, not N per worker) and outlives a worker's death. Cost per
+URI checked: one Redis round trip before the fetch (host and domain read together), one more
+when it succeeds (its counts added); none while no quota is set.
 
 Reads ``uri`` and ``hop_path``; writes ``status`` and ``annotations`` of a blocked URI.
 Thread-safe: the statistics have their own lock; the report counters one of their own.
@@ -42,6 +47,7 @@ from crawler.frontier.assignment.assignment_domain import registrable_domain
 from crawler.params import Params
 from crawler.processor import Processor, ProcessorContext, ProcessResult
 from crawler.stats import host_of
+from crawler.tally import Tally
 
 
 class QuotaEnforcerParams(Params):
@@ -65,6 +71,20 @@ def domain_of_host(host: str) -> str:
     ``example.co.uk``); the host without its port when it has none (IP, ``localhost``)."""
     name = split_port(host)[0]
     return registrable_domain(name) or name
+
+
+def over_quota(p: QuotaEnforcerParams, host: Tally, domain: Tally) -> str | None:
+    """The quota rule, whatever keeps the tallies: the name of the first quota of ``p`` that the
+    successes ``host`` and ``domain`` (count, bytes) have reached, or None."""
+    if p.host_max_urls and host[0] >= p.host_max_urls:
+        return "host_max_urls"
+    if p.host_max_bytes and host[1] >= p.host_max_bytes:
+        return "host_max_bytes"
+    if p.domain_max_urls and domain[0] >= p.domain_max_urls:
+        return "domain_max_urls"
+    if p.domain_max_bytes and domain[1] >= p.domain_max_bytes:
+        return "domain_max_bytes"
+    return None
 
 
 class QuotaEnforcer(Processor[QuotaEnforcerParams]):
@@ -101,6 +121,11 @@ class QuotaEnforcer(Processor[QuotaEnforcerParams]):
             )
         if self._domain_quotas:
             ctx.stats.track_domains(domain_of_host)
+        sheets = ctx.sheets
+        if ctx.tallies is not None and (
+            self._host_quotas or self._domain_quotas or (sheets is not None and sheets.active)
+        ):
+            ctx.stats.share_tallies(ctx.tallies)
 
     def should_process(self, curi: CrawlURI) -> bool:
         sheets = self._sheets
@@ -120,21 +145,15 @@ class QuotaEnforcer(Processor[QuotaEnforcerParams]):
 
     def _over_quota(self, uri: str, p: QuotaEnforcerParams) -> str | None:
         """The name of the first quota of ``p`` ``uri``'s host or domain has reached, or None."""
-        stats = self.context.stats
+        host_quota = p.host_max_urls or p.host_max_bytes
+        domain_quota = (p.domain_max_urls or p.domain_max_bytes) and self._domain_quotas
+        if not (host_quota or domain_quota):
+            return None
         host = host_of(uri)
-        if p.host_max_urls or p.host_max_bytes:
-            urls, size = stats.host_tally(host)
-            if p.host_max_urls and urls >= p.host_max_urls:
-                return "host_max_urls"
-            if p.host_max_bytes and size >= p.host_max_bytes:
-                return "host_max_bytes"
-        if (p.domain_max_urls or p.domain_max_bytes) and self._domain_quotas:
-            urls, size = stats.domain_tally(domain_of_host(host))
-            if p.domain_max_urls and urls >= p.domain_max_urls:
-                return "domain_max_urls"
-            if p.domain_max_bytes and size >= p.domain_max_bytes:
-                return "domain_max_bytes"
-        return None
+        host_tally, domain_tally = self.context.stats.success_tallies(
+            host, domain_of_host(host) if domain_quota else None
+        )
+        return over_quota(p, host_tally, domain_tally)
 
     def report(self) -> list[str]:
         lines = super().report()

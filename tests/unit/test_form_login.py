@@ -11,6 +11,8 @@ import pytest
 from crawler import CrawlURI, FetchStatus
 from crawler.frontier.retry_policy import DEFERRALS_KEY, RetryPolicy
 from crawler.order.schema import RetriesConfig
+from crawler.tally import LocalTallyStore
+from processors.cookies.cookie_store import CookieStore
 from processors.login import FormCredential, FormLogin
 from processors.login.form_login import MARKER, REQUEST
 from processors.login.login_check import login_failure
@@ -175,3 +177,33 @@ def test_bad_credentials_are_refused_at_load() -> None:
         cred(login_uri="/login")
     with pytest.raises(ValueError, match="regular expression"):
         cred(failure_regex="(")
+
+
+def test_workers_sharing_tallies_log_in_once_and_pass_the_session_on() -> None:
+    shared = LocalTallyStore()  # what the crawl's Redis tallies are to every worker
+    jar_a, jar_b, jar_c = CookieStore(), CookieStore(), CookieStore()
+    a, b, c = (FormLogin([cred(read_form=False, form_action="/api")], Log()) for _ in "abc")
+    a.share(shared, jar_a)
+    b.share(shared, jar_b)
+    first = CrawlURI("http://a.example/x")
+    assert not a.gate(first, 0.0)
+    step = first.prerequisite
+    assert step is not None
+    held = CrawlURI("http://a.example/y")
+    assert not b.gate(held, 0.5)  # a's login is under way: b waits instead of logging in too
+    assert held.prerequisite is None and held.retry_delay_s == 1.0
+    jar_a.set_from_response(step.uri, [("Set-Cookie", "sid=42; Path=/")])
+    step.status, step.response_headers = 303, [("Location", "/members/")]
+    a.after_fetch(step, {"sid"})
+    assert a.outcome("a.example") == "ok"
+    assert not b.gate(CrawlURI("http://a.example/y"), 1.0)  # read at most once a second
+    assert b.gate(CrawlURI("http://a.example/y"), 1.6)  # then a's login is b's
+    assert b.outcome("a.example") == "ok"
+    assert jar_b.cookie_header("http://a.example/members/") == "sid=42"
+    # a login that failed is not tried again by a worker that joins later
+    shared.put_text("login:a.example", '{"gen": 9, "outcome": "failed", "reason": "401"}')
+    c.share(shared, jar_c)
+    refused = CrawlURI("http://a.example/z")
+    assert not c.gate(refused, 0.0)
+    assert refused.status == FetchStatus.OTHER_PREREQUISITE_FAILURE
+    assert refused.annotations == ["loginFailed"] and c.outcome("a.example") == "failed"

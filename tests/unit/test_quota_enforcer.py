@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from processor_context import make_context
 from crawler import CrawlURI
 from crawler.logs.crawl_logs import format_crawl_line
 from crawler.stats import CrawlStats
+from crawler.tally import LocalTallyStore
 from processors.prefetch import QuotaEnforcer, QuotaEnforcerParams
 from processors.prefetch.quota_enforcer import domain_of_host
 
@@ -101,3 +103,24 @@ def test_no_quota_no_work(tmp_path: Path) -> None:
         done(stats, f"http://a.example/{n}")
     assert check(proc, "http://a.example/x").status == 0
     assert proc.uris_handled == 0
+
+
+def test_workers_sharing_tallies_keep_one_quota_between_them(tmp_path: Path) -> None:
+    shared = LocalTallyStore()  # what the crawl's Redis tallies are to every worker
+    workers = []
+    for n in range(2):
+        stats = CrawlStats()
+        proc = QuotaEnforcer("quota_enforcer", QuotaEnforcerParams(host_max_urls=3))
+        ctx = dataclasses.replace(make_context(tmp_path / str(n), stats=stats), tallies=shared)
+        proc.start(ctx)
+        workers.append((stats, proc))
+    (s1, p1), (s2, p2) = workers
+    done(s1, "http://a.example/1")
+    done(s2, "http://a.example/2")
+    done(s2, "http://a.example/3", status=-2)  # a failure counts nowhere
+    assert check(p1, "http://a.example/4").status == 0
+    done(s1, "http://a.example/4")
+    assert check(p2, "http://a.example/5").status == -5003  # 3 successes crawl-wide
+    assert check(p1, "http://a.example/5").status == -5003
+    assert shared.read(["h:a.example"]) == [(3, 300)]
+    assert s1.host_tally("a.example") == (2, 200)  # each worker's reports keep their own
