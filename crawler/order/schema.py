@@ -237,6 +237,35 @@ class LoggingConfig(Section):
     display: bool = True
 
 
+def _webhook_url(value: str) -> str:
+    if not is_http_url(value):
+        raise ValueError(f"{value!r} is not a URL: a webhook is an http:// or https:// URL")
+    return value
+
+
+class AlertsConfig(Section):
+    """``alerts``: where alerts go besides ``logs/alerts.log``. Every event at ``min_level`` or
+    above, and the info events named in ``events``, are POSTed as JSON to each webhook, from a
+    thread of their own: a slow or dead endpoint never slows the crawl (see crawler.alerts)."""
+
+    webhooks: list[Annotated[str, AfterValidator(_webhook_url)]] = Field(
+        default_factory=list, description="http(s) URLs that receive every alert as a JSON POST"
+    )
+    min_level: Literal["warning", "error", "critical"] = "warning"
+    events: list[str] = Field(
+        default_factory=lambda: ["crawl_finished"],
+        description="info events sent too (crawl_state, crawl_finished, ...)",
+    )
+    timeout_s: float = Field(5.0, gt=0, description="longest wait for one POST's answer")
+    max_tries: int = Field(5, ge=1, description="attempts per alert and webhook")
+    backoff_s: float = Field(1.0, ge=0, description="wait before the first retry, then doubled")
+    backoff_max_s: float = Field(60.0, ge=0, description="longest wait between two tries")
+    max_pending: int = Field(1000, ge=1, description="alerts kept per webhook; oldest dropped")
+    flush_timeout_s: float = Field(
+        5.0, ge=0, description="at the crawl's end, longest wait for pending alerts to go out"
+    )
+
+
 class HistoryConfig(Section):
     """The crawl history in state/history: fetch history (conditional requests) and payload digests
     (revisit records). ``import_from``: state or run directory of a finished earlier crawl, or
@@ -361,6 +390,7 @@ class CrawlOrder(Section):
     dedup: DedupConfig = DedupConfig()
     browser: BrowserConfig = BrowserConfig()
     logging: LoggingConfig = LoggingConfig()
+    alerts: AlertsConfig = AlertsConfig()
     archive: ArchiveConfig = ArchiveConfig()
     sheets: list[SheetConfig] = Field(
         default_factory=list, description="per-site overlays; see crawler.sheets"
