@@ -266,6 +266,15 @@ class AlertsConfig(Section):
     )
 
 
+class MetricsConfig(Section):
+    """``metrics``: Prometheus ``/metrics`` of this crawl process (see crawler.metrics)."""
+
+    port: int | None = Field(
+        None, ge=0, le=65535, description="port of /metrics; null: none; 0: any free port"
+    )
+    address: str = Field("127.0.0.1", min_length=1, description="address to listen on")
+
+
 class HistoryConfig(Section):
     """The crawl history in state/history: fetch history (conditional requests) and payload digests
     (revisit records). ``import_from``: state or run directory of a finished earlier crawl, or
@@ -391,6 +400,7 @@ class CrawlOrder(Section):
     browser: BrowserConfig = BrowserConfig()
     logging: LoggingConfig = LoggingConfig()
     alerts: AlertsConfig = AlertsConfig()
+    metrics: MetricsConfig = MetricsConfig()
     archive: ArchiveConfig = ArchiveConfig()
     sheets: list[SheetConfig] = Field(
         default_factory=list, description="per-site overlays; see crawler.sheets"
