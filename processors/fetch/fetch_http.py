@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -127,7 +128,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
     """
 
     _client: FetchClient | None = None
-    sheet_params = frozenset({"timeout_s", "max_length_bytes"})
+    sheet_params = frozenset({"timeout_s", "max_length_bytes", "proxy_url"})
     _body_rule: DecideRuleSequence | None = None
     cookies: CookieStore | None = None
     _login: FormLogin | None = None
@@ -169,14 +170,9 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         if p.form_logins:
             self._login = FormLogin(p.form_logins, ctx.logger)
             self._login.open(ctx.state_dir / "form-logins.jsonl")
-        direct = not p.proxy_url  # through a proxy, the proxy resolves and connects
-        backend = GuardedBackend(
-            ctx.servers if direct else None,
-            ctx.stopping,
-            p.stop_grace_s,
-            addresses=ctx.addresses if direct else None,
-        )
-        self._client = make_client(p, backend, p.max_connections or ctx.order.toe_threads)
+        self._proxied: dict[str, FetchClient] = {}
+        self._proxied_lock = threading.Lock()
+        self._client = self._make_client(p.proxy_url)
         self._earlier = EarlierPayload.for_crawl(
             ctx.run_dir, ctx.history, ctx.logger, ctx.order.browser.enabled
         )
@@ -185,12 +181,47 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             rule.bind(RuleContext(base_dir=ctx.order.base_dir))
             self._body_rule = rule
 
+    def _make_client(self, proxy_url: str | None) -> FetchClient:
+        """A client for requests through ``proxy_url`` (None: direct)."""
+        ctx, p = self.context, self.params
+        # Through a proxy, the proxy connects: only addresses known before the fetch are judged.
+        direct = not proxy_url
+        backend = GuardedBackend(
+            ctx.servers if direct else None,
+            ctx.stopping,
+            p.stop_grace_s,
+            addresses=ctx.addresses if direct else None,
+        )
+        servers = ctx.servers
+        resolve = servers.host_ip if servers.resolver_active else None
+        pool = p.max_connections or ctx.order.toe_threads
+        return make_client(p, backend, pool, proxy_url, resolve)
+
+    def _client_for(self, curi: CrawlURI, default: FetchClient) -> tuple[FetchClient, bool]:
+        """The client of ``curi``'s proxy (the order's, or another a sheet gives its site), and
+        whether it connects directly."""
+        proxy_url = self.params_for(curi).proxy_url
+        if proxy_url == self.params.proxy_url:
+            return default, proxy_url is None
+        if proxy_url is None:
+            proxy_url = ""  # a sheet's direct connection beside an order-wide proxy
+        with self._proxied_lock:
+            client = self._proxied.get(proxy_url)
+            if client is None:
+                client = self._make_client(proxy_url or None)
+                self._proxied[proxy_url] = client
+            return client, not proxy_url
+
     def stop(self) -> None:
         client, self._client = self._client, None
-        if client is not None:
-            # stop() must never raise.
-            with contextlib.suppress(Exception):
-                client.close()
+        with self._proxied_lock:
+            others = list(self._proxied.values())
+            self._proxied.clear()
+        for each in [client, *others]:
+            if each is not None:
+                # stop() must never raise.
+                with contextlib.suppress(Exception):
+                    each.close()
         if self.cookies is not None:
             self.cookies.close()
 
@@ -211,6 +242,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         client = self._client
         if client is None:
             raise RuntimeError(f"processor {self.name!r} used after stop()")
+        client, direct = self._client_for(curi, client)
         login = self._login
         if login is not None and not login.gate(curi, ctx.clock.time()):
             return ProcessResult.SKIP_TO_POST
@@ -227,7 +259,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
                 curi.recording = rec
             else:
                 rec.close()
-        if curi.ip_address and curi.status > 0 and not self.params.proxy_url:
+        if curi.ip_address and curi.status > 0 and direct:
             with contextlib.suppress(UriError, ValueError):
                 ctx.servers.note_ip(host_port(curi.uri)[0], curi.ip_address, ctx.clock.time())
         if is_robots_uri(curi.uri):
