@@ -60,6 +60,7 @@ from crawler.order.schema import CrawlOrder
 from crawler.processor import ProcessorContext
 from crawler.reports.status import is_running, read_status
 from crawler.schedule.previous_run import resolve_previous
+from crawler.secrets.secret_refs import write_stored
 from crawler.seeds.seed_list import read_added_seeds
 from crawler.servers import ServerCache
 from crawler.sheets.sheet_overlays import SheetOverlays
@@ -168,6 +169,11 @@ class CrawlBuilder:
         self.order, previous = resolve_previous(self.order, run)
         self._crawl.order = self.order
         (run / "order.effective.yaml").write_text(effective_yaml(self.order), encoding="utf-8")
+        # state/ keeps what a resume needs (cookies, logins, secrets written in clear in the
+        # order): the owner's alone.
+        os.chmod(self.state_dir, 0o700)
+        if self.order.secrets is not None:
+            write_stored(self.state_dir, self.order.secrets)
         (run / PID_FILE).write_text(f"{os.getpid()}\n", encoding="ascii")
         self._alerts = forwarder_for(
             self.order.alerts, self.order.name, run.name, f"crawler/{__version__}"

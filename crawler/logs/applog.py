@@ -18,6 +18,8 @@ from typing import Any, Protocol
 import structlog
 
 from crawler.logs.line_file import LineFile
+from crawler.secrets.secret_registry import known as known_secrets
+from crawler.secrets.secret_registry import redact
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 
@@ -63,6 +65,10 @@ class _Sink:
         self, logger: Any, method: str, event: MutableMapping[str, Any]
     ) -> MutableMapping[str, Any]:
         level = _LEVELS.get(str(event.get("level", method)), 20)
+        if known_secrets():
+            for key, value in event.items():
+                if isinstance(value, str):
+                    event[key] = redact(value)
         if level >= self.file_level and self._jsonl is not None:
             line = json.dumps(event, default=str, ensure_ascii=False)
             with self._lock:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from crawler.metrics.crawl_collector import CrawlCollector
-from crawler.metrics.metrics_server import MetricsServer
+from crawler.metrics.metrics_server import MetricsPortError, MetricsServer
 
 if TYPE_CHECKING:
     from crawler.chain import ProcessorChains
@@ -27,7 +27,7 @@ def start_crawl_metrics(
     logger: Any,
 ) -> MetricsServer | None:
     """A started :class:`MetricsServer` for this crawl, or None when ``cfg.port`` is null.
-    Raises :class:`~crawler.metrics.metrics_server.MetricsPortError` if the port is taken."""
+    A port that is taken is an :class:`~crawler.order.errors.OrderError` at ``metrics.port``."""
     if cfg.port is None:
         return None
 
@@ -38,6 +38,11 @@ def start_crawl_metrics(
 
     collector = CrawlCollector(status, stats.status_counts, processors)
     server = MetricsServer(collector, cfg.address, cfg.port)
-    server.start()
+    try:
+        server.start()
+    except MetricsPortError as exc:
+        from crawler.order.errors import OrderError, OrderIssue
+
+        raise OrderError([OrderIssue("metrics.port", str(exc), cfg.port)]) from None
     logger.info("metrics_serving", url=server.url)
     return server

@@ -19,7 +19,7 @@ from crawler.crawler_error import CrawlerError
 from crawler.metrics.crawl_collector import CrawlCollector
 
 
-class MetricsPortError(CrawlerError, OSError):
+class MetricsPortError(CrawlerError):
     """The metrics port cannot be bound; ``str()`` names it and the fix."""
 
 

@@ -9,9 +9,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from crawler.netguard import parse_networks
+from crawler.secrets.secret_refs import SecretBook
 from crawler.urls import is_http_url
 
 
@@ -406,6 +415,18 @@ class CrawlOrder(Section):
         default_factory=list, description="per-site overlays; see crawler.sheets"
     )
     base_dir: str = Field(".", description="directory of the order file; set by the loader")
+    _secrets: SecretBook | None = PrivateAttr(default=None)
+
+    @property
+    def secrets(self) -> SecretBook | None:
+        """Where the order's secrets were (set by the loader; never dumped):
+        order.effective.yaml writes references in their place (crawler.secrets)."""
+        return self._secrets
+
+    def with_secrets(self, book: SecretBook | None) -> CrawlOrder:
+        """This order, knowing where its secrets were."""
+        self._secrets = book
+        return self
 
     @field_validator("schedule")
     @classmethod

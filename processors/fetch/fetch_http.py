@@ -100,6 +100,7 @@ from processors.fetch.guarded_backend import CrawlStoppingError, GuardedBackend,
 from processors.fetch.http_heads import content_length, error_name
 from processors.fetch.user_agent import user_agent
 from processors.login.form_login import MARKER, REQUEST, FormLogin
+from processors.login.login_secrets import TOKEN, redact_request
 
 if TYPE_CHECKING:
     from crawler.history import FetchHistoryEntry
@@ -323,7 +324,10 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             request = curi.data.get(REQUEST)
             if isinstance(request, dict):
                 method = str(request.get("method") or "GET").upper()
-                body = str(request.get("body") or "").encode("utf-8")
+                text = str(request.get("body") or "")
+                if self._login is not None and TOKEN in text:
+                    text = self._login.reveal(curi, text)
+                body = text.encode("utf-8")
                 if request.get("content_type"):
                     headers = {**headers, "Content-Type": str(request["content_type"])}
             if cookies is not None:
@@ -419,6 +423,15 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         curi.content_length = content_length(curi.header("content-length"))
         curi.ip_address = response.peer_ip
         rec.request_head = response.request_head
+        if self.params.redact_login_body and (
+            MARKER in curi.data or b"\nauthorization:" in rec.request_head.lower()
+        ):
+            login = self._login
+            rec.request_head = (
+                login.redacted(curi, rec.request_head)
+                if login is not None
+                else redact_request(None, rec.request_head)
+            )
         rec.response_head = response.response_head
         body_rule = self._body_rule
         if (

@@ -53,6 +53,12 @@ class FetchHTTPParams(Params):
         description="verify TLS certificates (a failure is status -2); off by default because "
         "an archival crawler must capture sites with expired or self-signed certificates too",
     )
+    redact_login_body: bool = Field(
+        False,
+        description="in the WARC request records of form logins and of requests with an "
+        "Authorization header, replace the passwords with [redacted] (false: kept as sent, "
+        "which replay and provenance need)",
+    )
     proxy_url: str | None = Field(
         None,
         description="send requests through this proxy: http://host:port, or SOCKS5 as "
