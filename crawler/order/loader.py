@@ -21,7 +21,6 @@ from typing import Any, Final
 import yaml
 from pydantic import ValidationError
 
-import crawler
 from crawler.decide.decide_rule import DecideRule
 from crawler.order.bounded_loader import BoundedLoader, YamlTooLargeError, load_yaml
 from crawler.order.components import (
@@ -45,6 +44,7 @@ from crawler.order.schema import CHAIN_NAMES, CrawlOrder, FrontierConfig, Operat
 from crawler.processor import Processor
 from crawler.secrets.secret_refs import SECRETS_FILE, SecretBook, resolve_secrets
 from crawler.secrets.secret_registry import remember
+from crawler.shipped import shipped
 from crawler.urls import is_http_url
 
 _MISSING: Final = object()
@@ -52,8 +52,8 @@ _NONE_WORDS = frozenset({"none", "null", "~", ""})
 
 
 def default_order_path() -> Path:
-    """``conf/default-order.yaml`` of the project (beside the ``crawler`` package)."""
-    return Path(crawler.__file__).resolve().parent.parent / "conf" / "default-order.yaml"
+    """``conf/default-order.yaml``: the checkout's, or the installed package's copy."""
+    return shipped("conf/default-order.yaml")
 
 
 class _StrictLoader(BoundedLoader):
