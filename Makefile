@@ -82,6 +82,8 @@ unit: install
 test: install lint typecheck
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	command -v prometheus >/dev/null || (apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus)
 	$(VENV)/bin/pytest -q
 
 # The suite on a machine with no CPU to spare: catches tests that depend on the machine's speed,

@@ -19,6 +19,7 @@ thread-safe; the classes hold no state. The hierarchy (built-in bases in bracket
     ├── OrderError                                 crawler.order.errors
     │   └── CpuAffinityError                       crawler.control.affinity
     ├── CrawlInUseError [OSError]                  crawler.control.crawl_builder
+    ├── MetricsPortError                           crawler.metrics.metrics_server
     ├── CrawlArgsError [ValueError]                crawler.cli.crawl_command
     ├── CronError [ValueError]                     crawler.schedule.cron_schedule
     ├── ReplayError                                crawler.archive.replay

@@ -224,6 +224,11 @@ class Processor(Generic[P]):
         """Lines for processors-report.txt (after the ``Processor:`` line)."""
         return [f"  {self.uris_handled} URIs handled"]
 
+    def counts(self) -> dict[str, int]:
+        """Counters for metrics (``crawler_processor_*``): ``uris`` handled, and whatever an
+        override adds (a few fixed names, never one per host or URI). Called from any thread."""
+        return {"uris": self.uris_handled}
+
     @property
     def context(self) -> ProcessorContext:
         """The context given to :meth:`start`; raises if the processor was not started."""

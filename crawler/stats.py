@@ -284,6 +284,11 @@ class CrawlStats:
             t = self._t
             return StatsCounts(**{name: getattr(t, name) for name in _COUNT_FIELDS})
 
+    def status_counts(self) -> dict[int, int]:
+        """Finished URIs per final status code (a copy; cheap: one entry per code seen)."""
+        with self._lock:
+            return dict(self._t.by_status)
+
     def busiest_hosts(self, n: int) -> list[tuple[str, HostStats]]:
         """The ``n`` hosts with the most successes (``dns:`` excluded), copied."""
         with self._lock:

@@ -5,7 +5,8 @@ as one collection, :func:`~crawler.archive.collection.collection_from_job`).
 pywb lives in its own virtualenv, ``.replay-venv/`` (``make install`` creates it from
 ``conf/replay-requirements.txt``): it pins redis 2.x and brings gevent, which the crawler's own
 environment (redis >= 5) cannot share. It is found as ``$CRAWLER_PYWB`` (the path of its
-``wayback`` command), else ``<project>/.replay-venv/bin/wayback``, else ``wayback`` on ``PATH``.
+``wayback`` command), else ``<project>/.replay-venv/bin/wayback``, else an installed crawler's
+own (:mod:`crawler.archive.replay_env`), else ``wayback`` on ``PATH``.
 
 :meth:`ReplayServer.start` runs ``wayback`` in the collection's working directory and returns
 once pywb answers; then ``prefix + archived URL`` replays that capture (pywb's framed replay:
@@ -41,6 +42,7 @@ from crawler.archive.collection import (
     collection_from_wacz,
 )
 from crawler.archive.job_runs import is_job_dir
+from crawler.archive.replay_env import replay_env_dir
 from crawler.crawler_error import CrawlerError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -57,6 +59,7 @@ def find_wayback() -> Path:
     configured = os.environ.get("CRAWLER_PYWB")
     candidates = [Path(configured)] if configured else []
     candidates.append(PROJECT_ROOT / ".replay-venv" / "bin" / "wayback")
+    candidates.append(replay_env_dir() / "bin" / "wayback")
     on_path = shutil.which("wayback")
     if on_path:
         candidates.append(Path(on_path))
@@ -64,8 +67,9 @@ def find_wayback() -> Path:
         if path.is_file() and os.access(path, os.X_OK):
             return path
     raise ReplayError(
-        "pywb is not installed: run `make install` (it creates .replay-venv/ with pywb), "
-        "or set CRAWLER_PYWB to the path of pywb's `wayback` command"
+        "pywb is not installed: `crawler replay` makes it on first use "
+        f"({replay_env_dir()}); in a checkout `make install` makes .replay-venv/; or set "
+        "CRAWLER_PYWB to the path of pywb's `wayback` command"
     )
 
 

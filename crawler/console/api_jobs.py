@@ -16,6 +16,8 @@ from crawler.console.state import ConsoleState
 from crawler.console.workspace import ORDER_FILE, run_summary
 from crawler.order.bounded_loader import load_yaml
 from crawler.schedule.schedule_state import JobScheduleState
+from crawler.secrets.secret_refs import clear_secret_values
+from crawler.secrets.secret_registry import MARK, redact
 
 MAX_ORDER_CHARS = 200_000
 
@@ -63,7 +65,7 @@ def jobs_router(state: ConsoleState) -> APIRouter:
         text = None
         if doc["has_order"]:
             path = state.workspace.order_path(job)
-            text = path.read_text(encoding="utf-8", errors="replace")[:MAX_ORDER_CHARS]
+            text = shown_order_text(path.read_text(encoding="utf-8", errors="replace"))
         return {**doc, "order_text": text}
 
     @router.post(
@@ -104,3 +106,16 @@ def jobs_router(state: ConsoleState) -> APIRouter:
         )
 
     return router
+
+
+def shown_order_text(text: str) -> str:
+    """An order file's text as the console shows it: passwords and tokens written in clear are
+    ``[redacted]`` (references such as ``${ENV:NAME}`` stay), cut at ``MAX_ORDER_CHARS``."""
+    try:
+        data = load_yaml(text)
+    except Exception:  # noqa: BLE001 - a broken file is shown as it is (validate says why)
+        data = None
+    for value in sorted(clear_secret_values(data), key=len, reverse=True):
+        if len(value) >= 3:
+            text = text.replace(value, MARK)
+    return redact(text)[:MAX_ORDER_CHARS]

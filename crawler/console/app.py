@@ -9,6 +9,7 @@ our own scripts and styles, no inline code, no framing).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -18,6 +19,8 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.process_collector import ProcessCollector
 
 from crawler.console.api_archive import archive_router
 from crawler.console.api_changes import changes_router
@@ -35,6 +38,7 @@ from crawler.console.auth import (
 )
 from crawler.console.errors import install_error_handlers
 from crawler.console.state import ConsoleState
+from crawler.metrics.run_metrics import WorkspaceCollector
 
 STATIC_DIR = Path(str(files("crawler.console") / "static"))
 _CSP = (
@@ -86,6 +90,22 @@ def _logged_in(token: str) -> RedirectResponse:
     return response
 
 
+def workspace_registry(state: ConsoleState) -> CollectorRegistry:
+    """The console's metrics: each job's latest run, and the console process itself."""
+    workspace = state.workspace
+
+    def latest_runs() -> Iterator[tuple[str, Path]]:
+        for job in workspace.job_names():
+            runs = workspace.runs_of(job)
+            if runs:
+                yield job, runs[0].path
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(WorkspaceCollector(latest_runs))
+    ProcessCollector(registry=registry)
+    return registry
+
+
 def create_app(state: ConsoleState, token: str) -> ASGIApp:
     """The console application for ``state``, protected by ``token``."""
     app = FastAPI(
@@ -118,6 +138,13 @@ def create_app(state: ConsoleState, token: str) -> ASGIApp:
                 routes=app.routes,
             )
         return JSONResponse(app.openapi_schema)
+
+    metrics_registry = workspace_registry(state)
+
+    @app.get("/metrics", include_in_schema=False)
+    def metrics() -> Response:
+        """Prometheus text format: the latest run of every job (crawler.metrics.run_metrics)."""
+        return Response(generate_latest(metrics_registry), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:

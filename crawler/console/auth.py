@@ -105,7 +105,7 @@ class TokenAuthMiddleware:
         if path.startswith(PUBLIC_PREFIXES) or token_matches(request_token(headers), self.token):
             await self.app(scope, receive, send)
             return
-        if path.startswith("/api/") or path == "/api":
+        if path.startswith("/api/") or path in ("/api", "/metrics"):
             await _json(
                 send,
                 401,

@@ -43,6 +43,8 @@ from crawler.history import CrawlHistory
 from crawler.logs.applog import flush_app_logging
 from crawler.logs.crawl_logs import CrawlLogs
 from crawler.logs.progress import ProgressRow
+from crawler.metrics.crawl_metrics import start_crawl_metrics
+from crawler.metrics.metrics_server import MetricsServer
 from crawler.netguard import AddressPolicy
 from crawler.order import components
 from crawler.order.schema import CrawlOrder, SheetConfig
@@ -131,6 +133,7 @@ class CrawlController:
         self._pause_lock = threading.RLock()  # pause/unpause come from several threads
         self.reporter = CrawlReporter(self)
         self.status = self.reporter.status  # ToeThreads note failures in it directly
+        self.metrics: MetricsServer | None = None
 
     @property
     def last_row(self) -> ProgressRow | None:
@@ -148,6 +151,13 @@ class CrawlController:
         """Create the run's directories, open logs and frontier, start processors, add seeds."""
         self._builder.claim_run_dir()
         self.logger = self._builder.lay_out_run_dir()
+        self.metrics = start_crawl_metrics(
+            self.order.metrics,
+            lambda: self.reporter.last_status,
+            self.stats,
+            self.chains,
+            self.logger,
+        )
         self._set_state("PREPARING")
         self.logs = self._builder.open_logs(self.resume)
         self.reporter.publish_status()
@@ -429,4 +439,7 @@ class CrawlController:
             failed=totals.failed,
             bytes=totals.bytes,
         )
+        if self.metrics is not None:
+            self.metrics.close()
+            self.metrics = None
         self._builder.release_run_dir(self.logs)

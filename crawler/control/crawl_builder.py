@@ -33,6 +33,8 @@ from typing import Any, Protocol
 
 import structlog
 
+from crawler import __version__
+from crawler.alerts.alert_forwarder import AlertForwarder, forwarder_for
 from crawler.archive.collection_set import CollectionSet, CollectionSetError
 from crawler.chain import ProcessorChains
 from crawler.clock import Clock
@@ -58,6 +60,7 @@ from crawler.order.schema import CrawlOrder
 from crawler.processor import ProcessorContext
 from crawler.reports.status import is_running, read_status
 from crawler.schedule.previous_run import resolve_previous
+from crawler.secrets.secret_refs import write_stored
 from crawler.seeds.seed_list import read_added_seeds
 from crawler.servers import ServerCache
 from crawler.sheets.sheet_overlays import SheetOverlays
@@ -141,6 +144,7 @@ class CrawlBuilder:
         self._on_final = on_final
         self._uri_error = uri_error
         self._tallies: TallyStore | None = None
+        self._alerts: AlertForwarder | None = None
         # The sheets reach the core through its ParamOverrides protocol: the scope rules get
         # them here, the processors through their context (start_processors).
         for index, rule in enumerate(crawl.scope.rules):
@@ -167,8 +171,18 @@ class CrawlBuilder:
         self.order, previous = resolve_previous(self.order, run)
         self._crawl.order = self.order
         (run / "order.effective.yaml").write_text(effective_yaml(self.order), encoding="utf-8")
+        # state/ keeps what a resume needs (cookies, logins, secrets written in clear in the
+        # order): the owner's alone.
+        os.chmod(self.state_dir, 0o700)
+        if self.order.secrets is not None:
+            write_stored(self.state_dir, self.order.secrets)
         (run / PID_FILE).write_text(f"{os.getpid()}\n", encoding="ascii")
-        configure_app_logging(run / "logs", self.order.logging.level, self.order.logging.console)
+        self._alerts = forwarder_for(
+            self.order.alerts, self.order.name, run.name, f"crawler/{__version__}"
+        )
+        configure_app_logging(
+            run / "logs", self.order.logging.level, self.order.logging.console, self._alerts
+        )
         logger = structlog.get_logger("crawler").bind(crawl=self.order.name)
         if previous is not None and previous.run_dir is None:
             logger.info(
@@ -416,4 +430,15 @@ class CrawlBuilder:
         (self.run_dir / PID_FILE).unlink(missing_ok=True)
         if logs is not None:
             logs.close()
+        if self._alerts is not None:
+            # The last alerts (crawl_finished) go out before the application log closes.
+            sent = self._alerts.close(self.order.alerts.flush_timeout_s)
+            structlog.get_logger("crawler").info(
+                "alert_webhook_summary",
+                sent=sum(c.sent for c in sent),
+                failed=sum(c.failed for c in sent),
+                dropped=sum(c.dropped for c in sent),
+                unsent=sum(c.unsent for c in sent),
+            )
+            self._alerts = None
         close_app_logging()

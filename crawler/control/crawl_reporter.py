@@ -205,6 +205,12 @@ class CrawlReporter:
         self.last_row = row
         c.logs.progress.write(row.line())
 
+    @property
+    def last_status(self) -> dict[str, Any] | None:
+        """The status document published last (None before the first); read from any thread
+        (the reference is replaced whole, never changed in place)."""
+        return self._last_doc
+
     def publish_status(self) -> None:
         """Build and write status.json and redraw the display (the controller's thread only)."""
         c = self._crawl

@@ -36,6 +36,7 @@ from crawler.distributed.overrides import worker_overrides
 from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_registry import CrawlRegistry, CrawlRegistryError
+from crawler.metrics.worker_metrics import worker_families
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order
 
@@ -118,6 +119,7 @@ class ControlFollower(threading.Thread):
         self.registry, self.ns, self.wid, self.controller = registry, ns, wid, controller
         self._stop_event = threading.Event()
         self.sheets_version = 0
+        self._metrics_added = False
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -141,6 +143,7 @@ class ControlFollower(threading.Thread):
             self._follow_seeds()
             self.follow_sheets()
             self._beat()
+            self._add_metrics()
             if self._stop_event.wait(CONTROL_POLL_S):
                 return
 
@@ -166,6 +169,15 @@ class ControlFollower(threading.Thread):
             self.controller.replace_sheets(document, f"redis sheets v{version}")
         except OrderError as exc:
             self.controller.logger.error("sheets_rejected", version=version, error=str(exc))
+
+    def _add_metrics(self) -> None:
+        """Once the crawl serves metrics: every worker's heartbeat age there too."""
+        metrics = self.controller.metrics
+        if self._metrics_added or metrics is None:
+            return
+        self._metrics_added = True
+        registry, ns = self.registry, self.ns
+        metrics.collector.add_source(lambda: worker_families(registry.workers(ns)))
 
     def _beat(self) -> None:
         c = self.controller

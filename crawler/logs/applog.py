@@ -11,22 +11,45 @@ import json
 import sys
 import threading
 import time
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
 from crawler.logs.line_file import LineFile
+from crawler.secrets.secret_registry import known as known_secrets
+from crawler.secrets.secret_registry import redact
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 
 
-class _Sink:
-    """Writes rendered events to the run's files and the console."""
+class EventForwarder(Protocol):
+    """Where chosen events go besides the files (webhooks: :mod:`crawler.alerts`). Both methods
+    are called from any thread and must not block."""
 
-    def __init__(self, logs_dir: Path | None, console_level: int, file_level: int) -> None:
+    def wants(self, level: int, event: str) -> bool:
+        """True when the event ``event`` at ``level`` (10 debug ... 50 critical) goes on."""
+        ...
+
+    def forward(self, event: Mapping[str, Any]) -> None:
+        """Take ``event`` (its keys include ``event``, ``level`` and ``timestamp``)."""
+        ...
+
+
+class _Sink:
+    """Writes rendered events to the run's files and the console, and hands the events its
+    forwarder wants to it."""
+
+    def __init__(
+        self,
+        logs_dir: Path | None,
+        console_level: int,
+        file_level: int,
+        forwarder: EventForwarder | None = None,
+    ) -> None:
         self._lock = threading.Lock()
+        self._forwarder = forwarder
         self.console_level = console_level
         self.file_level = file_level
         # LineFiles: a full disk delays a line (kept in memory), never raises into the caller.
@@ -42,6 +65,10 @@ class _Sink:
         self, logger: Any, method: str, event: MutableMapping[str, Any]
     ) -> MutableMapping[str, Any]:
         level = _LEVELS.get(str(event.get("level", method)), 20)
+        if known_secrets():
+            for key, value in event.items():
+                if isinstance(value, str):
+                    event[key] = redact(value)
         if level >= self.file_level and self._jsonl is not None:
             line = json.dumps(event, default=str, ensure_ascii=False)
             with self._lock:
@@ -57,6 +84,9 @@ class _Sink:
             with self._lock:
                 if self._alerts is not None:
                     self._alerts.write(text)
+        forwarder = self._forwarder
+        if forwarder is not None and forwarder.wants(level, str(event.get("event", ""))):
+            forwarder.forward(dict(event))
         if level >= self.console_level:
             rendered = self._console(logger, method, dict(event))
             with self._lock:
@@ -82,15 +112,22 @@ class _Sink:
 _current: _Sink | None = None
 
 
-def configure_app_logging(logs_dir: Path | None, level: str = "info", console: bool = True) -> None:
-    """(Re)configure structlog for this process; files go to ``logs_dir`` if given."""
+def configure_app_logging(
+    logs_dir: Path | None,
+    level: str = "info",
+    console: bool = True,
+    forwarder: EventForwarder | None = None,
+) -> None:
+    """(Re)configure structlog for this process; files go to ``logs_dir`` if given, and the
+    events ``forwarder`` wants (info ones too, whatever ``level``) to it."""
     global _current
     if _current is not None:
         _current.close()
     file_level = _LEVELS.get(level, 20)
     console_level = file_level if console else 100
-    sink = _Sink(logs_dir, console_level=max(console_level, 20), file_level=file_level)
+    sink = _Sink(logs_dir, max(console_level, 20), file_level, forwarder)
     _current = sink
+    lowest = min(file_level, console_level, 20 if forwarder is not None else 100)
     structlog.configure(
         processors=[
             structlog.processors.add_log_level,
@@ -98,7 +135,7 @@ def configure_app_logging(logs_dir: Path | None, level: str = "info", console: b
             structlog.processors.format_exc_info,
             sink,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(min(file_level, console_level)),
+        wrapper_class=structlog.make_filtering_bound_logger(lowest),
         cache_logger_on_first_use=False,
     )
 

@@ -18,6 +18,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ValidationError
 
 from crawler.crawler_error import CrawlerError
+from crawler.secrets.secret_registry import redact
 
 NO_VALUE: Final = object()
 """Marks an issue that has no offending value to show (a missing key, a missing file)."""
@@ -43,7 +44,7 @@ class OrderIssue:
             text += f" (got {shown})"
         if self.hint:
             text += f"; {self.hint}"
-        return text
+        return redact(text)  # a password that failed validation is not shown
 
 
 class OrderError(CrawlerError):

@@ -21,7 +21,6 @@ from typing import Any, Final
 import yaml
 from pydantic import ValidationError
 
-import crawler
 from crawler.decide.decide_rule import DecideRule
 from crawler.order.bounded_loader import BoundedLoader, YamlTooLargeError, load_yaml
 from crawler.order.components import (
@@ -43,6 +42,9 @@ from crawler.order.errors import (
 )
 from crawler.order.schema import CHAIN_NAMES, CrawlOrder, FrontierConfig, OperatorConfig
 from crawler.processor import Processor
+from crawler.secrets.secret_refs import SECRETS_FILE, SecretBook, resolve_secrets
+from crawler.secrets.secret_registry import remember
+from crawler.shipped import shipped
 from crawler.urls import is_http_url
 
 _MISSING: Final = object()
@@ -50,8 +52,8 @@ _NONE_WORDS = frozenset({"none", "null", "~", ""})
 
 
 def default_order_path() -> Path:
-    """``conf/default-order.yaml`` of the project (beside the ``crawler`` package)."""
-    return Path(crawler.__file__).resolve().parent.parent / "conf" / "default-order.yaml"
+    """``conf/default-order.yaml``: the checkout's, or the installed package's copy."""
+    return shipped("conf/default-order.yaml")
 
 
 class _StrictLoader(BoundedLoader):
@@ -356,13 +358,27 @@ def load_order(path: str | Path, sets: Sequence[str] = ()) -> CrawlOrder:
         exc.source = str(order_path)
         raise
     set_issues = apply_sets(data, sets)
+    book, secret_issues = _resolve_secrets(data, order_path)
+    set_issues += secret_issues
     try:
         order = validate_order_data(data, order_path.resolve().parent, str(order_path))
     except OrderError as exc:
         raise OrderError([*set_issues, *exc.issues], str(order_path)) from None
     if set_issues:
         raise OrderError(set_issues, str(order_path))
-    return order
+    return order.with_secrets(book)
+
+
+def _resolve_secrets(data: dict[str, Any], order_path: Path) -> tuple[SecretBook, list[OrderIssue]]:
+    """Resolve the secret references of ``data`` (see :mod:`crawler.secrets.secret_refs`):
+    ``${FILE:...}`` relative to the order's directory (a run's copy names it in ``base_dir``),
+    ``${SECRET:...}`` from the run's ``state/secrets.json`` beside ``order.effective.yaml``."""
+    here = order_path.resolve().parent
+    base = data.get("base_dir")
+    base_dir = Path(base) if isinstance(base, str) and Path(base).is_absolute() else here
+    book, problems = resolve_secrets(data, base_dir, here / "state" / SECRETS_FILE)
+    remember(book.values)
+    return book, [OrderIssue(p.path, p.message, p.written, hint=p.hint) for p in problems]
 
 
 def effective_yaml(order: CrawlOrder) -> str:
@@ -375,6 +391,9 @@ def effective_yaml(order: CrawlOrder) -> str:
             for spec in data["chains"][chain]
         ]
     data["base_dir"] = str(Path(order.base_dir).resolve())
+    book = order.secrets
+    if book is not None:
+        data = book.effective(data)  # references, never the secrets themselves
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 

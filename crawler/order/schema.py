@@ -9,9 +9,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from crawler.netguard import parse_networks
+from crawler.secrets.secret_refs import SecretBook
 from crawler.urls import is_http_url
 
 
@@ -237,6 +246,44 @@ class LoggingConfig(Section):
     display: bool = True
 
 
+def _webhook_url(value: str) -> str:
+    if not is_http_url(value):
+        raise ValueError(f"{value!r} is not a URL: a webhook is an http:// or https:// URL")
+    return value
+
+
+class AlertsConfig(Section):
+    """``alerts``: where alerts go besides ``logs/alerts.log``. Every event at ``min_level`` or
+    above, and the info events named in ``events``, are POSTed as JSON to each webhook, from a
+    thread of their own: a slow or dead endpoint never slows the crawl (see crawler.alerts)."""
+
+    webhooks: list[Annotated[str, AfterValidator(_webhook_url)]] = Field(
+        default_factory=list, description="http(s) URLs that receive every alert as a JSON POST"
+    )
+    min_level: Literal["warning", "error", "critical"] = "warning"
+    events: list[str] = Field(
+        default_factory=lambda: ["crawl_finished"],
+        description="info events sent too (crawl_state, crawl_finished, ...)",
+    )
+    timeout_s: float = Field(5.0, gt=0, description="longest wait for one POST's answer")
+    max_tries: int = Field(5, ge=1, description="attempts per alert and webhook")
+    backoff_s: float = Field(1.0, ge=0, description="wait before the first retry, then doubled")
+    backoff_max_s: float = Field(60.0, ge=0, description="longest wait between two tries")
+    max_pending: int = Field(1000, ge=1, description="alerts kept per webhook; oldest dropped")
+    flush_timeout_s: float = Field(
+        5.0, ge=0, description="at the crawl's end, longest wait for pending alerts to go out"
+    )
+
+
+class MetricsConfig(Section):
+    """``metrics``: Prometheus ``/metrics`` of this crawl process (see crawler.metrics)."""
+
+    port: int | None = Field(
+        None, ge=0, le=65535, description="port of /metrics; null: none; 0: any free port"
+    )
+    address: str = Field("127.0.0.1", min_length=1, description="address to listen on")
+
+
 class HistoryConfig(Section):
     """The crawl history in state/history: fetch history (conditional requests) and payload digests
     (revisit records). ``import_from``: state or run directory of a finished earlier crawl, or
@@ -361,11 +408,25 @@ class CrawlOrder(Section):
     dedup: DedupConfig = DedupConfig()
     browser: BrowserConfig = BrowserConfig()
     logging: LoggingConfig = LoggingConfig()
+    alerts: AlertsConfig = AlertsConfig()
+    metrics: MetricsConfig = MetricsConfig()
     archive: ArchiveConfig = ArchiveConfig()
     sheets: list[SheetConfig] = Field(
         default_factory=list, description="per-site overlays; see crawler.sheets"
     )
     base_dir: str = Field(".", description="directory of the order file; set by the loader")
+    _secrets: SecretBook | None = PrivateAttr(default=None)
+
+    @property
+    def secrets(self) -> SecretBook | None:
+        """Where the order's secrets were (set by the loader; never dumped):
+        order.effective.yaml writes references in their place (crawler.secrets)."""
+        return self._secrets
+
+    def with_secrets(self, book: SecretBook | None) -> CrawlOrder:
+        """This order, knowing where its secrets were."""
+        self._secrets = book
+        return self
 
     @field_validator("schedule")
     @classmethod

@@ -228,6 +228,11 @@ class FetchBrowser(Processor[FetchBrowserParams]):
         else:
             finish(shot)
 
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            pages = sum(self._reasons.values())
+        return {**super().counts(), "browser_pages": pages}
+
     def report(self) -> list[str]:
         lines = super().report()
         with self._lock:

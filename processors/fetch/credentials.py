@@ -30,8 +30,8 @@ class Credential(Params):
     )
     username: str = Field(description="user name")
     password: str = Field(
-        description="password (also in order.effective.yaml and, for Basic, "
-        "in the WARC request record: treat both as secret)"
+        description="password; ${ENV:NAME} or ${FILE:path} (or password_env / password_file) "
+        "keep it out of the order; in the WARC request record unless redact_login_body"
     )
     scheme: Literal["basic", "digest"] = Field("basic", description="basic | digest")
     realm: str | None = Field(None, description="only answer challenges for this realm; null = any")

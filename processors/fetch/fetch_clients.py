@@ -3,7 +3,8 @@ what their failures mean in Heritrix statuses.
 
 :func:`make_client` picks :class:`~processors.fetch.http11_client.Http11Client` (HTTP/1.1 over
 TCP or TLS, the default) or :class:`~processors.fetch.httpx_client.HttpxClient` (``http2: true``
-or a ``proxy_url``), each with the TLS context the order asks for: an archival one that trusts
+or an HTTP ``proxy_url``; through a ``socks5://`` one, the HTTP/1.1 client), each with the TLS
+context the order asks for: an archival one that trusts
 anything and speaks to old servers (``verify_tls: false``, the default) or certifi's roots.
 Both clients raise their library's exception classes (httpcore's or httpx's), so
 :data:`FETCH_ERRORS`, :data:`BODY_ERRORS` and :func:`failure_status` cover both, and a crawl.log
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ssl
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 import certifi
@@ -26,6 +27,7 @@ from processors.fetch.fetch_http_params import FetchHTTPParams
 from processors.fetch.guarded_backend import GuardedBackend
 from processors.fetch.http11_client import Http11Client
 from processors.fetch.httpx_client import HttpxClient
+from processors.fetch.socks5_tunnel import SocksProxy, is_socks_url
 
 _CONNECT_FAILED = (
     httpx.ConnectTimeout,
@@ -111,15 +113,24 @@ def failure_status(exc: BaseException) -> int:
     return FetchStatus.CONNECT_LOST
 
 
-def make_client(p: FetchHTTPParams, backend: GuardedBackend, pool_size: int) -> FetchClient:
-    """The client for ``p``: httpx for HTTP/2 or a proxy, else the HTTP/1.1 client."""
+def make_client(
+    p: FetchHTTPParams,
+    backend: GuardedBackend,
+    pool_size: int,
+    proxy_url: str | None = None,
+    resolve: Callable[[str], str | None] | None = None,
+) -> FetchClient:
+    """The client for ``p`` through ``proxy_url`` (None: direct): httpx for HTTP/2 or an HTTP
+    proxy, else the HTTP/1.1 client (through a SOCKS5 proxy too; ``resolve`` gives the crawl's
+    address of a host for ``socks5://``)."""
     read_s = min(p.read_timeout_s, p.timeout_s)
-    if p.http2 or p.proxy_url:
+    socks = is_socks_url(proxy_url) and not p.http2
+    if p.http2 or (proxy_url and not socks):
         return HttpxClient(
             backend,
             True if p.verify_tls else archival_tls_context(),
             http2=p.http2,
-            proxy_url=p.proxy_url,
+            proxy_url=proxy_url,
             pool_size=pool_size,
             keepalive_expiry_s=p.keepalive_expiry_s,
             connect_timeout_s=p.connect_timeout_s,
@@ -134,6 +145,8 @@ def make_client(p: FetchHTTPParams, backend: GuardedBackend, pool_size: int) -> 
         read_timeout_s=read_s,
         keepalive_expiry_s=p.keepalive_expiry_s,
         max_idle=max(64, 4 * pool_size),
+        proxy=SocksProxy.parse(proxy_url) if socks and proxy_url else None,
+        resolve=resolve,
     )
 
 

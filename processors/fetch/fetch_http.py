@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -99,6 +100,7 @@ from processors.fetch.guarded_backend import CrawlStoppingError, GuardedBackend,
 from processors.fetch.http_heads import content_length, error_name
 from processors.fetch.user_agent import user_agent
 from processors.login.form_login import MARKER, REQUEST, FormLogin
+from processors.login.login_secrets import TOKEN, redact_request
 
 if TYPE_CHECKING:
     from crawler.history import FetchHistoryEntry
@@ -127,7 +129,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
     """
 
     _client: FetchClient | None = None
-    sheet_params = frozenset({"timeout_s", "max_length_bytes"})
+    sheet_params = frozenset({"timeout_s", "max_length_bytes", "proxy_url"})
     _body_rule: DecideRuleSequence | None = None
     cookies: CookieStore | None = None
     _login: FormLogin | None = None
@@ -171,14 +173,9 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             self._login.open(ctx.state_dir / "form-logins.jsonl")
             if ctx.tallies is not None:  # a --workers crawl: one login for every worker
                 self._login.share(ctx.tallies, self.cookies)
-        direct = not p.proxy_url  # through a proxy, the proxy resolves and connects
-        backend = GuardedBackend(
-            ctx.servers if direct else None,
-            ctx.stopping,
-            p.stop_grace_s,
-            addresses=ctx.addresses if direct else None,
-        )
-        self._client = make_client(p, backend, p.max_connections or ctx.order.toe_threads)
+        self._proxied: dict[str, FetchClient] = {}
+        self._proxied_lock = threading.Lock()
+        self._client = self._make_client(p.proxy_url)
         self._earlier = EarlierPayload.for_crawl(
             ctx.run_dir, ctx.history, ctx.logger, ctx.order.browser.enabled
         )
@@ -187,12 +184,47 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             rule.bind(RuleContext(base_dir=ctx.order.base_dir))
             self._body_rule = rule
 
+    def _make_client(self, proxy_url: str | None) -> FetchClient:
+        """A client for requests through ``proxy_url`` (None: direct)."""
+        ctx, p = self.context, self.params
+        # Through a proxy, the proxy connects: only addresses known before the fetch are judged.
+        direct = not proxy_url
+        backend = GuardedBackend(
+            ctx.servers if direct else None,
+            ctx.stopping,
+            p.stop_grace_s,
+            addresses=ctx.addresses if direct else None,
+        )
+        servers = ctx.servers
+        resolve = servers.host_ip if servers.resolver_active else None
+        pool = p.max_connections or ctx.order.toe_threads
+        return make_client(p, backend, pool, proxy_url, resolve)
+
+    def _client_for(self, curi: CrawlURI, default: FetchClient) -> tuple[FetchClient, bool]:
+        """The client of ``curi``'s proxy (the order's, or another a sheet gives its site), and
+        whether it connects directly."""
+        proxy_url = self.params_for(curi).proxy_url
+        if proxy_url == self.params.proxy_url:
+            return default, proxy_url is None
+        if proxy_url is None:
+            proxy_url = ""  # a sheet's direct connection beside an order-wide proxy
+        with self._proxied_lock:
+            client = self._proxied.get(proxy_url)
+            if client is None:
+                client = self._make_client(proxy_url or None)
+                self._proxied[proxy_url] = client
+            return client, not proxy_url
+
     def stop(self) -> None:
         client, self._client = self._client, None
-        if client is not None:
-            # stop() must never raise.
-            with contextlib.suppress(Exception):
-                client.close()
+        with self._proxied_lock:
+            others = list(self._proxied.values())
+            self._proxied.clear()
+        for each in [client, *others]:
+            if each is not None:
+                # stop() must never raise.
+                with contextlib.suppress(Exception):
+                    each.close()
         if self.cookies is not None:
             self.cookies.close()
 
@@ -213,6 +245,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         client = self._client
         if client is None:
             raise RuntimeError(f"processor {self.name!r} used after stop()")
+        client, direct = self._client_for(curi, client)
         login = self._login
         if login is not None and not login.gate(curi, ctx.clock.time()):
             return ProcessResult.SKIP_TO_POST
@@ -229,7 +262,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
                 curi.recording = rec
             else:
                 rec.close()
-        if curi.ip_address and curi.status > 0 and not self.params.proxy_url:
+        if curi.ip_address and curi.status > 0 and direct:
             with contextlib.suppress(UriError, ValueError):
                 ctx.servers.note_ip(host_port(curi.uri)[0], curi.ip_address, ctx.clock.time())
         if is_robots_uri(curi.uri):
@@ -293,7 +326,10 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             request = curi.data.get(REQUEST)
             if isinstance(request, dict):
                 method = str(request.get("method") or "GET").upper()
-                body = str(request.get("body") or "").encode("utf-8")
+                text = str(request.get("body") or "")
+                if self._login is not None and TOKEN in text:
+                    text = self._login.reveal(curi, text)
+                body = text.encode("utf-8")
                 if request.get("content_type"):
                     headers = {**headers, "Content-Type": str(request["content_type"])}
             if cookies is not None:
@@ -389,6 +425,15 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         curi.content_length = content_length(curi.header("content-length"))
         curi.ip_address = response.peer_ip
         rec.request_head = response.request_head
+        if self.params.redact_login_body and (
+            MARKER in curi.data or b"\nauthorization:" in rec.request_head.lower()
+        ):
+            login = self._login
+            rec.request_head = (
+                login.redacted(curi, rec.request_head)
+                if login is not None
+                else redact_request(None, rec.request_head)
+            )
         rec.response_head = response.response_head
         body_rule = self._body_rule
         if (

@@ -7,6 +7,7 @@ from pydantic import Field, field_validator
 from crawler import ComponentSpec, Params, build_rules
 from crawler.recording import DEFAULT_IN_MEMORY_BYTES
 from processors.fetch.credentials import Credential
+from processors.fetch.socks5_tunnel import SocksProxy, is_socks_url
 from processors.login.form_credential import FormCredential
 
 DEFAULT_ACCEPT = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
@@ -52,8 +53,17 @@ class FetchHTTPParams(Params):
         description="verify TLS certificates (a failure is status -2); off by default because "
         "an archival crawler must capture sites with expired or self-signed certificates too",
     )
+    redact_login_body: bool = Field(
+        False,
+        description="in the WARC request records of form logins and of requests with an "
+        "Authorization header, replace the passwords with [redacted] (false: kept as sent, "
+        "which replay and provenance need)",
+    )
     proxy_url: str | None = Field(
-        None, description="send every request through this HTTP proxy (http://host:port)"
+        None,
+        description="send requests through this proxy: http://host:port, or SOCKS5 as "
+        "socks5://[user:password@]host:port (names resolved by the crawl) or socks5h://... "
+        "(resolved by the proxy); per site through sheets",
     )
     credentials: tuple[Credential, ...] = Field(
         (),
@@ -116,6 +126,12 @@ class FetchHTTPParams(Params):
     @field_validator("proxy_url")
     @classmethod
     def _proxy_is_http(cls, value: str | None) -> str | None:
-        if value is not None and not value.lower().startswith(("http://", "https://")):
-            raise ValueError(f"proxy_url {value!r} must be an http:// or https:// URL")
+        if value is None:
+            return value
+        if is_socks_url(value):
+            SocksProxy.parse(value)  # a ValueError names what is wrong
+        elif not value.lower().startswith(("http://", "https://")):
+            raise ValueError(
+                f"proxy_url {value!r} must be an http://, https://, socks5:// or socks5h:// URL"
+            )
         return value

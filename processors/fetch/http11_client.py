@@ -5,7 +5,9 @@ Why not httpx here: per page the crawler spent more interpreter time in httpx, h
 (request and response objects, pool bookkeeping, event machinery) than in parsing and
 extracting the page; this client does the same exchange in a fraction of it. And an archive
 wants the response head byte for byte as the server sent it — httpx hands over parsed headers
-only. httpx stays FetchHTTP's client for what this one does not do: HTTP/2 and proxies.
+only. httpx stays FetchHTTP's client for what this one does not do: HTTP/2 and HTTP proxies.
+Through a SOCKS5 proxy (``proxy``) each connection is a tunnel opened by
+:func:`~processors.fetch.socks5_tunnel.open_tunnel`; the exchange inside is the same.
 
 * Sockets come from a :class:`~processors.fetch.guarded_backend.GuardedBackend` (the fetch's
   total deadline, the crawl's stop grace, the host's cached IP, kernel socket timeouts); TLS
@@ -35,6 +37,7 @@ from __future__ import annotations
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from typing import Final
 
 import httpcore
@@ -49,6 +52,7 @@ from processors.fetch.http11_head import (
     split_uri,
 )
 from processors.fetch.http11_response import READ_BYTES, Http11Connection, Http11Response, Origin
+from processors.fetch.socks5_tunnel import SocksProxy, open_tunnel
 from processors.fetch.tls_sessions import TlsSessions
 
 _LINE_END_BYTES: Final = (13, 10)
@@ -68,8 +72,12 @@ class Http11Client:
         keepalive_expiry_s: float,
         max_idle: int,
         tls_sessions: TlsSessions | None = None,
+        proxy: SocksProxy | None = None,
+        resolve: Callable[[str], str | None] | None = None,
     ) -> None:
         self._backend = backend
+        self._proxy = proxy
+        self._resolve = resolve
         self._tls = tls_context
         self._connect_timeout_s = connect_timeout_s
         self.read_timeout_s = read_timeout_s
@@ -117,7 +125,19 @@ class Http11Client:
             return Http11Response(self, origin, conn, head, sent)
 
     def _connect(self, scheme: str, host: str, port: int) -> Http11Connection:
-        stream = self._backend.connect_tcp(host, port, timeout=self._connect_timeout_s)
+        proxy = self._proxy
+        if proxy is None:
+            stream = self._backend.connect_tcp(host, port, timeout=self._connect_timeout_s)
+        else:
+            stream = self._backend.connect_tcp(
+                proxy.host, proxy.port, timeout=self._connect_timeout_s
+            )
+            try:
+                target = proxy.target(host, self._resolve)
+                open_tunnel(stream, proxy, target, port, self._connect_timeout_s)
+            except BaseException:
+                stream.close()
+                raise
         if scheme != "https":
             return Http11Connection(stream)
         session = self.tls_sessions.get((host, port))

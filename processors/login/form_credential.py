@@ -31,8 +31,8 @@ class FormCredential(Params):
     fields: dict[str, str] = Field(
         default_factory=dict,
         description="field name -> value filled into the form, e.g. {username: alice, "
-        "password: secret} (also in order.effective.yaml and in the WARC request record of "
-        "the login: treat both as secret)",
+        "password: ${ENV:SITE_PASSWORD}} (secret fields are kept out of the frontier and "
+        "order.effective.yaml; in the login's WARC request record unless redact_login_body)",
     )
     form_action: str | None = Field(
         None,

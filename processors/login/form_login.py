@@ -57,6 +57,7 @@ from processors.cookies.cookie_store import CookieRecord, CookieStore
 from processors.login.form_credential import FormCredential
 from processors.login.login_check import login_failure, same_page
 from processors.login.login_form import Submission, build_submission, choose_form, find_forms
+from processors.login.login_secrets import hide, redact_request, reveal
 
 MARKER = "form_login"
 """``curi.data`` key of a login page or submission: ``{"domain": ..., "step": page|submit}``."""
@@ -209,10 +210,26 @@ class FormLogin:
         if sub is not None and sub.method != "GET":
             child.data[REQUEST] = {
                 "method": sub.method,
-                "body": sub.body,
+                "body": hide(cred, sub.body),  # the frontier never holds a password
                 "content_type": sub.content_type,
             }
         return child
+
+    def reveal(self, curi: CrawlURI, body: str) -> str:
+        """The body of login step ``curi`` as sent: its secrets put back (see
+        :mod:`~processors.login.login_secrets`)."""
+        cred = self._step_credential(curi)
+        return reveal(cred, body) if cred is not None else body
+
+    def redacted(self, curi: CrawlURI, sent: bytes) -> bytes:
+        """The request ``sent`` for ``curi`` as the WARC keeps it with ``redact_login_body``."""
+        return redact_request(self._step_credential(curi), sent)
+
+    def _step_credential(self, curi: CrawlURI) -> FormCredential | None:
+        marker = curi.data.get(MARKER)
+        if not isinstance(marker, dict):
+            return None
+        return self._credentials.get(str(marker.get("domain")))
 
     def _refuse(self, cred: FormCredential, curi: CrawlURI) -> bool:
         if cred.on_failure == "crawl":

@@ -251,9 +251,13 @@ def test_proxy_url_routes_requests_through_the_proxy(
     assert ctx.servers.host_state("127.0.0.1") is None
 
 
-def test_proxy_url_must_be_http() -> None:
+def test_proxy_url_must_be_http_or_socks5() -> None:
+    FetchHTTPParams(proxy_url="socks5://127.0.0.1:1080")
+    FetchHTTPParams(proxy_url="socks5h://user:pw@127.0.0.1:1080")
     with pytest.raises(ValueError, match="proxy_url"):
-        FetchHTTPParams(proxy_url="socks5://127.0.0.1:1080")
+        FetchHTTPParams(proxy_url="ftp://127.0.0.1:1080")
+    with pytest.raises(ValueError, match="socks5"):
+        FetchHTTPParams(proxy_url="socks5://:1080")
 
 
 # -------------------------------------------------------------------------- conditional

@@ -165,11 +165,13 @@ def test_without_reading_the_form_the_fields_are_posted_directly() -> None:
     assert not login.gate(curi, 0.0)
     step = curi.prerequisite
     assert step is not None and step.uri == "http://a.example/api"
+    # The queued step holds a token for the secret field; FetchHTTP puts the value back.
     assert step.data[REQUEST] == {
         "method": "POST",
-        "body": "user=u&pass=p",
+        "body": "user=u&pass=__crawler_secret_1__",
         "content_type": "application/x-www-form-urlencoded",
     }
+    assert login.reveal(step, step.data[REQUEST]["body"]) == "user=u&pass=p"
 
 
 def test_bad_credentials_are_refused_at_load() -> None:
