@@ -114,10 +114,21 @@ class QueueStore(Protocol):
 P = TypeVar("P", bound=Params)
 
 
+def store_is_shared(store_class: type[object]) -> bool:
+    """Whether stores of ``store_class`` are shared by many crawler processes."""
+    return issubclass(store_class, QueueStoreBase) and store_class.shared
+
+
 class QueueStoreBase(Generic[P]):
-    """Common base of the built-in stores: binds the parameter model (component convention)."""
+    """Common base of the built-in stores: binds the parameter model (component convention).
+
+    ``shared`` is True for a store many crawler processes share; only a frontier whose own
+    ``shared`` is True may run over it, and a store that does not derive from this base is a
+    local one (:func:`store_is_shared`).
+    """
 
     params_model: ClassVar[type[Params]] = Params
+    shared: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

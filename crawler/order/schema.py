@@ -144,9 +144,21 @@ class PaceConfig(Section):
     slow_response_min_ms: int = Field(1000, ge=0)
 
 
-class FrontierConfig(Section):
-    """The frontier's parts and policies."""
+LOCAL_FRONTIER_CLASS = "crawler.frontier.WorkQueueFrontier"
+"""The frontier of one crawler process (default), over a local store (LevelDB, memory)."""
+SHARED_FRONTIER_CLASS = "crawler.frontier.RedisFrontier"
+"""The frontier many crawler processes share (``--workers``, ``crawler worker``), over Redis."""
 
+
+class FrontierConfig(Section):
+    """The frontier's class, its parts and policies."""
+
+    class_: str = Field(
+        LOCAL_FRONTIER_CLASS,
+        alias="class",
+        min_length=1,
+        description="dotted path of the Frontier class; it must suit the store (preflight)",
+    )
     store: ComponentSpec = ComponentSpec.model_validate(
         {"class": "crawler.frontier.LevelDBQueueStore"}
     )
