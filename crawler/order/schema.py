@@ -183,7 +183,8 @@ class FrontierConfig(Section):
             "strip_session_cfids",
             "fixup_query",
         ],
-        description="crawler.urls.CANONICALIZATION_RULES names, applied in order (uniq key)",
+        description="crawler.canonicalizer.CANONICALIZATION_RULES names, applied in order "
+        "(the already-seen key)",
     )
     cost_policy: Literal["unit", "zero", "wag"] = "unit"
     uri_precedence_policy: Literal["cost", "hops", "base", "preset"] = "cost"
@@ -201,7 +202,7 @@ class FrontierConfig(Section):
     @field_validator("canonicalization")
     @classmethod
     def _known_rules(cls, rules: list[str]) -> list[str]:
-        from crawler.urls import CANONICALIZATION_RULES
+        from crawler.canonicalizer import CANONICALIZATION_RULES
 
         unknown = [r for r in rules if r not in CANONICALIZATION_RULES]
         if unknown:

@@ -59,9 +59,10 @@ from crawler import (
     ProcessorContext,
     SchedulingDirective,
 )
+from crawler.canonicalizer import Canonicalizer
 from crawler.decide import TRAP_ANNOTATION, TrapBudgetDecideRule
 from crawler.logs.crawl_logs import log17
-from crawler.urls import Canonicalizer, UriError, normalize
+from crawler.urls import UriError, normalize
 from processors.postprocess.redirect_chain import RedirectChain
 
 SCOPE_LOG = "scope.log"
@@ -111,7 +112,9 @@ class CandidatesProcessor(Processor[CandidatesParams]):
     def start(self, ctx: ProcessorContext) -> None:
         super().start(ctx)
         # The frontier's own rules, so "already in the chain" means what the uniq filter means.
-        self._redirects = RedirectChain(Canonicalizer(ctx.order.frontier.canonicalization))
+        self._redirects = RedirectChain(
+            Canonicalizer(ctx.order.frontier.canonicalization).canonicalize
+        )
         self._traps = [
             (i, rule)
             for i, rule in enumerate(ctx.scope.rules)
