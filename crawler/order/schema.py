@@ -1,6 +1,7 @@
 """The crawl order's schema: pydantic models for every section of the YAML.
 
-Key names are a contract (design.md §4): add keys freely, never rename. Components (processors,
+Key names are a contract users' orders, scripts and docs rely on: add keys freely, never
+rename one. Components (processors,
 decide rules, frontier parts) are named by dotted path in ``class`` with their own ``params``,
 validated against the component's parameter model by :mod:`crawler.order.components`.
 """
