@@ -24,9 +24,11 @@ Contract (what :class:`~crawler.frontier.workqueue_frontier.WorkQueueFrontier` r
    :class:`~crawler.frontier.write_behind_store.WriteBehindStore`): a store need not be
    thread-safe.
 
-Optional, used when present: ``write_many(batches)`` applies several batches, in order, as one
-atomic write (group commit); ``head_many(queue, limit)`` returns up to ``limit`` lowest records
-(the frontier caches a queue's first records and reads the store again only when they run out).
+Optional, used when present (runtime-checkable protocols, tested once when the frontier wraps the
+store): ``write_many(batches)`` (:class:`WritesMany`) applies several batches, in order, as one
+atomic write (group commit); ``head_many(queue, limit)`` (:class:`ReadsHeads`) returns up to
+``limit`` lowest records (the frontier caches a queue's first records and reads the store again
+only when they run out).
 
 A Redis store (shared by many crawler processes) maps this as: one sorted set per queue (score =
 sort key, member = record, or a list when only FIFO order is needed) plus a hash for metadata;
@@ -47,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Generic, Protocol, TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from crawler.params import Params, params_model_of
 
@@ -108,6 +110,24 @@ class QueueStore(Protocol):
 
     def close(self) -> None:
         """Flush and release resources. Idempotent."""
+        ...
+
+
+@runtime_checkable
+class WritesMany(Protocol):
+    """A store that applies several batches as one atomic write (group commit)."""
+
+    def write_many(self, batches: list[StoreBatch]) -> None:
+        """Apply ``batches`` in order, all or none."""
+        ...
+
+
+@runtime_checkable
+class ReadsHeads(Protocol):
+    """A store that reads a queue's first records in one call."""
+
+    def head_many(self, queue_key: str, limit: int) -> list[tuple[int, bytes]]:
+        """Up to ``limit`` pending records of ``queue_key`` with the lowest sort keys, in order."""
         ...
 
 
