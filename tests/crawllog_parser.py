@@ -1,4 +1,5 @@
-"""A strict parser of crawl.log lines (Heritrix format, design.md §5), used by the tests."""
+"""A strict parser of crawl.log lines (Heritrix's twelve space-separated columns, an optional
+JSON thirteenth), used by the tests."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The jobs and runs the console shows: ``<jobs_dir>/<job>/order.yaml`` and
-``<jobs_dir>/<job>/runs/<stamp>/`` (design.md §5), plus run directories named on the command
-line (``crawler run ORDER --run-dir DIR --console``).
+``<jobs_dir>/<job>/runs/<yyyymmddThhmmssZ>/`` (the layout every run has), plus run directories
+named on the command line (``crawler run ORDER --run-dir DIR --console``).
 
 A run is addressed as ``<job>~<run>`` (both plain file names: letters, digits, ``._-``, not
 starting with a dot), so an id can never climb out of the jobs directory; the resolved path is

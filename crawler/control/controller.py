@@ -39,6 +39,7 @@ from crawler.curi import CrawlURI
 from crawler.decide.decide_rule import DecideResult
 from crawler.disk import DiskGuard
 from crawler.frontier.frontier import Frontier
+from crawler.frontier.frontier_abilities import FrontierAbilities
 from crawler.history import CrawlHistory
 from crawler.logs.applog import flush_app_logging
 from crawler.logs.crawl_logs import CrawlLogs
@@ -99,6 +100,7 @@ class CrawlController:
         self._sheets_lock = threading.Lock()
         self.logs: CrawlLogs | None = None
         self.frontier: Frontier | None = None
+        self.frontier_abilities: FrontierAbilities | None = None  # checked once, when built
         self.pool: ToePool | None = None
         self.chains = components.build_chains(order)
         self.scope = components.build_rules(order.scope, "scope")
@@ -162,13 +164,14 @@ class CrawlController:
         self.logs = self._builder.open_logs(self.resume)
         self.reporter.publish_status()
         self.seed_module.load(self.logger, self._uri_error)
-        self.frontier = self._builder.build_frontier()
+        abilities = self._builder.build_frontier()
+        self.frontier, self.frontier_abilities = abilities.frontier, abilities
         self._builder.open_server_journal()
         self.actions = ActionDirectory(self.run_dir / "action", self, self.logger, self._uri_error)
         self.history = self._builder.open_history()
         self.digest_index = self._builder.open_digest_index(self.history)
         self.collections = self._builder.open_collections()
-        self._builder.start_processors(self.frontier, self.history, self.collections)
+        self._builder.start_processors(abilities, self.history, self.collections)
         self.seed_module.schedule_all()
         self.logger.info(
             "crawl_prepared",
@@ -429,7 +432,7 @@ class CrawlController:
         if self.frontier is not None:
             self.reporter.note_frontier_closing(self.frontier)
             self.frontier.close()
-            self.frontier = None
+            self.frontier = self.frontier_abilities = None
         self._set_state("FINISHED", reason)
         totals = self.stats.counts()
         self.logger.info(

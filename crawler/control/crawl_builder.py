@@ -5,8 +5,10 @@ The CrawlController calls it while PREPARING, in this order: :meth:`~CrawlBuilde
 :class:`CrawlInUseError`), :meth:`~CrawlBuilder.lay_out_run_dir` (subdirectories,
 ``order.effective.yaml``, the PID file, the application log), :meth:`~CrawlBuilder.open_logs`
 (after reading back what the run directory keeps: statistics on resume, block rules),
-:meth:`~CrawlBuilder.build_frontier` (``order.frontier``'s store, queue-assignment policy and uniq
-filter, or the frontier a shared store brings), :meth:`~CrawlBuilder.open_server_journal`,
+:meth:`~CrawlBuilder.build_frontier` (the class ``frontier.class`` names, over
+``order.frontier``'s store, queue-assignment policy and uniq filter; its optional abilities
+checked once, :class:`~crawler.frontier.frontier_abilities.FrontierAbilities`),
+:meth:`~CrawlBuilder.open_server_journal`,
 :meth:`~CrawlBuilder.open_history`, :meth:`~CrawlBuilder.open_collections` (the earlier
 collections of ``dedup``) and :meth:`~CrawlBuilder.start_processors` (with their
 :class:`~crawler.processor.ProcessorContext`, rules bound to the seeds). At the end of the crawl
@@ -22,9 +24,7 @@ Heritrix counterpart: the Spring wiring of ``crawler-beans.cxml`` (``CrawlJob``)
 
 from __future__ import annotations
 
-import functools
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -45,10 +45,10 @@ from crawler.crawler_error import CrawlerError
 from crawler.curi import CrawlURI
 from crawler.decide.decide_rule import DecideRuleSequence, RuleContext
 from crawler.disk import DiskGuard
-from crawler.frontier import WorkQueueFrontier
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import Frontier
-from crawler.frontier.queue_store import QueueStore
+from crawler.frontier.frontier_abilities import ClaimsUris, FrontierAbilities
+from crawler.frontier.queue_store import QueueStore, store_is_shared
 from crawler.history import CrawlHistory
 from crawler.logs.applog import close_app_logging, configure_app_logging
 from crawler.logs.crawl_logs import CrawlLogs
@@ -56,6 +56,7 @@ from crawler.netguard import AddressPolicy
 from crawler.order import components
 from crawler.order.errors import OrderError, OrderIssue
 from crawler.order.loader import effective_yaml, require_contact_url
+from crawler.order.preflight import frontier_store_issues
 from crawler.order.schema import CrawlOrder
 from crawler.processor import ProcessorContext
 from crawler.reports.status import is_running, read_status
@@ -208,27 +209,24 @@ class CrawlBuilder:
         c.block_rules.load()
         return CrawlLogs(self.run_dir / "logs", extra_info=self.order.logging.crawl_log_extra_info)
 
-    def build_frontier(self) -> Frontier:
-        """The frontier of ``order.frontier``, opened on the run's state directory."""
+    def build_frontier(self) -> FrontierAbilities:
+        """The frontier ``frontier.class`` names over the parts of ``order.frontier``, opened on
+        the run's state directory, with its optional abilities (checked here, once). Raises
+        :class:`OrderError` if the class does not suit the store (as preflight does)."""
         c = self._crawl
         fcfg = self.order.frontier
+        issues = frontier_store_issues(fcfg)
+        if issues:
+            raise OrderError(issues)
+        make: Callable[..., Frontier] = components.frontier_class(fcfg.class_)
         store = components.build_component(fcfg.store, QueueStore, "frontier.store")
         policy = components.build_component(
             fcfg.queue_assignment, QueueAssignmentPolicy, "frontier.queue_assignment"
         )
-        bind = getattr(policy, "bind_servers", None)
-        if bind is not None:  # the IP policy keys queues by the addresses FetchDNS learns
-            bind(c.servers)
+        policy.bind_servers(c.servers)  # the IP policy keys queues by the addresses DNS learns
         uniq = components.build_component(fcfg.uniq_filter, UriUniqFilter, "frontier.uniq_filter")
-        make: Callable[..., Frontier] = functools.partial(WorkQueueFrontier, store)
-        # A store shared by many processes has a frontier of its own. The Redis modules are
-        # loaded only when the order names that store (building it imported them).
-        redis_store = sys.modules.get("crawler.frontier.redis.redis_store")
-        if redis_store is not None and isinstance(store, redis_store.RedisQueueStore):
-            from crawler.frontier.redis.redis_frontier import RedisFrontier
-
-            make = functools.partial(RedisFrontier, store)
-        frontier: Frontier = make(
+        frontier = make(
+            store,
             policy,
             uniq,
             fcfg,
@@ -237,8 +235,8 @@ class CrawlBuilder:
             logger=c.logger,
             uri_error=self._uri_error,
         )
-        frontier.open(self.state_dir)  # type: ignore[attr-defined]
-        return frontier
+        frontier.open(self.state_dir)
+        return FrontierAbilities.of(frontier)
 
     def open_server_journal(self) -> None:
         """Journal robots.txt and DNS outcomes in ``state/servers.jsonl``: they survive a restart
@@ -271,7 +269,7 @@ class CrawlBuilder:
         job_index, runs_dir = located if located is not None else (None, None)
         shared = None
         store = order.frontier.store
-        if store.class_.rsplit(".", 1)[-1] == "RedisQueueStore":
+        if store_is_shared(components.resolve_class(store.class_, QueueStore, "frontier.store")):
             from crawler.continuity.redis_digest_index import RedisDigestIndex
             from crawler.frontier.redis.redis_conn import RedisUnavailableError
 
@@ -334,13 +332,14 @@ class CrawlBuilder:
 
     def start_processors(
         self,
-        frontier: Frontier,
+        abilities: FrontierAbilities,
         history: CrawlHistory | None,
         collections: CollectionSet | None = None,
     ) -> None:
         """Bind each processor's ``should_process_rule`` to the seeds, then start the chains
-        with the processors' context."""
+        with the processors' context (the frontier's abilities among its members)."""
         c = self._crawl
+        seen = abilities.seen
         ctx = ProcessorContext(
             run_dir=self.run_dir,
             state_dir=self.state_dir,
@@ -357,15 +356,15 @@ class CrawlBuilder:
             digest_index=c.digest_index,
             collections=collections,
             schedule_many=c.schedule_many,
-            seen_recently=getattr(frontier, "seen_recently", None),
+            seen_recently=seen.seen_recently if seen is not None else None,
             add_seed=c.add_seed,
             catch_up_seeds=c.catch_up_seeds,
             watch_disk=c.disk_guard.watch,
             sheets=c.sheets,
-            claim_uri=self._claimer(getattr(frontier, "claim", None)),
+            claim_uri=self._claimer(abilities.claim),
             finish_inline=self._finish_inline,
             find_processor=c.chains.find,
-            inline_gate=getattr(frontier, "inline_gate", None),
+            inline_gate=abilities.inline_gate,
             addresses=c.addresses,
             tallies=self.open_tallies(),
         )
@@ -377,14 +376,13 @@ class CrawlBuilder:
                     )
         c.chains.start(ctx)
 
-    def _claimer(
-        self, claim: Callable[[CrawlURI], bool] | None
-    ) -> Callable[[CrawlURI], bool] | None:
+    def _claimer(self, claims: ClaimsUris | None) -> Callable[[CrawlURI], bool] | None:
         """The frontier's ``claim`` that also counts a claimed URI as scheduled for its host
         (so the hosts report's remaining counts stay right when it finishes inline)."""
-        if claim is None:
+        if claims is None:
             return None
         stats = self._crawl.stats
+        claim = claims.claim
 
         def claim_uri(curi: CrawlURI) -> bool:
             if claim(curi):

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from crawler.continuity.change_report import ChangeReportError, write_change_report
 from crawler.frontier import frontier_summary_report
 from crawler.frontier.frontier import Frontier, FrontierSnapshot
+from crawler.frontier.frontier_abilities import FrontierAbilities
 from crawler.frontier.retry_watch import RetriesWaiting
 from crawler.logs.crawl_logs import CrawlLogs, log14
 from crawler.logs.progress import LEGEND, ProgressRow, ProgressStatistics
@@ -78,6 +79,7 @@ class ReportedCrawl(Protocol):
     display: Display | None
     logs: CrawlLogs | None
     frontier: Frontier | None
+    frontier_abilities: FrontierAbilities | None
     pool: ToePool | None
     disk_guard: DiskGuard
     pause_reasons: set[str]
@@ -219,8 +221,8 @@ class CrawlReporter:
         mono_s = c.clock.monotonic()
         if mono_s >= self._slow_parts_due or c.state not in ("RUNNING", "PAUSED"):
             self._busiest = c.stats.busiest_hosts(10)
-            paced = getattr(c.frontier, "paced_servers", None)
-            self._paced = paced(10) if paced is not None else []
+            queues = c.frontier_abilities.queues if c.frontier_abilities is not None else None
+            self._paced = queues.paced_servers(10) if queues is not None else []
             self._processors = processor_entries(c.chains)
             self._slow_parts_due = mono_s + SLOW_PARTS_INTERVAL_S
         pool = c.pool
@@ -255,8 +257,9 @@ class CrawlReporter:
 
     def _retries_waiting(self) -> RetriesWaiting | None:
         """The URIs the frontier holds for a retry after a failed try, if it tells."""
-        waiting = getattr(self._crawl.frontier, "retries_waiting", None)
-        return waiting(RETRIES_SHOWN) if waiting is not None else None
+        abilities = self._crawl.frontier_abilities
+        queues = abilities.queues if abilities is not None else None
+        return queues.retries_waiting(RETRIES_SHOWN) if queues is not None else None
 
     # ------------------------------------------------------------------ reports
     def write_reports(self) -> list[Path]:
@@ -304,11 +307,13 @@ class CrawlReporter:
 
     def _frontier_report(self, now_s: float) -> str:
         c = self._crawl
-        if c.frontier is None:
+        abilities = c.frontier_abilities
+        if abilities is None:
             return basic_frontier_report(c.order.name, {}, now_s)
         try:
-            # Both built-in frontiers (work-queue, Redis) also offer queue_details().
-            return frontier_summary_report(c.frontier, c.order.name, now_s)  # type: ignore[arg-type]
+            return frontier_summary_report(abilities, c.order.name, now_s)
         except Exception:
             c.logger.exception("frontier_report_failed")
-        return basic_frontier_report(c.order.name, frontier_entry(c.frontier.snapshot()), now_s)
+        return basic_frontier_report(
+            c.order.name, frontier_entry(abilities.frontier.snapshot()), now_s
+        )

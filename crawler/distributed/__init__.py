@@ -12,37 +12,16 @@
   distributed run directory (:mod:`~crawler.distributed.run_info`: one with
   ``distributed.json``), acting through Redis.
 * :mod:`~crawler.distributed.overrides`: the order's Redis URL and the ``--set`` overrides that
-  attach a worker to the crawl (its namespace, worker id, a Redis uniq filter, WARC prefixes).
+  attach a worker to the crawl (the shared frontier, its namespace, worker id, a Redis uniq
+  filter, WARC prefixes).
 
 There is one command line parser, the ``crawler`` CLI's: the launcher starts each worker as
-``python -m crawler worker ...``, and ``python -m crawler.distributed ARGS`` is ``crawler ARGS``.
-The names below are importable from this package; each module's docstring states its contract
-and thread-safety.
+``python -m crawler worker ...``. The commands' entry points are importable from this package;
+each module's docstring states its contract and thread-safety.
 """
 
 from crawler.distributed.commands import cmd_control, cmd_report, cmd_status
 from crawler.distributed.launcher import run_workers
-from crawler.distributed.overrides import (
-    REDIS_STORES,
-    REDIS_UNIQ,
-    redis_url_of,
-    worker_overrides,
-)
-from crawler.distributed.run_info import DISTRIBUTED_FILE, distributed_info
-from crawler.distributed.worker import CONTROL_POLL_S, ControlFollower, worker_main
+from crawler.distributed.worker import worker_main
 
-__all__ = [
-    "CONTROL_POLL_S",
-    "DISTRIBUTED_FILE",
-    "REDIS_STORES",
-    "REDIS_UNIQ",
-    "ControlFollower",
-    "cmd_control",
-    "cmd_report",
-    "cmd_status",
-    "distributed_info",
-    "redis_url_of",
-    "run_workers",
-    "worker_main",
-    "worker_overrides",
-]
+__all__ = ["cmd_control", "cmd_report", "cmd_status", "run_workers", "worker_main"]

@@ -1,7 +1,9 @@
 """The launcher of ``crawler run ORDER --workers N``: start a distributed crawl here, supervise
 its worker processes, write the crawl-wide reports.
 
-:func:`run_workers` registers the crawl in Redis (a fresh key namespace and a lock,
+:func:`run_workers` gives the order the frontier its workers share (``frontier.class``, unless
+it names one; :func:`~crawler.distributed.overrides.shared_frontier_sets`), registers the crawl in
+Redis (a fresh key namespace and a lock,
 :class:`~crawler.frontier.redis.redis_registry.CrawlRegistry`), creates the run directory with
 ``distributed.json`` and ``workers/<id>/`` (each worker's own logs, crawl.log, WARCs with the
 worker id in their prefix, reports, status.json), starts N worker processes (``python -m crawler
@@ -39,12 +41,13 @@ from crawler.continuity.run_digest_index import load_imported_into
 from crawler.control import affinity
 from crawler.control.controller import new_run_dir
 from crawler.distributed.commands import change_report
-from crawler.distributed.overrides import redis_url_of
+from crawler.distributed.overrides import redis_url_of, shared_frontier_sets
 from crawler.distributed.run_info import write_distributed_info
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_registry import CrawlEntry, CrawlRegistry, CrawlRegistryError
 from crawler.logs.growing_file import complete_lines
 from crawler.order.errors import OrderError
+from crawler.order.loader import load_order
 from crawler.order.preflight import load_checked_order
 from crawler.order.schema import CrawlOrder
 from crawler.reports import write_reports
@@ -66,12 +69,13 @@ def run_workers(
         print(f"--workers {workers}: give 1 or more worker processes", file=err)
         return 2
     try:
+        sets = [*sets, *_shared_frontier(order_path, sets)]
         order = load_checked_order(order_path, sets).order  # every check `crawler run` makes
         cpus = affinity.plan(order.cpu_affinity, workers)
+        url = redis_url_of(order)
     except OrderError as error:
         print(str(error), file=err)
         return 2
-    url = redis_url_of(order)
     if url is None:
         print(
             "--workers needs a shared frontier: set frontier.store.class to "
@@ -132,6 +136,17 @@ def run_workers(
         except Exception as exc:  # noqa: BLE001 - the crawl is done; say why there is no WACZ
             print(f"cannot write the WACZ package: {exc}", file=err)
     return code
+
+
+def _shared_frontier(order_path: Path, sets: Sequence[str]) -> list[str]:
+    """The ``--set`` giving the order the frontier its workers share (``frontier.class``), when
+    its store is shared and the class it names is not; none otherwise (an invalid order or a
+    store of one process is reported by the checks that follow)."""
+    try:
+        order = load_order(order_path, sets)
+        return shared_frontier_sets(order) if redis_url_of(order) is not None else []
+    except OrderError:
+        return []
 
 
 def _load_digest_index(

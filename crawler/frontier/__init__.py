@@ -16,10 +16,10 @@ from crawler.frontier.assignment import (
     QueueAssignmentPolicy,
     SurtAuthorityQueueAssignmentPolicy,
 )
-from crawler.frontier.frontier import Frontier, FrontierSnapshot, FrontierStateError
-from crawler.frontier.frontier_report import QueueDetail, frontier_summary_report
-from crawler.frontier.inline_gate import InlineGate, InlinePass, InlineVisit
-from crawler.frontier.leveldb_store import LevelDBQueueStore, LevelDBQueueStoreParams
+from crawler.frontier.frontier import FrontierStateError
+from crawler.frontier.frontier_report import frontier_summary_report
+from crawler.frontier.inline_gate import InlinePass, InlineVisit
+from crawler.frontier.leveldb_store import LevelDBQueueStore
 from crawler.frontier.memory_store import MemoryQueueStore
 from crawler.frontier.politeness import (
     BACKOFF_MS_KEY,
@@ -28,9 +28,8 @@ from crawler.frontier.politeness import (
     politeness_delay_ms,
     retry_after_s,
 )
-from crawler.frontier.queue_store import QueueStore, QueueStoreBase, StoreBatch, sort_key
+from crawler.frontier.queue_store import QueueStore, StoreBatch, sort_key
 from crawler.frontier.retry_policy import RetryPolicy, note_protocol_error
-from crawler.frontier.retry_watch import RetriesWaiting, RetryNote, RetryWatch
 from crawler.frontier.server_gate import ServerGate
 from crawler.frontier.server_pace import PaceState, ServerPace
 from crawler.frontier.workqueue_frontier import WorkQueueFrontier
@@ -40,30 +39,21 @@ __all__ = [
     "SERVER_HOLD_MS_KEY",
     "AssignmentLevelSurtQueueAssignmentPolicy",
     "AuthorityPolicyParams",
-    "Frontier",
-    "FrontierSnapshot",
     "FrontierStateError",
     "HashQueueAssignmentPolicy",
     "HashQueueAssignmentPolicyParams",
     "HostnameQueueAssignmentPolicy",
     "IPQueueAssignmentPolicy",
-    "InlineGate",
     "InlinePass",
     "InlineVisit",
     "LevelDBQueueStore",
-    "LevelDBQueueStoreParams",
     "MemoryQueueStore",
     "PaceState",
     "QueueAssignmentPolicy",
-    "QueueDetail",
     "QueueStore",
-    "QueueStoreBase",
+    "RedisFrontier",
     "RedisQueueStore",
-    "RedisQueueStoreParams",
-    "RetriesWaiting",
-    "RetryNote",
     "RetryPolicy",
-    "RetryWatch",
     "ServerGate",
     "ServerPace",
     "StoreBatch",
@@ -78,10 +68,18 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The Redis store loads on first use: it imports the redis client (most crawls never do)."""
-    if name in ("RedisQueueStore", "RedisQueueStoreParams"):
-        import importlib
+_REDIS_HOMES = {
+    "RedisQueueStore": "crawler.frontier.redis.redis_store",
+    "RedisFrontier": "crawler.frontier.redis.redis_frontier",
+}
 
-        return getattr(importlib.import_module("crawler.frontier.redis.redis_store"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    """The Redis store and frontier (names an order may give) load on first use: they import
+    the redis client, which most crawls never need."""
+    home = _REDIS_HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(home), name)

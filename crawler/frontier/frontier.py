@@ -2,17 +2,24 @@
 
 The frontier hands each ToeThread one CrawlURI at a time from a queue whose politeness time has
 come, and takes it back in :meth:`Frontier.finished`. Implementations are thread-safe.
+
+The order names the frontier's class (``frontier.class``); the crawl builds it as
+``cls(store, queue_assignment, uniq_filter, frontier_config, clock=, on_final=, logger=,
+uri_error=)`` with its parts unopened (no I/O), then calls :meth:`Frontier.open`. What a
+frontier may do beyond this protocol (claim, inline gate, introspection, ...) is declared by the
+protocols of :mod:`crawler.frontier.frontier_abilities`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from crawler.crawler_error import CrawlerError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
 
     from crawler.curi import CrawlURI
 
@@ -62,7 +69,22 @@ class FrontierStateError(CrawlerError):
 
 
 class Frontier(Protocol):
-    """The Heritrix frontier contract. All methods are thread-safe."""
+    """The Heritrix frontier contract. All methods are thread-safe.
+
+    ``shared`` says whether the frontier shares its queues with other crawler processes; it
+    must run over a store that says the same (:attr:`QueueStoreBase.shared
+    <crawler.frontier.queue_store.QueueStoreBase.shared>`; preflight refuses another pair).
+    """
+
+    shared: ClassVar[bool]
+
+    def open(self, state_dir: Path) -> None:
+        """Open the store and the uniq filter (under ``state_dir`` when they keep files) and
+        recover what an earlier run of the crawl left. Called once, before any other method.
+
+        Raises :class:`FrontierStateError` for a state it cannot use.
+        """
+        ...
 
     def schedule(self, curi: CrawlURI) -> bool:
         """Queue ``curi`` if its canonical form was never seen (or it is force-fetched).

@@ -6,7 +6,8 @@ precedence), the busiest servers (our server cap), the servers the adaptive pace
 the lateness guard on the active queues, the longest queues, then per-queue detail by state, and the
 URIs waiting for a retry after a failed try with their last error. The
 ``snapshot_of``/``queue_details`` helpers run under the frontier lock (the frontier's methods take
-it); the report function only calls the frontier's public methods.
+it); the report function only calls the frontier's public methods, through the abilities the
+crawl found it has (:class:`~crawler.frontier.frontier_abilities.FrontierAbilities`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import heapq
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from crawler.frontier.frontier import FrontierSnapshot
 from crawler.frontier.workqueue import (
@@ -29,6 +30,7 @@ from crawler.frontier.workqueue import (
 )
 
 if TYPE_CHECKING:
+    from crawler.frontier.frontier_abilities import FrontierAbilities
     from crawler.frontier.retry_watch import RetriesWaiting
     from crawler.frontier.scheduler import QueueScheduler
     from crawler.order.schema import FrontierConfig
@@ -121,12 +123,6 @@ def queue_details(
     ]
 
 
-class _Introspectable(Protocol):
-    def snapshot(self) -> FrontierSnapshot: ...
-
-    def queue_details(self, limit: int = ...) -> list[QueueDetail]: ...
-
-
 def _stamp12(now_s: float) -> str:
     return time.strftime("%Y%m%d%H%M", time.gmtime(now_s))
 
@@ -177,10 +173,12 @@ def _retry_lines(waiting: RetriesWaiting, now_s: float) -> list[str]:
     return out
 
 
-def frontier_summary_report(frontier: _Introspectable, job_name: str, now_s: float) -> str:
-    """The text of ``reports/frontier-summary-report.txt`` (``now_s``: epoch seconds)."""
-    snap = frontier.snapshot()
-    details = frontier.queue_details(PER_STATE_SHOWN * len(STATES))
+def frontier_summary_report(abilities: FrontierAbilities, job_name: str, now_s: float) -> str:
+    """The text of ``reports/frontier-summary-report.txt`` (``now_s``: epoch seconds) for the
+    frontier of ``abilities``; a block needing an ability the frontier lacks is left out."""
+    snap = abilities.frontier.snapshot()
+    queues = abilities.queues
+    details = queues.queue_details(PER_STATE_SHOWN * len(STATES)) if queues is not None else []
     q = snap.queues
     finished = snap.succeeded + snap.failed + snap.disregarded
     active = q.get(IN_PROCESS, 0) + q.get(READY, 0) + q.get(SNOOZED, 0)
@@ -211,17 +209,15 @@ def frontier_summary_report(frontier: _Introspectable, job_name: str, now_s: flo
         f"            Retired queues: {q.get(RETIRED, 0)}",
         f"          Exhausted queues: {q.get(EXHAUSTED, 0)}",
     ]
-    busy_servers = getattr(frontier, "busy_servers", None)
-    if busy_servers is not None:
+    if abilities.server_cap is not None:
+        busiest = abilities.server_cap.busy_servers(20)
         out += ["", " -----===== BUSIEST SERVERS (fetches, parked queues) =====-----"]
-        out += [f" {server} {active} {parked}" for server, active, parked in busy_servers(20)]
-    paced_servers = getattr(frontier, "paced_servers", None)
-    if paced_servers is not None:
+        out += [f" {server} {active} {parked}" for server, active, parked in busiest]
+    if queues is not None:
         out += ["", " -----===== PACED SERVERS (adaptive gap between fetch starts) =====-----"]
-        out += [f" {server} {gap_s * 1000:.0f}ms" for server, gap_s in paced_servers(20)]
-    lateness_guard = getattr(frontier, "lateness_guard", None)
-    if lateness_guard is not None:
-        cap, rotated, saturated = lateness_guard()
+        out += [f" {server} {gap_s * 1000:.0f}ms" for server, gap_s in queues.paced_servers(20)]
+    if abilities.lateness is not None:
+        cap, rotated, saturated = abilities.lateness.lateness_guard()
         out += [
             "",
             " -----===== ACTIVE QUEUES CAP (lateness guard) =====-----",
@@ -229,9 +225,8 @@ def frontier_summary_report(frontier: _Introspectable, job_name: str, now_s: flo
             f" Rotated out late:  {rotated}",
             f" Saturated now:     {'yes' if saturated else 'no'}",
         ]
-    retries_waiting = getattr(frontier, "retries_waiting", None)
-    if retries_waiting is not None:
-        out += _retry_lines(retries_waiting(RETRIES_SHOWN), now_s)
+    if queues is not None:
+        out += _retry_lines(queues.retries_waiting(RETRIES_SHOWN), now_s)
     out += ["", f" -----===== {LONGEST_SHOWN} LONGEST QUEUES =====-----"]
     for d in details[:LONGEST_SHOWN]:
         out.append(f" {d.key} {d.size} ({d.state})")

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from crawler.canonicalizer import Canonicalizer
 from crawler.frontier.precedence import COST_POLICIES, sort_ahead_of, uri_precedence_function
-from crawler.urls import Canonicalizer
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI

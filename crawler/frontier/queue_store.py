@@ -24,9 +24,11 @@ Contract (what :class:`~crawler.frontier.workqueue_frontier.WorkQueueFrontier` r
    :class:`~crawler.frontier.write_behind_store.WriteBehindStore`): a store need not be
    thread-safe.
 
-Optional, used when present: ``write_many(batches)`` applies several batches, in order, as one
-atomic write (group commit); ``head_many(queue, limit)`` returns up to ``limit`` lowest records
-(the frontier caches a queue's first records and reads the store again only when they run out).
+Optional, used when present (runtime-checkable protocols, tested once when the frontier wraps the
+store): ``write_many(batches)`` (:class:`WritesMany`) applies several batches, in order, as one
+atomic write (group commit); ``head_many(queue, limit)`` (:class:`ReadsHeads`) returns up to
+``limit`` lowest records (the frontier caches a queue's first records and reads the store again
+only when they run out).
 
 A Redis store (shared by many crawler processes) maps this as: one sorted set per queue (score =
 sort key, member = record, or a list when only FIFO order is needed) plus a hash for metadata;
@@ -47,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Generic, Protocol, TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from crawler.params import Params, params_model_of
 
@@ -111,13 +113,42 @@ class QueueStore(Protocol):
         ...
 
 
+@runtime_checkable
+class WritesMany(Protocol):
+    """A store that applies several batches as one atomic write (group commit)."""
+
+    def write_many(self, batches: list[StoreBatch]) -> None:
+        """Apply ``batches`` in order, all or none."""
+        ...
+
+
+@runtime_checkable
+class ReadsHeads(Protocol):
+    """A store that reads a queue's first records in one call."""
+
+    def head_many(self, queue_key: str, limit: int) -> list[tuple[int, bytes]]:
+        """Up to ``limit`` pending records of ``queue_key`` with the lowest sort keys, in order."""
+        ...
+
+
 P = TypeVar("P", bound=Params)
 
 
+def store_is_shared(store_class: type[object]) -> bool:
+    """Whether stores of ``store_class`` are shared by many crawler processes."""
+    return issubclass(store_class, QueueStoreBase) and store_class.shared
+
+
 class QueueStoreBase(Generic[P]):
-    """Common base of the built-in stores: binds the parameter model (component convention)."""
+    """Common base of the built-in stores: binds the parameter model (component convention).
+
+    ``shared`` is True for a store many crawler processes share; only a frontier whose own
+    ``shared`` is True may run over it, and a store that does not derive from this base is a
+    local one (:func:`store_is_shared`).
+    """
 
     params_model: ClassVar[type[Params]] = Params
+    shared: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

@@ -52,7 +52,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import structlog
 
@@ -86,6 +86,8 @@ class WorkQueueFrontier:
     ``crawl_log`` is the crawl.log that ``on_final`` writes (default: ``<state_dir>/../logs/
     crawl.log``, the run layout); recovery reads its end after a crash.
     """
+
+    shared: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -35,9 +35,8 @@ from bisect import bisect_left
 from collections import OrderedDict, deque
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-from crawler.frontier.queue_store import QueueStore, StoreBatch
+from crawler.frontier.queue_store import QueueStore, ReadsHeads, StoreBatch, WritesMany
 
 
 class _CachedHeads:
@@ -56,6 +55,9 @@ class WriteBehindStore:
         self, inner: QueueStore, head_records: int = 16, max_cached_queues: int = 4096
     ) -> None:
         self.inner = inner
+        # The store's optional abilities, tested once (QueueStore's module docstring).
+        self._write_many = inner.write_many if isinstance(inner, WritesMany) else None
+        self._head_many = inner.head_many if isinstance(inner, ReadsHeads) else None
         self._head_records = max(1, head_records)
         self._max_cached = max(1, max_cached_queues)
         self._heads: OrderedDict[str, _CachedHeads] = OrderedDict()
@@ -128,9 +130,8 @@ class WriteBehindStore:
             batches.append(batch)
         if not batches:
             return
-        write_many: Any = getattr(self.inner, "write_many", None)
-        if write_many is not None:
-            write_many(batches)
+        if self._write_many is not None:
+            self._write_many(batches)
         else:
             for batch in batches:
                 self.inner.write(batch)
@@ -157,9 +158,8 @@ class WriteBehindStore:
         """The queue's first records from the store, and whether they are all it holds."""
         with self._flush_lock:
             self._flush_locked(self._appended)
-            head_many: Any = getattr(self.inner, "head_many", None)
-            if head_many is not None:
-                rows: list[tuple[int, bytes]] = head_many(queue_key, self._head_records)
+            if self._head_many is not None:
+                rows = self._head_many(queue_key, self._head_records)
                 return rows, len(rows) < self._head_records
             one = self.inner.head(queue_key)
         # A store reading one record at a time: more may follow unless it is empty.

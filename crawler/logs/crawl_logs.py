@@ -1,4 +1,4 @@
-"""CrawlLogs: crawl.log and the other Heritrix-format logs of one run (design.md §5).
+"""CrawlLogs: crawl.log and the other Heritrix-format logs of one run, under its ``logs/``.
 
 alerts.log and crawler.jsonl are written by the structlog configuration in
 :mod:`crawler.logs.applog`.

@@ -45,6 +45,9 @@ FRONTIER_BASES: dict[str, tuple[str, str]] = {
 }
 """Frontier part → (module, class) of the base it must conform to."""
 
+FRONTIER_PROTOCOL = ("crawler.frontier.frontier", "Frontier")
+"""(module, class) of the protocol the class ``frontier.class`` names must conform to."""
+
 _ROOT_PACKAGES = ("crawler", "processors")
 _TABLE_WIDTH = 100
 _DEFAULT_COLUMN = 24
@@ -66,14 +69,19 @@ def frontier_base(part: str) -> type[Any] | None:
 
 
 def _conforms(cls: type[Any], base: type[Any]) -> bool:
-    """``issubclass``, or for a Protocol: the class has every method the protocol declares."""
+    """``issubclass``, or for a Protocol: the class has every method and class variable the
+    protocol declares."""
     if getattr(base, "_is_protocol", False):
         members = [
             name
             for name, value in vars(base).items()
             if not name.startswith("_") and callable(value)
         ]
-        return all(callable(getattr(cls, name, None)) for name in members)
+        notes = vars(base).get("__annotations__", {})
+        class_vars = [name for name, note in notes.items() if "ClassVar" in str(note)]
+        return all(callable(getattr(cls, name, None)) for name in members) and all(
+            hasattr(cls, name) for name in class_vars
+        )
     return issubclass(cls, base)
 
 
@@ -310,6 +318,14 @@ def build_chains(order: CrawlOrder) -> ProcessorChains:
     return ProcessorChains(chains)
 
 
+def frontier_class(dotted: str) -> type[Any]:
+    """The class ``frontier.class`` names (``dotted``), checked to be a Frontier; raises
+    :class:`OrderError` naming ``frontier.class`` otherwise."""
+    module_name, class_name = FRONTIER_PROTOCOL
+    protocol = getattr(importlib.import_module(module_name), class_name)
+    return resolve_class(dotted, protocol, "frontier.class")
+
+
 def build_frontier_part(order: CrawlOrder, part: str) -> Any:
     """Instantiate ``frontier.<part>`` (store, queue_assignment, uniq_filter) of ``order``."""
     spec: ComponentSpec = getattr(order.frontier, part)
@@ -389,6 +405,7 @@ def show_processor_main(dotted: str, out: IO[str], err: IO[str]) -> int:
 
 __all__ = [
     "FRONTIER_BASES",
+    "FRONTIER_PROTOCOL",
     "add_import_dir",
     "build_chains",
     "build_component",
@@ -398,6 +415,7 @@ __all__ = [
     "check_spec",
     "describe_params",
     "frontier_base",
+    "frontier_class",
     "params_model_for",
     "resolve_class",
     "show_processor_main",

@@ -32,6 +32,7 @@ from crawler.order.components import (
     check_spec,
     duplicate_name_issues,
     frontier_base,
+    frontier_class,
 )
 from crawler.order.errors import (
     NO_VALUE,
@@ -305,6 +306,12 @@ def _component_issues(data: Mapping[str, Any]) -> list[OrderIssue]:
                 spec = getattr(defaults, part).model_dump(by_alias=True)
             if isinstance(spec, Mapping):
                 issues.extend(check_spec(spec, frontier_base(part), f"frontier.{part}"))
+        dotted = frontier.get("class")
+        if isinstance(dotted, str) and dotted:
+            try:
+                frontier_class(dotted)
+            except OrderError as exc:
+                issues.extend(exc.issues)
     chains = data.get("chains")
     if isinstance(chains, Mapping):
         issues.extend(duplicate_name_issues(chains))

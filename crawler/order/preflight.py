@@ -2,7 +2,8 @@
 
 :func:`load_checked_order` loads an order (schema, components, sheets: :func:`load_order`) and
 then checks what a crawl needs beyond a valid document: every component builds
-(:func:`build_all`), ``operator.contact_url`` is an http(s) URL, ``frontier.politeness`` has
+(:func:`build_all`), ``operator.contact_url`` is an http(s) URL, ``frontier.class`` suits
+``frontier.store`` (both shared by many processes, or neither), ``frontier.politeness`` has
 ``min_delay_ms <= max_delay_ms``, the seeds file can be read and at least one seed is usable
 (none at all is allowed with ``pause_at_start``: seeds can be added while it waits),
 ``history.import_from`` holds a crawl history, each ``dedup.collections[i].cdxj`` exists. All
@@ -23,7 +24,9 @@ from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from crawler.frontier.queue_store import store_is_shared
 from crawler.history import history_databases
+from crawler.order import components
 from crawler.order.errors import OrderError, OrderIssue
 from crawler.order.loader import (
     apply_sets,
@@ -34,8 +37,11 @@ from crawler.order.loader import (
     read_order_data,
 )
 from crawler.order.schema import (
+    LOCAL_FRONTIER_CLASS,
+    SHARED_FRONTIER_CLASS,
     CrawlOrder,
     DedupConfig,
+    FrontierConfig,
     HistoryConfig,
     OperatorConfig,
     PolitenessConfig,
@@ -94,6 +100,43 @@ def politeness_issues(politeness: PolitenessConfig) -> list[OrderIssue]:
     ]
 
 
+def frontier_store_issues(frontier: FrontierConfig) -> list[OrderIssue]:
+    """``frontier.class`` must suit ``frontier.store``: a frontier that shares its queues with
+    other processes needs a store they share, and a frontier of one process a store of its own.
+    A class that cannot be resolved is left to the component checks. The crawl builder makes
+    the same check before it builds the frontier."""
+    try:
+        frontier_cls = components.frontier_class(frontier.class_)
+        store_cls = components.resolve_class(
+            frontier.store.class_, components.frontier_base("store"), "frontier.store.class"
+        )
+    except OrderError:
+        return []
+    shared_store = store_is_shared(store_cls)
+    if frontier_cls.shared == shared_store:
+        return []
+    if shared_store:
+        problem = (
+            f"keeps its queues in one process, but frontier.store ({frontier.store.class_}) is "
+            "shared by many"
+        )
+        hint = (
+            f"set frontier.class: {SHARED_FRONTIER_CLASS} (run with --workers N or `crawler "
+            "worker`, which set it), or a store of this process such as "
+            "crawler.frontier.LevelDBQueueStore"
+        )
+    else:
+        problem = (
+            f"shares its queues between processes, but frontier.store ({frontier.store.class_}) "
+            "belongs to one process"
+        )
+        hint = (
+            "set frontier.store.class: crawler.frontier.RedisQueueStore (params: {url: "
+            f"redis://HOST:6379/0}}), or frontier.class: {LOCAL_FRONTIER_CLASS}"
+        )
+    return [OrderIssue("frontier.class", problem, frontier.class_, hint=hint)]
+
+
 def history_issues(history: HistoryConfig, base_dir: Path) -> list[OrderIssue]:
     """``history.import_from`` must hold a crawl history (a state or run directory); the word
     ``previous`` (the job's latest finished run, none before its first) needs none."""
@@ -125,6 +168,7 @@ def order_issues(order: CrawlOrder) -> tuple[list[OrderIssue], SeedList]:
     contact = contact_issue(order.operator)
     if contact is not None:
         issues.append(contact)
+    issues.extend(frontier_store_issues(order.frontier))
     issues.extend(politeness_issues(order.frontier.politeness))
     found, seeds = seed_issues(order.seeds, base_dir, order.pause_at_start)
     issues.extend(found)

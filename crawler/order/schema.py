@@ -1,6 +1,7 @@
 """The crawl order's schema: pydantic models for every section of the YAML.
 
-Key names are a contract (design.md §4): add keys freely, never rename. Components (processors,
+Key names are a contract users' orders, scripts and docs rely on: add keys freely, never
+rename one. Components (processors,
 decide rules, frontier parts) are named by dotted path in ``class`` with their own ``params``,
 validated against the component's parameter model by :mod:`crawler.order.components`.
 """
@@ -153,9 +154,21 @@ class PaceConfig(Section):
     slow_response_min_ms: int = Field(1000, ge=0)
 
 
-class FrontierConfig(Section):
-    """The frontier's parts and policies."""
+LOCAL_FRONTIER_CLASS = "crawler.frontier.WorkQueueFrontier"
+"""The frontier of one crawler process (default), over a local store (LevelDB, memory)."""
+SHARED_FRONTIER_CLASS = "crawler.frontier.RedisFrontier"
+"""The frontier many crawler processes share (``--workers``, ``crawler worker``), over Redis."""
 
+
+class FrontierConfig(Section):
+    """The frontier's class, its parts and policies."""
+
+    class_: str = Field(
+        LOCAL_FRONTIER_CLASS,
+        alias="class",
+        min_length=1,
+        description="dotted path of the Frontier class; it must suit the store (preflight)",
+    )
     store: ComponentSpec = ComponentSpec.model_validate(
         {"class": "crawler.frontier.LevelDBQueueStore"}
     )
@@ -180,7 +193,8 @@ class FrontierConfig(Section):
             "strip_session_cfids",
             "fixup_query",
         ],
-        description="crawler.urls.CANONICALIZATION_RULES names, applied in order (uniq key)",
+        description="crawler.canonicalizer.CANONICALIZATION_RULES names, applied in order "
+        "(the already-seen key)",
     )
     cost_policy: Literal["unit", "zero", "wag"] = "unit"
     uri_precedence_policy: Literal["cost", "hops", "base", "preset"] = "cost"
@@ -198,7 +212,7 @@ class FrontierConfig(Section):
     @field_validator("canonicalization")
     @classmethod
     def _known_rules(cls, rules: list[str]) -> list[str]:
-        from crawler.urls import CANONICALIZATION_RULES
+        from crawler.canonicalizer import CANONICALIZATION_RULES
 
         unknown = [r for r in rules if r not in CANONICALIZATION_RULES]
         if unknown:

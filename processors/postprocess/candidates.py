@@ -46,6 +46,8 @@ import contextlib
 import json
 import threading
 import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import IO, Any
 
 from pydantic import Field
@@ -61,9 +63,10 @@ from crawler import (
     ProcessorContext,
     SchedulingDirective,
 )
+from crawler.canonicalizer import Canonicalizer
 from crawler.decide import TRAP_ANNOTATION, TrapBudgetDecideRule
 from crawler.logs.crawl_logs import log17
-from crawler.urls import Canonicalizer, UriError, normalize
+from crawler.urls import UriError, normalize
 from processors.postprocess.redirect_chain import RedirectChain
 
 SCOPE_LOG = "scope.log"
@@ -113,7 +116,9 @@ class CandidatesProcessor(Processor[CandidatesParams]):
     def start(self, ctx: ProcessorContext) -> None:
         super().start(ctx)
         # The frontier's own rules, so "already in the chain" means what the uniq filter means.
-        self._redirects = RedirectChain(Canonicalizer(ctx.order.frontier.canonicalization))
+        self._redirects = RedirectChain(
+            Canonicalizer(ctx.order.frontier.canonicalization).canonicalize
+        )
         self._traps = [
             (i, rule)
             for i, rule in enumerate(ctx.scope.rules)
@@ -216,22 +221,56 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         ctx = self.context
         if curi.prerequisite is not None:
             self._schedule_prerequisite(ctx, curi, curi.prerequisite)
+        if not self._follows_outlinks(curi):
+            return
+        add_seed = self._seed_announcer(ctx, curi)
+        tally = _Tally()
+        links = self._unseen(ctx, self._distinct_links(ctx, curi, tally))
+        as_seeds = add_seed is not None and self._redirects_become_seeds(curi)
+        accepted = self._scoped_children(ctx, curi, links, as_seeds, tally)
+        if add_seed is not None:
+            for child in accepted:
+                if child.is_seed:
+                    add_seed(child.uri, curi.uri)
+        tally.scheduled = self._schedule_all(ctx, accepted)
+        with self._lock:
+            self._scheduled += tally.scheduled
+            self._rejected += tally.rejected
+            self._bad += tally.bad
+            self._loops += tally.loops
+
+    def _follows_outlinks(self, curi: CrawlURI) -> bool:
+        """Whether ``curi``'s outlinks are candidates: it was fetched and has some, and its
+        status is a success or a redirect (any status with ``process_error_outlinks``)."""
         if curi.status <= 0 or not curi.outlinks:
-            return
-        if not self.params.process_error_outlinks and not 200 <= curi.status < 400:
-            return
+            return False
+        return self.params.process_error_outlinks or 200 <= curi.status < 400
+
+    @staticmethod
+    def _seed_announcer(
+        ctx: ProcessorContext, curi: CrawlURI
+    ) -> Callable[[str, str | None], bool] | None:
+        """With ``seeds.redirects_new_seeds``: ``ctx.add_seed``, once the scope knows the seeds
+        other workers found and ``curi``, if it is a seed found elsewhere (another worker,
+        before a restart), is announced here too; None without it."""
         add_seed = ctx.add_seed if ctx.order.seeds.redirects_new_seeds else None
         if add_seed is not None:
             if ctx.catch_up_seeds is not None:
                 ctx.catch_up_seeds(curi)  # seeds other workers found (a no-op in one process)
             if curi.is_seed and curi.hop_path:
-                add_seed(curi.uri, curi.via)  # found by another worker, or before a restart
-        accepted: list[CrawlURI] = []
-        embed_hops = self.params.preference_embed_hops
+                add_seed(curi.uri, curi.via)
+        return add_seed
+
+    @staticmethod
+    def _distinct_links(
+        ctx: ProcessorContext, curi: CrawlURI, tally: _Tally
+    ) -> list[tuple[str, Link]]:
+        """``curi``'s outlinks normalized, each (URI, hop) once; one that cannot be normalized
+        goes to uri-errors.log and is counted unusable."""
         seen_raw: set[tuple[str, str]] = set()
         seen: set[tuple[str, str]] = set()
-        scheduled = rejected = bad = loops = 0
         links: list[tuple[str, Link]] = []
+        bad = 0
         for link in curi.outlinks:
             raw_key = (link.uri, link.hop)
             if raw_key in seen_raw:
@@ -248,26 +287,50 @@ class CandidatesProcessor(Processor[CandidatesParams]):
                 continue
             seen.add(key)
             links.append((uri, link))
+        tally.bad += bad
+        return links
+
+    def _unseen(
+        self, ctx: ProcessorContext, links: list[tuple[str, Link]]
+    ) -> list[tuple[str, Link]]:
+        """With ``skip_seen`` (and no scope.log to write): ``links`` less those the frontier
+        surely saw already (``ctx.seen_recently``, no I/O). A redirect is kept: one back into
+        its own chain is force-fetched once."""
         seen_recently = ctx.seen_recently
-        if (
-            seen_recently is not None
-            and self.params.skip_seen
-            and not self.params.log_scope_decisions
-        ):
-            # A redirect back into its chain is force-fetched (once): never skipped.
-            known = seen_recently([uri for uri, _ in links])
-            links = [
-                pair
-                for pair, old in zip(links, known, strict=True)
-                if not old or pair[1].hop == Hop.REFER
-            ]
-        seed_redirects = (
-            add_seed is not None
-            and curi.is_seed
+        if seen_recently is None or not self.params.skip_seen or self.params.log_scope_decisions:
+            return links
+        known = seen_recently([uri for uri, _ in links])
+        return [
+            pair
+            for pair, old in zip(links, known, strict=True)
+            if not old or pair[1].hop == Hop.REFER
+        ]
+
+    @staticmethod
+    def _redirects_become_seeds(curi: CrawlURI) -> bool:
+        """Whether ``curi``'s redirect becomes a seed: ``curi`` is a seed, or reached from one
+        by redirects alone, fewer than :data:`MAX_SEED_REDIRECT_HOPS` of them."""
+        return (
+            curi.is_seed
             and curi.hop_count < MAX_SEED_REDIRECT_HOPS
             and curi.hop_path.count(Hop.REFER) == len(curi.hop_path)
         )
-        new_seeds: list[CrawlURI] = []
+
+    def _scoped_children(
+        self,
+        ctx: ProcessorContext,
+        curi: CrawlURI,
+        links: list[tuple[str, Link]],
+        as_seeds: bool,
+        tally: _Tally,
+    ) -> list[CrawlURI]:
+        """The children of ``links`` the scope accepts. A redirect or a near embed gets the
+        MEDIUM directive (a redirect back into its chain a second time is dropped: a loop
+        ended) and a redirect is a seed when ``as_seeds``; a rule that raises leaves the
+        child out (noted on ``curi``, counted unusable)."""
+        accepted: list[CrawlURI] = []
+        embed_hops = self.params.preference_embed_hops
+        rejected = bad = loops = 0
         for uri, link in links:
             child = curi.create_child(uri, link.hop, link.context)
             if link.hop == Hop.REFER:
@@ -275,7 +338,7 @@ class CandidatesProcessor(Processor[CandidatesParams]):
                     loops += 1
                     continue
                 child.directive = SchedulingDirective.MEDIUM
-                child.is_seed = seed_redirects
+                child.is_seed = as_seeds
             elif 0 < _trailing_non_link_hops(child.hop_path) <= embed_hops:
                 child.directive = SchedulingDirective.MEDIUM
             try:
@@ -286,23 +349,22 @@ class CandidatesProcessor(Processor[CandidatesParams]):
                 continue
             if decision is DecideResult.ACCEPT:
                 accepted.append(child)
-                if child.is_seed:
-                    new_seeds.append(child)
             else:
                 rejected += 1
-        if add_seed is not None:
-            for child in new_seeds:
-                add_seed(child.uri, curi.uri)
-        if accepted:
-            if ctx.schedule_many is not None:
-                scheduled = sum(ctx.schedule_many(accepted))
-            else:
-                scheduled = sum(ctx.schedule(child) for child in accepted)
-        with self._lock:
-            self._scheduled += scheduled
-            self._rejected += rejected
-            self._bad += bad
-            self._loops += loops
+        tally.rejected += rejected
+        tally.bad += bad
+        tally.loops += loops
+        return accepted
+
+    @staticmethod
+    def _schedule_all(ctx: ProcessorContext, accepted: list[CrawlURI]) -> int:
+        """Offer ``accepted`` to the frontier in one call (one by one when the context has no
+        ``schedule_many``); how many it queued."""
+        if not accepted:
+            return 0
+        if ctx.schedule_many is not None:
+            return sum(ctx.schedule_many(accepted))
+        return sum(ctx.schedule(child) for child in accepted)
 
     def _schedule_prerequisite(
         self, ctx: ProcessorContext, curi: CrawlURI, prereq: CrawlURI
@@ -321,6 +383,16 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         curi.status = FetchStatus.PREREQUISITE_UNSCHEDULABLE_FAILURE
         with self._lock:
             self._prereq_failed += 1
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What one URI's candidates came to, added to the report's counts once."""
+
+    scheduled: int = 0
+    rejected: int = 0
+    bad: int = 0
+    loops: int = 0
 
 
 def _trap_note(curi: CrawlURI) -> str | None:

@@ -22,6 +22,7 @@ from crawler.frontier import (
     frontier_summary_report,
 )
 from crawler.frontier.frontier import FrontierSnapshot
+from crawler.frontier.frontier_abilities import FrontierAbilities
 from crawler.frontier.redis.redis_frontier import RedisFrontier
 from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
 from crawler.order.schema import FrontierConfig, PolitenessConfig
@@ -203,7 +204,7 @@ def test_queue_detail_shows_state_budget_and_uris(make: Make, tmp_path: Path) ->
     assert a.last_queued == "http://a.test/4"
     # b.test is exhausted: not listed
     assert [d for d in f.queue_details() if d.key.startswith("b.test")] == []  # type: ignore[attr-defined]
-    report = frontier_summary_report(f, "budgets", 0.0)  # type: ignore[arg-type]
+    report = frontier_summary_report(FrontierAbilities.of(f), "budgets", 0.0)  # type: ignore[arg-type]
     assert "a.test" in report and "retired" in report.lower()
 
 

@@ -20,6 +20,7 @@ from crawler.curi import CrawlURI
 from crawler.distributed import run_workers
 from crawler.frontier import frontier_summary_report, note_protocol_error
 from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
+from crawler.frontier.frontier_abilities import FrontierAbilities
 from crawler.frontier.redis.redis_frontier import RedisFrontier
 from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
 from crawler.order.schema import FrontierConfig, RetriesConfig
@@ -140,7 +141,7 @@ def test_a_worker_shows_its_uri_waiting_for_a_retry_in_its_frontier_report(
         (note,) = waiting.soonest
         assert (note.uri, note.status, note.attempts) == ("http://h.example/broken", -3, 1)
         assert 55 < note.due_s - time.time() <= 60
-        report = frontier_summary_report(f, "job", time.time())
+        report = frontier_summary_report(FrontierAbilities.of(f), "job", time.time())
         assert " URIs waiting: 1" in report
         assert "-3 1t http://h.example/broken RemoteProtocolError: malformed status line" in report
     finally:

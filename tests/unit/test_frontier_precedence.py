@@ -17,6 +17,7 @@ from crawler.frontier import (
     WorkQueueFrontier,
     frontier_summary_report,
 )
+from crawler.frontier.frontier_abilities import FrontierAbilities
 from crawler.frontier.precedence import wag_cost
 from crawler.order.schema import FrontierConfig, PolitenessConfig
 from crawler.uniq import MemoryUriUniqFilter
@@ -145,7 +146,7 @@ def test_summary_report_has_heritrix_blocks(tmp_path: Path) -> None:
     f.finished(curi)
     other = f.next(0)
     assert other is not None
-    text = frontier_summary_report(f, "job", 1_700_000_000.0)
+    text = frontier_summary_report(FrontierAbilities.of(f), "job", 1_700_000_000.0)
     lines = text.splitlines()
     assert lines[0] == "Frontier report - 202311142213"
     assert " Job being crawled: job" in lines

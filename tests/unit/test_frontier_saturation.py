@@ -22,6 +22,7 @@ from crawler.frontier import (
     WorkQueueFrontier,
     frontier_summary_report,
 )
+from crawler.frontier.frontier_abilities import FrontierAbilities
 from crawler.frontier.workqueue import IN_PROCESS, READY, SNOOZED
 from crawler.order.schema import FrontierConfig, PolitenessConfig
 from crawler.uniq import MemoryUriUniqFilter
@@ -123,7 +124,9 @@ def test_guard_keeps_the_active_hosts_on_time_and_crawls_every_host(tmp_path: Pa
     assert baseline.share_later_than(tolerance_s) > 0.9
     # Hardly slower: the threads stay busy (the model's clock, not the machine's).
     assert crawl.elapsed_s < 1.15 * baseline.elapsed_s
-    lines = frontier_summary_report(frontier, "job", 1_700_000_000.0).splitlines()
+    lines = frontier_summary_report(
+        FrontierAbilities.of(frontier), "job", 1_700_000_000.0
+    ).splitlines()
     assert f" Rotated out late:  {guard.rotated}" in lines
     assert f" Cap:               {int(guard.cap)}" in lines
 

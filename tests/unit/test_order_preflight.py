@@ -178,3 +178,43 @@ def test_no_seeds_is_refused_unless_the_crawl_starts_paused() -> None:
     assert "seeds: the order has no seeds" in str(exc.value)
     checked = load_checked_order(EXAMPLE, (*sets, "pause_at_start=true"))
     assert checked.seeds.uris == []
+
+
+REDIS_STORE = 'frontier.store={"class": "crawler.frontier.RedisQueueStore"}'
+
+
+def test_a_local_frontier_over_a_shared_store_is_refused_with_the_fix() -> None:
+    (found,) = issues(EXAMPLE, (REDIS_STORE,))
+    assert found.startswith("frontier.class: keeps its queues in one process"), found
+    assert "crawler.frontier.RedisQueueStore" in found
+    assert "set frontier.class: crawler.frontier.RedisFrontier" in found
+
+
+def test_a_shared_frontier_over_a_local_store_is_refused_with_the_fix() -> None:
+    (found,) = issues(EXAMPLE, ("frontier.class=crawler.frontier.RedisFrontier",))
+    assert found.startswith("frontier.class: shares its queues between processes"), found
+    assert "frontier.store.class: crawler.frontier.RedisQueueStore" in found
+
+
+def test_a_shared_frontier_over_a_shared_store_passes() -> None:
+    checked = load_checked_order(
+        EXAMPLE, (REDIS_STORE, "frontier.class=crawler.frontier.RedisFrontier")
+    )
+    assert checked.order.frontier.class_ == "crawler.frontier.RedisFrontier"
+
+
+def test_a_frontier_class_that_is_no_frontier_is_named_at_load() -> None:
+    with pytest.raises(OrderError) as exc:
+        load_order(EXAMPLE, ["frontier.class=crawler.frontier.LevelDBQueueStore"])
+    (found,) = [str(i) for i in exc.value.issues]
+    assert found.startswith("frontier.class: crawler.frontier.LevelDBQueueStore is not a Frontier")
+
+
+def test_workers_give_an_order_with_a_shared_store_the_shared_frontier() -> None:
+    from crawler.distributed.overrides import shared_frontier_sets, worker_overrides
+
+    order = load_order(EXAMPLE, [REDIS_STORE])
+    sets = worker_overrides(order, "redis://127.0.0.1:1/0", "ns:", "w1")
+    assert "frontier.class=crawler.frontier.RedisFrontier" in sets
+    joined = load_order(EXAMPLE, [REDIS_STORE, *sets])
+    assert shared_frontier_sets(joined) == []  # named already: nothing more to set

@@ -18,6 +18,7 @@ from crawler.frontier import (
     frontier_summary_report,
     note_protocol_error,
 )
+from crawler.frontier.frontier_abilities import FrontierAbilities
 from crawler.order.schema import FrontierConfig, PolitenessConfig, RetriesConfig
 from crawler.reports.status import StatusPublisher
 from crawler.stats import StatsCounts
@@ -78,7 +79,7 @@ def test_each_failed_try_shows_its_error_and_when_it_comes_back(tmp_path: Path) 
     assert first.due_s == clock.time() + 60
     assert (second.uri, second.error) == ("http://b.test/down", "ConnectError")
 
-    report = frontier_summary_report(f, "job", clock.time())
+    report = frontier_summary_report(FrontierAbilities.of(f), "job", clock.time())
     assert " URIs waiting: 2" in report
     assert f" 1m -3 1t http://a.test/broken {BAD_STATUS}" in report
     assert " 15m -2 1t http://b.test/down ConnectError" in report

@@ -17,6 +17,7 @@ from crawler.frontier import (
     WorkQueueFrontier,
     frontier_summary_report,
 )
+from crawler.frontier.frontier_abilities import FrontierAbilities
 from crawler.frontier.server_pace import (
     FAST_DESCENT,
     FAST_RAMP_ANSWERS,
@@ -220,7 +221,7 @@ def test_429s_space_fetch_starts_across_queues_despite_zero_politeness(tmp_path:
     assert f.next(0) is None  # and the other queues wait for the server's gap
     clock.advance(gap + 0.001)
     assert f.next(0) is not None
-    report = frontier_summary_report(f, "job", clock.time())
+    report = frontier_summary_report(FrontierAbilities.of(f), "job", clock.time())
     assert f"site.test:80 {gap * 1000:.0f}ms" in report.split("PACED SERVERS")[1]
 
 

@@ -56,7 +56,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import structlog
 
@@ -90,6 +90,8 @@ MAX_READ_WAIT_S = 5.0
 
 class RedisFrontier:
     """A worker's view of the shared frontier. Build with the parts unopened, then :meth:`open`."""
+
+    shared: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
@@ -74,6 +74,8 @@ class RedisQueueStoreParams(Params):
 
 class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
     """Shared frontier state in Redis. Build with params, then :meth:`open`."""
+
+    shared: ClassVar[bool] = True
 
     def __init__(self, params: RedisQueueStoreParams | None = None) -> None:
         super().__init__(params)
