@@ -19,7 +19,7 @@ thread-safe; the classes hold no state. The hierarchy (built-in bases in bracket
     ├── OrderError                                 crawler.order.errors
     │   └── CpuAffinityError                       crawler.control.affinity
     ├── CrawlInUseError [OSError]                  crawler.control.crawl_builder
-    ├── CrawlArgsError [ValueError]                crawler.cli.crawl_command
+    ├── CrawlArgsError [ValueError]                crawler.cli.commands.crawl
     ├── CronError [ValueError]                     crawler.schedule.cron_schedule
     ├── ReplayError                                crawler.archive.replay
     ├── NothingToPackageError                      crawler.archive.wacz

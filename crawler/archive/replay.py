@@ -42,6 +42,7 @@ from crawler.archive.collection import (
 )
 from crawler.archive.job_runs import is_job_dir
 from crawler.crawler_error import CrawlerError
+from crawler.exit_code import ExitCode
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 REPLAY_FILE = "replay.json"
@@ -190,15 +191,15 @@ def cmd_replay(
         host, port = parse_bind(bind)
     except ValueError as error:
         print(error, file=err)
-        return 2
+        return ExitCode.USAGE
     taken = port_taken(host, port) if port else None
     if taken is not None:
         print(f"--bind {bind}: cannot listen on {host}:{port}: {taken}", file=err)
-        return 2
+        return ExitCode.USAGE
     is_wacz = source.is_file() and source.name.endswith(".wacz")
     if not is_wacz and not source.is_dir():
         print(f"{source}: neither a run directory nor a .wacz file", file=err)
-        return 2
+        return ExitCode.USAGE
     work = Path(tempfile.mkdtemp(prefix="crawler-replay-"))
     marker: Path | None = None
     try:
@@ -211,7 +212,7 @@ def cmd_replay(
                 collection = collection_from_run(source, work, also)
         except NothingToReplayError as error:
             print(str(error), file=err)
-            return 2
+            return ExitCode.USAGE
         for line in collection.problems:
             print(f"warning: {line}", file=err)
         server = ReplayServer(collection, host, port)
@@ -219,7 +220,7 @@ def cmd_replay(
             prefix = server.start()
         except ReplayError as error:
             print(str(error), file=err)
-            return 1
+            return ExitCode.FAILED
         if not is_wacz:
             marker = source / REPLAY_FILE
             marker.write_text(json.dumps({"prefix": prefix, "pid": os.getpid()}) + "\n")
@@ -239,9 +240,9 @@ def _serve(server: ReplayServer) -> int:
         previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         code = server.wait()
-        return 0 if code in (0, -signal.SIGTERM) else 1
+        return ExitCode.OK if code in (0, -signal.SIGTERM) else ExitCode.FAILED
     except KeyboardInterrupt:
-        return 0
+        return ExitCode.OK
     finally:
         server.stop()
         if previous is not None:

@@ -14,6 +14,7 @@ from typing import TextIO
 
 from crawler.archive.indexer import CdxjIndexer, IndexResult
 from crawler.archive.run_layout import INDEX_SUFFIX, index_path, warc_dirs
+from crawler.exit_code import ExitCode
 
 
 @dataclass
@@ -69,7 +70,7 @@ def cmd_index(run_dir: Path, force: bool, out: TextIO, err: TextIO) -> int:
     """``crawler index``: 0 all indexed, 1 some WARC damaged or index orphaned, 2 no WARCs."""
     if not warc_dirs(run_dir):
         print(f"{run_dir}: no warcs/ directory here (nor under workers/*/): no WARCs", file=err)
-        return 2
+        return ExitCode.USAGE
     report = index_run(run_dir, force=force)
     records = sum(r.records for r in report.indexed)
     print(
@@ -81,4 +82,4 @@ def cmd_index(run_dir: Path, force: bool, out: TextIO, err: TextIO) -> int:
         print(f"indexes: {wdir.indexes}", file=out)
     for line in report.problems:
         print(line, file=err)
-    return 1 if report.problems else 0
+    return ExitCode.FAILED if report.problems else ExitCode.OK

@@ -43,6 +43,7 @@ from crawler.archive.pages import IndexLine, find_pages, pages_jsonl
 from crawler.archive.run_index import index_run
 from crawler.archive.run_layout import index_path, warc_dirs
 from crawler.crawler_error import CrawlerError
+from crawler.exit_code import ExitCode
 
 WACZ_VERSION = "1.1.1"
 _BLOCK_LINES = 300
@@ -262,7 +263,7 @@ def cmd_wacz(source: Path, target: Path, out: TextIO, err: TextIO, runs: str | N
     if runs == "all":
         if not (source / "runs").is_dir():
             print(f"{source}: --runs all needs a job directory (one with runs/)", file=err)
-            return 2
+            return ExitCode.USAGE
         found = job_runs(source)
         for run in found:
             if not run.finished:
@@ -270,7 +271,7 @@ def cmd_wacz(source: Path, target: Path, out: TextIO, err: TextIO, runs: str | N
         done = [r.path for r in found if r.finished]
         if not done:
             print(f"{source}: no finished run to package", file=err)
-            return 2
+            return ExitCode.USAGE
         packager = WaczPackager(done, title=source.resolve().name)
     else:
         packager = WaczPackager(source)
@@ -278,10 +279,10 @@ def cmd_wacz(source: Path, target: Path, out: TextIO, err: TextIO, runs: str | N
         summary = packager.write(target)
     except NothingToPackageError as error:
         print(str(error), file=err)
-        return 2
+        return ExitCode.USAGE
     except OSError as error:
         print(f"cannot write {target}: {error}", file=err)
-        return 1
+        return ExitCode.FAILED
     for line in summary.problems:
         print(f"warning: {line}", file=err)
     of_runs = f" of {len(packager.runs)} runs" if len(packager.runs) > 1 else ""
@@ -290,7 +291,7 @@ def cmd_wacz(source: Path, target: Path, out: TextIO, err: TextIO, runs: str | N
         f"{summary.pages} page(s), {summary.bytes} bytes",
         file=out,
     )
-    return 1 if summary.problems else 0
+    return ExitCode.FAILED if summary.problems else ExitCode.OK
 
 
 def package_at_end(run_dir: Path, name: str, wacz_file: str | None) -> WaczSummary:
