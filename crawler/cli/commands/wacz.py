@@ -46,9 +46,9 @@ def package(source: Path, target: Path, out: TextIO, err: TextIO, runs: str | No
             print(f"{source}: --runs all needs a job directory (one with runs/)", file=err)
             return ExitCode.USAGE
         found = job_runs(source)
-        for run in found:
-            if not run.finished:
-                print(f"warning: left out {run.describe()}", file=err)
+        for earlier in found:
+            if not earlier.finished:
+                print(f"warning: left out {earlier.describe()}", file=err)
         done = [r.path for r in found if r.finished]
         if not done:
             print(f"{source}: no finished run to package", file=err)
