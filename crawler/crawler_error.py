@@ -20,7 +20,7 @@ thread-safe; the classes hold no state. The hierarchy (built-in bases in bracket
     │   └── CpuAffinityError                       crawler.control.affinity
     ├── CrawlInUseError [OSError]                  crawler.control.crawl_builder
     ├── MetricsPortError                           crawler.metrics.metrics_server
-    ├── CrawlArgsError [ValueError]                crawler.cli.crawl_command
+    ├── CrawlArgsError [ValueError]                crawler.cli.commands.crawl
     ├── CronError [ValueError]                     crawler.schedule.cron_schedule
     ├── ReplayError                                crawler.archive.replay
     ├── NothingToPackageError                      crawler.archive.wacz

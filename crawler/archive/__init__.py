@@ -1,4 +1,5 @@
-"""Archives that replay: CDXJ indexes of a run's WARCs, WACZ packages, and ``crawler replay``.
+"""Archives that replay: CDXJ indexes of a run's WARCs, WACZ packages, and pywb replay. The
+``crawler index``, ``wacz`` and ``replay`` verbs that drive them are in :mod:`crawler.cli.commands`.
 
 Modules (import the one you need; this package imports nothing heavy):
 
@@ -9,8 +10,8 @@ Modules (import the one you need; this package imports nothing heavy):
   (indexes WARCs as the writer closes them, from the writer's entries).
 * :mod:`crawler.archive.warc_scan` — :class:`~crawler.archive.warc_scan.WarcScanner`, the fast
   reader of per-record-gzipped WARCs, and the CDXJ line format.
-* :mod:`crawler.archive.run_index` — :func:`~crawler.archive.run_index.index_run` and
-  ``crawler index``.
+* :mod:`crawler.archive.run_index` — :func:`~crawler.archive.run_index.index_run` (``crawler
+  index``).
 * :mod:`crawler.archive.collection` — the pywb collection of a run (and the runs its revisits
   refer to) or of a WACZ.
 * :mod:`crawler.archive.pages` — ``pages.jsonl`` entries: every HTML page captured with 200.

@@ -1,6 +1,7 @@
 """ReplayServer: pywb serving a :class:`~crawler.archive.collection.PywbCollection` on loopback,
-and ``crawler replay RUN_DIR|JOB_DIR|FILE.wacz`` (a job directory: every finished run of the job
-as one collection, :func:`~crawler.archive.collection.collection_from_job`).
+behind ``crawler replay RUN_DIR|JOB_DIR|FILE.wacz`` (:mod:`crawler.cli.commands.replay`; a job
+directory: every finished run of the job as one collection,
+:func:`~crawler.archive.collection.collection_from_job`).
 
 pywb lives in its own virtualenv, ``.replay-venv/`` (``make install`` creates it from
 ``conf/replay-requirements.txt``): it pins redis 2.x and brings gevent, which the crawler's own
@@ -19,29 +20,19 @@ server; :meth:`stop` may be called from another.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 from types import TracebackType
-from typing import TextIO
 
 from crawler.archive.collection import (
-    NothingToReplayError,
     PywbCollection,
-    collection_from_job,
-    collection_from_run,
-    collection_from_wacz,
 )
-from crawler.archive.job_runs import is_job_dir
 from crawler.archive.replay_env import replay_env_dir
 from crawler.crawler_error import CrawlerError
 
@@ -181,72 +172,3 @@ def parse_bind(bind: str) -> tuple[str, int]:
     if not port.isdigit() or int(port) > 65535:
         raise ValueError(f"--bind {bind!r}: use HOST:PORT, e.g. 127.0.0.1:8488 (port 0: any)")
     return host or "127.0.0.1", int(port)
-
-
-def cmd_replay(
-    source: Path, bind: str, out: TextIO, err: TextIO, also: list[Path] | None = None
-) -> int:
-    """``crawler replay``: serve ``source`` (a run directory, a job directory or a ``.wacz``;
-    with the run directories ``also`` beside a run or job) until Ctrl-C.
-
-    Exit codes: 0 stopped by the operator, 1 pywb failed, 2 bad usage or nothing to replay."""
-    try:
-        host, port = parse_bind(bind)
-    except ValueError as error:
-        print(error, file=err)
-        return 2
-    taken = port_taken(host, port) if port else None
-    if taken is not None:
-        print(f"--bind {bind}: cannot listen on {host}:{port}: {taken}", file=err)
-        return 2
-    is_wacz = source.is_file() and source.name.endswith(".wacz")
-    if not is_wacz and not source.is_dir():
-        print(f"{source}: neither a run directory nor a .wacz file", file=err)
-        return 2
-    work = Path(tempfile.mkdtemp(prefix="crawler-replay-"))
-    marker: Path | None = None
-    try:
-        try:
-            if is_wacz:
-                collection = collection_from_wacz(source, work)
-            elif is_job_dir(source):
-                collection = collection_from_job(source, work, also)
-            else:
-                collection = collection_from_run(source, work, also)
-        except NothingToReplayError as error:
-            print(str(error), file=err)
-            return 2
-        for line in collection.problems:
-            print(f"warning: {line}", file=err)
-        server = ReplayServer(collection, host, port)
-        try:
-            prefix = server.start()
-        except ReplayError as error:
-            print(str(error), file=err)
-            return 1
-        if not is_wacz:
-            marker = source / REPLAY_FILE
-            marker.write_text(json.dumps({"prefix": prefix, "pid": os.getpid()}) + "\n")
-        print(f"replaying {collection.records} capture(s) of {source} through pywb", file=out)
-        print(f"replay prefix: {prefix}", file=out)
-        print(f"open {prefix}<archived URL>; Ctrl-C stops", file=out, flush=True)
-        return _serve(server)
-    finally:
-        if marker is not None:
-            marker.unlink(missing_ok=True)
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def _serve(server: ReplayServer) -> int:
-    previous = None
-    with contextlib.suppress(ValueError):  # only the main thread may set handlers
-        previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        code = server.wait()
-        return 0 if code in (0, -signal.SIGTERM) else 1
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        server.stop()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)

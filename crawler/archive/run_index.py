@@ -1,4 +1,4 @@
-"""``crawler index RUN_DIR``: bring a run's CDXJ indexes up to date, and say what is wrong.
+"""A run's CDXJ indexes brought up to date (behind ``crawler index RUN_DIR``), and what is wrong.
 
 :func:`index_run` indexes every WARC of the run (``warcs/`` and each worker's) whose index is
 missing or older than the WARC, and checks every index names a WARC that still exists. An index
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from crawler.archive.indexer import CdxjIndexer, IndexResult
 from crawler.archive.run_layout import INDEX_SUFFIX, index_path, warc_dirs
@@ -63,22 +62,3 @@ def _fresh(index: Path, warc: Path) -> bool:
         return index.stat().st_mtime >= warc.stat().st_mtime
     except OSError:
         return False
-
-
-def cmd_index(run_dir: Path, force: bool, out: TextIO, err: TextIO) -> int:
-    """``crawler index``: 0 all indexed, 1 some WARC damaged or index orphaned, 2 no WARCs."""
-    if not warc_dirs(run_dir):
-        print(f"{run_dir}: no warcs/ directory here (nor under workers/*/): no WARCs", file=err)
-        return 2
-    report = index_run(run_dir, force=force)
-    records = sum(r.records for r in report.indexed)
-    print(
-        f"indexed {len(report.indexed)} WARC file(s), {records} record(s); "
-        f"{len(report.up_to_date)} index(es) already up to date",
-        file=out,
-    )
-    for wdir in warc_dirs(run_dir):
-        print(f"indexes: {wdir.indexes}", file=out)
-    for line in report.problems:
-        print(line, file=err)
-    return 1 if report.problems else 0

@@ -34,11 +34,10 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TextIO
+from typing import IO
 
 from crawler import __version__
 from crawler.archive.indexer import CdxjIndexer
-from crawler.archive.job_runs import job_runs
 from crawler.archive.pages import IndexLine, find_pages, pages_jsonl
 from crawler.archive.run_index import index_run
 from crawler.archive.run_layout import index_path, warc_dirs
@@ -248,49 +247,6 @@ def _gzip(data: bytes) -> bytes:
 
     compressor = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
     return compressor.compress(data) + compressor.flush()
-
-
-RUNS_CHOICES = ("latest", "all")
-
-
-def cmd_wacz(source: Path, target: Path, out: TextIO, err: TextIO, runs: str | None = None) -> int:
-    """``crawler wacz``: package the run ``source``, or with ``runs="all"`` every finished run
-    of the job directory ``source`` (the runs left out are named on ``err``).
-
-    Exit codes: 0 written, 1 written but a WARC was damaged, 2 nothing to package or bad usage."""
-    packager: WaczPackager
-    if runs == "all":
-        if not (source / "runs").is_dir():
-            print(f"{source}: --runs all needs a job directory (one with runs/)", file=err)
-            return 2
-        found = job_runs(source)
-        for run in found:
-            if not run.finished:
-                print(f"warning: left out {run.describe()}", file=err)
-        done = [r.path for r in found if r.finished]
-        if not done:
-            print(f"{source}: no finished run to package", file=err)
-            return 2
-        packager = WaczPackager(done, title=source.resolve().name)
-    else:
-        packager = WaczPackager(source)
-    try:
-        summary = packager.write(target)
-    except NothingToPackageError as error:
-        print(str(error), file=err)
-        return 2
-    except OSError as error:
-        print(f"cannot write {target}: {error}", file=err)
-        return 1
-    for line in summary.problems:
-        print(f"warning: {line}", file=err)
-    of_runs = f" of {len(packager.runs)} runs" if len(packager.runs) > 1 else ""
-    print(
-        f"{target}: {summary.warcs} WARC file(s){of_runs}, {summary.records} index line(s), "
-        f"{summary.pages} page(s), {summary.bytes} bytes",
-        file=out,
-    )
-    return 1 if summary.problems else 0
 
 
 def package_at_end(run_dir: Path, name: str, wacz_file: str | None) -> WaczSummary:

@@ -4,8 +4,9 @@
 They never open the crawl's state (LevelDB is single-process): they read what the crawl publishes
 (``status.json``, logs, reports) and steer it by dropping files into ``action/``
 (:mod:`crawler.control.steering`), then wait (up to ``wait_s``) until the crawl has taken them in
-and says so in ``status.json``. Each returns the command's exit code: 0 done, 1 the crawl is not
-running or did not answer, 2 bad usage (a directory that is no crawl's run directory, say).
+and says so in ``status.json``. Each returns the command's :class:`~crawler.exit_code.ExitCode`:
+OK done, FAILED the crawl is not running or did not answer, USAGE bad usage (a directory that is
+no crawl's run directory, say). The verbs' arguments are in :mod:`crawler.cli.commands`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from crawler.cli.display import format_status
+from crawler.cli.run_dirs import resolve_run_dir
 from crawler.control.steering import action_taken, drop_action, valid_regex
+from crawler.exit_code import ExitCode
 from crawler.reports import write_reports
 from crawler.reports.offline import reports_from_run_dir
 from crawler.reports.status import is_running, read_status
@@ -29,14 +32,6 @@ _EXPECTED = {
     "terminate": ("FINISHED",),
 }
 _POLL_S = 0.1
-
-
-def resolve_run_dir(path: Path) -> Path:
-    """``path`` itself if it is a run directory, else its ``latest`` run (a job directory)."""
-    if (path / "status.json").exists() or (path / "logs").is_dir():
-        return path
-    latest = path / "latest"
-    return latest.resolve() if latest.exists() else path
 
 
 def _wait_for(run_dir: Path, name: str, states: tuple[str, ...], wait_s: float) -> str | None:
@@ -56,19 +51,19 @@ def _wait_for(run_dir: Path, name: str, states: tuple[str, ...], wait_s: float) 
         time.sleep(_POLL_S)
 
 
-def _not_running(run_dir: Path, doc: dict[str, Any] | None, err: TextIO) -> int:
-    """Say why the crawl in ``run_dir`` cannot be steered: 2 when ``run_dir`` is no crawl's run
-    directory (bad usage), else 1."""
+def _not_running(run_dir: Path, doc: dict[str, Any] | None, err: TextIO) -> ExitCode:
+    """Say why the crawl in ``run_dir`` cannot be steered: USAGE when ``run_dir`` is no crawl's
+    run directory, else FAILED."""
     if doc is None and not (run_dir / "logs").is_dir():
         print(f"{run_dir} is not a crawl's run directory (no status.json, no logs/)", file=err)
-        return 2
+        return ExitCode.USAGE
     if doc is None:
         print(f"{run_dir}: no status.json — the crawl never started", file=err)
     elif doc.get("died"):
         print(f"{run_dir}: the crawl died (process {doc.get('pid')} is gone)", file=err)
     else:
         print(f"{run_dir}: the crawl is not running (state {doc.get('state')})", file=err)
-    return 1
+    return ExitCode.FAILED
 
 
 def cmd_control(kind: str, run_dir: Path, wait_s: float, out: TextIO, err: TextIO) -> int:
@@ -81,13 +76,13 @@ def cmd_control(kind: str, run_dir: Path, wait_s: float, out: TextIO, err: TextI
     state = _wait_for(run_dir, name, _EXPECTED[kind], wait_s)
     if state is None:
         print(f"the crawl did not take in action/{name} within {wait_s:g}s", file=err)
-        return 1
+        return ExitCode.FAILED
     print(f"{kind}: crawl is {state}", file=out)
     if state not in _EXPECTED[kind]:
         print(
             f"  (not yet {' or '.join(_EXPECTED[kind])}: URIs in process are finishing)", file=out
         )
-    return 0
+    return ExitCode.OK
 
 
 def cmd_block(run_dir: Path, pattern: str, wait_s: float, out: TextIO, err: TextIO) -> int:
@@ -95,21 +90,21 @@ def cmd_block(run_dir: Path, pattern: str, wait_s: float, out: TextIO, err: Text
     problem = valid_regex(pattern)
     if problem is not None:
         print(problem, file=err)
-        return 2
+        return ExitCode.USAGE
     run_dir = resolve_run_dir(run_dir)
     if not (run_dir / "action").is_dir():
         print(f"{run_dir} is not a crawl's run directory (no action/)", file=err)
-        return 2
+        return ExitCode.USAGE
     doc = read_status(run_dir)
     name = drop_action(run_dir, "block", pattern + "\n")
     if not is_running(doc):
         print(f"the crawl is not running: the rule applies when it is resumed ({name})", file=out)
-        return 0
+        return ExitCode.OK
     if _wait_for(run_dir, name, ("RUNNING", "PAUSING", "PAUSED", "STOPPING"), wait_s) is None:
         print(f"the crawl did not take in action/{name} within {wait_s:g}s", file=err)
-        return 1
+        return ExitCode.FAILED
     print(f"block rule active: {pattern}", file=out)
-    return 0
+    return ExitCode.OK
 
 
 def cmd_report(run_dir: Path, plot: bool, wait_s: float, out: TextIO, err: TextIO) -> int:
@@ -117,7 +112,7 @@ def cmd_report(run_dir: Path, plot: bool, wait_s: float, out: TextIO, err: TextI
     run_dir = resolve_run_dir(run_dir)
     if not (run_dir / "logs").is_dir():
         print(f"{run_dir} is not a crawl's run directory (no logs/)", file=err)
-        return 2
+        return ExitCode.USAGE
     doc = read_status(run_dir)
     written_by_crawl = False
     if doc is not None and is_running(doc):
@@ -138,9 +133,9 @@ def cmd_report(run_dir: Path, plot: bool, wait_s: float, out: TextIO, err: TextI
             )
         except (OSError, ValueError) as exc:
             print(f"no plot: {exc}", file=err)
-            return 1
+            return ExitCode.FAILED
         print(f"plot: {png}", file=out)
-    return 0
+    return ExitCode.OK
 
 
 def cmd_status(run_dir: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
@@ -153,12 +148,12 @@ def cmd_status(run_dir: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
         if not crawl_log.exists() and schedule is not None:  # scheduled, not run yet
             text = json.dumps({"schedule": schedule.summary()}, indent=2)
             out.write(text + "\n" if as_json else "\n".join(schedule.lines()) + "\n")
-            return 0
+            return ExitCode.OK
         if not crawl_log.exists():
             print(
                 f"{run_dir} is not a crawl's run directory (no status.json, no crawl.log)", file=err
             )
-            return 2
+            return ExitCode.USAGE
         stats = CrawlStats()
         stats.replay_crawl_log(crawl_log)
         c = stats.counts()
@@ -179,7 +174,7 @@ def cmd_status(run_dir: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
         out.write(format_status(doc))
         if schedule is not None:
             out.write("\n".join(schedule.lines()) + "\n")
-    return 0
+    return ExitCode.OK
 
 
 def _schedule_of(path: Path) -> JobScheduleState | None:

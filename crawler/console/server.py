@@ -26,6 +26,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
 from crawler.console.auth import TOKEN_ENV, new_token
+from crawler.exit_code import ExitCode
 
 if TYPE_CHECKING:
     from crawler.console.state import ConsoleState
@@ -85,12 +86,12 @@ def console_main(
         host, port = parse_bind(bind)
     except ValueError as exc:
         print(str(exc), file=err)
-        return 2
+        return ExitCode.USAGE
     try:
         sock = _bind(host, port)
     except OSError as exc:
         print(f"cannot listen on {bind}: {exc.strerror or exc}", file=err)
-        return 1
+        return ExitCode.FAILED
     token = os.environ.get(TOKEN_ENV) or new_token()
     workspace = Workspace(jobs_dir, run_dirs)
     if not workspace.jobs_dir.is_dir():
@@ -121,7 +122,7 @@ def console_main(
         sock.close()
         if scheduler is not None:
             scheduler.stop()
-    return 0
+    return ExitCode.OK
 
 
 def _start_scheduler(

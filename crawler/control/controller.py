@@ -38,6 +38,7 @@ from crawler.control.toepool import ToePool
 from crawler.curi import CrawlURI
 from crawler.decide.decide_rule import DecideResult
 from crawler.disk import DiskGuard
+from crawler.exit_code import ExitCode
 from crawler.frontier.frontier import Frontier
 from crawler.frontier.frontier_abilities import FrontierAbilities
 from crawler.history import CrawlHistory
@@ -307,7 +308,7 @@ class CrawlController:
             gc.set_threshold(*thresholds)
             gc.unfreeze()
             signals.restore()
-        return 0
+        return ExitCode.OK
 
     def _wait_for_end(self) -> None:
         assert self.frontier is not None and self.pool is not None

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from crawler.distributed.run_info import DISTRIBUTED_FILE, distributed_info
+from crawler.exit_code import ExitCode
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_registry import CrawlRegistry
 from crawler.reports import write_reports
@@ -35,16 +36,16 @@ def cmd_status(run_dir: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
     info = distributed_info(run_dir)
     if info is None:
         print(f"{run_dir} is not a distributed crawl (no {DISTRIBUTED_FILE})", file=err)
-        return 2
+        return ExitCode.USAGE
     try:
         registry = CrawlRegistry(info["redis_url"])
         doc = _status_doc(registry, info)
     except RedisUnavailableError as exc:
         print(f"cannot read the crawl's status: {exc}", file=err)
-        return 1
+        return ExitCode.FAILED
     if as_json:
         print(json.dumps(doc, indent=1), file=out)
-        return 0
+        return ExitCode.OK
     f = doc["frontier"]
     print(
         f"crawl {info['name']!r} id {info['crawl_id']}: {doc['state']} (operator: "
@@ -62,7 +63,7 @@ def cmd_status(run_dir: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
             f"downloaded {w.get('downloaded', 0)}  {'alive' if w['alive'] else 'gone'}",
             file=out,
         )
-    return 0
+    return ExitCode.OK
 
 
 def _status_doc(registry: CrawlRegistry, info: dict[str, Any]) -> dict[str, Any]:
@@ -107,7 +108,7 @@ def cmd_control(kind: str, run_dir: Path, wait_s: float, out: TextIO, err: TextI
     info = distributed_info(run_dir)
     if info is None or kind not in _CONTROL_WAIT:
         print(f"{run_dir} is not a distributed crawl (no {DISTRIBUTED_FILE})", file=err)
-        return 2
+        return ExitCode.USAGE
     try:
         registry = CrawlRegistry(info["redis_url"])
         registry.set_control(info["namespace"], _CONTROL_WAIT[kind])
@@ -120,18 +121,18 @@ def cmd_control(kind: str, run_dir: Path, wait_s: float, out: TextIO, err: TextI
             late = [wid for wid in info.get("workers", []) if wid not in seen]
             if not late and all(w.get("state") in want for w in alive.values()):
                 print(f"{kind}: done ({len(alive)} workers)", file=out)
-                return 0
+                return ExitCode.OK
             if time.monotonic() >= deadline:
                 states = ", ".join(
                     [f"{k}={w.get('state')}" for k, w in alive.items()]
                     + [f"{k}=not reporting" for k in late]
                 )
                 print(f"{kind}: asked; not all workers there yet ({states})", file=out)
-                return 1
+                return ExitCode.FAILED
             time.sleep(0.2)
     except RedisUnavailableError as exc:
         print(f"cannot reach the crawl: {exc}", file=err)
-        return 1
+        return ExitCode.FAILED
 
 
 def cmd_report(run_dir: Path, include: Sequence[Path], out: TextIO, err: TextIO) -> int:
@@ -141,19 +142,19 @@ def cmd_report(run_dir: Path, include: Sequence[Path], out: TextIO, err: TextIO)
     info = distributed_info(run_dir)
     if info is None:
         print(f"{run_dir} is not a distributed crawl (no {DISTRIBUTED_FILE})", file=err)
-        return 2
+        return ExitCode.USAGE
     missing = [str(d) for d in include if not d.is_dir()]
     if missing:
         print(f"not a directory: {', '.join(missing)}", file=err)
-        return 2
+        return ExitCode.USAGE
     if not worker_dirs(run_dir, include):
         print(f"{run_dir}: no worker run directories (workers/*/logs)", file=err)
-        return 1
+        return ExitCode.FAILED
     texts = merged_reports(run_dir, include, name=str(info.get("name") or run_dir.name))
     write_reports(run_dir / "reports", texts)
     out.write(texts["crawl-report.txt"])
     change_report(run_dir, include, out, err)
-    return 0
+    return ExitCode.OK
 
 
 def change_report(run_dir: Path, include: Sequence[Path], out: TextIO, err: TextIO) -> None:

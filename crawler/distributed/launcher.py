@@ -43,6 +43,7 @@ from crawler.control.controller import new_run_dir
 from crawler.distributed.commands import change_report
 from crawler.distributed.overrides import redis_url_of, shared_frontier_sets
 from crawler.distributed.run_info import write_distributed_info
+from crawler.exit_code import ExitCode
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_registry import CrawlEntry, CrawlRegistry, CrawlRegistryError
 from crawler.logs.growing_file import complete_lines
@@ -67,7 +68,7 @@ def run_workers(
     """Start a distributed crawl with ``workers`` processes here; returns the exit code."""
     if workers < 1:
         print(f"--workers {workers}: give 1 or more worker processes", file=err)
-        return 2
+        return ExitCode.USAGE
     try:
         sets = [*sets, *_shared_frontier(order_path, sets)]
         order = load_checked_order(order_path, sets).order  # every check `crawler run` makes
@@ -75,20 +76,20 @@ def run_workers(
         url = redis_url_of(order)
     except OrderError as error:
         print(str(error), file=err)
-        return 2
+        return ExitCode.USAGE
     if url is None:
         print(
             "--workers needs a shared frontier: set frontier.store.class to "
             "crawler.frontier.RedisQueueStore (params: {url: redis://HOST:6379/0})",
             file=err,
         )
-        return 2
+        return ExitCode.USAGE
     try:
         registry = CrawlRegistry(url)
         entry = registry.start(order.name)
     except (RedisUnavailableError, CrawlRegistryError) as exc:
         print(f"cannot start the crawl: {exc}", file=err)
-        return 1
+        return ExitCode.FAILED
     if run_dir is None:
         run_dir = new_run_dir(order_path.resolve().parent)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -258,7 +259,7 @@ def _supervise(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     codes = [proc.returncode for proc in procs]
-    return 0 if all(c == 0 for c in codes) else 1
+    return ExitCode.OK if all(c == ExitCode.OK for c in codes) else ExitCode.FAILED
 
 
 def _print_totals(run_dir: Path, ids: list[str], out: TextIO) -> None:

@@ -4,8 +4,8 @@ Written by :func:`~crawler.distributed.launcher.run_workers` at the top of the r
 before any worker starts, read by the operator's commands
 (:mod:`crawler.distributed.commands`): a JSON object with ``name`` (the crawl order's),
 ``redis_url``, ``namespace`` (the crawl's key prefix in Redis), ``crawl_id``, ``workers`` (the
-ids of the workers started there) and ``host``. ``crawler.cli.cli`` tells a distributed run
-directory by this file's presence without importing this package.
+ids of the workers started there) and ``host``. :mod:`crawler.cli.run_dirs` tells a distributed
+run directory by this file's presence without importing this package.
 
 Plain file I/O; thread-safe as the file system is (written once, then only read).
 """

@@ -33,6 +33,7 @@ from typing import TextIO
 from crawler.control import affinity
 from crawler.control.controller import CrawlController, new_run_dir
 from crawler.distributed.overrides import worker_overrides
+from crawler.exit_code import ExitCode
 from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_registry import CrawlRegistry, CrawlRegistryError
@@ -61,13 +62,13 @@ def worker_main(
         entry = registry.join(order.name)
     except OrderError as error:
         print(str(error), file=err)
-        return 2
+        return ExitCode.USAGE
     except (RedisUnavailableError, CrawlRegistryError) as exc:
         print(f"cannot join the crawl: {exc}", file=err)
-        return 1
+        return ExitCode.FAILED
     if crawl_id is not None and entry.crawl_id != crawl_id:
         print(f"crawl {crawl_id} of {order.name!r} is over (now {entry.crawl_id})", file=err)
-        return 1
+        return ExitCode.FAILED
     wid = worker_id or f"{socket.gethostname()}-{os.getpid()}"
     extra = worker_overrides(order, redis_url, entry.namespace, wid)
     if registry.control(entry.namespace) == "PAUSED":
@@ -77,7 +78,7 @@ def worker_main(
         affinity.apply(order.cpu_affinity)
     except OrderError as error:
         print(str(error), file=err)
-        return 2
+        return ExitCode.USAGE
     try:
         if run_dir is None:
             run_dir = new_run_dir(order_path.resolve().parent / "workers" / wid)
@@ -97,10 +98,10 @@ def worker_main(
             keeper.stop()
     except (FrontierStateError, OSError) as exc:
         print(f"cannot open the crawl's state: {exc}", file=err)
-        return 1
+        return ExitCode.FAILED
     except OrderError as error:
         print(str(error), file=err)
-        return 2
+        return ExitCode.USAGE
     print(f"{controller.exit_status}", file=out)
     return code
 

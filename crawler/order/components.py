@@ -27,6 +27,7 @@ from pydantic_core import to_jsonable_python
 
 from crawler.chain import ProcessorChain, ProcessorChains
 from crawler.decide.decide_rule import DecideRule, DecideRuleSequence
+from crawler.exit_code import ExitCode
 from crawler.order.errors import (
     OrderError,
     OrderIssue,
@@ -385,7 +386,7 @@ def show_processor_main(dotted: str, out: IO[str], err: IO[str]) -> int:
         cls = resolve_class(dotted, Processor, "")
     except OrderError as exc:
         err.write(f"crawler show-processor: {exc.issues[0]}\n")
-        return 2
+        return ExitCode.USAGE
     doc = _plain(inspect.getdoc(cls) or "")
     summary = " ".join(doc.split("\n\n", 1)[0].split()) or "(no description)"
     out.write(f"{cls.__module__}.{cls.__qualname__}\n")
@@ -394,13 +395,13 @@ def show_processor_main(dotted: str, out: IO[str], err: IO[str]) -> int:
     rows = describe_params(model)
     if not rows:
         out.write("\nParameters: none\n")
-        return 0
+        return ExitCode.OK
     out.write(f"\nParameters ({model.__name__}):\n")
     table = _table([("name", "type", "default", "description"), *rows])
     out.write("".join(line + "\n" for line in table))
     per_site = sorted(getattr(cls, "sheet_params", ()))
     out.write(f"\nPer-site (sheets): {', '.join(per_site) if per_site else 'none'}\n")
-    return 0
+    return ExitCode.OK
 
 
 __all__ = [

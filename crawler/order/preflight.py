@@ -24,6 +24,7 @@ from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from crawler.exit_code import ExitCode
 from crawler.frontier.queue_store import store_is_shared
 from crawler.history import history_databases
 from crawler.order import components
@@ -240,8 +241,8 @@ def validate_main(order_path: str | Path, sets: Sequence[str], out: IO[str], err
         checked = load_checked_order(order_path, sets)
     except OrderError as exc:
         err.write(f"{exc}\n")
-        return 2
+        return ExitCode.USAGE
     out.write(effective_yaml(checked.order))
     for problem in checked.seeds.problems:
         err.write(f"warning: {problem}\n")
-    return 0
+    return ExitCode.OK

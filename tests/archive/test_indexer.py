@@ -10,8 +10,9 @@ import pytest
 from warc_samples import write_warc
 
 from crawler.archive.indexer import BackgroundIndexer, CdxjIndexer
-from crawler.archive.run_index import cmd_index, index_run
+from crawler.archive.run_index import index_run
 from crawler.cli import main
+from crawler.cli.commands.index import index_warcs
 
 
 def _lines(index: Path) -> list[tuple[str, str, dict[str, str]]]:
@@ -118,7 +119,7 @@ def test_crawler_index_command(tmp_path: Path, capsys: pytest.CaptureFixture[str
     captured = capsys.readouterr()
     assert "indexed 2 WARC file(s), 4 record(s)" in captured.out
     assert "T.warc.gz.open: cut short" in captured.err
-    assert cmd_index(tmp_path / "nothing", False, *_streams()) == 2
+    assert index_warcs(tmp_path / "nothing", False, *_streams()) == 2
 
 
 def _streams() -> tuple[io.StringIO, io.StringIO]:

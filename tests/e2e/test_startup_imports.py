@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from crawler.cli.verb_table import VERBS
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
 WEB_STACK = frozenset({"fastapi", "starlette", "uvicorn", "crawler.console.app"})
@@ -20,6 +22,8 @@ CRAWL_STACK = frozenset(
     {"pydantic", "yaml", "structlog", "rich", "crawler.order", "crawler.processor"}
 )
 """What a crawl needs and ``crawler --help`` does not."""
+VERB_MODULES = frozenset(verb.module for verb in VERBS.values())
+"""Every verb's module (:mod:`crawler.cli.verb_table`): a command imports its own only."""
 
 _LIST_MODULES = """
 import sys
@@ -82,6 +86,7 @@ def test_a_crawl_without_console_leaves_the_web_stack_unimported(
     assert "crawler.control.controller" in loaded
     assert (run_dir / "logs" / "crawl.log").exists()
     assert not WEB_STACK & loaded
+    assert VERB_MODULES & loaded == {"crawler.cli.commands.run"}
 
 
 def test_status_of_a_single_process_run_leaves_the_crawl_and_redis_unimported(
@@ -90,7 +95,17 @@ def test_status_of_a_single_process_run_leaves_the_crawl_and_redis_unimported(
     run_dir, _ = crawl
     loaded = modules_after("status", str(run_dir))
     assert not {"crawler.distributed", "crawler.control.controller", "redis"} & loaded
+    assert VERB_MODULES & loaded == {"crawler.cli.commands.status"}
 
 
-def test_help_imports_nothing_of_the_crawl() -> None:
-    assert not CRAWL_STACK & modules_after("--help")
+def test_help_imports_nothing_of_the_crawl_nor_any_verb() -> None:
+    loaded = modules_after("--help")
+    assert not CRAWL_STACK & loaded
+    assert not VERB_MODULES & loaded
+    assert "crawler.cli.verb_table" in loaded
+
+
+def test_a_verbs_help_imports_that_verb_only() -> None:
+    loaded = modules_after("wacz", "--help")
+    assert VERB_MODULES & loaded == {"crawler.cli.commands.wacz"}
+    assert not CRAWL_STACK & loaded

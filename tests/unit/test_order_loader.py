@@ -315,10 +315,10 @@ def test_changing_a_component_class_drops_the_parents_params(tmp_path: Path) -> 
 def test_run_without_contact_url_makes_no_run_directory(tmp_path: Path) -> None:
     import io
 
-    from crawler.cli.cli import cmd_run
+    from crawler.cli.crawl_runner import run_order
 
     path = write(tmp_path / "job" / "order.yaml", "name: x\nseeds: {urls: ['http://a.example/']}\n")
     out, err = io.StringIO(), io.StringIO()
-    assert cmd_run(path, [], None, out, err) == 2
+    assert run_order(path, [], None, out, err) == 2
     assert "operator.contact_url is required" in err.getvalue()
     assert not (tmp_path / "job" / "runs").exists()

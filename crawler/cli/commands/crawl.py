@@ -1,35 +1,36 @@
 """``crawler crawl URL [URL...]``: one command from URLs to an archive, in a new job directory.
 
-:func:`cmd_crawl` checks the URLs (http or https with a host; a bare ``host/path`` gets
+:func:`crawl` checks the URLs (http or https with a host; a bare ``host/path`` gets
 ``http://``, as in seed lists) and the operator's contact URL (``--contact``, else the
 ``CRAWLER_CONTACT_URL`` environment variable), then writes ``<jobs dir>/<first host>-<UTC
 time>/order.yaml`` — the default order (no ``extends:``), the seeds, the contact, a WACZ path
 when asked — so the job can be run again (``crawler run``) or resumed (``crawler resume``),
-and runs it like ``crawler run`` (scope: under the seeds' SURT prefixes, the default order's
-politeness). ``--set`` overrides apply to this run and are written into the order's header
-comment with the command that repeats them. At the end it prints where the WARCs, the CDXJ
-indexes and the WACZ are, and the replay command.
+and runs it as ``crawler run`` does (:func:`crawler.cli.crawl_runner.run_order`; scope: under
+the seeds' SURT prefixes, the default order's politeness). ``--set`` overrides apply to this
+run and are written into the order's header comment with the command that repeats them. At the
+end it prints where the WARCs, the CDXJ indexes and the WACZ are, and the replay command.
 
 Bad input is refused before anything is written: a bad URL or a missing contact is exit 2 with
-the fix; an order made invalid by ``--set`` leaves no job directory behind.
+the fix; an order made invalid by ``--set`` leaves no job directory behind. Exit codes:
+:class:`~crawler.exit_code.ExitCode`, as ``crawler run``'s.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
+from crawler.cli.arguments import add_no_display, add_sets
 from crawler.crawler_error import CrawlerError
-
-RunOrder = Callable[[Path, Sequence[str], "Path | None", TextIO, TextIO, bool], int]
-"""``crawler run``'s body: (order, --set overrides, run dir, out, err, no display) → exit code."""
+from crawler.exit_code import ExitCode
 
 CONTACT_ENV = "CRAWLER_CONTACT_URL"
 """Environment variable holding the contact URL when ``--contact`` is not given."""
@@ -39,6 +40,29 @@ _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9.-]+")
 
 class CrawlArgsError(CrawlerError, ValueError):
     """A URL or the contact cannot be used; the message says why and how to fix it."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``crawler crawl``'s arguments."""
+    parser.add_argument(
+        "urls", nargs="+", metavar="URL", help="seeds: what is under them is crawled"
+    )
+    parser.add_argument(
+        "--contact",
+        metavar="URL",
+        help="page saying who runs the crawl (User-Agent); default: $CRAWLER_CONTACT_URL",
+    )
+    add_sets(parser)
+    parser.add_argument("--wacz", type=Path, metavar="FILE", help="also package the crawl as FILE")
+    parser.add_argument("--jobs-dir", type=Path, default=Path("jobs"), metavar="DIR")
+    add_no_display(parser)
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Crawl the URLs in a new job directory."""
+    return crawl(
+        args.urls, args.contact, args.sets, args.wacz, args.jobs_dir, out, err, args.no_display
+    )
 
 
 def seed_url(text: str) -> str:
@@ -128,7 +152,7 @@ def order_text(
     return "\n".join(lines) + "\n"
 
 
-def cmd_crawl(
+def crawl(
     urls: Sequence[str],
     contact: str | None,
     sets: Sequence[str],
@@ -137,30 +161,29 @@ def cmd_crawl(
     out: TextIO,
     err: TextIO,
     no_display: bool = False,
-    *,
-    run_order: RunOrder,
 ) -> int:
-    """``crawler crawl``: see the module docstring. Exit code as ``crawler run``'s, whose body
-    the caller gives as ``run_order``."""
+    """``crawler crawl``: see the module docstring."""
+    from crawler.cli.crawl_runner import run_order
+
     try:
         seeds = [seed_url(url) for url in urls]
         contact = contact_url(contact)
     except CrawlArgsError as exc:
         print(f"crawler crawl: {exc}", file=err)
-        return 2
+        return ExitCode.USAGE
     try:
         job = new_job_dir(jobs_dir, seeds[0])
     except OSError as exc:
         reason = f"{exc.strerror or type(exc).__name__}: {exc.filename or jobs_dir}"
         print(f"crawler crawl: cannot make a job directory in {jobs_dir}: {reason}", file=err)
-        return 2
+        return ExitCode.USAGE
     wacz_file = wacz.resolve() if wacz is not None else None
     order = job / "order.yaml"
     order.write_text(order_text(order, seeds, contact, sets, wacz_file), encoding="utf-8")
     print(f"job: {job}", file=out, flush=True)
     code = run_order(order, sets, None, out, err, no_display)
     runs = job / "runs"
-    if code == 2 and not (runs.is_dir() and any(runs.iterdir())):
+    if code == ExitCode.USAGE and not (runs.is_dir() and any(runs.iterdir())):
         shutil.rmtree(job, ignore_errors=True)  # the order was refused: nothing to keep
         return code
     _where(job, wacz_file, out)
@@ -177,13 +200,3 @@ def _where(job: Path, wacz: Path | None, out: TextIO) -> None:
         print(f"WACZ: {wacz}" if wacz.is_file() else f"WACZ: not written ({wacz})", file=out)
     print(f"replay: crawler replay {run_dir}", file=out)
     print(f"resume: crawler resume {job}", file=out)
-
-
-def url_instead_of_order(order: Path) -> str | None:
-    """The URL ``crawler run`` was given where an order file belongs, or None. (argparse's
-    ``Path`` folds ``http://host/`` into ``http:/host``: the ``//`` is put back.)"""
-    text = str(order)
-    if order.exists() or not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:/", text):
-        return None
-    scheme, _, rest = text.partition(":")
-    return f"{scheme}://{rest.lstrip('/')}"

@@ -1,0 +1,22 @@
+"""``crawler unpause RUN_DIR``: resume a paused crawl.
+
+Waits up to ``--wait-s`` until the crawl says so (:mod:`crawler.cli.control_verbs`). Exit
+codes: :class:`~crawler.exit_code.ExitCode` (1 the crawl is not running or did not answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from crawler.cli.control_verbs import add_control_arguments, run_control
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``crawler unpause``'s arguments."""
+    add_control_arguments(parser)
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Ask the crawl to unpause; wait until it did."""
+    return run_control("unpause", args, out, err)
