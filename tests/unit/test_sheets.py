@@ -92,7 +92,7 @@ def test_every_bad_overlay_is_reported_at_once(tmp_path: Path) -> None:
         "in chain 'fetch'; did you mean 'fetch_http'?",
         "sheets[0].settings.chains.fetch.fetch_http.params.http2: 'http2' is not a per-site "
         "setting: it applies crawl-wide; per-site params of fetch_http: max_length_bytes, "
-        "timeout_s",
+        "proxy_url, timeout_s",
         "sheets[0].settings.frontier.politeness.host_max_connections: 'host_max_connections' is "
         "not a per-site setting: it applies crawl-wide; per-site politeness: delay_factor,",
         "sheets[0].settings.scope.TransclusionDecideRule.params.max_trans_hops: 'max_trans_hops' "
