@@ -25,6 +25,22 @@ def add_sets(parser: argparse.ArgumentParser, help: str | None = None) -> None:
     )
 
 
+def add_metrics_port(parser: argparse.ArgumentParser) -> None:
+    """``--metrics-port N``: serve Prometheus ``/metrics`` (the order key ``metrics.port``)."""
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="serve Prometheus /metrics on this port of metrics.address (0: any free port; "
+        "with --workers N, worker i on PORT+i)",
+    )
+
+
+def metrics_sets(port: int | None) -> list[str]:
+    """The ``--set`` that ``--metrics-port`` stands for (none when it is not given)."""
+    return [] if port is None else [f"metrics.port={port}"]
+
+
 def add_no_display(parser: argparse.ArgumentParser) -> None:
     """``--no-display``: no live display or progress lines on stdout."""
     parser.add_argument("--no-display", action="store_true", help=NO_DISPLAY_HELP)

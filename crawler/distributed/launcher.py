@@ -115,6 +115,8 @@ def run_workers(
     for i, wid in enumerate(ids):
         # Each worker on CPUs of its own (the plan's), else where the OS puts it.
         pin = [f"cpu_affinity={json.dumps(cpus[i])}"] if cpus else []
+        if order.metrics.port:  # one metrics port per worker: PORT, PORT+1, ...
+            pin.append(f"metrics.port={order.metrics.port + i}")
         procs.append(_spawn(order_path, [*sets, *pin], url, entry, wid, run_dir))
     code = _supervise(procs, registry, order.name, entry)
     if job_digests is not None:

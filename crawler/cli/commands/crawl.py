@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
-from crawler.cli.arguments import add_no_display, add_sets
+from crawler.cli.arguments import add_metrics_port, add_no_display, add_sets, metrics_sets
 from crawler.crawler_error import CrawlerError
 from crawler.exit_code import ExitCode
 
@@ -56,13 +56,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wacz", type=Path, metavar="FILE", help="also package the crawl as FILE")
     parser.add_argument("--jobs-dir", type=Path, default=Path("jobs"), metavar="DIR")
     add_no_display(parser)
+    add_metrics_port(parser)
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Crawl the URLs in a new job directory."""
-    return crawl(
-        args.urls, args.contact, args.sets, args.wacz, args.jobs_dir, out, err, args.no_display
-    )
+    sets = [*args.sets, *metrics_sets(args.metrics_port)]
+    return crawl(args.urls, args.contact, sets, args.wacz, args.jobs_dir, out, err, args.no_display)
 
 
 def seed_url(text: str) -> str:

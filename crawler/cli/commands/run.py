@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import TextIO
 
-from crawler.cli.arguments import add_no_display, add_sets
+from crawler.cli.arguments import add_metrics_port, add_no_display, add_sets, metrics_sets
 from crawler.exit_code import ExitCode
 
 
@@ -27,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="directory for this run (default: <job dir>/runs/<UTC stamp>/)",
     )
     add_no_display(parser)
+    add_metrics_port(parser)
     parser.add_argument(
         "--console", action="store_true", help="also serve the web console while crawling"
     )
@@ -52,14 +53,15 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             file=err,
         )
         return ExitCode.USAGE
+    sets = [*args.sets, *metrics_sets(args.metrics_port)]
     if args.workers:
         from crawler.distributed import run_workers
 
-        return run_workers(args.order, args.sets, args.workers, out, err, run_dir=args.run_dir)
+        return run_workers(args.order, sets, args.workers, out, err, run_dir=args.run_dir)
     from crawler.cli.crawl_runner import run_order
 
     console = args.console_bind if args.console else None
-    return run_order(args.order, args.sets, args.run_dir, out, err, args.no_display, console)
+    return run_order(args.order, sets, args.run_dir, out, err, args.no_display, console)
 
 
 def url_instead_of_order(order: Path) -> str | None:

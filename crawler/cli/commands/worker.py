@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from crawler.cli.arguments import add_sets
+from crawler.cli.arguments import add_metrics_port, add_sets, metrics_sets
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,6 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("order", type=Path, help="the crawl's order.yaml (same name as the crawl)")
     parser.add_argument("--redis", required=True, metavar="URL", help="the crawl's Redis URL")
     add_sets(parser)
+    add_metrics_port(parser)
     parser.add_argument("--run-dir", type=Path, help="this worker's run directory")
     parser.add_argument("--worker-id", help="name in leases and file names (default host-pid)")
     parser.add_argument(
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return worker_main(
         args.order,
         args.redis,
-        args.sets,
+        [*args.sets, *metrics_sets(args.metrics_port)],
         out,
         err,
         worker_id=args.worker_id,
