@@ -28,6 +28,7 @@ class Verb(NamedTuple):
 _C = "crawler.cli.commands."
 
 VERBS: Final[dict[str, Verb]] = {
+    "init": Verb(_C + "init", "write a new job (order.yaml, seeds.txt) to edit"),
     "run": Verb(_C + "run", "run a crawl from a YAML crawl order"),
     "worker": Verb(_C + "worker", "join a running Redis-backed crawl from this machine"),
     "resume": Verb(_C + "resume", "continue a crawl after a stop or a crash (even kill -9)"),

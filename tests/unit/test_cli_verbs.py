@@ -23,15 +23,25 @@ COMMANDS = ROOT / "crawler" / "cli" / "commands"
 pytestmark = pytest.mark.timeout(60)
 
 PINNED_OPTIONS: dict[str, tuple[str, ...]] = {
+    "init": ("job_dir", "--seed URL", "--contact URL"),
     "run": (
         "order",
         "--set KEY=VALUE",
         "--run-dir",
         "--no-display",
+        "--metrics-port PORT",
         "--console-bind",
         "--workers N",
     ),
-    "worker": ("order", "--redis URL", "--set", "--run-dir", "--worker-id", "--crawl-id N"),
+    "worker": (
+        "order",
+        "--redis URL",
+        "--set",
+        "--run-dir",
+        "--worker-id",
+        "--crawl-id N",
+        "--metrics-port PORT",
+    ),
     "resume": ("run_dir", "--set", "--no-display"),
     "validate": ("order", "--set"),
     "show-processor": ("CLASS",),
@@ -47,7 +57,15 @@ PINNED_OPTIONS: dict[str, tuple[str, ...]] = {
     "index": ("run_dir", "--force"),
     "wacz": ("run_dir", "-o FILE.wacz, --output FILE.wacz", "--runs {latest,all}"),
     "replay": ("source", "--bind HOST:PORT", "--include RUN_DIR"),
-    "crawl": ("URL", "--contact URL", "--set", "--wacz FILE", "--jobs-dir DIR", "--no-display"),
+    "crawl": (
+        "URL",
+        "--contact URL",
+        "--set",
+        "--wacz FILE",
+        "--jobs-dir DIR",
+        "--no-display",
+        "--metrics-port PORT",
+    ),
     "schedule": ("JOBS_DIR",),
 }
 """Each verb's arguments as its ``--help`` shows them: a verb losing one fails here."""

@@ -12,8 +12,8 @@ from typing import TextIO
 
 from crawler.cli.arguments import add_no_display, add_sets
 from crawler.exit_code import ExitCode
+from crawler.shipped import shipped
 
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
 DEMO_PORT = 8000
 """The first of the sample site's three ports when ``--port`` is not given."""
 
@@ -72,7 +72,7 @@ def demo(
         site = SampleSite(ports=(0, 0, 0), pages_per_host=pages)
         urls = site.start()
     print(f"sample site: {', '.join(urls)}", file=out, flush=True)
-    order = PROJECT_ROOT / "jobs" / "example" / "order.yaml"
+    order = shipped("jobs/example/order.yaml")  # the checkout's, or the installed package's
     overrides = [
         "name=demo",
         f"seeds.urls={urls!r}",

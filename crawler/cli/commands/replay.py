@@ -82,6 +82,8 @@ def serve_replay(
     if taken is not None:
         print(f"--bind {bind}: cannot listen on {host}:{port}: {taken}", file=err)
         return ExitCode.USAGE
+    if not _have_pywb(out, err):
+        return ExitCode.FAILED
     is_wacz = source.is_file() and source.name.endswith(".wacz")
     if not is_wacz and not source.is_dir():
         print(f"{source}: neither a run directory nor a .wacz file", file=err)
@@ -118,6 +120,28 @@ def serve_replay(
         if marker is not None:
             marker.unlink(missing_ok=True)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _have_pywb(out: TextIO, err: TextIO) -> bool:
+    """pywb is there, or (an installed crawler, not a checkout) was made now."""
+    from crawler.archive.replay import ReplayError, find_wayback
+    from crawler.shipped import in_checkout
+
+    try:
+        find_wayback()
+        return True
+    except ReplayError as error:
+        if in_checkout():
+            print(str(error), file=err)
+            return False
+    from crawler.archive.replay_env import make_replay_env
+
+    try:
+        make_replay_env(out)
+    except RuntimeError as exc:
+        print(f"cannot make pywb's environment: {exc}", file=err)
+        return False
+    return True
 
 
 def _serve(server: ReplayServer) -> int:
