@@ -12,7 +12,9 @@ an exception or a hang.
 While a request is open the worker may send *call* frames (the handler's ``ask``); each is
 passed to the caller's ``on_call`` (an :data:`Ask`), whose reply goes back to the worker. The
 deadline covers the whole exchange, calls included; a call without an ``on_call`` is answered
-``{"error": "no calls"}``.
+``{"error": "no calls"}``. A pool made with ``warm_up`` (header, body, seconds) sends that
+request to each new worker first, with its own time limit, so a library's slow first call
+(importing its modules) does not count against the caller's ``timeout_s``.
 
 Thread-safety: :meth:`WorkerPool.call` may be called from any thread; each call borrows a
 worker for itself (at most ``max_workers`` exist; more callers wait for one), no lock is held
@@ -67,6 +69,7 @@ class _Worker:
             env=env,
             bufsize=0,
         )
+        self.fresh = True
 
     def exchange(
         self,
@@ -115,7 +118,9 @@ class WorkerPool:
         max_workers: int,
         max_memory_mb: int,
         max_answer_bytes: int = 64 * 1024 * 1024,
+        warm_up: tuple[dict[str, Any], bytes, float] | None = None,
     ) -> None:
+        self._warm_up = warm_up
         self._handler = handler
         self._max_workers = max_workers
         self._max_memory_mb = max_memory_mb
@@ -138,8 +143,13 @@ class WorkerPool:
         if worker is None:
             return WorkerAnswer(error="stopped")
         healthy = False
-        deadline = time.monotonic() + timeout_s
         try:
+            if worker.fresh and self._warm_up is not None:
+                warm_header, warm_body, warm_s = self._warm_up
+                limit = time.monotonic() + warm_s
+                worker.exchange(warm_header, warm_body, limit, self._max_answer_bytes, None)
+            worker.fresh = False
+            deadline = time.monotonic() + timeout_s
             answer, answer_body = worker.exchange(
                 header, body, deadline, self._max_answer_bytes, on_call
             )

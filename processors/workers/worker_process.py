@@ -6,7 +6,8 @@ sends a *call* frame (``{"call": ...}``) to the parent and returns its reply: a 
 to have the crawler do something it must not do itself (fetch a URL through the crawler's
 scope, address guard and politeness). The address space is capped at ``MB`` MiB
 (``RLIMIT_AS``; 0 = none) so a memory bomb ends the worker, not the machine. A handler that
-runs out of memory ends the worker; one that otherwise raises answers ``{"error": "<ExceptionName>: <message>"}``; the worker carries on.
+runs out of memory ends the worker; one that otherwise raises answers
+``{"error": "<ExceptionName>: <message>"}`` and the worker carries on.
 """
 
 from __future__ import annotations
