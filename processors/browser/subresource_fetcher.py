@@ -179,7 +179,7 @@ class SubresourceFetcher:
                 if not servers.is_robots_valid(server, ctx.clock.time(), validity):
                     robots = page.create_child(robots_uri, "P", "browser")
                     robots.thread_number = page.thread_number
-                    robots.annotate(BROWSER_NOTE)
+                    robots.annotate(self._note)
                     ticket = self._enter(visit, robots_uri, until_s)
                     if ticket is None:
                         return None

@@ -24,8 +24,8 @@ Heritrix's ExtractorYoutubeDL writes it), through ``curi.data[EXTRA_METADATA]``.
 Annotations on the page: ``media:<n>`` (links queued), ``mediaPage:<reason>``, and for trouble
 ``mediaNone`` (yt-dlp found nothing), ``mediaTimeout`` (worker killed), ``mediaError`` (yt-dlp
 gave up; the worker died, past ``max_memory_mb``, or sent more than ``max_info_bytes``),
-``mediaLive`` (a live stream: nothing queued), ``mediaTooManySegments`` (cut at ``max_segments``), ``mediaTooManyRequests``. The
-status stays the server's.
+``mediaLive`` (a live stream: nothing queued), ``mediaTooManySegments`` (cut at
+``max_segments``), ``mediaTooManyRequests``. The status stays the server's.
 
 Thread-safety: one instance serves all threads; the worker pool and the fetcher are
 thread-safe, per-page state lives on the stack and the CrawlURI. Heritrix counterpart:
@@ -49,11 +49,12 @@ from processors.extract.outlinks import RawLink, add_links
 from processors.fetch.user_agent import user_agent
 from processors.media.format_policy import HLS, SEGMENT, format_selector, hls_segments
 from processors.media.media_page_rule import SCAN_BYTES, media_page_reason
-from processors.media.media_worker import WARM_UP
+from processors.media.media_worker import GENERIC_ONLY, WARM_UP
 from processors.workers import WorkerPool
 from processors.write.warc_records import EXTRA_METADATA
 
 MEDIA_NOTE = "media"
+PAGE_NOTE = "mediaPage"
 INFO_TYPE = "application/vnd.youtube-dl_formats+json"
 _HANDLER = "processors.media.media_worker:extract_media"
 _NOTES = {
@@ -145,7 +146,7 @@ class ExtractorMedia(Processor[ExtractorMediaParams]):
         reason = media_page_reason(curi, p.markup, p.extractor_urls, p.max_scan_bytes)
         if reason is None:
             return False
-        curi.annotate(f"mediaPage:{reason}")
+        curi.annotate(f"{PAGE_NOTE}:{reason}")
         return True
 
     def inner_process(self, curi: CrawlURI) -> None:
@@ -169,6 +170,10 @@ class ExtractorMedia(Processor[ExtractorMediaParams]):
             "max_segments": p.max_segments,
             "max_requests": p.max_requests,
             "timeout_s": p.timeout_s,
+            # a page its site's extractor claims may need any other (YouTube's calls several)
+            "extractors": ["default"]
+            if f"{PAGE_NOTE}:extractor:" in ",".join(curi.annotations)
+            else GENERIC_ONLY,
         }
         deadline = time.monotonic() + p.timeout_s
         held: dict[str, bytes] = {}

@@ -29,6 +29,7 @@ from urllib.parse import urljoin
 FILE, MANIFEST, HLS, SEGMENT = "media/file", "media/manifest", "media/hls", "media/segment"
 _LIVE = ("is_live", "is_upcoming", "post_live")
 _MAX_ENTRIES = 20
+_NOT_FORMAT_KEYS = ("requested_downloads", "requested_formats", "formats", "entries")
 _URI_ATTR = re.compile(r'URI="([^"]+)"')
 
 
@@ -45,11 +46,17 @@ def format_selector(policy: str, max_height: int, max_size_mb: int) -> str:
 
 def _chosen_formats(video: dict[str, Any]) -> list[dict[str, Any]]:
     formats: list[dict[str, Any]] = []
+    # yt-dlp drops from each requested download the keys equal to the video's own (which hold
+    # the last format's values): put them back.
+    base = {k: v for k, v in video.items() if k not in _NOT_FORMAT_KEYS}
     for download in video.get("requested_downloads") or []:
         if not isinstance(download, dict):
             continue
         merged = download.get("requested_formats")
-        formats.extend(f for f in (merged or [download]) if isinstance(f, dict))
+        if merged:
+            formats.extend(f for f in merged if isinstance(f, dict))
+        else:
+            formats.append({**base, **download})
     if not formats and video.get("url"):
         formats.append(video)
     return formats

@@ -102,6 +102,11 @@ def _handler_class() -> type:
 
 
 _HANDLER: type | None = None
+GENERIC_ONLY = ["generic", "html5"]
+"""The extractors a page chosen for its markup is given: yt-dlp's generic page reader and its
+HTML5 media reader. Not the site extractors' embed detection, which would import ~1,000
+extractor modules (~15 s of CPU per worker): an embedded player's frame (an ``<iframe>`` of a
+video site) is a link of the page, fetched and given to its site's extractor in turn."""
 WARM_UP = (
     {
         "url": "http://warm-up.invalid/",
@@ -111,18 +116,20 @@ WARM_UP = (
         "max_segments": 1,
         "max_requests": 0,
         "timeout_s": 1,
+        "extractors": GENERIC_ONLY,
     },
     b"<html><body><video src='a.mp4'></video></body></html>",
     120.0,
 )
 """The first request of a new worker: yt-dlp's generic extractor on a page served from memory
-loads every extractor module once (~1-15 s), not inside a page's time limit."""
+loads yt-dlp (~1 s of CPU) once, not inside a page's time limit."""
 
 
 def extract_media(header: dict[str, Any], body: bytes, ask: Ask) -> tuple[dict[str, Any], bytes]:
     """Handle one page: ``header`` holds ``url``, ``status``, ``headers`` (the page's, as a
     list of pairs), ``max_requests``, ``format`` (a yt-dlp format selector), ``max_segments``,
-    ``timeout_s``; ``body`` is the page's decoded body."""
+    ``timeout_s``, ``extractors`` (yt-dlp's ``allowed_extractors``, :data:`GENERIC_ONLY` by
+    default); ``body`` is the page's decoded body."""
     global _HANDLER
     from yt_dlp import YoutubeDL
     from yt_dlp.networking.common import RequestDirector
@@ -148,7 +155,7 @@ def extract_media(header: dict[str, Any], body: bytes, ask: Ask) -> tuple[dict[s
         "check_formats": False,
         "lazy_playlist": True,
         "ignore_no_formats_error": True,
-        "allowed_extractors": ["default"],
+        "allowed_extractors": list(header.get("extractors") or GENERIC_ONLY),
         "remote_components": [],
         "logger": _Silent(),
     }
@@ -163,11 +170,16 @@ def extract_media(header: dict[str, Any], body: bytes, ask: Ask) -> tuple[dict[s
             info = ydl.extract_info(page_url, download=False)
         except DownloadError as exc:
             message = str(exc).splitlines()[0][:300] if str(exc) else "DownloadError"
-            if "Unsupported URL" in message:  # the generic extractor found no media
+            if "Unsupported URL" in message or "No suitable extractor" in message:  # nothing found
                 return {"notes": ["noMedia"], "links": [], "requests": bridge.requests}, b""
             return {"error": message, "requests": bridge.requests}, b""
         if info is None:
             return {"notes": ["noMedia"], "links": [], "requests": bridge.requests}, b""
+        entries = info.get("entries")
+        for video in entries[:_MAX_ENTRIES] if isinstance(entries, list) else [info]:
+            formats = video.get("formats") if isinstance(video, dict) else None
+            if formats:  # yt-dlp's own selection, as a download would make it
+                video["requested_downloads"] = ydl._select_formats(formats, ydl.format_selector)
         info = ydl.sanitize_info(info)
     links, chosen_notes = media_links(info, int(header["max_segments"]))
     notes += chosen_notes

@@ -2,7 +2,7 @@
 MP4, an HLS stream (two renditions, fMP4 segments), a DASH stream, a page whose player reads a
 JSON setup naming the HLS manifest, and hostile pages (a live HLS playlist, a DASH manifest of a
 million segments, a player config that is not JSON). Players are a small MSE script of the
-site's own (no player library, no CDN). ``python -m media_site`` (from tests/) serves it."""
+site's own (no player library, no CDN). ``python -m media_site`` (from tests/media/) serves it."""
 
 from __future__ import annotations
 
@@ -92,10 +92,11 @@ PAGES = {
         "media site",
         "".join(f'<a href="/{p}">{p}</a> ' for p in GOOD_PAGES)
         + '<a href="/plain.html">plain</a> <a href="/hostile/live.html">live</a> '
-        '<a href="/hostile/million.html">million</a> <a href="/hostile/badjson.html">bad</a>',
+        '<a href="/hostile/million.html">million</a> <a href="/hostile/badjson.html">bad</a> '
+        '<a href="/hostile/offsite.html">offsite</a>',
     ),
     "plain.html": _page("no media here", "<p>Only text.</p>"),
-    "mp4.html": _page("mp4", '<video src="/media/clip.mp4" controls muted></video>'),
+    "mp4.html": _page("mp4", '<video src="/media/clip.mp4" controls muted autoplay></video>'),
     "hls.html": _page(
         "hls",
         '<video data-hls="/media/hls/master.m3u8" controls>'
@@ -192,13 +193,15 @@ class _Handler(SimpleHTTPRequestHandler):
 
 class MediaSite:
     """The site on 127.0.0.1 (a free port), its files in a temporary directory; a context
-    manager. ``requests`` lists the paths asked for, in order (thread-safe appends)."""
+    manager. ``requests`` lists ``(path, Host, User-Agent)`` of every request, in order
+(thread-safe appends). ``hostile/offsite.html`` names its manifest on ``localhost``, a host
+outside a crawl seeded with ``base_url`` (127.0.0.1)."""
 
     def __init__(self) -> None:
         self._dir = Path(tempfile.mkdtemp(prefix="media-site-"))
         make_media(self._dir)
         root = str(self._dir)
-        self.requests: list[str] = []
+        self.requests: list[tuple[str, str, str]] = []
         requests = self.requests
 
         class Handler(_Handler):
@@ -206,12 +209,22 @@ class MediaSite:
                 super().__init__(*args, directory=root, **kwargs)
 
             def send_head(self) -> Any:
-                requests.append(self.path)
+                requests.append(
+                    (self.path, self.headers.get("Host", ""), self.headers.get("User-Agent", ""))
+                )
                 return super().send_head()
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/"
+        port = self._server.server_address[1]
+        self.base_url = f"http://127.0.0.1:{port}/"
+        (self._dir / "hostile" / "offsite.html").write_text(
+            _page(
+                "offsite",
+                f'<video controls><source src="http://localhost:{port}/media/hls/master.m3u8" '
+                'type="application/x-mpegURL"></video>',
+            )
+        )
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
