@@ -49,9 +49,11 @@ async function dashUrls(mpd) {
   const total = parseFloat(doc.documentElement.getAttribute('mediaPresentationDuration').slice(2));
   const seg = tpl.getAttribute('duration') / tpl.getAttribute('timescale');
   const start = +tpl.getAttribute('startNumber');
-  const urls = [new URL(tpl.getAttribute('initialization').replace('$RepresentationID$', id), base).href];
+  const name = (attr, n) => tpl.getAttribute(attr).replace('$RepresentationID$', id)
+    .replace('$Number$', n);
+  const urls = [new URL(name('initialization', 0), base).href];
   for (let n = start; n < start + Math.ceil(total / seg - 1e-6); n++) {
-    urls.push(new URL(tpl.getAttribute('media').replace('$RepresentationID$', id).replace('$Number$', n), base).href);
+    urls.push(new URL(name('media', n), base).href);
   }
   return urls;
 }
@@ -74,8 +76,9 @@ window.jwplayer = id => ({setup: cfg => {
   hlsUrls(cfg.file).then(u => play(v, u));
 }});
 window.addEventListener('DOMContentLoaded', () => {
-  for (const v of document.querySelectorAll('video[data-hls]')) hlsUrls(v.dataset.hls).then(u => play(v, u));
-  for (const v of document.querySelectorAll('video[data-dash]')) dashUrls(v.dataset.dash).then(u => play(v, u));
+  const all = selector => document.querySelectorAll(selector);
+  for (const v of all('video[data-hls]')) hlsUrls(v.dataset.hls).then(u => play(v, u));
+  for (const v of all('video[data-dash]')) dashUrls(v.dataset.dash).then(u => play(v, u));
 });
 """
 
@@ -178,7 +181,7 @@ def make_media(root: Path) -> None:
 
 
 class _Handler(SimpleHTTPRequestHandler):
-    extensions_map = {  # noqa: RUF012
+    extensions_map = {
         **SimpleHTTPRequestHandler.extensions_map,
         ".m3u8": "application/vnd.apple.mpegurl",
         ".mpd": "application/dash+xml",
@@ -193,9 +196,9 @@ class _Handler(SimpleHTTPRequestHandler):
 
 class MediaSite:
     """The site on 127.0.0.1 (a free port), its files in a temporary directory; a context
-    manager. ``requests`` lists ``(path, Host, User-Agent)`` of every request, in order
-(thread-safe appends). ``hostile/offsite.html`` names its manifest on ``localhost``, a host
-outside a crawl seeded with ``base_url`` (127.0.0.1)."""
+        manager. ``requests`` lists ``(path, Host, User-Agent)`` of every request, in order
+    (thread-safe appends). ``hostile/offsite.html`` names its manifest on ``localhost``, a host
+    outside a crawl seeded with ``base_url`` (127.0.0.1)."""
 
     def __init__(self) -> None:
         self._dir = Path(tempfile.mkdtemp(prefix="media-site-"))

@@ -68,7 +68,10 @@ def test_live_streams_and_endless_manifests_are_cut() -> None:
     links, notes = media_links(_video(many), 5)
     assert [u for u, _ in links] == [f"https://x/s{n}" for n in range(5)]
     assert notes == ["tooManySegments"]
-    playlist = {"_type": "playlist", "entries": [_video({"protocol": "https", "url": "https://x/a"})]}
+    playlist = {
+        "_type": "playlist",
+        "entries": [_video({"protocol": "https", "url": "https://x/a"})],
+    }
     assert media_links(playlist, 5) == ([["https://x/a", FILE]], [])
 
 
