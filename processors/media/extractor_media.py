@@ -170,10 +170,10 @@ class ExtractorMedia(Processor[ExtractorMediaParams]):
             "max_segments": p.max_segments,
             "max_requests": p.max_requests,
             "timeout_s": p.timeout_s,
-            # a page its site's extractor claims may need any other (YouTube's calls several)
-            "extractors": ["default"]
-            if f"{PAGE_NOTE}:extractor:" in ",".join(curi.annotations)
-            else GENERIC_ONLY,
+            # a page a site extractor claims, or a hosted player's, may need any extractor
+            "extractors": GENERIC_ONLY
+            if f"{PAGE_NOTE}:markup" in curi.annotations
+            else ["default"],
         }
         deadline = time.monotonic() + p.timeout_s
         held: dict[str, bytes] = {}
