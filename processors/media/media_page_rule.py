@@ -40,7 +40,9 @@ _MARKUP = re.compile(
     rb"<(?:video|audio)\b|\.m3u8|\.mpd\b|og:(?:video|audio)|twitter:player|(?:video|audio)object"
     rb"|jwplayer|data-setup|video-js|flowplayer"
 )
-_HOSTED = re.compile(rb"(?:brightcove|kaltura|wistia|vidyard|jwplatform)[\w.-]{0,40}player")
+_HOSTED = re.compile(
+    rb"(?:brightcove|kaltura|wistia|vidyard|jwplatform)[\w./ \"'=-]{0,60}(?:player|embed)"
+)
 
 
 def player_markup(html: bytes) -> str | None:

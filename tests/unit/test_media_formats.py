@@ -16,6 +16,7 @@ from processors.media.format_policy import (
     hls_segments,
     media_links,
 )
+from processors.media.media_page_rule import player_markup
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -97,3 +98,19 @@ def test_site_extractors_claim_their_urls_only() -> None:
     assert index.claimed_by("https://www.example.com/watch?v=dQw4w9WgXcQ") is None
     assert index.claimed_by("http://127.0.0.1:8080/video.html") is None
     assert index.extractors > 1500
+
+
+@pytest.mark.parametrize(
+    ("html", "kind"),
+    [
+        (b"<p>Watch</p><VIDEO src='a.mp4'></VIDEO>", "markup"),
+        (b'<script>jwplayer("p").setup({"file": "/m.m3u8"})</script>', "markup"),
+        (b'<meta property="og:video" content="https://x/v.mp4">', "markup"),
+        (b'<script type="application/ld+json">{"@type": "VideoObject"}</script>', "markup"),
+        (b'<div class="wistia_embed"></div><script src="//fast.wistia.com/player.js">', "hosted"),
+        (b"<p>A video about audio players, in words only.</p>", None),
+        (b'<iframe src="https://www.youtube.com/embed/dQw4w9WgXcQ"></iframe>', None),
+    ],
+)
+def test_pages_with_players_are_told_from_pages_about_them(html: bytes, kind: str | None) -> None:
+    assert player_markup(html) == kind
