@@ -122,12 +122,14 @@ class ExtractorMedia(Processor[ExtractorMediaParams]):
         p = self.params
         find = ctx.find_processor
         http = find(p.http_processor) if find is not None else None
-        if http is None:
+        if http is None and find is not None:
             raise RuntimeError(
                 f"{self.name}: no processor named {p.http_processor!r} to fetch for yt-dlp "
                 "(params.http_processor)"
             )
-        self._fetcher = SubresourceFetcher(ctx, http, user_agent(ctx.order), note=MEDIA_NOTE)
+        if http is not None:  # else (a bare test context) yt-dlp reads the page alone
+            agent = user_agent(ctx.order)
+            self._fetcher = SubresourceFetcher(ctx, http, agent, note=MEDIA_NOTE)
         self._pool = WorkerPool(_HANDLER, p.max_workers, p.max_memory_mb, p.max_info_bytes, WARM_UP)
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
@@ -158,7 +160,7 @@ class ExtractorMedia(Processor[ExtractorMediaParams]):
     # ----------------------------------------------------------------- pages
     def _extract(self, curi: CrawlURI) -> None:
         pool, fetcher = self._pool, self._fetcher
-        if pool is None or fetcher is None:
+        if pool is None:
             raise RuntimeError(f"processor {self.name!r} used before start()")
         p = self.params
         body = curi.recording.decoded_body(curi.header("content-encoding"), p.max_page_bytes)
@@ -203,10 +205,15 @@ class ExtractorMedia(Processor[ExtractorMediaParams]):
         self._count("links", added)
         if p.write_info and answer.body:
             records = curi.data.setdefault(EXTRA_METADATA, [])
-            records.append((f"youtube-dl:{curi.uri}", INFO_TYPE, answer.body))
+            text = answer.body.decode("utf-8", "replace")
+            records.append([f"youtube-dl:{curi.uri}", INFO_TYPE, text])
 
     def _asker(
-        self, page: CrawlURI, fetcher: SubresourceFetcher, deadline: float, held: dict[str, bytes]
+        self,
+        page: CrawlURI,
+        fetcher: SubresourceFetcher | None,
+        deadline: float,
+        held: dict[str, bytes],
     ) -> Any:
         """Answers the worker's fetch calls: scope first, then the crawler's own fetch. HLS
         playlists fetched so are kept in ``held`` (URL -> body) for their segments."""
@@ -216,6 +223,8 @@ class ExtractorMedia(Processor[ExtractorMediaParams]):
             url = call.get("fetch")
             if not isinstance(url, str) or call.get("method", "GET") not in ("GET", "HEAD"):
                 return {"error": "only GET and HEAD are fetched for yt-dlp"}, b""
+            if fetcher is None:
+                return {"error": "no fetcher (params.http_processor)"}, b""
             child = page.create_child(url, Hop.EMBED, MEDIA_NOTE)
             if scope.decide(child) is not DecideResult.ACCEPT:
                 self._count("out_of_scope")

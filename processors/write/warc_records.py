@@ -234,8 +234,9 @@ def compressed_already(curi: CrawlURI) -> bool:
 
 
 EXTRA_METADATA = "warc_extra_metadata"
-"""``curi.data`` key: ``[(target_uri, content_type, block), …]`` written as ``metadata`` records
-concurrent to the URI's response (e.g. the media info JSON of a page)."""
+"""``curi.data`` key: ``[[target_uri, content_type, text], …]`` written (UTF-8) as ``metadata``
+records concurrent to the URI's response (e.g. the media info JSON of a page); plain JSON
+values, so the CrawlURI stays serializable."""
 
 
 def warcinfo_block(fields: dict[str, str | None]) -> bytes:

@@ -412,8 +412,9 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             block = metadata_block(curi)
             writer.write(out, curi.uri, "metadata", concurrent, block, None, 0, WARC_FIELDS)
             kinds.append("metadata")
-        for target, content_type, extra in curi.data.get(EXTRA_METADATA, ()):
-            writer.write(out, target, "metadata", concurrent, extra, None, 0, content_type)
+        for target, content_type, text in curi.data.get(EXTRA_METADATA, ()):
+            block = text.encode("utf-8", "replace")
+            writer.write(out, target, "metadata", concurrent, block, None, 0, content_type)
             kinds.append("metadata")
         return first_id, date, kinds, entry
 
