@@ -109,8 +109,8 @@ class ExtractorUrlIndex:
     def claimed_by(self, uri: str) -> str | None:
         """The name of an extractor whose URL pattern matches ``uri``, or None."""
         host = urlsplit(uri).hostname
-        if not host:
-            return None
+        if not host or host[-1].isdigit() or ":" in host:
+            return None  # an IP address: no site extractor names one
         labels = host.rstrip(".").split(".")
         index = self._index()
         keys = [f"{labels[i]}.{labels[i + 1]}" for i in range(len(labels) - 1)]
