@@ -230,7 +230,10 @@ class ExtractorMedia(Processor[ExtractorMediaParams]):
                 self._count("out_of_scope")
                 return {"error": f"out of the crawl's scope: {url}"}, b""
             self._count("fetches")
-            served = fetcher.fetch(page, url, deadline)
+            try:
+                served = fetcher.fetch(page, url, deadline)
+            except Exception as exc:  # noqa: BLE001 - yt-dlp gets an error; the page goes on
+                return {"error": f"{type(exc).__name__} fetching {url}"}, b""
             if served is None:
                 return {"error": f"not fetched: {url}"}, b""
             if served.body.startswith(b"#EXTM3U") and len(served.body) <= _MAX_PLAYLIST_BYTES:
