@@ -2,7 +2,8 @@
 
 A frame is ``<json header length><body length><json header><body>`` (two big-endian unsigned
 32-bit lengths). The parent reads with :func:`read_frame`, which never blocks past its deadline
-(``select`` then ``os.read`` on the raw descriptor) and refuses a frame over ``max_bytes``;
+(``select`` then ``os.read`` on the raw descriptor) and refuses a frame over ``max_bytes``
+(OverflowError);
 the worker, which the parent may kill at any time, reads with plain blocking reads
 (:func:`read_frame_blocking`). Pure functions over file objects: thread-safe as long as one
 thread owns a pipe.
@@ -19,10 +20,6 @@ from typing import IO, Any
 
 FRAME = struct.Struct(">II")
 _CHUNK = 1 << 20
-
-
-class FrameTooLargeError(ValueError):
-    """A frame announced more bytes than the reader accepts."""
 
 
 def pack_frame(header: dict[str, Any], body: bytes = b"") -> bytes:
@@ -58,13 +55,13 @@ def _read_until(fd: int, size: int, deadline: float) -> bytes:
 def read_frame(stream: IO[bytes], deadline: float, max_bytes: int) -> tuple[dict[str, Any], bytes]:
     """One frame from ``stream`` (an unbuffered pipe) by ``deadline`` (``time.monotonic()``).
 
-    Raises TimeoutError past the deadline, EOFError if the writer ended, FrameTooLargeError
-    past ``max_bytes``, ValueError for a header that is not a JSON object.
+    Raises TimeoutError past the deadline, EOFError if the writer ended, OverflowError for a
+    frame announcing more than ``max_bytes``, ValueError for a header that is not a JSON object.
     """
     fd = stream.fileno()
     head_len, body_len = FRAME.unpack(_read_until(fd, FRAME.size, deadline))
     if head_len + body_len > max_bytes:
-        raise FrameTooLargeError(f"frame of {head_len + body_len} bytes")
+        raise OverflowError(f"frame of {head_len + body_len} bytes")
     header = json.loads(_read_until(fd, head_len, deadline))
     if not isinstance(header, dict):
         raise ValueError("frame header is not an object")

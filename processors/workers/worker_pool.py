@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from processors.workers.frames import FrameTooLargeError, read_frame, write_frame
+from processors.workers.frames import read_frame, write_frame
 
 Ask = Callable[[dict[str, Any], bytes], tuple[dict[str, Any], bytes]]
 """Answers a worker's call frame: ``(header, body) -> (header, body)``."""
@@ -80,7 +80,7 @@ class _Worker:
         on_call: Ask | None,
     ) -> tuple[dict[str, Any], bytes]:
         """Send one request, serve its calls, return the answer; raises TimeoutError,
-        OSError/EOFError, FrameTooLargeError or ValueError."""
+        OSError/EOFError, OverflowError (a frame over ``max_bytes``) or ValueError."""
         stdin, stdout = self.proc.stdin, self.proc.stdout
         assert stdin is not None and stdout is not None
         write_frame(stdin, header, body)
@@ -156,7 +156,7 @@ class WorkerPool:
             healthy = True
         except TimeoutError:
             return WorkerAnswer(error="timeout")
-        except FrameTooLargeError:
+        except OverflowError:
             return WorkerAnswer(error="answer too large")
         except (OSError, EOFError, ValueError):
             return WorkerAnswer(error="worker died")
