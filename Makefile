@@ -41,6 +41,7 @@ help:
 	@echo "                    per page, handshake vs per-request TLS cost (see bench/RESULTS.md)"
 	@echo "make bench-index - CDXJ indexing CPU as a share of the crawl's CPU"
 	@echo "make bench-replay - every archived sample-site page through pywb in Chromium"
+	@echo "make bench-media - media site: browser's media requests live vs WARC, replay plays"
 	@echo "make bench-web - 10,000 hosts over TLS, DNS from dnsmasq, politeness on (~12 min;"
 	@echo "                    BENCH_WEB_ARGS='--minutes 3' for less; see bench/RESULTS.md)"
 
@@ -84,6 +85,7 @@ test: install lint typecheck
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 	command -v prometheus >/dev/null || (apt-get update && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus)
+	command -v ffmpeg >/dev/null || (apt-get update && apt-get install -y ffmpeg)
 	$(VENV)/bin/pytest -q
 
 # The suite on a machine with no CPU to spare: catches tests that depend on the machine's speed,
@@ -92,6 +94,7 @@ test: install lint typecheck
 test-stress: install
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	command -v ffmpeg >/dev/null || (apt-get update && apt-get install -y ffmpeg)
 	tests/stress.sh
 
 bench-warc: install
@@ -145,6 +148,13 @@ bench-index: install
 
 bench-replay: install
 	$(VENV)/bin/python bench/replay_pages.py
+
+# Media capture: what Chromium requests while playing the media test site live vs what the WARC
+# holds, and every video played back from the archive through pywb.
+.PHONY: bench-media
+bench-media: install
+	command -v ffmpeg >/dev/null || (apt-get update && apt-get install -y ffmpeg)
+	$(VENV)/bin/python bench/media_capture.py
 
 # The adaptive pace against a token-bucket server (R = 10, 25, 100/s, burst 5), one queue and four
 # per host, and two workers on Redis (BENCH_RATELIMIT_ARGS="--seconds 20" for a quicker look).

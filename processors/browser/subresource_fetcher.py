@@ -6,9 +6,10 @@ is fetched first, itself recorded and logged as a ``P`` child; a URI it disallow
 the browser and logged -9998), the URI is claimed in the uniq filter (``ctx.claim_uri``) so
 the HTTP path never fetches it again, FetchHTTP fetches it (its client, connection pool,
 cookie jar and timeouts), then ``ctx.finish_inline`` writes its WARC records and its crawl.log
-line (annotated ``browser``). A URI the crawl has seen already (fetched before, or queued) is
-fetched for the browser but neither recorded nor logged again, so every resource is in the
-WARC once. The browser gets the body decoded from its content-encoding.
+line (annotated ``browser``, or the fetcher's ``note``: ``media`` for yt-dlp's fetches). A
+URI the crawl has seen already (fetched before, or queued) is fetched for the browser but
+neither recorded nor logged again, so every resource is in the WARC once.
+The browser gets the body decoded from its content-encoding.
 
 Politeness: every fetch here (robots.txt too) passes the frontier's server gate
 (``ctx.inline_gate``, :mod:`crawler.frontier.inline_gate`): it waits for a slot of the server's
@@ -61,8 +62,17 @@ _UNGATED = InlineVisit(None)
 class SubresourceFetcher:
     """Fetches, records and logs one request of a browser page (see the module docstring)."""
 
-    def __init__(self, ctx: ProcessorContext, http: Processor[Any], user_agent: str) -> None:
+    def __init__(
+        self,
+        ctx: ProcessorContext,
+        http: Processor[Any],
+        user_agent: str,
+        note: str = BROWSER_NOTE,
+    ) -> None:
+        """``note`` is the annotation (and link context) of the URIs fetched: ``browser``, or
+        ``media`` for yt-dlp's fetches."""
         self._ctx = ctx
+        self._note = note
         self._http = http
         self._user_agent = user_agent
         self._robots_locks: dict[str, threading.Lock] = {}
@@ -98,9 +108,9 @@ class SubresourceFetcher:
         is the ``Cookie`` header the browser would send, merged over the crawl's jar's."""
         ctx = self._ctx
         until_s = min(deadline_s, time.monotonic() + ctx.order.browser.subresource_timeout_s)
-        child = page.create_child(url, "E", "browser")
+        child = page.create_child(url, "E", self._note)
         child.thread_number = page.thread_number
-        child.annotate(BROWSER_NOTE)
+        child.annotate(self._note)
         if cookie:
             child.data[REQUEST_COOKIE] = cookie
         note = self._address_refusal(url)
@@ -169,7 +179,7 @@ class SubresourceFetcher:
                 if not servers.is_robots_valid(server, ctx.clock.time(), validity):
                     robots = page.create_child(robots_uri, "P", "browser")
                     robots.thread_number = page.thread_number
-                    robots.annotate(BROWSER_NOTE)
+                    robots.annotate(self._note)
                     ticket = self._enter(visit, robots_uri, until_s)
                     if ticket is None:
                         return None

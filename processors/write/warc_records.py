@@ -233,6 +233,12 @@ def compressed_already(curi: CrawlURI) -> bool:
     return mime.startswith(_INCOMPRESSIBLE_PREFIXES) and mime not in _COMPRESSIBLE_MEDIA
 
 
+EXTRA_METADATA = "warc_extra_metadata"
+"""``curi.data`` key: ``[[target_uri, content_type, text], …]`` written (UTF-8) as ``metadata``
+records concurrent to the URI's response (e.g. the media info JSON of a page); plain JSON
+values, so the CrawlURI stays serializable."""
+
+
 def warcinfo_block(fields: dict[str, str | None]) -> bytes:
     """``application/warc-fields`` lines for the non-empty fields, in the order given."""
     return "".join(f"{k}: {_one_line(v)}\r\n" for k, v in fields.items() if v).encode("utf-8")

@@ -31,7 +31,8 @@ URI's final answer, so replay never shows a 503 that a retry turned into a 200):
 * then a ``request`` record (raw request head) and a ``metadata`` record (via, hops, outlinks),
   both ``WARC-Concurrent-To`` the first (after a revisit of the same URI's own earlier capture —
   identical payload or 304 — only with ``revisit_extra_records``: the original's metadata
-  already lists the same outlinks).
+  already lists the same outlinks), and any extra ``metadata`` records a processor left in
+  ``curi.data[EXTRA_METADATA]`` (a page's media info JSON).
 
 ``dns:`` URIs with a recording get one ``response`` record, ``Content-Type: text/dns``, the DNS
 answer as block. Sets ``curi.extra_info['warcFilename']`` / ``['warcFileOffset']`` (offset of the
@@ -84,6 +85,7 @@ from processors.write.revisits import (
 from processors.write.warc_files import WARCFileSet
 from processors.write.warc_records import (
     CONFORMS_TO,
+    EXTRA_METADATA,
     HTTP_REQUEST,
     HTTP_RESPONSE,
     WARC_FIELDS,
@@ -409,6 +411,10 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         if self.params.write_metadata:
             block = metadata_block(curi)
             writer.write(out, curi.uri, "metadata", concurrent, block, None, 0, WARC_FIELDS)
+            kinds.append("metadata")
+        for target, content_type, text in curi.data.get(EXTRA_METADATA, ()):
+            block = text.encode("utf-8", "replace")
+            writer.write(out, target, "metadata", concurrent, block, None, 0, content_type)
             kinds.append("metadata")
         return first_id, date, kinds, entry
 
