@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from crawler.cli import profile_command
 from crawler.cli.schedule_command import add_schedule_parser, cmd_schedule
 
 if TYPE_CHECKING:
@@ -158,6 +159,7 @@ def _parser() -> argparse.ArgumentParser:
     _archive_commands(sub)
     _crawl_command(sub)
     add_schedule_parser(sub)
+    profile_command.add_parser(sub)
     return parser
 
 
@@ -505,6 +507,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return show_processor_main(args.cls, out, err)
     if args.command == "schedule":
         return cmd_schedule(args.jobs_dir, out, err)
+    if args.command == profile_command.VERB:
+        return profile_command.run(args, out, err)
     if args.command == "demo":
         return cmd_demo(args.port, args.pages, args.run_dir, args.sets, out, err, args.no_display)
     archived = _archive_main(args, out, err)

@@ -69,7 +69,12 @@ _HELPERS = r"""
 
 
 class BehaviourFileError(ValueError):
-    """A behaviour file that cannot be read; the message names the order key and the file."""
+    """A behaviour file that cannot be read: ``key`` is the order key, the message names the
+    file."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,4 +143,4 @@ def _read(key: str, path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
-        raise BehaviourFileError(f"{key}: cannot read {path}: {reason}") from None
+        raise BehaviourFileError(key, f"cannot read {path}: {reason}") from None

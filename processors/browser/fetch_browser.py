@@ -39,6 +39,7 @@ from pydantic import Field
 
 from crawler import CrawlURI, Link, Params, Processor, ProcessorContext, Recording
 from crawler.decide import DecideResult
+from crawler.order.errors import OrderError, OrderIssue
 from processors.browser.behaviour_script import BehaviourFileError, load_behaviours
 from processors.browser.browser_pool import BrowserPool
 from processors.browser.browser_profile import ProfileError, load_profile
@@ -103,7 +104,7 @@ class FetchBrowser(Processor[FetchBrowserParams]):
                 cfg.behaviour_files(), cfg.browsertrix_behaviors, base_dir, cfg.behaviour_timeout_s
             )
         except BehaviourFileError as exc:
-            raise RuntimeError(str(exc)) from None
+            raise OrderError([OrderIssue(exc.key, str(exc))]) from None
         self._extras = PageExtras(
             scripts=tuple(scripts),
             behaviour_timeout_s=cfg.behaviour_timeout_s,
@@ -121,7 +122,8 @@ class FetchBrowser(Processor[FetchBrowserParams]):
         try:
             profile = load_profile(path)
         except ProfileError as exc:
-            raise RuntimeError(f"browser.profile: {exc}") from None
+            hint = "a profile made by `crawler profile create` (storage-state JSON)"
+            raise OrderError([OrderIssue("browser.profile", str(exc), hint=hint)]) from None
         cookies = profile.cookies
         if self._cookies is not None:
             for record in cookies:
