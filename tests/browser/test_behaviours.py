@@ -15,6 +15,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 pytestmark = [pytest.mark.integration, needs_chromium, pytest.mark.timeout(120)]
 
+EXAMPLE_JS = Path(__file__).resolve().parents[2] / "conf" / "behaviours" / "example.js"
 SPIN = "// never returns: a busy loop\nasync () => { while (true) {} }\n"
 OOPS = "async (ctx) => { throw new Error('broken on purpose'); };\n"
 FETCHER = """/* makes a request, clicks and scrolls through the helpers */
@@ -57,7 +58,8 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Crawled:
             run,
             [site.url("/plain.html"), site.url("/spa.html")],
             "browser.enabled=true",
-            f"browser.behaviours=['{root}/spin.js', '{root}/oops.js', '{root}/fetcher.js']",
+            f"browser.behaviours=['{root}/spin.js', '{root}/oops.js', '{root}/fetcher.js', "
+            f"'{EXAMPLE_JS}']",
             f"browser.browsertrix_behaviors={root}/bx.js",
             "browser.behaviour_timeout_s=1",
             f"browser.profile={root}/profile.json",
@@ -94,6 +96,7 @@ def test_custom_behaviours_run_and_a_hanging_or_failing_one_is_only_a_note(
     page = crawled.by_path["/spa.html"]
     assert "behaviour:spin:timeout" in page.annotations
     assert "behaviour:oops:error" in page.annotations
+    assert not [n for n in page.annotations if n.startswith("behaviour:example")]
     assert "browser:timeout" not in page.annotations and "browser:crash" not in page.annotations
     # The behaviours after the busy loop still ran in the same tab, in order.
     made = crawled.by_path["/custom/made?from=%2Fspa.html"]
