@@ -77,6 +77,7 @@ class FetchBrowser(Processor[FetchBrowserParams]):
         self._browser_ms = 0
         self._subs: SubresourceFetcher | None = None
         self._cookies_learnt = 0
+        self._captures: Counter[str] = Counter()
         killed = reap_orphans(ctx.state_dir)
         if killed:
             ctx.logger.warning("browser_orphans_killed", processes=killed)
@@ -185,11 +186,13 @@ class FetchBrowser(Processor[FetchBrowserParams]):
         added = self._add_links(curi, outcome)
         for capture in outcome.captures:
             self._store_capture(curi, capture)
+        kinds = Counter(capture.uri.split(":", 2)[1] for capture in outcome.captures)
         with self._lock:
             self._reasons[reason.split(":", 1)[0]] += 1
             self._events.update(outcome.notes)
             self._links += added
             self._browser_ms += spent_ms
+            self._captures.update(kinds)
 
     def _cookies_in(self, uri: str) -> list[BrowserCookie]:
         """The crawl's cookies for a page, as the browser takes them (host-only ones by URL)."""
@@ -285,12 +288,14 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             events = dict(self._events)
             links, browser_ms = self._links, self._browser_ms
             learnt = self._cookies_learnt
+            captures = ", ".join(f"{k} {v}" for k, v in sorted(self._captures.items()))
         pages = sum(reasons.values())
         why = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "none"
         lines.append(f"  pages through the browser: {pages} ({why})")
         lines.append(f"  HTML pages left to HTTP only: {self.uris_handled - pages}")
         lines.append(f"  browser time: {browser_ms / 1000:.1f} s; rendered-DOM outlinks: {links}")
         lines.append(f"  cookies the browser set or changed (into the crawl's jar): {learnt}")
+        lines.append(f"  resource records (screenshots, text): {captures or 'none'}")
         subs, pool = self._subs, self._pool
         if subs is not None:
             lines.append(

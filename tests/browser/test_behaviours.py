@@ -128,6 +128,11 @@ def test_screenshots_are_png_and_jpeg_resource_records(crawled: Crawled) -> None
     thumb = found["urn:thumbnail:" + page]
     assert thumb[0] == "image/jpeg" and thumb[1].startswith(b"\xff\xd8\xff")
     assert len(thumb[1]) < len(view[1])
+    report = (crawled.run / "reports" / "processors-report.txt").read_text()
+    assert (
+        "resource records (screenshots, text): fullPage 1, screenshot 1, text 1, thumbnail 1"
+        in report
+    )
     # The plain page was not in the browser: no screenshot of it.
     assert not any(
         u.endswith("/plain.html") for _, u, _ in warc_records(crawled.run) if "urn:" in u
