@@ -7,7 +7,8 @@ then checks what a crawl needs beyond a valid document: every component builds
 (none at all is allowed with ``pause_at_start``: seeds can be added while it waits),
 ``history.import_from`` holds a crawl history, each ``dedup.collections[i].cdxj`` exists, the
 files ``browser:`` names exist. All problems are raised together as one :class:`OrderError`;
-when the document itself is invalid, the sections that are valid on their own are still checked, so one pass reports everything.
+when the document itself is invalid, the sections that are valid on their own are still
+checked, so one pass reports everything.
 ``crawler run``, ``crawler crawl``, ``crawler demo``, ``crawler validate`` and the console's
 launch form all call it, so they refuse the same orders. It reads the order's files and the seeds
 file, imports component modules and builds components (no I/O: their ``__init__`` does none);
