@@ -35,7 +35,9 @@ def _cpu_s() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def browser_run(pages: int, at_once: int, threads: int) -> dict[str, float]:
+def browser_run(
+    pages: int, at_once: int, threads: int, extra: tuple[str, ...] = ()
+) -> dict[str, float]:
     with JsSite(bench_pages=pages) as site, tempfile.TemporaryDirectory() as tmp:
         run = Path(tmp) / "run"
         sets = [f"seeds.urls=['{site.url('/bench/0.html')}']", "seeds.file=null"]
@@ -45,7 +47,7 @@ def browser_run(pages: int, at_once: int, threads: int) -> dict[str, float]:
         sets += [f"frontier.queue_assignment.params.parallel_queues={2 * at_once}"]
         sets += ["frontier.queue_assignment.params.parallel_queues_random_assignment=true"]
         sets += ["frontier.politeness.host_max_connections=0"]  # our own local server
-        sets += ["chains.extract.extractor_http.params.infer_favicon=false"]
+        sets += ["chains.extract.extractor_http.params.infer_favicon=false", *extra]
         order = load_order(EXAMPLE, sets)
         cpu0, t0 = _cpu_s(), time.monotonic()
         CrawlController(order, run, install_signals=False).run()
@@ -91,7 +93,13 @@ def main() -> None:
     parser.add_argument("--at-once", type=int, nargs="+", default=[2, 4, 8])
     parser.add_argument("--http-pages", type=int, default=300, help="sample-site pages per host")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--costs", action="store_true", help="only the cost of text and screenshots, 4 at once"
+    )
     args = parser.parse_args()
+    if args.costs:
+        costs(args.pages)
+        return
     print(f"JS site, {args.pages} small script-built pages, every one through the browser")
     print(f"{'at once':>8} {'pages':>6} {'wall s':>7} {'pages/s':>8} {'CPU-ms/pg':>10} "
           f"{'MB/open pg':>11} {'peak MB':>8}")  # fmt: skip
@@ -116,6 +124,23 @@ def main() -> None:
         values.sort()
         best, median = values[-1], values[len(values) // 2]
         print(f"{name:>28} {counts[name]:>6} {best:>12.0f} {median:>14.0f}")
+
+
+def costs(pages: int) -> None:
+    """Pages/s and CPU-ms per page at 4 at once with each capture on its own."""
+    variants = {
+        "text off, no screenshots": ("browser.text=false",),
+        "text (default)": (),
+        "text + view": ("browser.screenshots=[view]",),
+        "text + full": ("browser.screenshots=[full]",),
+        "text + thumbnail": ("browser.screenshots=[thumbnail]",),
+        "text + all three": ("browser.screenshots=[view, full, thumbnail]",),
+    }
+    print(f"JS site, {pages} pages through the browser, 4 at once")
+    print(f"{'captures':>26} {'pages/s':>8} {'CPU-ms/pg':>10}")
+    for name, extra in variants.items():
+        r = browser_run(pages, 4, threads=8, extra=extra)
+        print(f"{name:>26} {r['pages_s']:>8.2f} {r['cpu_ms_page']:>10.0f}")
 
 
 if __name__ == "__main__":

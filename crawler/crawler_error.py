@@ -36,7 +36,10 @@ thread-safe; the classes hold no state. The hierarchy (built-in bases in bracket
     ├── XmlAbortError                              processors.extract.safe_xml
     │   └── _SitemapError                          processors.extract.xml_links
     ├── CrawlStoppingError                         processors.fetch.guarded_backend
-    └── CookieFileError [ValueError]               processors.cookies.netscape
+    ├── CookieFileError [ValueError]               processors.cookies.netscape
+    ├── BehaviourFileError [ValueError]            processors.browser.behaviour_script
+    ├── ProfileError [ValueError]                  processors.browser.browser_profile
+    └── ProfileLoginError [RuntimeError]           processors.browser.profile_login
 """
 
 from __future__ import annotations

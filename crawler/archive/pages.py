@@ -3,8 +3,11 @@
 A page is a CDXJ line of a ``text/html`` response with status 200, or of a 200 ``revisit``
 whose payload digest is an HTML capture's (a recrawl's unchanged page). Its title is read from
 the archived HTML (the first ``<title>`` in the first 256 KiB, entities decoded; a revisit's
-from its original). :func:`pages_jsonl` gives the file's lines: the ``json-pages-1.0`` header,
-then ``{"id", "url", "ts" (ISO 8601), "title"}`` per page. Reads WARC files; no shared state.
+from its original). Its text is the browser's rendered text when the crawl stored one
+(a ``urn:text:<url>`` resource record, the latest), else the archived HTML's visible text
+(:mod:`crawler.archive.page_text`, first 4 MiB). :func:`pages_jsonl` gives the file's lines: the
+``json-pages-1.0`` header, then ``{"id", "url", "ts" (ISO 8601), "title", "text"}`` per page.
+Reads WARC files; no shared state.
 """
 
 from __future__ import annotations
@@ -16,6 +19,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from crawler.archive.page_text import html_text, plain_text
+
+TEXT_URN = "urn:text:"
+_TEXT_SCAN_BYTES = 4 * 1024 * 1024
 _TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.S | re.I)
 _CHARSET = re.compile(rb"charset=[\"']?([A-Za-z0-9_.:-]+)", re.I)
 _TITLE_SCAN_BYTES = 256 * 1024
@@ -45,6 +52,7 @@ class Page:
     url: str
     timestamp: str  # 14 digits, as in the index
     title: str
+    text: str = ""
 
     def iso_date(self) -> str:
         t = self.timestamp.ljust(14, "0")
@@ -56,21 +64,35 @@ def find_pages(lines: Iterable[IndexLine]) -> list[Page]:
     html_by_digest: dict[str, Page] = {}
     revisits: list[IndexLine] = []
     pages: list[Page] = []
+    rendered: dict[str, IndexLine] = {}
+    html_lines: list[IndexLine] = []
     for line in lines:
         f = line.fields
-        if f.get("status") != "200":
-            continue
-        if f.get("mime") == "text/html":
-            page = Page(f["url"], line.timestamp, read_title(line))
-            pages.append(page)
-            if f.get("digest"):
-                html_by_digest.setdefault(f["digest"], page)
-        elif f.get("mime") == "warc/revisit":
+        url = f.get("url", "")
+        if url.startswith(TEXT_URN):
+            known = rendered.get(url)
+            if known is None or known.timestamp <= line.timestamp:
+                rendered[url] = line
+        elif f.get("status") == "200" and f.get("mime") == "text/html":
+            html_lines.append(line)
+        elif f.get("status") == "200" and f.get("mime") == "warc/revisit":
             revisits.append(line)
+    for line in html_lines:
+        f = line.fields
+        text_line = rendered.get(TEXT_URN + f["url"])
+        if text_line is not None:
+            title, _ = read_page(line, with_text=False)
+            text = plain_text(_read_body(text_line, _TEXT_SCAN_BYTES).decode("utf-8", "replace"))
+        else:
+            title, text = read_page(line, with_text=True)
+        page = Page(f["url"], line.timestamp, title, text)
+        pages.append(page)
+        if f.get("digest"):
+            html_by_digest.setdefault(f["digest"], page)
     for line in revisits:
         original = html_by_digest.get(line.fields.get("digest", ""))
         if original is not None:
-            pages.append(Page(line.fields["url"], line.timestamp, original.title))
+            pages.append(Page(line.fields["url"], line.timestamp, original.title, original.text))
     seen: set[tuple[str, str]] = set()
     unique = []
     for page in sorted(pages, key=lambda p: (p.timestamp, p.url)):
@@ -82,31 +104,60 @@ def find_pages(lines: Iterable[IndexLine]) -> list[Page]:
 
 def read_title(line: IndexLine) -> str:
     """The ``<title>`` of the HTML captured at ``line``; empty if none or unreadable."""
+    return read_page(line, with_text=False)[0]
+
+
+def read_page(line: IndexLine, with_text: bool) -> tuple[str, str]:
+    """The title of the HTML captured at ``line`` and, ``with_text``, its visible text; empty
+    strings where there are none or the record is unreadable."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    size = _TEXT_SCAN_BYTES if with_text else _TITLE_SCAN_BYTES
+    try:
+        with line.warc.open("rb") as fh:
+            fh.seek(int(line.fields["offset"]))
+            record = next(iter(ArchiveIterator(fh)))
+            body = record.content_stream().read(size)
+            content_type = record.http_headers.get_header("Content-Type") or ""
+    except Exception:  # noqa: BLE001 - a damaged record gives a page without a title
+        return "", ""
+    charset = _CHARSET.search(content_type.encode()) or _CHARSET.search(body[:2048])
+    encoding = charset.group(1).decode() if charset else "utf-8"
+    try:
+        "".encode(encoding)
+    except LookupError:
+        encoding = "utf-8"
+    title = ""
+    match = _TITLE.search(body[:_TITLE_SCAN_BYTES])
+    if match is not None:
+        title = " ".join(html.unescape(match.group(1).decode(encoding, "replace")).split())[:500]
+    text = html_text(body.decode(encoding, "replace")) if with_text else ""
+    return title, text
+
+
+def _read_body(line: IndexLine, limit: int) -> bytes:
+    """The first ``limit`` bytes of the record's content at ``line`` (empty if unreadable)."""
     from warcio.archiveiterator import ArchiveIterator
 
     try:
         with line.warc.open("rb") as fh:
             fh.seek(int(line.fields["offset"]))
             record = next(iter(ArchiveIterator(fh)))
-            head = record.content_stream().read(_TITLE_SCAN_BYTES)
-            content_type = record.http_headers.get_header("Content-Type") or ""
-    except Exception:  # noqa: BLE001 - a damaged record gives a page without a title
-        return ""
-    match = _TITLE.search(head)
-    if match is None:
-        return ""
-    charset = _CHARSET.search(content_type.encode()) or _CHARSET.search(head[:2048])
-    encoding = charset.group(1).decode() if charset else "utf-8"
-    try:
-        text = match.group(1).decode(encoding, errors="replace")
-    except LookupError:
-        text = match.group(1).decode("utf-8", errors="replace")
-    return " ".join(html.unescape(text).split())[:500]
+            data: bytes = record.content_stream().read(limit)
+            return data
+    except Exception:  # noqa: BLE001 - a damaged record gives a page without text
+        return b""
 
 
 def pages_jsonl(pages: Iterable[Page]) -> Iterator[str]:
     """The lines of ``pages/pages.jsonl`` (each ending in a newline)."""
     yield json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}) + "\n"
     for n, page in enumerate(pages):
-        doc = {"id": f"p{n}", "url": page.url, "ts": page.iso_date(), "title": page.title}
+        doc = {
+            "id": f"p{n}",
+            "url": page.url,
+            "ts": page.iso_date(),
+            "title": page.title,
+            "text": page.text,
+        }
         yield json.dumps(doc, ensure_ascii=False) + "\n"

@@ -58,5 +58,6 @@ VERBS: Final[dict[str, Verb]] = {
         _C + "crawl", "crawl URLs with the default order in a new job directory (one command)"
     ),
     "schedule": Verb(_C + "schedule", "run the jobs' schedule: (cron) crawls until interrupted"),
+    "profile": Verb(_C + "profile", "make a browser profile (browser.profile) by logging in"),
 }
 """Every verb of ``crawler``, in the order ``crawler --help`` lists them."""

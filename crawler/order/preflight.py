@@ -6,9 +6,10 @@ then checks what a crawl needs beyond a valid document: every component builds
 ``frontier.store`` (both shared by many processes, or neither), ``frontier.politeness`` has
 ``min_delay_ms <= max_delay_ms``, the seeds file can be read and at least one seed is usable
 (none at all is allowed with ``pause_at_start``: seeds can be added while it waits),
-``history.import_from`` holds a crawl history, each ``dedup.collections[i].cdxj`` exists. All
-problems are raised together as one :class:`OrderError`; when the document itself is invalid, the
-sections that are valid on their own are still checked, so one pass reports everything.
+``history.import_from`` holds a crawl history, each ``dedup.collections[i].cdxj`` exists, the
+files ``browser:`` names exist. All problems are raised together as one :class:`OrderError`;
+when the document itself is invalid, the sections that are valid on their own are still
+checked, so one pass reports everything.
 ``crawler run``, ``crawler crawl``, ``crawler demo``, ``crawler validate`` and the console's
 launch form all call it, so they refuse the same orders. It reads the order's files and the seeds
 file, imports component modules and builds components (no I/O: their ``__init__`` does none);
@@ -40,6 +41,7 @@ from crawler.order.loader import (
 from crawler.order.schema import (
     LOCAL_FRONTIER_CLASS,
     SHARED_FRONTIER_CLASS,
+    BrowserConfig,
     CrawlOrder,
     DedupConfig,
     FrontierConfig,
@@ -162,6 +164,22 @@ def dedup_issues(dedup: DedupConfig, base_dir: Path) -> list[OrderIssue]:
     return issues
 
 
+def browser_issues(browser: BrowserConfig, base_dir: Path) -> list[OrderIssue]:
+    """The files ``browser:`` names (custom behaviours, browsertrix-behaviors, the profile)
+    must exist; FetchBrowser reads them at start."""
+    named: list[tuple[str, str | None]] = [
+        (f"browser.behaviours[{n}]", f) for n, f in enumerate(browser.behaviour_files())
+    ]
+    named += [("browser.browsertrix_behaviors", browser.browsertrix_behaviors)]
+    named += [("browser.profile", browser.profile)]
+    issues = []
+    for key, name in named:
+        if name and not (base_dir / Path(name).expanduser()).is_file():
+            path = base_dir / Path(name).expanduser()
+            issues.append(OrderIssue(key, f"no such file: {path}", hint="relative to the order"))
+    return issues
+
+
 def order_issues(order: CrawlOrder) -> tuple[list[OrderIssue], SeedList]:
     """Every problem of a valid ``order`` that would stop a crawl, and its seeds."""
     base_dir = Path(order.base_dir)
@@ -175,6 +193,7 @@ def order_issues(order: CrawlOrder) -> tuple[list[OrderIssue], SeedList]:
     issues.extend(found)
     issues.extend(history_issues(order.history, base_dir))
     issues.extend(dedup_issues(order.dedup, base_dir))
+    issues.extend(browser_issues(order.browser, base_dir))
     return issues, seeds
 
 
@@ -210,6 +229,7 @@ def _valid_section_issues(path: Path, sets: Sequence[str]) -> list[OrderIssue]:
         (SeedsConfig, ("seeds",), lambda s: seed_issues(s, base_dir, paused)[0]),
         (HistoryConfig, ("history",), lambda s: history_issues(s, base_dir)),
         (DedupConfig, ("dedup",), lambda s: dedup_issues(s, base_dir)),
+        (BrowserConfig, ("browser",), lambda s: browser_issues(s, base_dir)),
     ]
     for model, keys, check in checks:
         section = _section(model, data, *keys)

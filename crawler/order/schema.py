@@ -361,12 +361,31 @@ class BrowserConfig(Section):
     pages_per_browser: int = Field(100, ge=1)
     page_budget_s: float = Field(30.0, gt=0, le=3600)
     memory_ceiling_mb: int = Field(1500, ge=100)
-    behaviours: bool = True
+    behaviours: bool | list[str] = Field(
+        True,
+        description="true: the built-in behaviours; false: none; a list of JS files (relative "
+        "to the order): the built-ins, then these (see processors.browser.behaviour_script)",
+    )
+    behaviour_timeout_s: float = Field(10.0, gt=0, le=600)
+    media_wait_s: float = Field(3.0, ge=0, le=120)
+    browsertrix_behaviors: str | None = None
+    profile: str | None = None
     max_scrolls: int = Field(20, ge=0)
     max_clicks: int = Field(10, ge=0)
     idle_ms: int = Field(400, ge=0)
-    screenshots: bool = False
+    screenshots: bool | list[Literal["view", "full", "thumbnail"]] = False
+    text: bool = True
     subresource_timeout_s: float = Field(20.0, gt=0)
+
+    def screenshot_kinds(self) -> tuple[str, ...]:
+        """The screenshots taken of each page (``true`` is the viewport alone)."""
+        if isinstance(self.screenshots, bool):
+            return ("view",) if self.screenshots else ()
+        return tuple(dict.fromkeys(self.screenshots))
+
+    def behaviour_files(self) -> list[str]:
+        """The custom behaviour files, as written in the order."""
+        return list(self.behaviours) if isinstance(self.behaviours, list) else []
 
 
 class ArchiveConfig(Section):

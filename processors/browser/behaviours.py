@@ -7,6 +7,13 @@ the script that lists the rendered DOM's links.
   content in place — a button (or ``role=button``, or a link to ``#``/``javascript:``) whose text says
   "more" — and returns whether it clicked. Links to other pages are never clicked (they are
   outlinks, not behaviours).
+- :data:`AUTOPLAY_JS` mutes and plays every ``video``/``audio`` element (loading one whose
+  ``preload`` held it back), so the page requests its media; returns how many it started.
+  :data:`PAUSE_MEDIA_JS` pauses them again once their requests were made.
+- :data:`EXPAND_JS` opens what a reader would open in place, each element once: closed
+  ``details``, elements with ``aria-expanded=false``, unselected ``role=tab``; returns how many it
+  opened. A link to another page is never clicked.
+- :data:`TEXT_JS` returns the rendered page's visible text (``innerText`` of the body).
 - :data:`LINKS_JS` returns ``[url, hop, context]`` for the rendered DOM: ``a``/``area`` hrefs
   (L), frames and iframes, images (``src`` and every ``srcset`` candidate), scripts, media,
   ``embed``/``object`` and stylesheet/icon/preload links (E); other ``link`` hrefs (L).
@@ -73,3 +80,50 @@ LINKS_JS = r"""() => {
   }
   return out;
 }"""
+
+AUTOPLAY_JS = """() => {
+  let started = 0;
+  for (const m of document.querySelectorAll('video, audio')) {
+    if (m.dataset.crawlerPlayed) continue;
+    m.dataset.crawlerPlayed = '1';
+    m.muted = true;
+    if (m.preload === 'none') m.preload = 'auto';
+    try {
+      const p = m.play();
+      if (p && p.catch) p.catch(() => {});
+      started += 1;
+    } catch (e) { /* a broken element is skipped */ }
+  }
+  return started;
+}"""
+
+PAUSE_MEDIA_JS = """() => {
+  for (const m of document.querySelectorAll('video, audio')) { try { m.pause(); } catch (e) {} }
+}"""
+
+EXPAND_JS = r"""() => {
+  const visible = (el) => !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
+  const leaves = (el) => {
+    const a = el.closest('a[href]');
+    if (!a) return false;
+    const href = (a.getAttribute('href') || '').trim().toLowerCase();
+    return !!href && !href.startsWith('#') && !href.startsWith('javascript:');
+  };
+  let opened = 0;
+  for (const d of document.querySelectorAll('details:not([open])')) {
+    if (d.dataset.crawlerOpened) continue;
+    d.dataset.crawlerOpened = '1';
+    d.open = true;
+    opened += 1;
+  }
+  const targets = document.querySelectorAll(
+    '[aria-expanded=false], [role=tab]:not([aria-selected=true])');
+  for (const el of targets) {
+    if (el.dataset.crawlerOpened || el.disabled || !visible(el) || leaves(el)) continue;
+    el.dataset.crawlerOpened = '1';
+    try { el.click(); opened += 1; } catch (e) { /* a handler that throws opens nothing */ }
+  }
+  return opened;
+}"""
+
+TEXT_JS = """() => (document.body ? document.body.innerText : '') || ''"""

@@ -146,7 +146,9 @@ class BrowserPool:
                     await tab.close()
                     tab = None
             if tab is None:
-                tab = await BrowserTab.open(browser.handle, job.user_agent)
+                tab = await BrowserTab.open(
+                    browser.handle, job.user_agent, job.extras.storage_state
+                )
             await asyncio.wait_for(
                 tab.visit(job, self.executor, outcome), job.budget_s + _CLOSE_GRACE_S
             )

@@ -73,13 +73,22 @@ def _die_with_parent() -> None:
 class ChromiumProcess:
     """A running Chromium: ``ws_endpoint`` for Playwright, ``kill()`` for its whole group."""
 
-    def __init__(self, executable: str, state_dir: Path, start_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        executable: str,
+        state_dir: Path,
+        start_timeout_s: float = 30.0,
+        own_network: bool = False,
+    ) -> None:
+        """``own_network``: Chromium resolves names and connects itself (a login made outside
+        any crawl); a crawl's Chromium never does."""
         if not Path(executable).exists():
             raise FileNotFoundError(f"no Chromium at {executable} (browser.executable)")
         self.profile = Path(tempfile.mkdtemp(prefix="crawler-chromium-"))
         self._state_dir = state_dir
+        flags = [f for f in CHROMIUM_FLAGS if not (own_network and f.startswith("--host-resolver"))]
         self.proc = subprocess.Popen(
-            [executable, *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+            [executable, *flags, f"--user-data-dir={self.profile}", "about:blank"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -10,9 +10,13 @@ FetchHTTP recorded it (the page is not fetched twice) and fetches everything els
 :class:`~processors.browser.subresource_fetcher.SubresourceFetcher`: each sub-resource is
 recorded, written and logged once with the annotation ``browser``, after the server's gate
 (connection cap, pace, holds; not the queue's per-URI delay) admitted it. Behaviours run within
-``browser.page_budget_s``; the rendered DOM's links become outlinks (L for links, E for
-embeds); with ``browser.screenshots`` a PNG goes into the WARC as a ``resource`` record
-(``urn:screenshot:<uri>``, logged too).
+``browser.page_budget_s`` (media played, parts opened in place, scrolling, "more" clicks, then
+the order's custom behaviours: :mod:`~processors.browser.page_extras`); the rendered DOM's links
+become outlinks (L for links, E for embeds). Screenshots (``browser.screenshots``) and the
+rendered text (``browser.text``) go into the WARC as ``resource`` records (``urn:screenshot:``,
+``urn:fullPage:``, ``urn:thumbnail:``, ``urn:text:`` + the page's URI; logged too). With
+``browser.profile`` every tab starts with the saved profile's cookies and localStorage
+(:mod:`~processors.browser.browser_profile`), and its cookies go into FetchHTTP's jar at start.
 
 Reads ``curi.recording``, ``status``, ``content_type``, ``response_headers``. Writes
 ``curi.outlinks`` (appends), annotations (``browser``, ``browser:<reason>``, and any
@@ -29,14 +33,19 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 
 from pydantic import Field
 
 from crawler import CrawlURI, Link, Params, Processor, ProcessorContext, Recording
 from crawler.decide import DecideResult
+from crawler.order.errors import OrderError, OrderIssue
+from processors.browser.behaviour_script import BehaviourFileError, load_behaviours
 from processors.browser.browser_pool import BrowserPool
+from processors.browser.browser_profile import ProfileError, load_profile
 from processors.browser.chromium_process import reap_orphans
 from processors.browser.needs_browser_rule import script_built_reason
+from processors.browser.page_extras import Capture, PageExtras
 from processors.browser.page_visit import BrowserCookie, PageJob, PageOutcome, Served
 from processors.browser.subresource_fetcher import BROWSER_NOTE, SubresourceFetcher
 from processors.cookies.cookie_store import CookieRecord, CookieStore
@@ -68,11 +77,12 @@ class FetchBrowser(Processor[FetchBrowserParams]):
         self._browser_ms = 0
         self._subs: SubresourceFetcher | None = None
         self._cookies_learnt = 0
+        self._captures: Counter[str] = Counter()
         killed = reap_orphans(ctx.state_dir)
         if killed:
             ctx.logger.warning("browser_orphans_killed", processes=killed)
         cfg = ctx.order.browser
-        if not cfg.enabled:
+        if not cfg.enabled and not cfg.profile:
             self.enabled = False
             return
         find = ctx.find_processor
@@ -82,10 +92,50 @@ class FetchBrowser(Processor[FetchBrowserParams]):
                 f"{self.name}: no processor named {self.params.http_processor!r} to fetch for "
                 "the browser (params.http_processor)"
             )
+        self._cookies: CookieStore | None = getattr(http, "cookies", None)
+        base_dir = Path(ctx.order.base_dir)
+        state = (
+            self._load_profile(base_dir / Path(cfg.profile).expanduser()) if cfg.profile else None
+        )
+        if not cfg.enabled:  # the profile's cookies serve the HTTP fetches alone
+            self.enabled = False
+            return
+        try:
+            scripts = load_behaviours(
+                cfg.behaviour_files(), cfg.browsertrix_behaviors, base_dir, cfg.behaviour_timeout_s
+            )
+        except BehaviourFileError as exc:
+            raise OrderError([OrderIssue(exc.key, str(exc))]) from None
+        self._extras = PageExtras(
+            scripts=tuple(scripts),
+            behaviour_timeout_s=cfg.behaviour_timeout_s,
+            media_wait_s=cfg.media_wait_s,
+            screenshots=cfg.screenshot_kinds(),
+            text=cfg.text,
+            storage_state=state,
+        )
         self._user_agent = user_agent(ctx.order)
         self._subs = SubresourceFetcher(ctx, http, self._user_agent)
-        self._cookies: CookieStore | None = getattr(http, "cookies", None)
         self._pool = BrowserPool(cfg, ctx.state_dir, ctx.logger)
+
+    def _load_profile(self, path: Path) -> dict[str, object]:
+        """The profile's storage state; its cookies go into the crawl's jar."""
+        try:
+            profile = load_profile(path)
+        except ProfileError as exc:
+            hint = "a profile made by `crawler profile create` (storage-state JSON)"
+            raise OrderError([OrderIssue("browser.profile", str(exc), hint=hint)]) from None
+        cookies = profile.cookies
+        if self._cookies is not None:
+            for record in cookies:
+                self._cookies.add(record)
+        self.context.logger.info(
+            "browser_profile_loaded",
+            path=str(path),
+            cookies=len(cookies),
+            origins=len(profile.origins),
+        )
+        return profile.state
 
     def stop(self) -> None:
         # The pool object stays for report(); closing is idempotent.
@@ -116,11 +166,11 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             fetch=subs.for_page(curi),
             user_agent=self._user_agent,
             budget_s=cfg.page_budget_s,
-            behaviours=cfg.behaviours,
+            behaviours=cfg.behaviours is not False,
             max_scrolls=cfg.max_scrolls,
             max_clicks=cfg.max_clicks,
             idle_ms=cfg.idle_ms,
-            screenshot=cfg.screenshots,
+            extras=self._extras,
         )
         if self._cookies is not None:
             job.cookies_in = self._cookies_in
@@ -134,13 +184,15 @@ class FetchBrowser(Processor[FetchBrowserParams]):
         for note in outcome.notes:
             curi.annotate(note)
         added = self._add_links(curi, outcome)
-        if outcome.screenshot:
-            self._store_screenshot(curi, outcome.screenshot)
+        for capture in outcome.captures:
+            self._store_capture(curi, capture)
+        kinds = Counter(capture.uri.split(":", 2)[1] for capture in outcome.captures)
         with self._lock:
             self._reasons[reason.split(":", 1)[0]] += 1
             self._events.update(outcome.notes)
             self._links += added
             self._browser_ms += spent_ms
+            self._captures.update(kinds)
 
     def _cookies_in(self, uri: str) -> list[BrowserCookie]:
         """The crawl's cookies for a page, as the browser takes them (host-only ones by URL)."""
@@ -209,15 +261,16 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             added += 1
         return added
 
-    def _store_screenshot(self, curi: CrawlURI, png: bytes) -> None:
-        shot = curi.create_child("urn:screenshot:" + curi.uri, "E", "screenshot")
+    def _store_capture(self, curi: CrawlURI, capture: Capture) -> None:
+        """A screenshot or the text as a WARC ``resource`` record, logged like a fetch."""
+        shot = curi.create_child(capture.uri, "E", capture.uri.split(":", 2)[1])
         shot.thread_number = curi.thread_number
         shot.status = shot.http_status = 200
-        shot.content_type = "image/png"
+        shot.content_type = capture.content_type
         shot.fetch_start_ms = int(self.context.clock.time() * 1000)
         shot.fetch_duration_ms = 0
         rec = Recording()
-        rec.write_body(png)
+        rec.write_body(capture.body)
         shot.recording = rec
         shot.content_size = rec.body_size
         shot.payload_digest = rec.payload_digest
@@ -240,12 +293,14 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             events = dict(self._events)
             links, browser_ms = self._links, self._browser_ms
             learnt = self._cookies_learnt
+            captures = ", ".join(f"{k} {v}" for k, v in sorted(self._captures.items()))
         pages = sum(reasons.values())
         why = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "none"
         lines.append(f"  pages through the browser: {pages} ({why})")
         lines.append(f"  HTML pages left to HTTP only: {self.uris_handled - pages}")
         lines.append(f"  browser time: {browser_ms / 1000:.1f} s; rendered-DOM outlinks: {links}")
         lines.append(f"  cookies the browser set or changed (into the crawl's jar): {learnt}")
+        lines.append(f"  resource records (screenshots, text): {captures or 'none'}")
         subs, pool = self._subs, self._pool
         if subs is not None:
             lines.append(

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from processors.browser.behaviours import CLICK_MORE_JS, FITS_JS, LINKS_JS, SCROLL_JS
+from processors.browser.page_extras import Capture, PageExtras
 
 _DROP_HEADERS = frozenset({"content-encoding", "transfer-encoding", "content-length", "connection"})
 
@@ -76,7 +77,7 @@ class PageJob:
     max_scrolls: int = 20
     max_clicks: int = 10
     idle_ms: int = 400
-    screenshot: bool = False
+    extras: PageExtras = field(default_factory=PageExtras)
     cookies_in: Callable[[str], list[BrowserCookie]] = _no_cookies
     cookies_out: Callable[[list[BrowserCookie]], None] = _drop_cookies
 
@@ -87,7 +88,7 @@ class PageOutcome:
 
     links: list[tuple[str, str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    screenshot: bytes | None = None
+    captures: list[Capture] = field(default_factory=list)
     requests: int = 0
     scrolls: int = 0
     clicks: int = 0
@@ -161,9 +162,13 @@ class BrowserTab:
         self._settling: asyncio.Future[None] | None = None
 
     @classmethod
-    async def open(cls, browser: Any, user_agent: str) -> BrowserTab:
-        """A new tab in ``browser`` (a Playwright Browser), its handlers installed."""
+    async def open(
+        cls, browser: Any, user_agent: str, storage_state: dict[str, Any] | None = None
+    ) -> BrowserTab:
+        """A new tab in ``browser`` (a Playwright Browser), its handlers installed, holding
+        ``storage_state`` (a saved profile's cookies and localStorage) if given."""
         context = await browser.new_context(
+            storage_state=storage_state,
             user_agent=user_agent,
             viewport={"width": 1280, "height": 900},
             accept_downloads=False,
@@ -299,10 +304,7 @@ class BrowserTab:
                 await _behave(page, job, traffic, idle_s, work_deadline, outcome)
             raw = await page.evaluate(LINKS_JS)
             outcome.links = [(str(u), str(h), str(c)) for u, h, c in raw]
-            if job.screenshot and time.monotonic() < deadline:
-                outcome.screenshot = await page.screenshot(
-                    type="png", timeout=max(1.0, (deadline - time.monotonic()) * 1000)
-                )
+            outcome.captures = await job.extras.capture(page, job.uri, deadline, outcome.note)
             await self._cookies_out(job)
             return outcome
         except BaseException:
@@ -351,7 +353,13 @@ class BrowserTab:
 async def _behave(
     page: Any, job: PageJob, traffic: _Traffic, idle_s: float, deadline: float, out: PageOutcome
 ) -> None:
-    """Scroll until the page stops growing, click "more" buttons, wait for the network."""
+    """Play media and open what opens in place; scroll until the page stops growing, click
+    "more" buttons, wait for the network; then the custom behaviours."""
+
+    async def idle(until: float) -> bool:
+        return await traffic.idle(idle_s, until)
+
+    await job.extras.open_up(page, idle, deadline, out.note)
     height = -1
     while time.monotonic() < deadline:
         grew = False
@@ -377,5 +385,6 @@ async def _behave(
         out.clicks += 1
         await asyncio.sleep(0.05)
         await traffic.idle(idle_s, deadline)
+    await job.extras.run_custom(page, idle, deadline, out.note)
     if time.monotonic() >= deadline:
         out.note("browser:behaviourTimeout")

@@ -56,6 +56,9 @@ def test_with_the_browser_everything_chromium_loads_is_captured_once(tmp_path: P
     assert all(counts[uri] == 1 for uri in live_subresources if "/private/" not in uri)
     assert all(n == 1 for n in counts.values())
     shots = [r for r in warc_records(run) if r[0] == "resource"]
-    assert shots == [("resource", "urn:screenshot:" + base + "/", "image/png")]
+    assert shots == [
+        ("resource", "urn:screenshot:" + base + "/", "image/png"),
+        ("resource", "urn:text:" + base + "/", "text/plain; charset=utf-8"),
+    ]
     report = (run / "reports" / "processors-report.txt").read_text()
     assert "pages through the browser: 1 (auto 1)" in report

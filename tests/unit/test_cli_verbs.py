@@ -67,6 +67,7 @@ PINNED_OPTIONS: dict[str, tuple[str, ...]] = {
         "--metrics-port PORT",
     ),
     "schedule": ("JOBS_DIR",),
+    "profile": ("ACTION",),
 }
 """Each verb's arguments as its ``--help`` shows them: a verb losing one fails here."""
 
