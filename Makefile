@@ -42,6 +42,8 @@ help:
 	@echo "make bench-index - CDXJ indexing CPU as a share of the crawl's CPU"
 	@echo "make bench-replay - every archived sample-site page through pywb in Chromium"
 	@echo "make bench-media - media site: browser's media requests live vs WARC, replay plays"
+	@echo "make image   - the container image localhost/crawler:latest (podman, a debootstrap base)"
+	@echo "make test-image - build the image, crawler demo inside it, two workers on Redis in it"
 	@echo "make bench-web - 10,000 hosts over TLS, DNS from dnsmasq, politeness on (~12 min;"
 	@echo "                    BENCH_WEB_ARGS='--minutes 3' for less; see bench/RESULTS.md)"
 
@@ -197,3 +199,25 @@ bench-web: install
 	@missing=""; for p in $(WEB_APT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi
 	$(VENV)/bin/python bench/web/run_web.py $(BENCH_WEB_ARGS)
+
+# The container image (Dockerfile) without a registry: a Debian bookworm base made with
+# debootstrap, the crawler's wheel and every dependency's wheel (so the build needs no PyPI), and
+# podman with runc, cgroupfs and no default ulimits (deploy/image/containers.conf).
+IMAGE ?= localhost/crawler:latest
+IMAGE_BASE ?= localhost/crawler-base:bookworm
+IMAGE_APT := podman buildah debootstrap runc uidmap fuse-overlayfs slirp4netns
+export CONTAINERS_CONF := $(CURDIR)/deploy/image/containers.conf
+
+image: $(UV)
+	@missing=""; for p in $(IMAGE_APT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; fi
+	BASE=$(IMAGE_BASE) deploy/image/build-base.sh
+	rm -rf dist && $(UV) build --wheel --out-dir dist --quiet
+	$(PYTHON) -m pip download --quiet --disable-pip-version-check --dest dist/wheels dist/crawler-*.whl "async-timeout>=4.0.3"
+	for sdist in dist/wheels/*.tar.gz; do [ -e "$$sdist" ] || continue; \
+		$(PYTHON) -m pip wheel --quiet --no-deps -w dist/wheels "$$sdist" && rm "$$sdist"; done
+	podman build --network host --build-arg BASE=$(IMAGE_BASE) -t $(IMAGE) .
+	podman image inspect $(IMAGE) --format 'image {{.RepoTags}}: {{.Size}} bytes'
+
+test-image: image install
+	CRAWLER_IMAGE=$(IMAGE) $(VENV)/bin/pytest -q -p no:xdist tests/image
