@@ -7,7 +7,7 @@ state counts, and the :class:`~crawler.frontier.server_gate.ServerGate`. The fro
 consistent and answers "which queue now?" (:meth:`candidate`).
 
 Activation (Heritrix's "hold queues"): an inactive queue is activated only when no ready queue
-waits for a thread, and while the :class:`~crawler.frontier.lateness_guard.LatenessGuard`
+waits for a thread, and while the :class:`~crawler.frontier.policy.lateness_guard.LatenessGuard`
 allows (``frontier.lateness_tolerance``): the fetch of a queue that was due after a politeness
 wait (``WorkQueue.due_s``) tells the guard how late it started (:meth:`fetched`), and while the
 crawler cannot keep up due queues are rotated out to the back of their inactive FIFO instead of
@@ -26,7 +26,7 @@ import math
 from collections import deque
 from collections.abc import Callable
 
-from crawler.frontier.lateness_guard import LatenessGuard
+from crawler.frontier.policy.lateness_guard import LatenessGuard
 from crawler.frontier.queue_uris import QueueUris
 from crawler.frontier.server_gate import ServerGate
 from crawler.frontier.workqueue import (
