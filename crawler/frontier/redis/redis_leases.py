@@ -135,11 +135,11 @@ class RedisLeases:
         script = st.script("DUE")
         mode = st.precedence_args[2]
         out: list[Call] = []
-        for i, group in enumerate(st.groups(range(st.shards))):
+        for group in st.groups(range(st.shards)):
             keys = [k for s in group for k in st.due_keys(s)]
-            # On a Cluster each group is one shard: the first may activate for all.
-            act = activate if i == 0 or st.one_node else 0
-            out.append((script, keys, [per_shard, st.worker, hungry_ms, held, mode, act, cap]))
+            # On a Cluster each call sees one shard: each may activate for the waiting threads
+            # (more queues active than on one server, bounded by the cap).
+            out.append((script, keys, [per_shard, st.worker, hungry_ms, held, mode, activate, cap]))
         return out
 
     def _parse_due(self, rows: list[Any]) -> DueRead:
