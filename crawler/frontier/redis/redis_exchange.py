@@ -237,8 +237,10 @@ class RedisExchange:
         activate, cap = 0, -1
         if need_due:
             self.reads_started += 1
-            if guard.may_activate(self.active, self.redis_now_s()):
-                activate = rest - len(claims)
+            # The guard may raise its cap (as the last read's count says); DUE holds the active
+            # queues under it with the count as it is now.
+            guard.may_activate(self.active, self.redis_now_s())
+            activate = rest - len(claims)
             cap = -1 if math.isinf(guard.cap) else max(0, int(guard.cap))
         cond.release()
         try:

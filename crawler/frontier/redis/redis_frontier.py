@@ -376,7 +376,8 @@ class RedisFrontier:
         after_lease_s = max(0.0, start_ms / 1000.0 - entry.leased_wall_s)
         started_s = lease.now_ms / 1000.0 + after_lease_s
         with self._lock:
-            now_s = max(self._exchange.redis_now_s(), started_s)
+            now_s = self._exchange.redis_now_s()
+            started_s = min(started_s, now_s)
             self.guard.fetched(lease.due_ms / 1000.0, lease.delay_ms / 1000.0, started_s, now_s)
 
     def _since_fetch_end_ms(self, curi: CrawlURI, entry: InFlight) -> int:
