@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from policy_traces import TRACES, ZERO_POLITENESS, Trace, curi_data
 
 from crawler.clock import ManualClock
 from crawler.curi import CrawlURI
@@ -35,10 +36,9 @@ from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreP
 from crawler.order.schema import FrontierConfig
 from crawler.uniq import MemoryUriUniqFilter
 from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
-from policy_traces import TRACES, ZERO_POLITENESS, Trace, curi_data
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "redis"))
-from redis_servers import REDIS_SERVER, RedisServer  # noqa: E402
+from redis_servers import REDIS_SERVER, RedisServer
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -140,7 +140,7 @@ def run_trace(driven: Driven, trace: Trace) -> list[tuple[Any, ...]]:
         elif op == "totals":
             snap = f.snapshot()
             got = (snap.succeeded, snap.failed, snap.disregarded, snap.queued)
-            seen.append((op, got + (snap.queues.get("retired", 0),), step[1:]))
+            seen.append((op, (*got, snap.queues.get("retired", 0)), step[1:]))
         elif op == "guard":
             guard = driven.guard
             seen.append((op, guard.rotated, step[1]))
