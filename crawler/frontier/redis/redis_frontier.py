@@ -30,17 +30,25 @@ modules:
   thread renews this worker's leases and reaps expired ones
   (:mod:`~crawler.frontier.redis.redis_lease_keeper`).
 
-Budgets: FINISH charges each URI's cost (``cost_policy``; a failure ``error_penalty_amount``
-more, a disregarded URI nothing) to its queue in Redis, and retires a queue whose spent reaches
-``queue_total_budget``: its URIs stay in Redis, stop counting as queued and are not handed out
-(as the work-queue frontier's retired queues). A queue whose precedence (kept by SCHEDULE,
-and by FINISH for ``success_counts``) is at or past ``precedence_floor`` waits, ineligible, outside
-the ready set. A queue that spent ``balance_replenish_amount`` this session while another of its
-shard is due is not reclaimed but goes to the back of the line. Deviations from
-:class:`~crawler.frontier.WorkQueueFrontier`: no inactive state besides ineligible (every
-eligible non-empty queue competes by due time, so precedence decides eligibility, not order;
-``success_counts`` precedence is updated by FINISH at each success); a hash-policy queue
-spanning servers is split per server (its budget too). ``queue_details`` reads Redis
+The decisions are the work-queue frontier's, from :mod:`crawler.frontier.policy`: a finished
+URI's outcome, cost and delays (:class:`~crawler.frontier.policy.finish_policy.FinishPolicy`)
+go to FINISH as arguments; FINISH charges the cost to the queue in Redis, retires a queue
+whose spent reaches ``queue_total_budget`` (its URIs stay in Redis, stop counting as queued and
+are not handed out), and with ``success_counts`` sets the queue's precedence at each success. A
+new queue is *inactive* (the inactive set, by precedence then FIFO) until a read of the due
+queues finds fewer than this worker's waiting threads and activates the most urgent ones for
+the rest (Heritrix's hold queues); due queues are claimed lower precedence first, then earlier
+due; a queue that spent ``balance_replenish_amount`` this session while others wait inactive
+goes back to the inactive set; one whose precedence is at or past ``precedence_floor`` waits,
+ineligible. The :class:`~crawler.frontier.policy.lateness_guard.LatenessGuard` (the same code
+as the work-queue frontier's, one per worker) learns how late this worker's fetches start after
+their queue's politeness wait, caps the active queues crawl-wide that DUE may activate, and
+while it trims, has CLAIM rotate a due queue back to the inactive set.
+``tests/contracts/test_policy_parity.py`` runs both frontiers through the same traces.
+Deviations from :class:`~crawler.frontier.WorkQueueFrontier`: ``success_counts`` precedence
+is updated by FINISH at each success (not when the queue next waits its turn); a hash-policy
+queue spanning servers is split per server (its budget too); on a Redis Cluster each shard
+activates queues for the waiting threads on its own. ``queue_details`` reads Redis
 (:mod:`~crawler.frontier.redis.redis_queue_report`); ``is_empty`` and ``snapshot`` are crawl-wide
 (:mod:`~crawler.frontier.redis.redis_snapshot`).
 

@@ -729,15 +729,15 @@ return rows
 QUEUE_LIST = (
     _NOW
     + """
--- KEYS: ready, lease, retired, ineligible of one shard.  Returns {now, ready {qid, due ms}...,
--- leased {qid}..., retired {qid}..., ineligible {qid, precedence}...} (flat arrays) for the
--- frontier report (not the hot path).
+-- KEYS: ready, lease, retired, ineligible, inactive of one shard.  Returns {now, ready {qid,
+-- due ms}..., leased {qid}..., retired {qid}..., ineligible {qid, precedence}..., inactive
+-- {qid}...} (flat arrays) for the frontier report (not the hot path).
 local function flat(key, scores)
   if scores then return redis.call('ZRANGE', key, 0, -1, 'WITHSCORES') end
   return redis.call('ZRANGE', key, 0, -1)
 end
 return {now, flat(KEYS[1], true), flat(KEYS[2], false), flat(KEYS[3], false),
-  flat(KEYS[4], true)}
+  flat(KEYS[4], true), flat(KEYS[5], false)}
 """
 )
 

@@ -1,11 +1,16 @@
-"""RedisQueueStore: the frontier's queues, leases and server politeness, shared through Redis.
+"""RedisQueueStore: the plumbing of the shared frontier — connection, keys, scripts, schedule.
 
 Named in the order as ``frontier.store: {class: crawler.frontier.RedisQueueStore, params: {url:
-redis://...}}``. Unlike the LevelDB and memory stores, which persist what one process's
-:class:`~crawler.frontier.WorkQueueFrontier` schedules in memory, this store *is* the
-scheduler: queue states live in Redis so that any number of worker processes, on any number of
-machines, share one politeness clock. The crawl builder runs a
-:class:`~crawler.frontier.redis.redis_frontier.RedisFrontier` over it (not a WorkQueueFrontier).
+redis://...}}``. Like the LevelDB and memory stores it keeps state, not policy: the decisions
+are :mod:`crawler.frontier.policy`'s, made by each worker's
+:class:`~crawler.frontier.redis.redis_frontier.RedisFrontier` (the crawl builder runs one over
+this store, not a WorkQueueFrontier). Unlike them it also keeps the queue states the workers
+share (ready, inactive, leased, each server's cap and pace), since no one process holds them:
+see :mod:`crawler.frontier.queue_store` for what every store keeps. This module holds the
+connection, the key layout, the registered scripts and the calls that add or take back URIs
+(SCHEDULE, UNSCHEDULE), the inline gate's and the reports'; a worker's lease traffic (DUE,
+CLAIM, FINISH, RENEW, REAP) is :class:`~crawler.frontier.redis.redis_leases.RedisLeases`
+(``store.leases``).
 
 Layout and transitions: :mod:`crawler.frontier.redis.redis_scripts`. ``shards`` frontier shards,
 each under its own hash tag, hold whole servers (shard = crc32(server) mod shards), so every script
