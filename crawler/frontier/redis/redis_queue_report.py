@@ -11,9 +11,9 @@ group. Two or three round trips per report, none on the crawl's hot path.
 Differences from the single-process rows: a queue id is ``<queue key>\\t<server>`` (a queue
 spanning servers is one row per server); ``last_peeked`` is the URI at the queue's head (the
 one out, for a queue in process); inactive queues are those of the inactive set and the
-ineligible ones; ``precedence`` is the queue's as SCHEDULE keeps it; ``session_spent`` is the cost spent since
-the queue last went to the back of the line; ``last_fetch_s`` is wall-clock seconds of the
-queue's last finished URI.
+ineligible ones; ``precedence`` is the queue's as SCHEDULE keeps it; ``session_spent`` is the
+cost spent since the queue last went to the back of the line; ``last_fetch_s`` is wall-clock
+seconds of the queue's last finished URI.
 
 Thread-safe: only reads Redis through the store's thread-safe connections.
 """
