@@ -13,8 +13,10 @@ modules:
   (:mod:`~crawler.frontier.redis.redis_scheduler`). ``schedule`` is ``schedule_many`` of one.
 * ``next``: a round of this process's :class:`~crawler.frontier.redis.redis_exchange.RedisExchange`
   (run by the asking thread itself when none is under way, else awaited) leases due queues for
-  all waiting threads at once (CLAIM re-checks due time and the server cap and leases the head
-  for ``lease_s``), one round trip per batch; Redis is polled only while a thread waits.
+  all waiting threads at once, most urgent first (DUE reads them and activates inactive ones;
+  CLAIM re-checks due time and the server cap and leases the head for ``lease_s``,
+  :mod:`~crawler.frontier.redis.redis_leases`), one round trip per batch; Redis is polled only
+  while a thread waits.
 * ``finished``: FINISH (sent by the exchange with the next round) removes (or, for a retry,
   rewrites) the URI, frees the server slot, snoozes the queue for what is left of the
   politeness delay counted from the end of the fetch (the worker takes off the time since, so
