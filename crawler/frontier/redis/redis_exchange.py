@@ -23,7 +23,9 @@ for threads the due ones cannot serve, and while the worker's
 :class:`~crawler.frontier.policy.lateness_guard.LatenessGuard` allows; while the guard trims the
 active set, a queue due after a politeness wait is rotated out by its CLAIM instead of leased.
 The guard's times are Redis's (ms / 1000), carried forward by the monotonic clock between reads
-(:meth:`RedisExchange.redis_now_s`).
+(:meth:`RedisExchange.redis_now_s`). The cap is one for the crawl, kept in Redis: a worker whose
+guard trims or raises it sends the new value with its next read; every read brings each guard
+the value last set.
 
 Thread-safety: shares the frontier's lock; ``demand`` and ``on_leased`` are called with it held,
 and so is the guard.
@@ -93,6 +95,7 @@ class RedisExchange:
         self.active = 0
         """Active queues crawl-wide at the last read of the due queues."""
         self._offset_s = 0.0  # Redis's time minus the monotonic clock, at the last read
+        self._synced_cap = math.inf  # the guard's cap as last agreed with the shared one
         self._logger = logger
         self._cond = threading.Condition(lock)
         self._max_conn = max_conn
@@ -234,14 +237,15 @@ class RedisExchange:
             (c.shard, c.qid, c.delay_ms > 0 and guard.take_rotation(self.active)) for c in picked
         ]
         need_due = rest > len(claims)
-        activate, cap = 0, -1
+        activate, cap = 0, -2
         if need_due:
             self.reads_started += 1
             # The guard may raise its cap (as the last read's count says); DUE holds the active
             # queues under it with the count as it is now.
             guard.may_activate(self.active, self.redis_now_s())
             activate = rest - len(claims)
-            cap = -1 if math.isinf(guard.cap) else max(0, int(guard.cap))
+            if guard.cap != self._synced_cap:  # this worker's guard trimmed or grew the cap
+                cap = -1 if math.isinf(guard.cap) else max(0, int(guard.cap))
         cond.release()
         try:
             ok, leased, due, yielded = self._send(
@@ -261,6 +265,8 @@ class RedisExchange:
             found, wait_ms = due.queues, due.wait_ms
             self.active = due.active
             self._offset_s = due.now_ms / 1000.0 - now
+            # One cap for the crawl: every worker's guard follows the last one set.
+            guard.cap = self._synced_cap = math.inf if due.cap < 0 else float(due.cap)
             found.sort(key=lambda c: eligible_key(c.precedence, c.due_ms))
             self._cands, self._cands_at = found, now
             if leased or found:
@@ -280,7 +286,7 @@ class RedisExchange:
         claims: list[tuple[int, str, bool]],
         due_per_shard: int,
         activate: int = 0,
-        cap: int = -1,
+        cap: int = -2,
     ) -> tuple[bool, list[Leased], DueRead | None, bool]:
         """One round trip: whether it went through, the URIs leased to this worker, the due
         queues read (or None), whether a queue was left to a hungry worker."""

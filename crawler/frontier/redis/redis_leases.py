@@ -43,12 +43,14 @@ class DueQueue(NamedTuple):
 
 class DueRead(NamedTuple):
     """DUE's answer: the due queues, ms until the next is due (-1: none waits), the active
-    queues crawl-wide (ready, snoozed or leased) and Redis's time."""
+    queues crawl-wide (ready, snoozed or leased), Redis's time and the shared cap."""
 
     queues: list[DueQueue]
     wait_ms: int
     active: int
     now_ms: int
+    cap: int
+    """The lateness guards' cap on active queues shared by the workers (-1: none)."""
 
 
 class Lease(NamedTuple):
@@ -117,11 +119,12 @@ class RedisLeases:
         self._store = store
 
     def candidates(
-        self, per_shard: int, hungry_ms: int = 0, held: int = 0, activate: int = 0, cap: int = -1
+        self, per_shard: int, hungry_ms: int = 0, held: int = 0, activate: int = 0, cap: int = -2
     ) -> DueRead:
         """Due queues of every shard (up to ``per_shard`` each, in the policy's order), in one
         round trip; with ``activate``, inactive queues activated for the threads the due ones
-        cannot serve (while the active set stays under ``cap``, -1: none). With ``hungry_ms``,
+        cannot serve (while the active set stays under the shared cap; ``cap`` sets it, -1:
+        none, -2: keep it). With ``hungry_ms``,
         shards with nothing due record this worker as hungry for that long, holding ``held``."""
         st = self._store
         calls = self._due_calls(per_shard, hungry_ms, held, activate, cap)
@@ -148,10 +151,12 @@ class RedisLeases:
         wait_ms = -1
         active = 0
         now_ms = 0
+        cap = -1
         for group, row in zip(st.groups(range(st.shards)), rows, strict=True):
             now_ms = int(row[0])
             active += int(row[1])
-            for shard, per in zip(group, row[2:], strict=True):
+            cap = int(row[2])
+            for shard, per in zip(group, row[3:], strict=True):
                 next_ms = int(per[0])
                 if next_ms >= 0 and (wait_ms < 0 or next_ms - now_ms < wait_ms):
                     wait_ms = max(0, next_ms - now_ms)
@@ -160,7 +165,7 @@ class RedisLeases:
                     due.append(
                         DueQueue(shard, qid, int(per[j + 1]), int(per[j + 2]), int(per[j + 3]))
                     )
-        return DueRead(due, wait_ms, active, now_ms)
+        return DueRead(due, wait_ms, active, now_ms, cap)
 
     def _queue_calls(
         self, name: str, items: list[tuple[int, str, str, list[Any]]], *extra_head: Any
@@ -219,7 +224,7 @@ class RedisLeases:
         hungry_ms: int = 0,
         held: int = 0,
         activate: int = 0,
-        cap: int = -1,
+        cap: int = -2,
     ) -> tuple[list[tuple[int, Lease | None]], list[Lease | None], DueRead | None]:
         """One round trip (per node) of a worker's frontier traffic, in this order: FINISH each
         of ``finishes`` (``(shard, qid, server, FINISH args after qid)``), CLAIM each of

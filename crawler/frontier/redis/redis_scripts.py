@@ -307,10 +307,13 @@ DUE = (
     _NOW
     + f"local PRECEDENCE_SCALE = {PRECEDENCE_SCALE}\n"
     + """
--- KEYS: 5 per shard: ready, hungry, lease, spent, inactive
+-- KEYS: 6 per shard: ready, hungry, lease, spent, inactive, stats
 -- ARGV: limit, worker, hungry_ms, held, mode (queue precedence policy: 0 base, else the due
---       queues are sorted by precedence), activate, cap (-1: none)
--- Returns {now, active queues (ready or snoozed, and leased), then per shard {next due ms or
+--       queues are sorted by precedence), activate, cap (the lateness guards' cap on active
+--       queues, shared by the workers in each shard's stats hash: -2 keep the shared one, -1
+--       set none, else set this one)
+-- Returns {now, active queues (ready or snoozed, and leased), the shared cap (-1: none), then
+-- per shard {next due ms or
 -- -1, then (qid, precedence, due ms, politeness delay ms) per queue}}: up to ``limit`` queues
 -- whose time has come, lower precedence first, then earlier due (crawler.frontier.policy.
 -- eligible_order; with mode 0 all share one precedence), and, if fewer, when the next one
@@ -322,11 +325,16 @@ DUE = (
 local limit, worker, hungry_ms = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local held = math.min(tonumber(ARGV[4] or '0'), HUNGRY_SCALE - 1)
 local sorted, activate, cap = ARGV[5] ~= '0', tonumber(ARGV[6]), tonumber(ARGV[7])
+if cap == -2 then
+  cap = tonumber(redis.call('HGET', KEYS[6], 'cap') or '-1')
+else
+  for k = 6, #KEYS, 6 do redis.call('HSET', KEYS[k], 'cap', cap) end
+end
 local scan = limit
 if sorted then scan = limit * 4 end
 local rows = {}
 local found, active = 0, 0
-for k = 1, #KEYS, 5 do
+for k = 1, #KEYS, 6 do
   active = active + redis.call('ZCARD', KEYS[k]) + redis.call('ZCARD', KEYS[k + 2])
   local due = redis.call('ZRANGEBYSCORE', KEYS[k], '-inf', now, 'WITHSCORES', 'LIMIT', 0, scan)
   local nxt = -1
@@ -363,7 +371,7 @@ local want = activate - found
 if cap >= 0 and active + want > cap then want = cap - active end
 while want > 0 do
   local best, bk = nil, nil
-  for k = 1, #KEYS, 5 do
+  for k = 1, #KEYS, 6 do
     local head = redis.call('ZRANGE', KEYS[k + 4], 0, 0, 'WITHSCORES')
     if head[2] and (not best or tonumber(head[2]) < best) then
       best, bk = tonumber(head[2]), k
@@ -374,7 +382,7 @@ while want > 0 do
   redis.call('ZADD', KEYS[bk], now, qid)
   redis.call('HDEL', KEYS[bk + 3], qid .. '\\nw')
   redis.call('HSET', KEYS[bk + 3], qid .. '\\nx', 0)
-  local row = rows[(bk - 1) / 5 + 1]
+  local row = rows[(bk - 1) / 6 + 1]
   row[#row + 1] = qid
   row[#row + 1] = math.floor(best / PRECEDENCE_SCALE)
   row[#row + 1] = now
@@ -384,9 +392,9 @@ end
 if found == 0 and hungry_ms > 0 then
   -- one member per worker ever hungry here: no pruning needed, readers ignore old scores
   local score = string.format('%d', (now + hungry_ms) * HUNGRY_SCALE + held)
-  for k = 2, #KEYS, 5 do redis.call('ZADD', KEYS[k], score, worker) end
+  for k = 2, #KEYS, 6 do redis.call('ZADD', KEYS[k], score, worker) end
 end
-local out = {now, active}
+local out = {now, active, cap}
 for i = 1, #rows do out[#out + 1] = rows[i] end
 return out
 """

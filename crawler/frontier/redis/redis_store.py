@@ -219,9 +219,9 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         return zlib.crc32(server.encode("utf-8", "surrogatepass")) % self.shards
 
     def due_keys(self, shard: int) -> tuple[str, ...]:
-        """KEYS of DUE for ``shard``: ready, hungry, lease, spent, inactive."""
+        """KEYS of DUE for ``shard``: ready, hungry, lease, spent, inactive, stats."""
         t = self._tags[shard]
-        return f"{t}r", f"{t}h", f"{t}l", f"{t}b", f"{t}n"
+        return f"{t}r", f"{t}h", f"{t}l", f"{t}b", f"{t}n", f"{t}s"
 
     def queue_keys(self, shard: int, qid: str, server: str) -> list[str]:
         """KEYS of CLAIM/FINISH/REAP: ready, lease, cur, stats, queue, server, park, hungry."""
