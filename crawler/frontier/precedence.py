@@ -14,7 +14,8 @@ Heritrix counterparts (the cost and precedence policies of its frontier):
 * queue precedence: ``BaseQueuePrecedencePolicy`` (``base_queue_precedence``, 3),
   ``HighestUriQueuePrecedencePolicy`` (base + the best URI precedence the queue received since
   it was last empty — an upper bound, as it does not rise when that URI leaves),
-  ``SuccessCountsQueuePrecedencePolicy`` (base, +1 after 100 successes, +1 per 1000 more).
+  ``SuccessCountsQueuePrecedencePolicy``
+  (:func:`~crawler.frontier.policy.queue_precedence.success_counts_precedence`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from crawler.curi import Hop
+from crawler.frontier.policy.queue_precedence import success_counts_precedence
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
@@ -85,12 +87,7 @@ def queue_precedence_function(config: FrontierConfig) -> Callable[[WorkQueue], i
     if name == "highest_uri":
         return lambda q: base + q.best_uri_precedence
     if name == "success_counts":
-
-        def by_successes(q: WorkQueue) -> int:
-            s = q.succeeded
-            return base if s < 100 else base + 1 + (s - 100) // 1000
-
-        return by_successes
+        return lambda q: success_counts_precedence(base, q.succeeded)
     return lambda q: base
 
 

@@ -30,16 +30,18 @@ atomic write (group commit); ``head_many(queue, limit)`` (:class:`ReadsHeads`) r
 ``limit`` lowest records (the frontier caches a queue's first records and reads the store again
 only when they run out).
 
-A Redis store (shared by many crawler processes) maps this as: one sorted set per queue (score =
-sort key, member = record, or a list when only FIFO order is needed) plus a hash for metadata;
-``write`` as one Lua script (all keys declared, one hash tag per frontier shard so a script
-touches one Cluster slot). Sharing *scheduling* across processes — the ready set scored by the
-next allowed fetch time, leases on in-flight URIs, the server cap — is the job of the
-:class:`~crawler.frontier.scheduler.QueueScheduler` and
-:class:`~crawler.frontier.server_gate.ServerGate` state, which such a store replaces with Redis
-structures behind the same methods (``make_ready``/``snooze``/``candidate``,
-``try_start``/``finish``/``park``/``wakeable``), each transition one script; the frontier's
-budget, retry, precedence and politeness logic stays as it is.
+The frontier's decisions (which URI is retried, what it costs, when its queue may fetch again,
+which queue goes next, the server cap, the lateness guard) are made once, in
+:mod:`crawler.frontier.policy`, and every store's frontier applies them: a LevelDB or memory
+store keeps only what one process's :class:`~crawler.frontier.workqueue_frontier.
+WorkQueueFrontier` decides, in this layout. The Redis store
+(:class:`~crawler.frontier.redis.redis_store.RedisQueueStore`, shared by many crawler processes)
+keeps more: besides the pending URIs (one sorted set per queue), the queue states that the
+processes share — the ready set scored by the next allowed fetch time, the inactive set,
+leases on in-flight URIs, each server's cap, pace and parked queues — because no process can
+hold them in memory for the others. Its Lua scripts apply the policy's results, passed as
+arguments, or rules generated from the policy's constants, each transition one atomic script;
+they make no decision of their own (:mod:`crawler.frontier.redis.redis_scripts`).
 
 Heritrix counterpart: ``BdbMultipleWorkQueues`` and the BDB environment of ``BdbFrontier``.
 """

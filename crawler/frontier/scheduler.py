@@ -7,7 +7,7 @@ state counts, and the :class:`~crawler.frontier.server_gate.ServerGate`. The fro
 consistent and answers "which queue now?" (:meth:`candidate`).
 
 Activation (Heritrix's "hold queues"): an inactive queue is activated only when no ready queue
-waits for a thread, and while the :class:`~crawler.frontier.lateness_guard.LatenessGuard`
+waits for a thread, and while the :class:`~crawler.frontier.policy.lateness_guard.LatenessGuard`
 allows (``frontier.lateness_tolerance``): the fetch of a queue that was due after a politeness
 wait (``WorkQueue.due_s``) tells the guard how late it started (:meth:`fetched`), and while the
 crawler cannot keep up due queues are rotated out to the back of their inactive FIFO instead of
@@ -26,7 +26,7 @@ import math
 from collections import deque
 from collections.abc import Callable
 
-from crawler.frontier.lateness_guard import LatenessGuard
+from crawler.frontier.policy.lateness_guard import LatenessGuard
 from crawler.frontier.queue_uris import QueueUris
 from crawler.frontier.server_gate import ServerGate
 from crawler.frontier.workqueue import (
@@ -85,7 +85,9 @@ class QueueScheduler:
         self.precedence_of = queue_precedence
         self._floor = precedence_floor
         self._notify = notify
-        self._ready: deque[WorkQueue] = deque()
+        # (precedence, sequence, queue): lower precedence first, then in the order made ready
+        # (crawler.frontier.policy.eligible_order)
+        self._ready: list[tuple[int, int, WorkQueue]] = []
         self._snoozed: list[tuple[float, int, WorkQueue | str]] = []
         self._seq = itertools.count()
         self._inactive: dict[int, deque[WorkQueue]] = {}
@@ -106,7 +108,7 @@ class QueueScheduler:
         self.queues[q.key] = q
         self.counts[q.state] += 1
         if q.state == READY:
-            self._ready.append(q)
+            self._push_ready(q, self.precedence_of(q))
         elif q.state == INACTIVE:
             self.counts[INACTIVE] -= 1
             q.state = EXHAUSTED
@@ -122,11 +124,14 @@ class QueueScheduler:
         counts[state] += 1
         q.state = state
 
-    def make_ready(self, q: WorkQueue) -> None:
-        """``q`` may hand out its head now."""
+    def make_ready(self, q: WorkQueue, precedence: int | None = None) -> None:
+        """``q`` may hand out its head now (``precedence``: its queue precedence, if known)."""
         self.set_state(q, READY)
-        self._ready.append(q)
+        self._push_ready(q, self.precedence_of(q) if precedence is None else precedence)
         self._notify()
+
+    def _push_ready(self, q: WorkQueue, precedence: int) -> None:
+        heapq.heappush(self._ready, (precedence, next(self._seq), q))
 
     def deactivate(self, q: WorkQueue) -> None:
         """Send ``q`` to the back of the inactive FIFO of its (re-evaluated) precedence."""
@@ -179,7 +184,7 @@ class QueueScheduler:
         if prec >= self._floor or any(n > 0 and p < prec for p, n in self.inactive_counts.items()):
             self.deactivate(q)
         else:
-            self.make_ready(q)
+            self.make_ready(q, prec)
 
     def retire(self, q: WorkQueue) -> None:
         """Over budget: ``q`` keeps its URIs but is never served again."""
@@ -258,13 +263,13 @@ class QueueScheduler:
         return self._snoozed[0][0] if self._snoozed else None
 
     def candidate(self, now_s: float) -> WorkQueue | None:
-        """The next queue to serve: the first ready one (a due one is rotated out instead while
-        the lateness guard trims the active set), else — if the active set is under the guard's
-        cap — activate the most urgent inactive queue below the precedence floor ("hold
-        queues": inactive ones wait for an idle thread)."""
+        """The next queue to serve: the first ready one, lower precedence first (a due one is
+        rotated out instead while the lateness guard trims the active set), else — if the
+        active set is under the guard's cap — activate the most urgent inactive queue below the
+        precedence floor ("hold queues": inactive ones wait for an idle thread)."""
         ready = self._ready
         while ready:
-            q = ready.popleft()
+            q = heapq.heappop(ready)[2]
             if q.state != READY:
                 continue
             if q.due_s and self.guard.take_rotation(self.active()):

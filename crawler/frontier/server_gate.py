@@ -21,17 +21,18 @@ A queue whose head URI is refused is *parked* on the server (FIFO) rather than p
 finished fetch (:meth:`finish`) or the server's timer (the time :meth:`wakeable` asks for)
 wakes at most as many parked queues as could start, so blocked queues never spin.
 
-Not thread-safe: the frontier calls it under its lock. A Redis frontier keeps the same numbers
-per server in Redis (active count, next-start time, a parked list) to share them across
-processes. Clock: monotonic seconds, as given by the caller.
+The admission rule is :mod:`crawler.frontier.policy.server_admission`'s, which the Redis
+frontier's scripts run on the same numbers kept per server in Redis (active count, next-start
+time, a parked list). Not thread-safe: the frontier calls it under its lock.
+Clock: monotonic seconds, as given by the caller.
 """
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from typing import Generic, TypeVar
 
+from crawler.frontier.policy.server_admission import admission, start_spacing
 from crawler.frontier.server_pace import PaceState, ServerPace
 
 T = TypeVar("T")
@@ -74,15 +75,12 @@ class ServerGate(Generic[T]):
     def try_start(self, key: str, now_s: float) -> float | None:
         """Admit one fetch start (None), or say until when it must wait (inf: for a slot)."""
         srv = self._server(key)
-        if self.max_connections and srv.active >= self.max_connections:
-            return math.inf
-        if now_s < srv.not_before_s:
-            return srv.not_before_s
+        wait = admission(srv.active, self.max_connections, now_s, srv.not_before_s)
+        if wait is not None:
+            return wait
         srv.active += 1
-        interval_s = self.min_interval_s
         pace = srv.pace
-        if pace is not None and pace.gap_s > interval_s:
-            interval_s = pace.gap_s
+        interval_s = start_spacing(self.min_interval_s, pace.gap_s if pace is not None else 0.0)
         if interval_s:
             srv.not_before_s = now_s + interval_s
         return None
@@ -92,12 +90,11 @@ class ServerGate(Generic[T]):
         it must wait: only the server's times apply (minimum interval, pace, holds), no slot
         is taken. For a browser page's sub-resources on the page's own slot."""
         srv = self._server(key)
-        if now_s < srv.not_before_s:
-            return srv.not_before_s
-        interval_s = self.min_interval_s
+        wait = admission(0, 0, now_s, srv.not_before_s)
+        if wait is not None:
+            return wait
         pace = srv.pace
-        if pace is not None and pace.gap_s > interval_s:
-            interval_s = pace.gap_s
+        interval_s = start_spacing(self.min_interval_s, pace.gap_s if pace is not None else 0.0)
         if interval_s:
             srv.not_before_s = now_s + interval_s
         return None

@@ -12,15 +12,17 @@ Flow (that of Heritrix's work-queue frontier):
   filter (``force_fetch`` records without asking), precedence and queue key, ordinal, store. A
   new or exhausted queue becomes *inactive*; inactive queues are activated only when no queue
   is ready, and while the active ones are fewer than the lateness guard's cap
-  (``lateness_tolerance``; :mod:`~crawler.frontier.lateness_guard`).
+  (``lateness_tolerance``; :mod:`~crawler.frontier.policy.lateness_guard`).
 * ``next(timeout_s)``: wake due snoozed queues, take the first ready (else activate the most
   urgent inactive) queue — while the guard trims the active set, a due one is rotated out to
   the inactive queues instead —, retire it if over ``queue_total_budget``, deactivate it if it
   spent ``balance_replenish_amount`` this session and others wait; then the server cap
   (:class:`~crawler.frontier.server_gate.ServerGate`) must admit its head, else the queue is
   parked on that server until a slot or its time comes.
-* ``finished(curi)``: :meth:`RetryPolicy.take <crawler.frontier.retry_policy.RetryPolicy.take>`
-  counts the attempt (a deferral for a prerequisite is none) and decides: -50 with deferrals left
+* ``finished(curi)``: :meth:`FinishPolicy.settle
+  <crawler.frontier.policy.finish_policy.FinishPolicy.settle>` (shared with the Redis frontier),
+  through :meth:`RetryPolicy.take <crawler.frontier.retry_policy.RetryPolicy.take>`, counts the
+  attempt (a deferral for a prerequisite is none) and decides: -50 with deferrals left
   (``max_deferrals``), -1/-2/-3 with attempts left (``max_retries``; fewer after malformed
   responses) and retried HTTP statuses (408/429/5xx, ``http_max_tries``) stay at the head and the
   queue snoozes ``curi.retry_delay_s`` (or a longer Retry-After), a failed try noted in
@@ -57,19 +59,18 @@ from typing import Any, ClassVar
 import structlog
 
 from crawler.clock import Clock, SystemClock
-from crawler.curi import CrawlURI, FetchStatus
+from crawler.curi import CrawlURI
 from crawler.frontier import recovery as rec
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierSnapshot
 from crawler.frontier.frontier_report import QueueDetail, queue_details, snapshot_of
 from crawler.frontier.inline_gate import LocalInlineGate
 from crawler.frontier.intake import FrontierIntake
-from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
+from crawler.frontier.policy.finish_policy import DISREGARDED, SUCCEEDED, FinishPolicy
 from crawler.frontier.precedence import queue_precedence_function
 from crawler.frontier.preparer import FrontierPreparer
-from crawler.frontier.queue_release import QueueRelease, fetch_answer, fetch_end_ms
+from crawler.frontier.queue_release import QueueRelease, fetch_end_ms
 from crawler.frontier.queue_store import QueueStore, StoreBatch
-from crawler.frontier.retry_policy import DEFER, WAIT, RetryPolicy
 from crawler.frontier.retry_watch import RetriesWaiting, RetryWatch
 from crawler.frontier.scheduler import QueueScheduler
 from crawler.frontier.server_gate import ServerGate
@@ -112,14 +113,11 @@ class WorkQueueFrontier:
         self._crawl_log = crawl_log
         prepare = FrontierPreparer(config, policy)
         self._canonicalize = prepare.canonicalize
-        self._cost = prepare.cost
-        self._retry = RetryPolicy(config.retries)
+        self._finish = FinishPolicy(config, prepare.cost)
         self.retry_watch = RetryWatch()
         """The URIs waiting for a retry after a failed try (status, report)."""
-        self._min_delay_ms = config.politeness.min_delay_ms
         self._balance = config.balance_replenish_amount
         self._total_budget = config.queue_total_budget
-        self._penalty = config.error_penalty_amount
 
         lock = threading.Lock()
         self._cond = threading.Condition(lock)
@@ -302,27 +300,22 @@ class WorkQueueFrontier:
 
     # ------------------------------------------------------------ finished
     def finished(self, curi: CrawlURI) -> bool:
-        """Retry ``curi`` (False) or record its final disposition and call ``on_final`` (True)."""
-        status = curi.status
-        backoff_s = hold_s = 0.0
-        data = curi.data
-        if data:
-            backoff_s = float(data.pop(BACKOFF_MS_KEY, 0) or 0) / 1000.0
-            hold_s = float(data.pop(SERVER_HOLD_MS_KEY, 0) or 0) / 1000.0
-        fetched = fetch_answer(curi)
-        verdict = self._retry.take(curi)
-        if verdict:
-            delay_s = max(0.0, curi.retry_delay_s, backoff_s)
-            if verdict not in (WAIT, DEFER):
-                self.retry_watch.noted(curi, delay_s, self._clock.time())
+        """Retry ``curi`` (False) or record its final disposition and call ``on_final`` (True).
+
+        The decision is :meth:`FinishPolicy.settle
+        <crawler.frontier.policy.finish_policy.FinishPolicy.settle>`; this applies it."""
+        out = self._finish.settle(curi)
+        if out.retried:
+            if out.failed_try:
+                self.retry_watch.noted(curi, out.wait_s, self._clock.time())
             curi.reset_for_retry()
             value = curi.to_bytes()
             with self._cond:
                 q = self._owner(curi)
-                if status != FetchStatus.DEFERRED:
-                    q.expend(self._cost(curi))
+                if out.failed_try:  # a deferral costs nothing
+                    q.expend(out.cost)
                 skey = q.current_key
-                self._release(q, curi, backoff_s, hold_s, delay_s, fetched)
+                self._release(q, curi, out.backoff_s, out.hold_s, out.wait_s, out.fetched)
                 batch = self._log.batch()
                 batch.puts.append((q.key, skey, value))
                 batch.meta[q.meta_name] = q.to_meta()
@@ -330,32 +323,30 @@ class WorkQueueFrontier:
             self._store.sync()
             return False
         self.retry_watch.done(curi.uri)
-        delay_ms = curi.politeness_delay_ms
-        if delay_ms < 0:
-            delay_ms = self._min_delay_ms
         fetch_end = fetch_end_ms(curi)
+        kind = out.kind
         with self._cond:
             q = self._owner(curi)
             batch = self._log.batch()
             batch.deletes.append((q.key, q.current_key))
             q.size -= 1
             self._queued -= 1
-            if curi.is_disregarded:
+            if kind == DISREGARDED:
                 q.disregarded += 1
-                kind, total = rec.KIND_DISREGARDED, "disregarded"
-            elif curi.is_success:
+                log_kind = rec.KIND_DISREGARDED
+            elif kind == SUCCEEDED:
                 q.succeeded += 1
-                kind, total = rec.KIND_SUCCEEDED, "succeeded"
-                q.expend(self._cost(curi))
+                log_kind = rec.KIND_SUCCEEDED
             else:
                 q.failed += 1
                 q.errors += 1
-                kind, total = rec.KIND_FAILED, "failed"
-                q.expend(self._cost(curi) + self._penalty)
-            self.totals[total] += 1
-            journal = self._log.final(q, kind, batch)
+                log_kind = rec.KIND_FAILED
+            if kind != DISREGARDED:
+                q.expend(out.cost)
+            self.totals[kind] += 1
+            journal = self._log.final(q, log_kind, batch)
             self._release(
-                q, curi, backoff_s, hold_s, backoff_s, fetched, delay_ms / 1000.0, fetch_end
+                q, curi, out.backoff_s, out.hold_s, out.wait_s, out.fetched, out.polite_s, fetch_end
             )
             batch.meta[q.meta_name] = q.to_meta()
             self._store.write(batch)
@@ -415,7 +406,7 @@ class WorkQueueFrontier:
 
     def lateness_guard(self) -> tuple[float, int, bool]:
         """``(cap on the active queues (inf: none), queues rotated out late, saturated now)``
-        of the :class:`~crawler.frontier.lateness_guard.LatenessGuard`."""
+        of the :class:`~crawler.frontier.policy.lateness_guard.LatenessGuard`."""
         with self._cond:
             guard = self.sched.guard
             return guard.cap, guard.rotated, guard.saturated

@@ -23,7 +23,9 @@ from crawler.frontier import (
 )
 from crawler.frontier.frontier import FrontierSnapshot
 from crawler.frontier.frontier_abilities import FrontierAbilities
+from crawler.frontier.redis.redis_exchange import RECLAIM_ARG
 from crawler.frontier.redis.redis_frontier import RedisFrontier
+from crawler.frontier.redis.redis_leases import finish_args
 from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
 from crawler.order.schema import FrontierConfig, PolitenessConfig
 from crawler.uniq import MemoryUriUniqFilter
@@ -241,14 +243,18 @@ def _finish_wanting_more(f: RedisFrontier, curi: CrawlURI) -> bytes | None:
     """FINISH ``curi`` (a success) as a worker whose threads wait for more (reclaim asked):
     the member of its queue's next URI when the queue was leased to it again, else None."""
     entry = f._in_flight.pop(curi.uri)
-    args = [entry.member, "succeeded", b"", 0, 0, 0, 0, 0, 1, 0, -1, -1, -1, 1, *f._budgets]
-    done, _, _ = f._store.exchange([(entry.shard, entry.qid, entry.server, args)], [], 0, 0, 0)
-    state, member = done[0]
+    args = finish_args(entry.member, "succeeded", cost=1, budgets=f._budgets)
+    args[RECLAIM_ARG] = 1
+    done, _, _ = f._store.leases.exchange(
+        [(entry.shard, entry.qid, entry.server, args)], [], 0, 0, 0
+    )
+    state, lease = done[0]
     assert state == 1
-    if member is not None:  # leased again: hand it to this worker as the exchange would
-        with f._lock:
-            f._leased([(entry.shard, entry.qid, entry.server, member)])
-    return member
+    if lease is None:
+        return None
+    with f._lock:  # leased again: hand it to this worker as the exchange would
+        f._leased([(entry.shard, entry.qid, entry.server, lease)])
+    return lease.member
 
 
 @pytest.mark.parametrize("balance", [0, 2])
@@ -279,9 +285,9 @@ def test_a_queue_that_spent_its_session_budget_goes_to_the_back_of_the_line(
         if balance:
             # a.test spent its session budget and b.test waits: a.test goes behind it
             assert kept is None
-            # (the due queues, earliest first; a.test may be due again by now, behind b.test)
-            due, _ = f._store.candidates(10)
-            assert [qid.split("\t")[0] for _, qid in due][:1] == ["b.test"]
+            # (both inactive now: activated in line, b.test first)
+            due = f._store.leases.candidates(10, activate=2).queues
+            assert [c.qid.split("\t")[0] for c in due] == ["b.test", "a.test"]
             assert _detail_of(f, "a.test").session_spent == 0
         else:
             assert kept is not None  # no session budget: the worker keeps its queue

@@ -14,7 +14,9 @@ from redis_servers import RedisServer, free_port
 from crawler.curi import CrawlURI, FetchStatus, Hop
 from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierStateError
+from crawler.frontier.redis.redis_exchange import RECLAIM_ARG
 from crawler.frontier.redis.redis_frontier import RedisFrontier
+from crawler.frontier.redis.redis_leases import finish_args
 from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
 from crawler.frontier.retry_policy import DEFERRALS_KEY
 from crawler.order.schema import FrontierConfig, PolitenessConfig, RetriesConfig
@@ -142,11 +144,13 @@ def _finish_wanting_more(w: Worker, curi: CrawlURI, held: int) -> tuple[int, byt
     ``held`` other URIs: (2, None) when its queue was left to a hungry worker, (1, member of the
     queue's next URI) when reclaimed."""
     entry = w.frontier._in_flight.pop(curi.uri)
-    args = [entry.member, "succeeded", b"", 0, 0, 0, 0, 0, 1, 0, -1, -1, -1, 1, -1, 0, 255, -1]
-    done, _, _ = w.frontier._store.exchange(
+    args = finish_args(entry.member, "succeeded", cost=1)
+    args[RECLAIM_ARG] = 1
+    done, _, _ = w.frontier._store.leases.exchange(
         [(entry.shard, entry.qid, entry.server, args)], [], 0, 0, 0, held=held
     )
-    return done[0]
+    state, lease = done[0]
+    return state, lease.member if lease is not None else None
 
 
 def test_a_queue_goes_to_a_hungry_worker_only_if_it_holds_two_fewer(

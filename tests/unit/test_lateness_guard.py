@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from crawler.frontier.lateness_guard import (
+from crawler.frontier.policy.lateness_guard import (
     CALM_S,
     MIN_LATE_S,
     PERSIST_S,

@@ -17,17 +17,31 @@ and nothing is due (when the next queue is due, at most every :data:`HUNGRY_POLL
 threads never poll Redis themselves. A leased URI stays leased in Redis until its FINISH is
 sent, so a worker killed meanwhile only leaves leases, which the reaper hands back.
 
-Thread-safety: shares the frontier's lock; ``demand`` and ``on_leased`` are called with it held.
+Order and activation follow :mod:`crawler.frontier.policy`: a read's due queues are claimed
+lower precedence first, then earlier due; inactive queues are activated (by DUE, atomically) only
+for threads the due ones cannot serve, and while the worker's
+:class:`~crawler.frontier.policy.lateness_guard.LatenessGuard` allows; while the guard trims the
+active set, a queue due after a politeness wait is rotated out by its CLAIM instead of leased.
+The guard's times are Redis's (ms / 1000), carried forward by the monotonic clock between reads
+(:meth:`RedisExchange.redis_now_s`). The cap is one for the crawl, kept in Redis: a worker whose
+guard trims or raises it sends the new value with its next read; every read brings each guard
+the value last set.
+
+Thread-safety: shares the frontier's lock; ``demand`` and ``on_leased`` are called with it held,
+and so is the guard.
 """
 
 from __future__ import annotations
 
-import random
+import math
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from crawler.frontier.policy.eligible_order import eligible_key
+from crawler.frontier.policy.lateness_guard import LatenessGuard
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
+from crawler.frontier.redis.redis_leases import DueQueue, DueRead, Lease
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,8 +68,8 @@ RECLAIM_ARG = 8
 
 FinishItem = tuple[int, str, str, list[Any], str]
 """(shard, queue id, server, FINISH args after the qid, URI for the log)."""
-Leased = tuple[int, str, str, bytes]
-"""(shard, queue id, server, member) of a URI leased to this worker."""
+Leased = tuple[int, str, str, Lease]
+"""(shard, queue id, server, lease) of a URI leased to this worker."""
 
 
 class RedisExchange:
@@ -72,8 +86,16 @@ class RedisExchange:
         demand: Callable[[], int],
         on_leased: Callable[[list[Leased]], None],
         held: Callable[[], int] = lambda: 0,
+        guard: LatenessGuard | None = None,
     ) -> None:
         self._store = store
+        self._leases = store.leases
+        self.guard = guard if guard is not None else LatenessGuard(0.0)
+        """The worker's lateness guard (under the lock)."""
+        self.active = 0
+        """Active queues crawl-wide at the last read of the due queues."""
+        self._offset_s = 0.0  # Redis's time minus the monotonic clock, at the last read
+        self._synced_cap = math.inf  # the guard's cap as last agreed with the shared one
         self._logger = logger
         self._cond = threading.Condition(lock)
         self._max_conn = max_conn
@@ -83,7 +105,7 @@ class RedisExchange:
         self._held = held
         self._finishes: list[FinishItem] = []
         self._sending = 0
-        self._cands: list[tuple[int, str]] = []
+        self._cands: list[DueQueue] = []
         self._cands_at = -CANDIDATES_TTL_S
         self._poll_at = 0.0
         self._first_put = 0.0
@@ -142,6 +164,10 @@ class RedisExchange:
         """Send ``batch`` from the calling thread (after :meth:`close`)."""
         if batch:
             self._send(batch, [], 0)
+
+    def redis_now_s(self) -> float:
+        """Redis's time now (s), as of the last read carried forward by the monotonic clock."""
+        return time.monotonic() + self._offset_s
 
     def ready(self, now: float) -> bool:
         """Whether a thread that wants URIs should run a round now (lock held): none is under
@@ -204,15 +230,26 @@ class RedisExchange:
             reclaims += 1
         rest = want - reclaims
         fresh = time.monotonic() - self._cands_at < CANDIDATES_TTL_S
-        claims = self._cands[-rest:] if fresh and rest > 0 else []
-        del self._cands[len(self._cands) - len(claims) :]
+        picked = self._cands[:rest] if fresh and rest > 0 else []
+        del self._cands[: len(picked)]
+        guard = self.guard
+        claims = [
+            (c.shard, c.qid, c.delay_ms > 0 and guard.take_rotation(self.active)) for c in picked
+        ]
         need_due = rest > len(claims)
+        activate, cap = 0, -2
         if need_due:
             self.reads_started += 1
+            # The guard may raise its cap (as the last read's count says); DUE holds the active
+            # queues under it with the count as it is now.
+            guard.may_activate(self.active, self.redis_now_s())
+            activate = rest - len(claims)
+            if guard.cap != self._synced_cap:  # this worker's guard trimmed or grew the cap
+                cap = -1 if math.isinf(guard.cap) else max(0, int(guard.cap))
         cond.release()
         try:
             ok, leased, due, yielded = self._send(
-                batch, claims, CANDIDATES_PER_SHARD if need_due else 0
+                batch, claims, CANDIDATES_PER_SHARD if need_due else 0, activate, cap
             )
         finally:
             cond.acquire()
@@ -225,8 +262,12 @@ class RedisExchange:
         elif yielded:
             self._poll_at = now + YIELD_S  # give the hungry worker a head start
         elif due is not None:
-            found, wait_ms = due
-            random.shuffle(found)
+            found, wait_ms = due.queues, due.wait_ms
+            self.active = due.active
+            self._offset_s = due.now_ms / 1000.0 - now
+            # One cap for the crawl: every worker's guard follows the last one set.
+            guard.cap = self._synced_cap = math.inf if due.cap < 0 else float(due.cap)
+            found.sort(key=lambda c: eligible_key(c.precedence, c.due_ms))
             self._cands, self._cands_at = found, now
             if leased or found:
                 self._poll_at = 0.0
@@ -240,13 +281,18 @@ class RedisExchange:
         cond.notify_all()
 
     def _send(
-        self, batch: list[FinishItem], claims: list[tuple[int, str]], due_per_shard: int
-    ) -> tuple[bool, list[Leased], tuple[list[tuple[int, str]], int] | None, bool]:
+        self,
+        batch: list[FinishItem],
+        claims: list[tuple[int, str, bool]],
+        due_per_shard: int,
+        activate: int = 0,
+        cap: int = -2,
+    ) -> tuple[bool, list[Leased], DueRead | None, bool]:
         """One round trip: whether it went through, the URIs leased to this worker, the due
         queues read (or None), whether a queue was left to a hungry worker."""
-        citems = [(shard, qid, qid.rpartition("\t")[2]) for shard, qid in claims]
+        citems = [(shard, qid, qid.rpartition("\t")[2], rot) for shard, qid, rot in claims]
         try:
-            done, got, due = self._store.exchange(
+            done, got, due = self._leases.exchange(
                 [(s, q, srv, args) for s, q, srv, args, _ in batch],
                 citems,
                 self._max_conn,
@@ -254,6 +300,8 @@ class RedisExchange:
                 due_per_shard,
                 HUNGRY_MS,
                 self._held(),
+                activate,
+                cap,
             )
         except RedisUnavailableError as exc:
             # Past the outage timeout: the leases expire and the URIs are crawled again.
@@ -264,16 +312,16 @@ class RedisExchange:
             return False, [], None, False
         leased: list[Leased] = []
         yielded = False
-        for (state, member), (shard, qid, server, _, uri) in zip(done, batch, strict=True):
+        for (state, lease), (shard, qid, server, _, uri) in zip(done, batch, strict=True):
             if not state:
                 self.lost_leases += 1
                 self._logger.warning("lease_lost", uri=uri, queue=qid)
-            elif member is not None:
-                leased.append((shard, qid, server, member))
+            elif lease is not None:
+                leased.append((shard, qid, server, lease))
             elif state == 3:
                 self._logger.info("queue_retired", queue=qid.rpartition("\t")[0], server=server)
             yielded = yielded or state == 2
-        for member, (shard, qid, server) in zip(got, citems, strict=True):
-            if member is not None:
-                leased.append((shard, qid, server, member))
+        for lease, (shard, qid, server, _) in zip(got, citems, strict=True):
+            if lease is not None:
+                leased.append((shard, qid, server, lease))
         return True, leased, due, yielded

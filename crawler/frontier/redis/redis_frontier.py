@@ -13,8 +13,10 @@ modules:
   (:mod:`~crawler.frontier.redis.redis_scheduler`). ``schedule`` is ``schedule_many`` of one.
 * ``next``: a round of this process's :class:`~crawler.frontier.redis.redis_exchange.RedisExchange`
   (run by the asking thread itself when none is under way, else awaited) leases due queues for
-  all waiting threads at once (CLAIM re-checks due time and the server cap and leases the head
-  for ``lease_s``), one round trip per batch; Redis is polled only while a thread waits.
+  all waiting threads at once, most urgent first (DUE reads them and activates inactive ones;
+  CLAIM re-checks due time and the server cap and leases the head for ``lease_s``,
+  :mod:`~crawler.frontier.redis.redis_leases`), one round trip per batch; Redis is polled only
+  while a thread waits.
 * ``finished``: FINISH (sent by the exchange with the next round) removes (or, for a retry,
   rewrites) the URI, frees the server slot, snoozes the queue for what is left of the
   politeness delay counted from the end of the fetch (the worker takes off the time since, so
@@ -30,17 +32,25 @@ modules:
   thread renews this worker's leases and reaps expired ones
   (:mod:`~crawler.frontier.redis.redis_lease_keeper`).
 
-Budgets: FINISH charges each URI's cost (``cost_policy``; a failure ``error_penalty_amount``
-more, a disregarded URI nothing) to its queue in Redis, and retires a queue whose spent reaches
-``queue_total_budget``: its URIs stay in Redis, stop counting as queued and are not handed out
-(as the work-queue frontier's retired queues). A queue whose precedence (kept by SCHEDULE,
-and by FINISH for ``success_counts``) is at or past ``precedence_floor`` waits, ineligible, outside
-the ready set. A queue that spent ``balance_replenish_amount`` this session while another of its
-shard is due is not reclaimed but goes to the back of the line. Deviations from
-:class:`~crawler.frontier.WorkQueueFrontier`: no inactive state besides ineligible (every
-eligible non-empty queue competes by due time, so precedence decides eligibility, not order;
-``success_counts`` precedence is updated by FINISH at each success); a hash-policy queue
-spanning servers is split per server (its budget too). ``queue_details`` reads Redis
+The decisions are the work-queue frontier's, from :mod:`crawler.frontier.policy`: a finished
+URI's outcome, cost and delays (:class:`~crawler.frontier.policy.finish_policy.FinishPolicy`)
+go to FINISH as arguments; FINISH charges the cost to the queue in Redis, retires a queue
+whose spent reaches ``queue_total_budget`` (its URIs stay in Redis, stop counting as queued and
+are not handed out), and with ``success_counts`` sets the queue's precedence at each success. A
+new queue is *inactive* (the inactive set, by precedence then FIFO) until a read of the due
+queues finds fewer than this worker's waiting threads and activates the most urgent ones for
+the rest (Heritrix's hold queues); due queues are claimed lower precedence first, then earlier
+due; a queue that spent ``balance_replenish_amount`` this session while others wait inactive
+goes back to the inactive set; one whose precedence is at or past ``precedence_floor`` waits,
+ineligible. The :class:`~crawler.frontier.policy.lateness_guard.LatenessGuard` (the same code
+as the work-queue frontier's, one per worker) learns how late this worker's fetches start after
+their queue's politeness wait, caps the active queues crawl-wide that DUE may activate, and
+while it trims, has CLAIM rotate a due queue back to the inactive set.
+``tests/contracts/test_policy_parity.py`` runs both frontiers through the same traces.
+Deviations from :class:`~crawler.frontier.WorkQueueFrontier`: ``success_counts`` precedence
+is updated by FINISH at each success (not when the queue next waits its turn); a hash-policy
+queue spanning servers is split per server (its budget too); on a Redis Cluster each shard
+activates queues for the waiting threads on its own. ``queue_details`` reads Redis
 (:mod:`~crawler.frontier.redis.redis_queue_report`); ``is_empty`` and ``snapshot`` are crawl-wide
 (:mod:`~crawler.frontier.redis.redis_snapshot`).
 
@@ -65,21 +75,23 @@ from crawler.curi import CrawlURI, FetchStatus
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierSnapshot, FrontierStateError
 from crawler.frontier.frontier_report import QueueDetail
-from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
+from crawler.frontier.policy.finish_policy import FinishPolicy
+from crawler.frontier.policy.lateness_guard import LatenessGuard
+from crawler.frontier.policy.pace_rule import NOTHING, pace_arguments, pace_inputs
+from crawler.frontier.policy.queue_precedence import SUCCESS_COUNTS, precedence_mode
 from crawler.frontier.preparer import FrontierPreparer
-from crawler.frontier.queue_release import fetch_end_ms
+from crawler.frontier.queue_release import fetch_answer, fetch_end_ms
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_exchange import Leased, RedisExchange
 from crawler.frontier.redis.redis_inline_gate import RedisInlineGate
 from crawler.frontier.redis.redis_lease_keeper import InFlight, LeaseKeeper
+from crawler.frontier.redis.redis_leases import Lease, finish_args
 from crawler.frontier.redis.redis_prerequisites import LocalPrerequisites
 from crawler.frontier.redis.redis_queue_report import redis_queue_details
 from crawler.frontier.redis.redis_scheduler import RedisScheduler
 from crawler.frontier.redis.redis_snapshot import redis_snapshot, shared_frontier_empty
 from crawler.frontier.redis.redis_store import RedisQueueStore
-from crawler.frontier.retry_policy import DEFER, WAIT, RetryPolicy
 from crawler.frontier.retry_watch import RetriesWaiting, RetryWatch
-from crawler.frontier.server_pace import timing_counts
 from crawler.order.schema import FrontierConfig
 from crawler.uniq.uniq_filter import UniqStateError, UriUniqFilter
 
@@ -111,32 +123,28 @@ class RedisFrontier:
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._on_final = on_final
         self._logger: Any = logger if logger is not None else structlog.get_logger("frontier")
-        self._retry = retry = RetryPolicy(config.retries)
+        self._prep = prep = FrontierPreparer(config, policy)
+        self._finish = FinishPolicy(config, prep.cost)
+        retry = self._finish.retry
         self.retry_watch = RetryWatch()
         """The URIs waiting for a retry after a failed try of this worker (status, report)."""
         pace = config.pace
         self._signals = frozenset(pace.signal_statuses) if pace.enabled else frozenset()
-        if pace.enabled:
-            store.pace_args = [
-                pace.increase_factor,
-                pace.fast_increase_factor,
-                pace.decrease_fraction,
-                pace.max_gap_ms,
-                pace.slow_response_factor,
-                pace.slow_response_min_ms,
-            ]
+        store.pace_args = pace_arguments(pace)
         self._paced = pace.enabled
-        policy_name = config.queue_precedence_policy
-        mode = {"highest_uri": 1, "success_counts": 2}.get(policy_name, 0)
+        mode = precedence_mode(config.queue_precedence_policy)
         base, floor = config.base_queue_precedence, config.precedence_floor
         store.precedence_args = [floor, base, mode]
-        self._budgets = [
+        self._budgets = (
             config.queue_total_budget,
             config.balance_replenish_amount,
             floor,
-            base if mode == 2 else -1,
-        ]
-        self._penalty = config.error_penalty_amount
+            base if mode == SUCCESS_COUNTS else -1,
+        )
+        self.guard = LatenessGuard(config.lateness_tolerance)
+        """This worker's lateness guard (:mod:`~crawler.frontier.policy.lateness_guard`), the
+        same as the work-queue frontier's: fed the lateness of this worker's fetch starts, it
+        caps the activation of inactive queues and rotates due ones out (under the lock)."""
         pol = config.politeness
         self._min_delay_ms = pol.min_delay_ms
         self._max_conn = pol.host_max_connections
@@ -156,6 +164,7 @@ class RedisFrontier:
             demand=self._demand,
             on_leased=self._leased,
             held=in_flight.__len__,
+            guard=self.guard,
         )
         self._prerequisites = prereqs = LocalPrerequisites(
             self._wake,
@@ -166,8 +175,6 @@ class RedisFrontier:
             min_delay_s=self._min_delay_ms / 1000.0,
             watch=self.retry_watch,
         )
-        self._prep = prep = FrontierPreparer(config, policy)
-        self._cost = prep.cost
         self._scheduler = RedisScheduler(
             store, uniq, prep, lock, exchange, in_flight, prereqs, uri_error
         )
@@ -177,7 +184,7 @@ class RedisFrontier:
             store, exchange, lock, in_flight, self._closed, logger, max_conn=max_conn
         )
         self.inline_gate = RedisInlineGate(
-            store, lock, in_flight, self._clock, pol, self._pace_args
+            store, lock, in_flight, self._clock, pol, self._inline_pace_args
         )
         """The server gate for fetches made outside the frontier (browser sub-resources)."""
 
@@ -285,10 +292,12 @@ class RedisFrontier:
     def _leased(self, leased: list[Leased]) -> None:
         """Take URIs the exchange leased, if any, after a round (called with the lock held)."""
         now = self._clock.monotonic()
-        for shard, qid, server, member in leased:
+        wall = self._clock.time()
+        for shard, qid, server, lease in leased:
+            member = lease.member
             curi = CrawlURI.from_bytes(member[8:])
             curi.queue_key = qid.rpartition("\t")[0]
-            self._in_flight[curi.uri] = InFlight(shard, qid, server, member, now)
+            self._in_flight[curi.uri] = InFlight(shard, qid, server, member, now, lease, wall)
             self._claimed.append(curi)
         if leased:
             self._wake.notify(len(leased) + 1)  # and one to run the next round if still needed
@@ -312,40 +321,52 @@ class RedisFrontier:
             return prereqs.finish(curi, via_uri)
         if entry is None:
             raise ValueError(f"{curi!r} was not handed out by this frontier or is already finished")
-        backoff_ms = int(float(curi.data.pop(BACKOFF_MS_KEY, 0) or 0))
-        hold_ms = int(float(curi.data.pop(SERVER_HOLD_MS_KEY, 0) or 0))
+        out = self._finish.settle(curi)
         max_conn = self._max_conn
         interval_ms = self._interval_ms if entry.server else 0
-        paced = self._pace_args(curi, entry.server)
-        verdict = self._retry.take(curi)
-        if verdict:
-            delay_ms = max(int(curi.retry_delay_s * 1000), backoff_ms)
-            if verdict not in (WAIT, DEFER):
-                self.retry_watch.noted(curi, delay_ms / 1000.0, self._clock.time())
+        pace = self._pace_args(out.fetched, entry.server)
+        backoff_ms, hold_ms = int(out.backoff_s * 1000), int(out.hold_s * 1000)
+        if out.fetched is not None and entry.lease is not None and entry.lease.delay_ms > 0:
+            self._fetched_late(entry, entry.lease, out.fetched[1])
+        if out.retried:
+            if out.failed_try:
+                self.retry_watch.noted(curi, out.wait_s, self._clock.time())
             curi.reset_for_retry()
-            skey_bytes = entry.member[:8]
-            member = skey_bytes + curi.to_bytes()
-            score = int.from_bytes(skey_bytes, "big") >> 48
-            args = [entry.member, "r", member, score, delay_ms, backoff_ms, hold_ms, max_conn]
-            cost = self._cost(curi) if status != FetchStatus.DEFERRED else 0
-            args += [0, interval_ms, *paced, cost, *self._budgets]
+            member = entry.member[:8] + curi.to_bytes()
+            args = finish_args(
+                entry.member,
+                "r",
+                new_member=member,
+                delay_ms=int(out.wait_s * 1000),
+                backoff_ms=backoff_ms,
+                hold_ms=hold_ms,
+                max_conn=max_conn,
+                interval_ms=interval_ms,
+                pace=pace,
+                cost=out.cost,
+                budgets=self._budgets,
+            )
             item = (entry.shard, entry.qid, entry.server, args, curi.uri)
             with self._lock:
                 self._exchange.put(item)
             return False
         self.retry_watch.done(curi.uri)
-        polite_ms = curi.politeness_delay_ms
-        if curi.is_disregarded:
-            kind, cost = "disregarded", 0
-        elif curi.is_success:
-            kind, cost = "succeeded", self._cost(curi)
-        else:
-            kind, cost = "failed", self._cost(curi) + self._penalty
-        polite_ms = polite_ms if polite_ms >= 0 else self._min_delay_ms
+        polite_ms = int(out.polite_s * 1000)
         # FINISH counts the delay from its own time: take off what passed since the fetch ended.
         delay_ms = max(polite_ms - self._since_fetch_end_ms(curi, entry), backoff_ms, 0)
-        args = [entry.member, kind, b"", 0, delay_ms, backoff_ms, hold_ms, max_conn, 0, interval_ms]
-        args += [*paced, cost, *self._budgets]
+        args = finish_args(
+            entry.member,
+            out.kind,
+            delay_ms=delay_ms,
+            backoff_ms=backoff_ms,
+            hold_ms=hold_ms,
+            max_conn=max_conn,
+            interval_ms=interval_ms,
+            pace=pace,
+            cost=out.cost,
+            budgets=self._budgets,
+            polite_ms=polite_ms,
+        )
         with self._lock:
             self._finishing += 1
         try:
@@ -360,6 +381,17 @@ class RedisFrontier:
             self._finishing -= 1
         return True
 
+    def _fetched_late(self, entry: InFlight, lease: Lease, start_ms: int) -> None:
+        """Tell the lateness guard how late this fetch started after its queue's politeness
+        wait: the lease's lateness in Redis's time, plus the time from the lease to the fetch
+        start here."""
+        after_lease_s = max(0.0, start_ms / 1000.0 - entry.leased_wall_s)
+        started_s = lease.now_ms / 1000.0 + after_lease_s
+        with self._lock:
+            now_s = self._exchange.redis_now_s()
+            started_s = min(started_s, now_s)
+            self.guard.fetched(lease.due_ms / 1000.0, lease.delay_ms / 1000.0, started_s, now_s)
+
     def _since_fetch_end_ms(self, curi: CrawlURI, entry: InFlight) -> int:
         """Milliseconds since ``curi``'s fetch ended (0 if it was not fetched): its wall-clock
         age, kept between 0 and the time since the lease (so a wall clock that jumps cannot
@@ -372,16 +404,16 @@ class RedisFrontier:
         out_ms = (clock.monotonic() - entry.leased_s) * 1000.0
         return int(max(0.0, min(age_ms, out_ms)))
 
-    def _pace_args(self, curi: CrawlURI, server: str) -> tuple[int, int, int]:
-        """FINISH's pace arguments for ``curi``: kind, ms since its fetch started, duration ms
-        (``redis_scripts.PACE_FN``); kind -1 when nothing was fetched from a server."""
-        start_ms = curi.fetch_start_ms
-        if not self._paced or not server or start_ms <= 0:
-            return -1, -1, -1
-        status = curi.status
-        kind = 1 if status in self._signals else 0 if status > 0 else 2
-        age_ms = max(0, int(self._clock.time() * 1000) - start_ms)
-        return kind, age_ms, curi.fetch_duration_ms if timing_counts(curi) else -1
+    def _pace_args(self, fetched: tuple[int, int, int] | None, server: str) -> tuple[int, int, int]:
+        """FINISH's pace arguments for a fetch's answer (:func:`~crawler.frontier.policy.
+        pace_rule.pace_inputs`); nothing when the pace is off or no server was contacted."""
+        if not self._paced or not server:
+            return NOTHING
+        return pace_inputs(fetched, self._signals, int(self._clock.time() * 1000))
+
+    def _inline_pace_args(self, curi: CrawlURI, server: str) -> tuple[int, int, int]:
+        """INLINE_LEAVE's pace arguments for ``curi``, fetched outside the frontier."""
+        return self._pace_args(fetch_answer(curi), server)
 
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Wait until every ``finished`` so far reached Redis; False on timeout."""
@@ -411,6 +443,13 @@ class RedisFrontier:
         """The URIs waiting for a retry after a failed try of this worker (the ``limit`` due
         soonest listed): each worker knows the retries of its own fetches."""
         return self.retry_watch.waiting(self._clock.time(), limit)
+
+    def lateness_guard(self) -> tuple[float, int, bool]:
+        """``(cap on the active queues (inf: none), queues rotated out late, saturated now)``
+        of this worker's :class:`~crawler.frontier.policy.lateness_guard.LatenessGuard`."""
+        with self._lock:
+            guard = self.guard
+            return guard.cap, guard.rotated, guard.saturated
 
     def paced_servers(self, limit: int = 20) -> list[tuple[str, float]]:
         """``(server, gap between fetch starts in s)`` of the servers the crawl-wide adaptive

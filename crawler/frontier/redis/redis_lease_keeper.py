@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
+from crawler.frontier.redis.redis_leases import Lease, finish_args
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
@@ -33,10 +34,17 @@ if TYPE_CHECKING:
 class InFlight:
     """Where the lease of a URI leased to this worker is (see the module docstring)."""
 
-    __slots__ = ("leased_s", "member", "qid", "server", "shard")
+    __slots__ = ("lease", "leased_s", "leased_wall_s", "member", "qid", "server", "shard")
 
     def __init__(
-        self, shard: int, qid: str, server: str, member: bytes, leased_s: float = 0.0
+        self,
+        shard: int,
+        qid: str,
+        server: str,
+        member: bytes,
+        leased_s: float = 0.0,
+        lease: Lease | None = None,
+        leased_wall_s: float = 0.0,
     ) -> None:
         self.shard = shard
         self.qid = qid
@@ -44,6 +52,10 @@ class InFlight:
         self.member = member
         self.leased_s = leased_s
         """When the worker got the lease (its frontier clock's monotonic seconds)."""
+        self.lease = lease
+        """The lease as Redis gave it (due time and politeness delay, for the lateness guard)."""
+        self.leased_wall_s = leased_wall_s
+        """When the worker got the lease (its frontier clock's wall-clock seconds)."""
 
 
 class LeaseKeeper:
@@ -85,9 +97,7 @@ class LeaseKeeper:
         releases: list[FinishItem] = []
         for curi in unused:
             entry = self._in_flight.pop(curi.uri)
-            score = int.from_bytes(entry.member[:8], "big") >> 48
-            args: list[Any] = [entry.member, "r", entry.member, score, 0, 0, 0, 0, 0, 0]
-            args += [-1, -1, -1, 0, -1, 0, 255, -1]  # no pace answer, cost, budgets, precedence
+            args = finish_args(entry.member, "r", new_member=entry.member)
             releases.append((entry.shard, entry.qid, entry.server, args, curi.uri))
         return releases
 
@@ -100,8 +110,8 @@ class LeaseKeeper:
                     held.setdefault(entry.shard, []).append(entry.qid)
             try:
                 if held:
-                    self._store.renew(held)
-                reaped = self._store.reap(self._max_conn)
+                    self._store.leases.renew(held)
+                reaped = self._store.leases.reap(self._max_conn)
                 if reaped:
                     self._logger.warning("expired_leases_reaped", queues=reaped)
                     with self._lock:

@@ -10,10 +10,10 @@ group. Two or three round trips per report, none on the crawl's hot path.
 
 Differences from the single-process rows: a queue id is ``<queue key>\\t<server>`` (a queue
 spanning servers is one row per server); ``last_peeked`` is the URI at the queue's head (the
-one out, for a queue in process); the only inactive queues are the ineligible ones;
-``precedence`` is the queue's as SCHEDULE keeps it; ``session_spent`` is the cost spent since
-the queue last went to the back of the line; ``last_fetch_s`` is wall-clock seconds of the
-queue's last finished URI.
+one out, for a queue in process); inactive queues are those of the inactive set and the
+ineligible ones; ``precedence`` is the queue's as SCHEDULE keeps it; ``session_spent`` is the
+cost spent since the queue last went to the back of the line; ``last_fetch_s`` is wall-clock
+seconds of the queue's last finished URI.
 
 Thread-safe: only reads Redis through the store's thread-safe connections.
 """
@@ -53,11 +53,12 @@ def _listed(store: RedisQueueStore) -> dict[int, dict[str, tuple[str, float, str
     script = store.script("QUEUE_LIST")
     shards = range(store.shards)
     calls: list[tuple[Any, list[str], list[Any]]] = [
-        (script, [f"{store.tag(s)}{k}" for k in ("r", "l", "x", "i")], []) for s in shards
+        (script, [f"{store.tag(s)}{k}" for k in ("r", "l", "x", "i", "n")], []) for s in shards
     ]
     rows = redis_conn.run_calls(store.client, calls)
     out: dict[int, dict[str, tuple[str, float, str | None]]] = {}
-    for shard, (now_ms, ready, leased, retired, ineligible) in zip(shards, rows, strict=True):
+    for shard, row in zip(shards, rows, strict=True):
+        now_ms, ready, leased, retired, ineligible, inactive = row
         now = int(now_ms)
         found: dict[str, tuple[str, float, str | None]] = {}
         for i in range(0, len(ready), 2):
@@ -70,6 +71,8 @@ def _listed(store: RedisQueueStore) -> dict[int, dict[str, tuple[str, float, str
             found[_text(qid)] = (RETIRED, 0.0, None)
         for i in range(0, len(ineligible), 2):
             found[_text(ineligible[i])] = (INACTIVE, 0.0, None)
+        for qid in inactive:
+            found[_text(qid)] = (INACTIVE, 0.0, None)
         out[shard] = found
     if store.one_node:
         client = store.client

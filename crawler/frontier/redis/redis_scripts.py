@@ -21,14 +21,28 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
                         ``queue_total_budget``); ``<qid>\\n`` + ``s``/``f``/``d`` succeeded,
                         failed, disregarded, ``c`` last cost, ``t`` ms of its last finish,
                         ``e`` URIs ever queued, ``q`` the member last queued, ``p`` its
-                        queue precedence, ``x`` cost spent this session
+                        queue precedence, ``x`` cost spent this session, ``w`` the
+                        politeness delay ms the queue's ready score waits out (0/absent:
+                        not a politeness wait; the lateness guard measures fetch starts
+                        against it)
 ``T i``         zset    ineligible queues (precedence at or past ``precedence_floor``): member
                         queue id, score = its precedence
+``T n``         zset    inactive queues (eligible, waiting for their turn: Heritrix's "hold
+                        queues"): member queue id, score = :func:`~crawler.frontier.policy.
+                        eligible_order.eligible_score` (precedence, then ms since inactive)
 ``T x``         zset    retired queues (spent their total budget): member queue id, score = spent
 ``T h``         zset    hungry workers: member worker id, score = (ms until when it found
                         nothing due in this shard while its threads waited) x 1024 + the
                         number of URIs it held then (capped at 1023)
 ==============  ======  ==================================================================
+
+Scheduling follows :mod:`crawler.frontier.policy`: a new queue is *inactive* until a worker's
+DUE finds fewer due queues than its threads want (and the worker's lateness guard allows one
+more active queue); due queues are served lower precedence first, then earlier due time; a
+queue the guard rotates out goes back to the inactive set. The decisions whose inputs are all
+in the worker (a finished URI's outcome, cost, delay; the guard) are made there and passed in
+as arguments; the rules that must be atomic with Redis state (the server cap, the pace, success
+precedence, the order of eligible queues) are Lua generated from the policy's constants.
 
 A queue id is ``<queue key>\\t<server>``: the shard is chosen by the server, so a server's state
 and all its queues share a slot and the server cap is checked in the same script that leases.
@@ -51,6 +65,9 @@ arrays; see each script's header.
 
 from __future__ import annotations
 
+from crawler.frontier.policy.eligible_order import ELIGIBLE_SCORE_LUA, PRECEDENCE_SCALE
+from crawler.frontier.policy.queue_precedence import SUCCESS_PRECEDENCE_LUA
+from crawler.frontier.policy.server_admission import ADMISSION_LUA
 from crawler.frontier.server_pace import (
     BASELINE_WEIGHT,
     FAST_DESCENT,
@@ -87,10 +104,15 @@ local function wake_parked(srv_key, park_key, ready_key, max_conn)
 end
 """
 
-_CLAIM_FN = """
--- K = offset of the queue's 8 keys: ready, lease, cur, stats, queue, server, park, hungry.
--- Returns {1, member} (leased), {0, due_ms} (not yet), or {0} (nothing to hand out here).
-local function claim(K, qid, worker, lease_ms, max_conn, interval)
+_CLAIM_FN = (
+    ADMISSION_LUA
+    + ELIGIBLE_SCORE_LUA
+    + """
+-- K = offset of the queue's keys: ready, lease, cur, stats, queue, server, park, hungry, spent;
+-- inactive: the shard's inactive set (rotate only).
+-- Returns {1, member, due ms, politeness delay ms, now} (leased), {2} (rotated out: rotate
+-- set and the queue was due after a politeness wait), {0, due_ms} (not yet), or {0}.
+local function claim(K, qid, worker, lease_ms, max_conn, interval, rotate, inactive)
   local due = redis.call('ZSCORE', KEYS[K + 1], qid)
   if not due then return {0} end
   due = tonumber(due)
@@ -104,28 +126,32 @@ local function claim(K, qid, worker, lease_ms, max_conn, interval)
     redis.call('ZREM', KEYS[K + 1], qid)
     return {0}
   end
-  local active = tonumber(redis.call('HGET', KEYS[K + 6], 'a') or '0')
-  if max_conn > 0 and active >= max_conn then
+  local f = redis.call('HMGET', KEYS[K + 9], qid .. '\\nw', qid .. '\\np')
+  local delay = tonumber(f[1] or '0')
+  if rotate and delay > 0 then
+    redis.call('ZREM', KEYS[K + 1], qid)
+    redis.call('HDEL', KEYS[K + 9], qid .. '\\nw')
+    redis.call('ZADD', inactive, eligible_score(tonumber(f[2] or '0'), now), qid)
+    return {2}
+  end
+  local admitted = admission(KEYS[K + 6], max_conn, interval, false)
+  if admitted < 0 then
     redis.call('ZREM', KEYS[K + 1], qid)
     redis.call('ZADD', KEYS[K + 7], 'NX', now, qid)
     return {0}
   end
-  local nb = tonumber(redis.call('HGET', KEYS[K + 6], 'nb') or '0')
-  if now < nb then
-    redis.call('ZADD', KEYS[K + 1], nb, qid)
-    return {0, nb}
+  if admitted > 0 then
+    redis.call('ZADD', KEYS[K + 1], admitted, qid)
+    return {0, admitted}
   end
   redis.call('ZREM', KEYS[K + 1], qid)
   redis.call('ZADD', KEYS[K + 2], now + lease_ms, qid)
   redis.call('HSET', KEYS[K + 3], qid, worker .. '\\n' .. head[1])
-  redis.call('HINCRBY', KEYS[K + 6], 'a', 1)
-  local gap = tonumber(redis.call('HGET', KEYS[K + 6], 'g') or '0')
-  if interval > gap then gap = interval end
-  if gap > 0 then redis.call('HSET', KEYS[K + 6], 'nb', now + math.ceil(gap)) end
   redis.call('ZREM', KEYS[K + 8], worker)
-  return {1, head[1]}
+  return {1, head[1], due, delay, now}
 end
 """
+)
 
 PACE_FN = (
     # The constants of crawler.frontier.server_pace, so that both write the rule with the same
@@ -219,16 +245,18 @@ end
 
 SCHEDULE = (
     _NOW
+    + ELIGIBLE_SCORE_LUA
     + """
--- KEYS: g groups (one per shard) of ready, cur, stats, retired, spent, ineligible; then one
--- queue zset per entry
+-- KEYS: g groups (one per shard) of ready, cur, stats, retired, spent, ineligible, inactive;
+-- then one queue zset per entry
 -- ARGV: g, precedence floor, base queue precedence, mode (1: queue precedence is the base plus
 -- the best URI precedence it received; 2: FINISH sets it from the successes, a new queue
 -- starts at the base; else the base), then (group 1..g, qid, score, member) per entry.
 -- Returns 1/0 per entry (added).
 -- A URI added to a retired queue stays there without counting as queued (as single-process).
 -- A queue whose precedence is at or past the floor is ineligible: it waits in the ineligible
--- set (score = its precedence) instead of the ready set and is never handed out.
+-- set (score = its precedence) and is never handed out. Any other queue neither ready nor
+-- leased waits in the inactive set (by precedence, then FIFO) until DUE activates it.
 local g, floor, base = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local highest, kept = ARGV[4] == '1', ARGV[4] == '2'
 local out = {}
@@ -236,9 +264,9 @@ local added = {}
 local n = (#ARGV - 4) / 4
 for i = 1, n do
   local a = 5 + (i - 1) * 4
-  local k = (tonumber(ARGV[a]) - 1) * 6
+  local k = (tonumber(ARGV[a]) - 1) * 7
   local qid = ARGV[a + 1]
-  if redis.call('ZADD', KEYS[6 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
+  if redis.call('ZADD', KEYS[7 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
     out[i] = 1
     redis.call('HINCRBY', KEYS[k + 5], qid .. '\\ne', 1)
     redis.call('HSET', KEYS[k + 5], qid .. '\\nq', ARGV[a + 3])
@@ -254,10 +282,12 @@ for i = 1, n do
       added[k] = (added[k] or 0) + 1
       if prec >= floor then
         redis.call('ZADD', KEYS[k + 6], prec, qid)
+        redis.call('ZREM', KEYS[k + 7], qid)
       else
         redis.call('ZREM', KEYS[k + 6], qid)
-        if redis.call('HEXISTS', KEYS[k + 2], qid) == 0 then
-          redis.call('ZADD', KEYS[k + 1], 'NX', now, qid)
+        if redis.call('HEXISTS', KEYS[k + 2], qid) == 0
+            and not redis.call('ZSCORE', KEYS[k + 1], qid) then
+          redis.call('ZADD', KEYS[k + 7], 'LT', eligible_score(prec, now), qid)
         end
       end
     end
@@ -265,7 +295,7 @@ for i = 1, n do
     out[i] = 0
   end
 end
-for k = 0, 6 * (g - 1), 6 do
+for k = 0, 7 * (g - 1), 7 do
   redis.call('HINCRBY', KEYS[k + 3], 'queued', added[k] or 0)
   redis.call('HINCRBY', KEYS[k + 3], 'ops', 1)
 end
@@ -275,46 +305,110 @@ return out
 
 DUE = (
     _NOW
+    + f"local PRECEDENCE_SCALE = {PRECEDENCE_SCALE}\n"
     + """
--- KEYS: ready and hungry of each shard;  ARGV: limit, worker, hungry_ms, held.  Returns {now,
--- then per shard {next due ms or -1, qid...}}: up to ``limit`` queues whose time has come
--- (earliest first) and, if fewer, when the next one will. When none of the shards has anything
--- due, the worker is recorded as hungry in each for ``hungry_ms`` (0: not hungry), with the
--- number of URIs it holds (``held``).
+-- KEYS: 6 per shard: ready, hungry, lease, spent, inactive, stats
+-- ARGV: limit, worker, hungry_ms, held, mode (queue precedence policy: 0 base, else the due
+--       queues are sorted by precedence), activate, cap (the lateness guards' cap on active
+--       queues, shared by the workers in each shard's stats hash: -2 keep the shared one, -1
+--       set none, else set this one)
+-- Returns {now, active queues (ready or snoozed, and leased), the shared cap (-1: none), then
+-- per shard {next due ms or
+-- -1, then (qid, precedence, due ms, politeness delay ms) per queue}}: up to ``limit`` queues
+-- whose time has come, lower precedence first, then earlier due (crawler.frontier.policy.
+-- eligible_order; with mode 0 all share one precedence), and, if fewer, when the next one
+-- will. When the due queues are fewer than ``activate`` (the threads waiting), inactive queues
+-- of the lowest score across the shards are activated (made due now) for the rest, while the
+-- active queues stay under ``cap`` (the worker's lateness guard). When none of the shards has
+-- anything due, the worker is recorded as hungry in each for ``hungry_ms`` (0: not hungry),
+-- with the number of URIs it holds (``held``).
 local limit, worker, hungry_ms = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local held = math.min(tonumber(ARGV[4] or '0'), HUNGRY_SCALE - 1)
-local out = {now}
-local found = 0
-for k = 1, #KEYS, 2 do
-  local due = redis.call('ZRANGEBYSCORE', KEYS[k], '-inf', now, 'LIMIT', 0, limit)
+local sorted, activate, cap = ARGV[5] ~= '0', tonumber(ARGV[6]), tonumber(ARGV[7])
+if cap == -2 then
+  cap = tonumber(redis.call('HGET', KEYS[6], 'cap') or '-1')
+else
+  for k = 6, #KEYS, 6 do redis.call('HSET', KEYS[k], 'cap', cap) end
+end
+local scan = limit
+if sorted then scan = limit * 4 end
+local rows = {}
+local found, active = 0, 0
+for k = 1, #KEYS, 6 do
+  active = active + redis.call('ZCARD', KEYS[k]) + redis.call('ZCARD', KEYS[k + 2])
+  local due = redis.call('ZRANGEBYSCORE', KEYS[k], '-inf', now, 'WITHSCORES', 'LIMIT', 0, scan)
   local nxt = -1
-  if #due < limit then
+  if #due < 2 * scan then
     local first = redis.call('ZRANGEBYSCORE', KEYS[k], '(' .. now, '+inf', 'WITHSCORES',
       'LIMIT', 0, 1)
     if first[2] then nxt = tonumber(first[2]) end
   end
-  found = found + #due
+  local cands = {}
+  for i = 1, #due, 2 do
+    local f = redis.call('HMGET', KEYS[k + 3], due[i] .. '\\np', due[i] .. '\\nw')
+    cands[#cands + 1] = {due[i], tonumber(f[1] or '0'), tonumber(due[i + 1]),
+      tonumber(f[2] or '0')}
+  end
+  if sorted then
+    table.sort(cands, function(x, y)
+      if x[2] ~= y[2] then return x[2] < y[2] end
+      return x[3] < y[3]
+    end)
+  end
   local row = {nxt}
-  for i = 1, #due do row[#row + 1] = due[i] end
-  out[#out + 1] = row
+  for i = 1, math.min(#cands, limit) do
+    local c = cands[i]
+    row[#row + 1] = c[1]
+    row[#row + 1] = c[2]
+    row[#row + 1] = c[3]
+    row[#row + 1] = c[4]
+    found = found + 1
+  end
+  rows[#rows + 1] = row
+end
+-- Hold queues: an inactive queue is activated only for a thread no due queue can serve.
+local want = activate - found
+if cap >= 0 and active + want > cap then want = cap - active end
+while want > 0 do
+  local best, bk = nil, nil
+  for k = 1, #KEYS, 6 do
+    local head = redis.call('ZRANGE', KEYS[k + 4], 0, 0, 'WITHSCORES')
+    if head[2] and (not best or tonumber(head[2]) < best) then
+      best, bk = tonumber(head[2]), k
+    end
+  end
+  if not bk then break end
+  local qid = redis.call('ZPOPMIN', KEYS[bk + 4])[1]
+  redis.call('ZADD', KEYS[bk], now, qid)
+  redis.call('HDEL', KEYS[bk + 3], qid .. '\\nw')
+  redis.call('HSET', KEYS[bk + 3], qid .. '\\nx', 0)
+  local row = rows[(bk - 1) / 6 + 1]
+  row[#row + 1] = qid
+  row[#row + 1] = math.floor(best / PRECEDENCE_SCALE)
+  row[#row + 1] = now
+  row[#row + 1] = 0
+  found, active, want = found + 1, active + 1, want - 1
 end
 if found == 0 and hungry_ms > 0 then
   -- one member per worker ever hungry here: no pruning needed, readers ignore old scores
   local score = string.format('%d', (now + hungry_ms) * HUNGRY_SCALE + held)
-  for k = 2, #KEYS, 2 do redis.call('ZADD', KEYS[k], score, worker) end
+  for k = 2, #KEYS, 6 do redis.call('ZADD', KEYS[k], score, worker) end
 end
+local out = {now, active, cap}
+for i = 1, #rows do out[#out + 1] = rows[i] end
 return out
 """
 )
 
 UNSCHEDULE = """
--- KEYS: 5 per entry: ready, cur, stats, queue, retired;  ARGV: (qid, member) per entry.  Takes back
+-- KEYS: 6 per entry: ready, cur, stats, queue, retired, inactive;  ARGV: (qid, member) per
+-- entry.  Takes back
 -- members SCHEDULE added (another worker recorded the URI first). Returns 1/0 per entry
 -- (1: it was still queued).
 -- A member already handed out stays (it is being fetched; FINISH removes it).
 local out = {}
 for i = 0, #ARGV / 2 - 1 do
-  local K, qid, member = i * 5, ARGV[i * 2 + 1], ARGV[i * 2 + 2]
+  local K, qid, member = i * 6, ARGV[i * 2 + 1], ARGV[i * 2 + 2]
   local cur = redis.call('HGET', KEYS[K + 2], qid)
   if cur and string.sub(cur, -#member - 1) == '\\n' .. member then
     out[#out + 1] = 0
@@ -327,6 +421,7 @@ for i = 0, #ARGV / 2 - 1 do
     redis.call('HINCRBY', KEYS[K + 3], 'ops', 1)
     if redis.call('ZCARD', KEYS[K + 4]) == 0 and redis.call('HEXISTS', KEYS[K + 2], qid) == 0 then
       redis.call('ZREM', KEYS[K + 1], qid)
+      redis.call('ZREM', KEYS[K + 6], qid)
     end
     out[#out + 1] = 1
   end
@@ -338,24 +433,25 @@ CLAIM = (
     _NOW
     + _CLAIM_FN
     + """
--- KEYS: 8 per queue (ready, lease, cur, stats, queue, server, park, hungry)
--- ARGV: worker, lease_ms, then (qid, max_conn, min_interval_ms) per queue
--- Returns per queue {1, member} (leased), {0, due_ms} (not yet), or {0} (nothing here).
+-- KEYS: 10 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, inactive)
+-- ARGV: worker, lease_ms, then (qid, max_conn, min_interval_ms, rotate) per queue; rotate 1:
+-- the worker's lateness guard rotates this queue out if it was due after a politeness wait.
+-- Returns per queue claim()'s answer (see _CLAIM_FN).
 local worker, lease_ms = ARGV[1], tonumber(ARGV[2])
 local out = {}
-for i = 0, (#ARGV - 2) / 3 - 1 do
-  local a = 3 + i * 3
-  out[#out + 1] = claim(i * 8, ARGV[a], worker, lease_ms, tonumber(ARGV[a + 1]),
-    tonumber(ARGV[a + 2]))
+for i = 0, (#ARGV - 2) / 4 - 1 do
+  local a, K = 3 + i * 4, i * 10
+  out[#out + 1] = claim(K, ARGV[a], worker, lease_ms, tonumber(ARGV[a + 1]),
+    tonumber(ARGV[a + 2]), ARGV[a + 3] == '1', KEYS[K + 10])
 end
 return out
 """
 )
 
-FINISH_ARGS = 19
+FINISH_ARGS = 20
 """FINISH arguments per queue."""
-FINISH_KEYS = 11
-"""FINISH keys per queue: CLAIM's 8, then spent, retired and ineligible."""
+FINISH_KEYS = 12
+"""FINISH keys per queue: the queue's 8, then spent, retired, ineligible and inactive."""
 FINISH_HEAD = 9
 """FINISH arguments before the first queue's."""
 
@@ -364,9 +460,10 @@ FINISH = (
     + _WAKE_PARKED
     + _CLAIM_FN
     + PACE_FN
+    + SUCCESS_PRECEDENCE_LUA
     + """
--- KEYS: 11 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, retired,
---       ineligible)
+-- KEYS: 12 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, retired,
+--       ineligible, inactive)
 -- ARGV: worker, lease_ms, held (URIs this worker holds besides these), the 6 pace parameters
 --       (PACE_FN's P; factor 0: no pace), then per queue: qid,
 --       old member, kind (r retry | succeeded | failed | disregarded), new member (retry), new
@@ -375,23 +472,28 @@ FINISH = (
 --       or more URIs fewer), min_interval_ms, then the pace's kind, age and dur (PACE_FN),
 --       then cost (charged to the queue's spent) and total budget (-1: none), session budget
 --       (``balance_replenish_amount``, 0: none), precedence floor, success-counts base (-1:
---       another queue precedence policy)
+--       another queue precedence policy), politeness delay ms (what the lateness guard
+--       measures the next fetch start against; 0: the wait is no politeness wait)
+-- The decision (kind, cost, delays) is the worker's crawler.frontier.policy.FinishPolicy; this
+-- applies it to the shared state.
 -- A queue whose spent reaches its total budget is retired: it leaves the ready set, keeps its
 -- URIs, and they stop counting as queued. A queue that spent its session budget while another
--- queue of the shard is due is not reclaimed: it goes to the back of the line (the ready set
--- by due time) and its session starts again. With success-counts precedence, a success sets the
--- queue's precedence (base, +1 after 100 successes, +1 per 1000 more); at or past the floor the
--- queue waits in the ineligible set instead of the ready set.
+-- queue of the shard waits inactive is deactivated: it goes to the back of the inactive set
+-- (as the work-queue frontier's) and its session starts again when it is activated.
+-- With success-counts precedence, a success sets the
+-- queue's precedence (success_precedence); at or past the floor the queue waits in the
+-- ineligible set instead of the ready set.
 -- Returns per queue {0} when this worker no longer held the lease (it expired and was reaped),
--- {1} when finished, {1, member} when finished and the next URI leased to this worker, {2}
+-- {1} when finished, {1, member, due, delay, now} when finished and the next URI leased to
+-- this worker (claim()), {2}
 -- when finished and the queue left to a hungry worker, {3} when finished and retired.
 local worker, lease_ms, held = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local P = {}
 for j = 1, 6 do P[j] = tonumber(ARGV[3 + j]) end
 local hungry_from = string.format('%d', now * HUNGRY_SCALE)
 local out = {}
-for i = 0, (#ARGV - 9) / 19 - 1 do
-  local K, a = i * 11, 10 + i * 19
+for i = 0, (#ARGV - 9) / 20 - 1 do
+  local K, a = i * 12, 10 + i * 20
   local qid = ARGV[a]
   if redis.call('HGET', KEYS[K + 3], qid) ~= worker .. '\\n' .. ARGV[a + 1] then
     out[#out + 1] = {0}
@@ -409,8 +511,7 @@ for i = 0, (#ARGV - 9) / 19 - 1 do
       local n = redis.call('HINCRBY', KEYS[K + 9], qid .. '\\n' .. string.sub(kind, 1, 1), 1)
       local scbase = tonumber(ARGV[a + 18])
       if kind == 'succeeded' and scbase >= 0 then
-        local prec = scbase
-        if n >= 100 then prec = scbase + 1 + math.floor((n - 100) / 1000) end
+        local prec = success_precedence(scbase, n)
         redis.call('HSET', KEYS[K + 9], qid .. '\\np', prec)
         if prec >= tonumber(ARGV[a + 17]) then ineligible = prec end
       end
@@ -439,15 +540,7 @@ for i = 0, (#ARGV - 9) / 19 - 1 do
     local rotate = false
     if balance > 0 then
       local session = tonumber(redis.call('HINCRBY', KEYS[K + 9], qid .. '\\nx', cost))
-      if session >= balance then
-        -- the last queue due now: this one goes after it
-        local last = redis.call('ZREVRANGEBYSCORE', KEYS[K + 1], now, '-inf', 'WITHSCORES',
-          'LIMIT', 0, 1)
-        if #last > 0 then
-          redis.call('HSET', KEYS[K + 9], qid .. '\\nx', 0)
-          rotate = tonumber(last[2]) + 1
-        end
-      end
+      rotate = session >= balance and redis.call('ZCARD', KEYS[K + 12]) > 0
     end
     local left = redis.call('ZCARD', KEYS[K + 5])
     if budget >= 0 and spent >= budget then
@@ -459,11 +552,20 @@ for i = 0, (#ARGV - 9) / 19 - 1 do
       row[1] = 3
     elseif left > 0 and ineligible then
       redis.call('ZADD', KEYS[K + 11], ineligible, qid)
+    elseif left > 0 and rotate then
+      local prec = tonumber(redis.call('HGET', KEYS[K + 9], qid .. '\\np') or '0')
+      redis.call('ZADD', KEYS[K + 12], eligible_score(prec, now), qid)
+      redis.call('HDEL', KEYS[K + 9], qid .. '\\nw')
     elseif left > 0 then
       local due = now + tonumber(ARGV[a + 5])
-      if rotate and rotate > due then due = rotate end
       redis.call('ZADD', KEYS[K + 1], due, qid)
-      local reclaim = ARGV[a + 9] == '1' and not rotate
+      local polite = tonumber(ARGV[a + 19])
+      if polite > 0 then
+        redis.call('HSET', KEYS[K + 9], qid .. '\\nw', polite)
+      else
+        redis.call('HDEL', KEYS[K + 9], qid .. '\\nw')
+      end
+      local reclaim = ARGV[a + 9] == '1'
       if reclaim then
         local hungry = redis.call('ZRANGEBYSCORE', KEYS[K + 8], hungry_from, '+inf', 'WITHSCORES')
         for j = 1, #hungry, 2 do
@@ -475,8 +577,9 @@ for i = 0, (#ARGV - 9) / 19 - 1 do
         end
       end
       if reclaim then
-        local got = claim(K, qid, worker, lease_ms, max_conn, tonumber(ARGV[a + 10]))
-        if got[1] == 1 then row[2] = got[2] end
+        local got = claim(K, qid, worker, lease_ms, max_conn, tonumber(ARGV[a + 10]), false,
+          nil)
+        if got[1] == 1 then row = got end
       end
     end
     wake_parked(KEYS[K + 6], KEYS[K + 7], KEYS[K + 1], max_conn)
@@ -507,6 +610,7 @@ INLINE_ENTER = (
     _NOW
     + _WAKE_PARKED
     + _INLINE_EXPIRE
+    + ADMISSION_LUA
     + """
 -- KEYS: server, inline slots, park, ready (INLINE_KEYS)
 -- ARGV: token, own (1: under a slot the caller's page already holds: only the server's times
@@ -518,18 +622,10 @@ local max_conn, interval = tonumber(ARGV[3]), tonumber(ARGV[4])
 expire_inline(KEYS[1], KEYS[2], KEYS[3], KEYS[4], max_conn)
 -- a call repeated after a lost answer (outage retry) finds its slot taken already
 if not own and redis.call('ZSCORE', KEYS[2], token) then return 0 end
-if not own and max_conn > 0 then
-  if tonumber(redis.call('HGET', KEYS[1], 'a') or '0') >= max_conn then return -1 end
-end
-local nb = tonumber(redis.call('HGET', KEYS[1], 'nb') or '0')
-if now < nb then return nb - now end
-if not own then
-  redis.call('HINCRBY', KEYS[1], 'a', 1)
-  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), token)
-end
-local gap = tonumber(redis.call('HGET', KEYS[1], 'g') or '0')
-if interval > gap then gap = interval end
-if gap > 0 then redis.call('HSET', KEYS[1], 'nb', now + math.ceil(gap)) end
+local admitted = admission(KEYS[1], max_conn, interval, own)
+if admitted < 0 then return -1 end
+if admitted > 0 then return admitted - now end
+if not own then redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), token) end
 return 0
 """
 )
@@ -612,11 +708,11 @@ return renewed
 SHARD_STATE = (
     _NOW
     + """
--- KEYS: 5 per shard: ready, lease, stats, retired, ineligible.  Returns per shard {now, queued,
--- ops, succeeded, failed, disregarded, reaped, ready-now, snoozed, in-process, next due ms or
--- -1, next lease expiry or -1, retired queues, ineligible queues}.
+-- KEYS: 6 per shard: ready, lease, stats, retired, ineligible, inactive.  Returns per shard
+-- {now, queued, ops, succeeded, failed, disregarded, reaped, ready-now, snoozed, in-process,
+-- next due ms or -1, next lease expiry or -1, retired queues, ineligible queues, inactive}.
 local rows = {}
-for K = 0, #KEYS - 5, 5 do
+for K = 0, #KEYS - 6, 6 do
   local s = redis.call('HMGET', KEYS[K + 3], 'queued', 'ops', 'succeeded', 'failed',
     'disregarded', 'reaped')
   local out = {now}
@@ -631,6 +727,7 @@ for K = 0, #KEYS - 5, 5 do
   out[#out + 1] = lease[2] and tonumber(lease[2]) or -1
   out[#out + 1] = redis.call('ZCARD', KEYS[K + 4])
   out[#out + 1] = redis.call('ZCARD', KEYS[K + 5])
+  out[#out + 1] = redis.call('ZCARD', KEYS[K + 6])
   rows[#rows + 1] = out
 end
 return rows
@@ -640,15 +737,15 @@ return rows
 QUEUE_LIST = (
     _NOW
     + """
--- KEYS: ready, lease, retired, ineligible of one shard.  Returns {now, ready {qid, due ms}...,
--- leased {qid}..., retired {qid}..., ineligible {qid, precedence}...} (flat arrays) for the
--- frontier report (not the hot path).
+-- KEYS: ready, lease, retired, ineligible, inactive of one shard.  Returns {now, ready {qid,
+-- due ms}..., leased {qid}..., retired {qid}..., ineligible {qid, precedence}..., inactive
+-- {qid}...} (flat arrays) for the frontier report (not the hot path).
 local function flat(key, scores)
   if scores then return redis.call('ZRANGE', key, 0, -1, 'WITHSCORES') end
   return redis.call('ZRANGE', key, 0, -1)
 end
 return {now, flat(KEYS[1], true), flat(KEYS[2], false), flat(KEYS[3], false),
-  flat(KEYS[4], true)}
+  flat(KEYS[4], true), flat(KEYS[5], false)}
 """
 )
 

@@ -35,15 +35,15 @@ def redis_snapshot(store: RedisQueueStore, uniq: UriUniqFilter[Any]) -> Frontier
         "ready": total.get("ready", 0),
         "in_process": total.get("in_process", 0),
         "snoozed": total.get("snoozed", 0),
-        "inactive": total.get("ineligible", 0),
+        "inactive": total.get("ineligible", 0) + total.get("inactive", 0),
         "retired": total.get("retired", 0),
         "exhausted": 0,
     }
     ineligible = total.get("ineligible", 0)
     by_precedence: dict[int, int] = {}
-    if ineligible:
+    if queues["inactive"]:
         try:
-            by_precedence = store.ineligible_by_precedence()
+            by_precedence = store.inactive_by_precedence()
         except RedisUnavailableError:
             by_precedence = {}
     active = queues["ready"] + queues["in_process"] + queues["snoozed"]

@@ -1,11 +1,16 @@
-"""RedisQueueStore: the frontier's queues, leases and server politeness, shared through Redis.
+"""RedisQueueStore: the plumbing of the shared frontier — connection, keys, scripts, schedule.
 
 Named in the order as ``frontier.store: {class: crawler.frontier.RedisQueueStore, params: {url:
-redis://...}}``. Unlike the LevelDB and memory stores, which persist what one process's
-:class:`~crawler.frontier.WorkQueueFrontier` schedules in memory, this store *is* the
-scheduler: queue states live in Redis so that any number of worker processes, on any number of
-machines, share one politeness clock. The crawl builder runs a
-:class:`~crawler.frontier.redis.redis_frontier.RedisFrontier` over it (not a WorkQueueFrontier).
+redis://...}}``. Like the LevelDB and memory stores it keeps state, not policy: the decisions
+are :mod:`crawler.frontier.policy`'s, made by each worker's
+:class:`~crawler.frontier.redis.redis_frontier.RedisFrontier` (the crawl builder runs one over
+this store, not a WorkQueueFrontier). Unlike them it also keeps the queue states the workers
+share (ready, inactive, leased, each server's cap and pace), since no one process holds them:
+see :mod:`crawler.frontier.queue_store` for what every store keeps. This module holds the
+connection, the key layout, the registered scripts and the calls that add or take back URIs
+(SCHEDULE, UNSCHEDULE), the inline gate's and the reports'; a worker's lease traffic (DUE,
+CLAIM, FINISH, RENEW, REAP) is :class:`~crawler.frontier.redis.redis_leases.RedisLeases`
+(``store.leases``).
 
 Layout and transitions: :mod:`crawler.frontier.redis.redis_scripts`. ``shards`` frontier shards,
 each under its own hash tag, hold whole servers (shard = crc32(server) mod shards), so every script
@@ -27,8 +32,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field
 
 from crawler.frontier.frontier import FrontierStateError
+from crawler.frontier.policy.eligible_order import PRECEDENCE_SCALE
+from crawler.frontier.policy.pace_rule import NO_PACE
 from crawler.frontier.queue_store import QueueStoreBase, StoreBatch
 from crawler.frontier.redis import redis_conn, redis_scripts
+from crawler.frontier.redis.redis_leases import RedisLeases
 from crawler.params import Params
 
 if TYPE_CHECKING:
@@ -52,6 +60,7 @@ _STATE_FIELDS = (
     "next_expiry_ms",
     "retired",
     "ineligible",
+    "inactive",
 )
 
 
@@ -84,9 +93,10 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         self.worker = p.worker_id
         self.shards = p.shards
         self.lease_ms = int(p.lease_s * 1000)
-        self.pace_args: list[Any] = [0] * 6
+        self.pace_args: tuple[float, ...] = NO_PACE
         """FINISH's pace parameters (``redis_scripts.PACE_FN``); all 0 = no adaptive pace. The
-        frontier sets them from the order's ``frontier.pace``."""
+        frontier sets them from the order (:func:`~crawler.frontier.policy.pace_rule.
+        pace_arguments`)."""
         self.precedence_args: list[Any] = [255, 3, 0]
         """SCHEDULE's queue precedence parameters: floor, base, mode (1 ``highest_uri``, 2
         ``success_counts``, 0 the base alone). The frontier sets them from the order."""
@@ -94,6 +104,8 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         self.one_node = True
         self._scripts: dict[str, Any] = {}
         self._tags = [f"{{{self.ns}f{n}}}" for n in range(p.shards)]
+        self.leases = RedisLeases(self)
+        """This worker's lease traffic (:mod:`~crawler.frontier.redis.redis_leases`)."""
 
     # ------------------------------------------------------------ lifecycle
     def open(self, state_dir: Path) -> None:
@@ -208,6 +220,11 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         """The frontier shard holding ``server``'s queues."""
         return zlib.crc32(server.encode("utf-8", "surrogatepass")) % self.shards
 
+    def due_keys(self, shard: int) -> tuple[str, ...]:
+        """KEYS of DUE for ``shard``: ready, hungry, lease, spent, inactive, stats."""
+        t = self._tags[shard]
+        return f"{t}r", f"{t}h", f"{t}l", f"{t}b", f"{t}n", f"{t}s"
+
     def queue_keys(self, shard: int, qid: str, server: str) -> list[str]:
         """KEYS of CLAIM/FINISH/REAP: ready, lease, cur, stats, queue, server, park, hungry."""
         t = self._tags[shard]
@@ -236,7 +253,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         )
         return end - ORDINAL_BLOCK + 1
 
-    def _groups(self, shards: Iterable[int]) -> list[list[int]]:
+    def groups(self, shards: Iterable[int]) -> list[list[int]]:
         """Shards that one script call may span: all of them on one server, one on a Cluster."""
         ordered = sorted(set(shards))
         if self.one_node:
@@ -255,13 +272,13 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         script = self._scripts["SCHEDULE"]
         calls: list[tuple[Any, list[str], list[Any]]] = []
         order: list[list[int]] = []
-        for group in self._groups(s for s, entries in by_shard.items() if entries):
+        for group in self.groups(s for s, entries in by_shard.items() if entries):
             keys: list[str] = []
             args: list[Any] = [len(group), *self.precedence_args]
             queue_keys: list[str] = []
             for g, shard in enumerate(group, 1):
                 t = self._tags[shard]
-                keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}x", f"{t}b", f"{t}i")
+                keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}x", f"{t}b", f"{t}i", f"{t}n")
                 for qid, score, member in by_shard[shard]:
                     queue_keys.append(f"{t}q:{qid}")
                     args += (g, qid, score, member)
@@ -288,7 +305,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         by_shard: dict[int, list[int]] = {}
         for i, (shard, _, _) in enumerate(items):
             by_shard.setdefault(shard, []).append(i)
-        for group in self._groups(by_shard):
+        for group in self.groups(by_shard):
             keys: list[str] = []
             args: list[Any] = []
             idx: list[int] = []
@@ -296,7 +313,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                 t = self._tags[shard]
                 for i in by_shard[shard]:
                     _, qid, member = items[i]
-                    keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}q:{qid}", f"{t}x")
+                    keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}q:{qid}", f"{t}x", f"{t}n")
                     args += (qid, member)
                     idx.append(i)
             calls.append((script, keys, args))
@@ -307,173 +324,6 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             for i, flag in zip(idx, flags, strict=True):
                 out[i] = int(flag) == 1
         return out
-
-    def candidates(
-        self, per_shard: int, hungry_ms: int = 0, held: int = 0
-    ) -> tuple[list[tuple[int, str]], int]:
-        """Due queues ``(shard, qid)`` of every shard (earliest first, up to ``per_shard`` each)
-        and the ms until the next one is due (-1: none is waiting), in one round trip. With
-        ``hungry_ms``, shards with nothing due record this worker as hungry for that long,
-        holding ``held`` URIs."""
-        calls = self._due_calls(per_shard, hungry_ms, held)
-        rows = self.call("candidates", lambda: redis_conn.run_calls(self.client, calls))
-        return self._parse_due(calls, rows)
-
-    def _due_calls(
-        self, per_shard: int, hungry_ms: int, held: int
-    ) -> list[tuple[Any, list[str], list[Any]]]:
-        script = self._scripts["DUE"]
-        return [
-            (
-                script,
-                [k for s in group for k in (f"{self._tags[s]}r", f"{self._tags[s]}h")],
-                [per_shard, self.worker, hungry_ms, held],
-            )
-            for group in self._groups(range(self.shards))
-        ]
-
-    def _parse_due(
-        self, calls: list[tuple[Any, list[str], list[Any]]], rows: list[Any]
-    ) -> tuple[list[tuple[int, str]], int]:
-        due: list[tuple[int, str]] = []
-        wait_ms = -1
-        groups = self._groups(range(self.shards))
-        for group, row in zip(groups, rows, strict=True):
-            now_ms = int(row[0])
-            for shard, per in zip(group, row[1:], strict=True):
-                next_ms = int(per[0])
-                if next_ms >= 0 and (wait_ms < 0 or next_ms - now_ms < wait_ms):
-                    wait_ms = max(0, next_ms - now_ms)
-                due.extend((shard, q.decode("utf-8", "surrogateescape")) for q in per[1:])
-        return due, wait_ms
-
-    def _queue_calls(
-        self, name: str, items: list[tuple[int, str, str, list[Any]]], *extra_head: Any
-    ) -> tuple[list[tuple[Any, list[str], list[Any]]], list[list[int]]]:
-        """Calls of the per-queue script ``name`` for ``(shard, qid, server, args)`` items:
-        one per group of shards, with the item indexes of each. Each call's arguments start
-        with the worker, the lease time and ``extra_head``. FINISH also gets each shard's
-        spent, retired and ineligible keys after the queue's 8."""
-        budget_keys = name == "FINISH"
-        script = self._scripts[name]
-        by_shard: dict[int, list[int]] = {}
-        for i, item in enumerate(items):
-            by_shard.setdefault(item[0], []).append(i)
-        calls: list[tuple[Any, list[str], list[Any]]] = []
-        index: list[list[int]] = []
-        for group in self._groups(by_shard):
-            keys: list[str] = []
-            args: list[Any] = [self.worker, self.lease_ms, *extra_head]
-            idx: list[int] = []
-            for shard in group:
-                for i in by_shard[shard]:
-                    _, qid, server, extra = items[i]
-                    keys += self.queue_keys(shard, qid, server)
-                    if budget_keys:
-                        t = self._tags[shard]
-                        keys += (f"{t}b", f"{t}x", f"{t}i")
-                    args.append(qid)
-                    args += extra
-                    idx.append(i)
-            calls.append((script, keys, args))
-            index.append(idx)
-        return calls, index
-
-    def claim_many(
-        self, items: list[tuple[int, str, str]], max_conn: int, interval_ms: int
-    ) -> list[bytes | None]:
-        """CLAIM each ``(shard, qid, server)`` in one round trip; the leased heads (or None)."""
-        return self.exchange([], items, max_conn, interval_ms, 0)[1]
-
-    def finish_many(self, items: list[tuple[int, str, str, list[Any]]]) -> list[bool]:
-        """FINISH each ``(shard, qid, server, args after qid)`` in one round trip; False where
-        this worker no longer held the lease."""
-        return [state > 0 for state, _ in self.exchange(items, [], 0, 0, 0)[0]]
-
-    def exchange(
-        self,
-        finishes: list[tuple[int, str, str, list[Any]]],
-        claims: list[tuple[int, str, str]],
-        max_conn: int,
-        interval_ms: int,
-        due_per_shard: int,
-        hungry_ms: int = 0,
-        held: int = 0,
-    ) -> tuple[
-        list[tuple[int, bytes | None]],
-        list[bytes | None],
-        tuple[list[tuple[int, str]], int] | None,
-    ]:
-        """One round trip (per node) of a worker's frontier traffic, in this order: FINISH each
-        of ``finishes`` (``(shard, qid, server, FINISH args after qid)``), CLAIM each of
-        ``claims`` (``(shard, qid, server)``), then read the due queues if ``due_per_shard``
-        (recording this worker as hungry for ``hungry_ms`` where nothing is due). ``held``:
-        how many URIs this worker holds besides those finished here (a FINISH leaves its queue
-        to a hungry worker holding two or more fewer instead of leasing the next URI).
-
-        Returns per finish ``(state, member leased next or None)`` (state 0: the lease was
-        lost, 1: finished, 2: finished, the queue left to a hungry worker), per claim the
-        leased member or None, and :meth:`candidates`' answer (or None).
-        """
-        fcalls, findex = self._queue_calls("FINISH", finishes, held, *self.pace_args)
-        citems = [
-            (shard, qid, server, [max_conn if server else 0, interval_ms if server else 0])
-            for shard, qid, server in claims
-        ]
-        ccalls, cindex = self._queue_calls("CLAIM", citems)
-        dcalls = self._due_calls(due_per_shard, hungry_ms, held) if due_per_shard else []
-        calls = fcalls + ccalls + dcalls
-        rows = self.call("exchange", lambda: redis_conn.run_calls(self.client, calls))
-        done: list[tuple[int, bytes | None]] = [(0, None)] * len(finishes)
-        for idx, results in zip(findex, rows[: len(fcalls)], strict=True):
-            for i, r in zip(idx, results, strict=True):
-                done[i] = (int(r[0]), bytes(r[1]) if len(r) > 1 else None)
-        got: list[bytes | None] = [None] * len(claims)
-        crows = rows[len(fcalls) : len(fcalls) + len(ccalls)]
-        for idx, results in zip(cindex, crows, strict=True):
-            for i, r in zip(idx, results, strict=True):
-                got[i] = bytes(r[1]) if int(r[0]) == 1 else None
-        due = self._parse_due(dcalls, rows[len(fcalls) + len(ccalls) :]) if dcalls else None
-        return done, got, due
-
-    def renew(self, held: dict[int, list[str]]) -> int:
-        """Extend this worker's leases on ``{shard: [qid...]}``; returns how many it still holds."""
-        script = self._scripts["RENEW"]
-        calls: list[tuple[list[str], list[Any]]] = [
-            ([f"{self._tags[s]}l", f"{self._tags[s]}c"], [self.worker, self.lease_ms, *qids])
-            for s, qids in held.items()
-            if qids
-        ]
-        results = self.call(
-            "renew_leases", lambda: redis_conn.run_script(self.client, script, calls)
-        )
-        return sum(int(r) for r in results)
-
-    def reap(self, max_conn: int, per_shard: int = 16) -> int:
-        """Hand back the queues of expired leases (any worker's); returns how many."""
-        client = self.client
-
-        def expired() -> list[tuple[int, str]]:
-            pipe = client.pipeline(transaction=False)
-            for t in self._tags:
-                pipe.zrange(f"{t}l", 0, per_shard - 1, withscores=True)
-            rows = pipe.execute()
-            secs, micros = client.time()
-            now_ms = secs * 1000 + micros // 1000
-            return [
-                (shard, qid.decode("utf-8", "surrogateescape"))
-                for shard, row in enumerate(rows)
-                for qid, score in row
-                if score <= now_ms
-            ]
-
-        script = self._scripts["REAP"]
-        calls: list[tuple[list[str], list[Any]]] = []
-        for shard, qid in self.call("reap_scan", expired):
-            server = qid.rpartition("\t")[2]
-            calls.append((self.queue_keys(shard, qid, server), [qid, max_conn]))
-        results = self.call("reap", lambda: redis_conn.run_script(self.client, script, calls))
-        return sum(int(r) for r in results)
 
     def _inline_keys(self, server: str) -> list[str]:
         t = self._tags[self.shard_of(server)]
@@ -537,7 +387,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
     def shard_states(self) -> list[dict[str, int]]:
         """Counters and queue counts of every shard (SHARD_STATE's fields by name)."""
         script = self._scripts["SHARD_STATE"]
-        groups = self._groups(range(self.shards))
+        groups = self.groups(range(self.shards))
         calls: list[tuple[Any, list[str], list[Any]]] = [
             (script, [k for s in g for k in self._state_keys(s)], []) for g in groups
         ]
@@ -548,23 +398,25 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             for row in group_rows
         ]
 
-    def _state_keys(self, shard: int) -> tuple[str, str, str, str, str]:
+    def _state_keys(self, shard: int) -> tuple[str, ...]:
         t = self._tags[shard]
-        return f"{t}r", f"{t}l", f"{t}s", f"{t}x", f"{t}i"
+        return f"{t}r", f"{t}l", f"{t}s", f"{t}x", f"{t}i", f"{t}n"
 
-    def ineligible_by_precedence(self) -> dict[int, int]:
-        """How many ineligible queues (precedence at or past the floor) per precedence."""
-        keys = [f"{t}i" for t in self._tags]
+    def inactive_by_precedence(self) -> dict[int, int]:
+        """How many inactive queues (ineligible ones, at or past the floor, included) per
+        precedence."""
 
         def read() -> dict[int, int]:
             pipe = self.client.pipeline(transaction=False)
-            for key in keys:
-                pipe.zrange(key, 0, -1, withscores=True)
+            for t in self._tags:
+                pipe.zrange(f"{t}i", 0, -1, withscores=True)
+                pipe.zrange(f"{t}n", 0, -1, withscores=True)
             counts: dict[int, int] = {}
-            for rows in pipe.execute():
+            for i, rows in enumerate(pipe.execute()):
                 for _, score in rows:
-                    counts[int(score)] = counts.get(int(score), 0) + 1
+                    prec = int(score) if i % 2 == 0 else int(score) // PRECEDENCE_SCALE
+                    counts[prec] = counts.get(prec, 0) + 1
             return dict(sorted(counts.items()))
 
-        result: dict[int, int] = self.call("ineligible_by_precedence", read)
+        result: dict[int, int] = self.call("inactive_by_precedence", read)
         return result

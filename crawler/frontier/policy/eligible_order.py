@@ -1,0 +1,34 @@
+"""The order eligible queues are served in, written once for every store.
+
+Among queues that may hand out a URI, the one with the lower queue precedence value goes first;
+among equals, the one due earlier (FIFO for queues waiting their turn). The LevelDB/memory
+:class:`~crawler.frontier.scheduler.QueueScheduler` keeps one FIFO per precedence and serves the
+lowest non-empty one; the Redis frontier keeps inactive queues in one sorted set scored by
+:func:`eligible_score` (the scripts compute the score with :data:`ELIGIBLE_SCORE_LUA`, the same
+formula) and sorts due queues by :func:`eligible_key`. Pure and thread-safe.
+"""
+
+from __future__ import annotations
+
+PRECEDENCE_SCALE = 10**13
+"""Milliseconds since the epoch stay below this until the year 2286; precedence x this + ms is
+exact in a Lua number (a double) for precedences up to 900."""
+
+
+def eligible_key(precedence: int, due_ms: float) -> tuple[int, float]:
+    """Sort key of an eligible queue: lower precedence first, then the earlier due time."""
+    return precedence, due_ms
+
+
+def eligible_score(precedence: int, since_ms: int) -> int:
+    """:func:`eligible_key` as one number, for a Redis sorted set."""
+    return max(0, precedence) * PRECEDENCE_SCALE + since_ms
+
+
+ELIGIBLE_SCORE_LUA = f"""
+-- eligible_score of crawler.frontier.policy.eligible_order
+local function eligible_score(prec, since_ms)
+  if prec < 0 then prec = 0 end
+  return prec * {PRECEDENCE_SCALE} + since_ms
+end
+"""
