@@ -47,6 +47,7 @@ def _sets(site: RouteServer, store: dict[str, object]) -> list[str]:
         "logging.console=false",
         "robots.policy=ignore",  # robots.txt, a prerequisite, is never held back by a quota
         f"frontier.store={json.dumps(store)}",
+        "frontier.class=crawler.frontier.RedisFrontier",
         f"chains.pre.quota_enforcer.params.host_max_urls={QUOTA}",
         "limits.max_time_s=60",
         # the host's queue waits between fetches, so that either worker may take it next
@@ -128,6 +129,7 @@ def test_two_workers_log_in_once_and_share_the_session(
             "toe_threads=3",
             "logging.console=false",
             f"frontier.store={json.dumps(store)}",
+        "frontier.class=crawler.frontier.RedisFrontier",
             "chains.pre.preselector.params.block_by_regex=.*/logout",
             "chains.fetch.fetch_http.params.form_logins=" + json.dumps([cred]),
             "frontier.politeness.min_delay_ms=150",
