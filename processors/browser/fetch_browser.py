@@ -34,6 +34,7 @@ from pydantic import Field
 
 from crawler import CrawlURI, Link, Params, Processor, ProcessorContext, Recording
 from crawler.decide import DecideResult
+from processors.browser.block_rules import REPORT_NAME, BrowserBlockRules
 from processors.browser.browser_pool import BrowserPool
 from processors.browser.chromium_process import reap_orphans
 from processors.browser.needs_browser_rule import script_built_reason
@@ -83,7 +84,9 @@ class FetchBrowser(Processor[FetchBrowserParams]):
                 "the browser (params.http_processor)"
             )
         self._user_agent = user_agent(ctx.order)
-        self._subs = SubresourceFetcher(ctx, http, self._user_agent)
+        blocks = BrowserBlockRules(cfg.block, cfg.block_lists)
+        methods = frozenset(cfg.capture_methods)
+        self._subs = SubresourceFetcher(ctx, http, self._user_agent, blocks, methods)
         self._cookies: CookieStore | None = getattr(http, "cookies", None)
         self._pool = BrowserPool(cfg, ctx.state_dir, ctx.logger)
 
@@ -91,6 +94,14 @@ class FetchBrowser(Processor[FetchBrowserParams]):
         # The pool object stays for report(); closing is idempotent.
         if self._pool is not None:
             self._pool.close()
+        subs = self._subs
+        if subs is not None and subs.blocks:
+            reports = self.context.run_dir / "reports"
+            try:
+                reports.mkdir(parents=True, exist_ok=True)
+                (reports / REPORT_NAME).write_text(subs.blocks.report(), encoding="utf-8")
+            except OSError as exc:  # stop() never raises
+                self.context.logger.error("browser_block_report_failed", error=str(exc))
 
     def should_process(self, curi: CrawlURI) -> bool:
         return (
@@ -110,10 +121,12 @@ class FetchBrowser(Processor[FetchBrowserParams]):
         reason = self._reason(curi, body)
         if reason is None:
             return
+        fetchers = subs.for_page(curi)
         job = PageJob(
             uri=curi.uri,
             document=Served(curi.http_status, list(curi.response_headers), body),
-            fetch=subs.for_page(curi),
+            fetch=fetchers.fetch,
+            sender=fetchers.posts if fetchers.posts.methods else None,
             user_agent=self._user_agent,
             budget_s=cfg.page_budget_s,
             behaviours=cfg.behaviours,
@@ -127,6 +140,7 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             job.cookies_out = self._cookies_out
         started = time.monotonic()
         outcome = pool.visit(job)
+        subs.page_done(fetchers)
         spent_ms = int((time.monotonic() - started) * 1000)
         curi.fetch_duration_ms = max(0, curi.fetch_duration_ms) + spent_ms
         curi.annotate(BROWSER_NOTE)
@@ -249,6 +263,14 @@ class FetchBrowser(Processor[FetchBrowserParams]):
                 f"{subs.robots_blocked}, no server slot in time (-5005): {subs.gate_timeouts}, "
                 f"non-public address (-5006): {subs.address_refusals}"
             )
+            lines.append(
+                f"  requests other than GET recorded: {subs.sent}, out of scope (-5000): "
+                f"{subs.out_of_scope}, repeated within a page (answered again): {subs.resent}"
+            )
+            if subs.blocks:
+                counts = subs.blocks.counts()
+                text = ", ".join(f"{rule} {n}" for rule, (n, _u) in counts.items())
+                lines.append(f"  blocked by browser rules (-5007): {subs.blocked} ({text})")
         if pool is not None:
             replaced = ", ".join(f"{k} {v}" for k, v in sorted(pool.browsers_replaced.items()))
             lines.append(
