@@ -9,7 +9,10 @@ with a 2xx HTML response goes to the browser when its ``should_process_rule`` AC
 FetchHTTP recorded it (the page is not fetched twice) and fetches everything else through
 :class:`~processors.browser.subresource_fetcher.SubresourceFetcher`: each sub-resource is
 recorded, written and logged once with the annotation ``browser``, after the server's gate
-(connection cap, pace, holds; not the queue's per-URI delay) admitted it. Behaviours run within
+(connection cap, pace, holds; not the queue's per-URI delay) admitted it; a page's POSTs
+(``browser.capture_methods``) are sent and recorded with their bodies; requests matching
+``browser.block`` / ``block_lists`` are not fetched, and ``reports/browser-blocks-report.txt``
+counts them per rule (written at stop). Behaviours run within
 ``browser.page_budget_s``; the rendered DOM's links become outlinks (L for links, E for
 embeds); with ``browser.screenshots`` a PNG goes into the WARC as a ``resource`` record
 (``urn:screenshot:<uri>``, logged too).

@@ -32,7 +32,15 @@ is not known yet is refused, alike, by FetchHTTP's connection check. The page's 
 is the crawler's HTTP fetch of the page (checked like any fetch), and every request of the page
 is intercepted, so Chromium itself connects nowhere.
 
-Reads ``ctx.order.robots``, ``ctx.order.browser.subresource_timeout_s``, ``ctx.servers``;
+Before anything else, a request a block rule matches (``browser.block``, ``block_lists``:
+:class:`~processors.browser.block_rules.BrowserBlockRules`) is aborted and, the first time its
+URL is seen, logged ``-5007`` (``browser:blocked:<rule>``). A request of another method than GET
+(:mod:`processors.browser.post_capture`: a POST) takes the same path with its body, must be in
+the crawl's scope too (else -5000), is annotated ``method:<METHOD>`` and is claimed under its
+method, URL and body digest, not its URL.
+
+Reads ``ctx.order.robots``, ``ctx.order.browser.subresource_timeout_s``, ``ctx.scope``,
+``ctx.servers``;
 writes nothing on the page's CrawlURI. Thread-safe: called from the pool's fetch threads;
 robots.txt fetches are serialized per server.
 """
