@@ -7,8 +7,10 @@ named) goes, with its body and ``Content-Type``, through the same
 :class:`~processors.browser.subresource_fetcher.SubresourceFetcher` path as the page's GETs:
 block rules, the address guard, robots.txt, the server gate, FetchHTTP (a ``request`` record
 with the body and the ``response`` record in the WARC), and a crawl.log line annotated
-``browser`` and ``method:<METHOD>``. Unlike a GET sub-resource it must also be in the crawl's
-scope (a POST is an action on the site; one out of scope is logged -5000 and not sent).
+``browser`` and ``method:<METHOD>``. Unlike a GET sub-resource (hop ``E``, an embed, which the
+scope's transclusion rule accepts off-site) it is a submission, hop ``S`` as a form's, and must
+be in the crawl's scope (a POST is an action on the site; one out of scope is logged -5000 and
+not sent).
 
 What is already seen is a (method, URL, body) triple, not a URL: :func:`claim_uri` is the name
 it is claimed under in the uniq filter, the URL with ``__wb_method=<method>`` and

@@ -35,9 +35,10 @@ is intercepted, so Chromium itself connects nowhere.
 Before anything else, a request a block rule matches (``browser.block``, ``block_lists``:
 :class:`~processors.browser.block_rules.BrowserBlockRules`) is aborted and, the first time its
 URL is seen, logged ``-5007`` (``browser:blocked:<rule>``). A request of another method than GET
-(:mod:`processors.browser.post_capture`: a POST) takes the same path with its body, must be in
-the crawl's scope too (else -5000), is annotated ``method:<METHOD>`` and is claimed under its
-method, URL and body digest, not its URL.
+(:mod:`processors.browser.post_capture`: a POST) takes the same path with its body as a hop
+``S`` (a submission, as a form's: not accepted as an embed), must be in the crawl's scope too
+(else -5000), is annotated ``method:<METHOD>`` and is claimed under its method, URL and body
+digest, not its URL.
 
 Reads ``ctx.order.robots``, ``ctx.order.browser.subresource_timeout_s``, ``ctx.scope``,
 ``ctx.servers``;
@@ -53,7 +54,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from crawler import CrawlURI, DecideResult, FetchStatus, Processor, ProcessorContext
+from crawler import CrawlURI, DecideResult, FetchStatus, Hop, Processor, ProcessorContext
 from crawler.frontier import InlinePass, InlineVisit
 from crawler.robots import ROBOTS_PATH
 from crawler.urls import UriError, host_port, scheme_authority, server_key
@@ -142,7 +143,8 @@ class SubresourceFetcher:
         ``request``: a method other than GET, with its body (:mod:`.post_capture`)."""
         ctx = self._ctx
         until_s = min(deadline_s, time.monotonic() + ctx.order.browser.subresource_timeout_s)
-        child = page.create_child(url, "E", "browser")
+        # A POST is a submission (hop S, as a form's): its scope is the pages', not an embed's.
+        child = page.create_child(url, "E" if request is None else Hop.SUBMIT, "browser")
         child.thread_number = page.thread_number
         child.annotate(BROWSER_NOTE)
         if request is not None:

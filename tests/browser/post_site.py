@@ -5,7 +5,8 @@ browser's POST-capture and block-rule tests.
 rules to refuse), then its script posts ``{"q": "owl", "page": 1}`` to ``/api/search`` and
 writes the results into ``<ul id="results">``, posts the same body again, then
 ``{"q": "cat", "page": 1}`` (into ``#other``), a form body to ``/api/form`` (into ``#form``), and
-a ``DELETE /api/item/1`` (which an archival crawler must not send). The server counts every
+a ``DELETE /api/item/1`` (which an archival crawler must not send), and a POST to
+``localhost`` (another host: out of the crawl's scope). The server counts every
 request it receives by method, path and body (``seen``). Thread-safe: ``seen`` may be read
 while serving.
 """
@@ -39,6 +40,8 @@ async function run() {
     headers: {'Content-Type': 'application/x-www-form-urlencoded'}, body: 'q=owl+eyes&n=2'});
   document.getElementById('form').textContent = await form.text();
   fetch('/api/item/1', {method: 'DELETE'}).catch(() => null);
+  const elsewhere = location.href.replace('127.0.0.1', 'localhost') + 'api/search';
+  fetch(elsewhere, {method: 'POST', body: 'elsewhere'}).catch(() => null);
 }
 run();
 </script></body></html>"""

@@ -64,9 +64,13 @@ def test_posts_are_sent_once_per_body_and_logged_with_their_method(crawled: Craw
     assert [p.status for p in posts] == [200, 200]
     for line in posts:
         assert {"browser", "method:POST"} <= set(line.annotations)
-        assert line.hops == "E" and line.via == base + "/"
+        assert line.hops == "S" and line.via == base + "/"
     page = next(line for line in crawled.lines if line.uri == base + "/")
     assert "browser:nonGetBlocked" in page.annotations  # the DELETE
+    # A POST to another host is out of the crawl's scope: logged, never sent.
+    assert site.seen[("POST", "/api/search", b"elsewhere")] == 0
+    elsewhere = next(line for line in crawled.lines if line.uri.startswith("http://localhost:"))
+    assert elsewhere.status == -5000 and "method:POST" in elsewhere.annotations
 
 
 def test_the_request_records_hold_the_bodies(crawled: Crawled) -> None:
