@@ -64,11 +64,11 @@ class RequestSender(Protocol):
         url: str,
         method: str,
         body: bytes | None,
-        content_type: str | None,
-        cookie: str | None,
+        headers: dict[str, str],
         deadline_s: float,
     ) -> Served | None:
-        """What the browser gets (None: abort); called on a worker thread."""
+        """What the browser gets (None: abort) for a request with these ``body`` and
+        ``headers`` (names in lower case); called on a worker thread."""
         ...
 
 
@@ -277,14 +277,11 @@ class BrowserTab:
         outcome.requests += 1
         try:
             headers = request.headers
-            cookie = headers.get("cookie")
             if method == "GET" or sender is None:
-                call = functools.partial(job.fetch, url, cookie, visit.deadline)
+                call = functools.partial(job.fetch, url, headers.get("cookie"), visit.deadline)
             else:
-                body, ctype = request.post_data_buffer, headers.get("content-type")
-                call = functools.partial(
-                    sender.send, url, method, body, ctype, cookie, visit.deadline
-                )
+                body = request.post_data_buffer
+                call = functools.partial(sender.send, url, method, body, headers, visit.deadline)
             loop = asyncio.get_running_loop()
             served = await loop.run_in_executor(visit.executor, call)
             if served is None:

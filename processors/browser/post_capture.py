@@ -34,6 +34,23 @@ from dataclasses import dataclass, field
 from processors.browser.page_visit import Served
 
 METHOD_NOTE = "method:"
+NOT_FORWARDED = frozenset(
+    {
+        "accept-encoding",
+        "connection",
+        "content-length",
+        "content-type",
+        "cookie",
+        "host",
+        "keep-alive",
+        "referer",
+        "te",
+        "transfer-encoding",
+        "upgrade-insecure-requests",
+        "user-agent",
+    }
+)
+"""Browser request headers a POST does not take along: FetchHTTP sets these itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +60,7 @@ class BrowserRequest:
     method: str
     body: bytes
     content_type: str | None
+    headers: tuple[tuple[str, str], ...] = ()  # the page's own, forwarded (CSRF tokens, API keys)
 
     def digest(self) -> str:
         """The body's SHA-1, hex."""
@@ -53,6 +71,8 @@ class BrowserRequest:
         data: dict[str, object] = {"method": self.method, "body": self.body}
         if self.content_type:
             data["content_type"] = self.content_type
+        if self.headers:
+            data["headers"] = [list(pair) for pair in self.headers]
         return data
 
 
@@ -92,16 +112,23 @@ class PostCapture:
         url: str,
         method: str,
         body: bytes | None,
-        content_type: str | None,
-        cookie: str | None,
+        headers: dict[str, str],
         deadline_s: float,
     ) -> Served | None:
         """What the browser gets for the request (None: abort it). A method not in
-        :attr:`methods` is not sent."""
+        :attr:`methods` is not sent. Of ``headers`` (the browser's, lower-case names),
+        ``Cookie`` and ``Content-Type`` are used and the page's own are forwarded; those the
+        browser or FetchHTTP set themselves are not (:data:`NOT_FORWARDED`, ``sec-*``)."""
         method = method.upper()
         if method not in self.methods:
             return None
-        request = BrowserRequest(method, body or b"", content_type)
+        forwarded = tuple(
+            (name, value)
+            for name, value in headers.items()
+            if name not in NOT_FORWARDED and not name.startswith(("sec-", ":"))
+        )
+        cookie = headers.get("cookie")
+        request = BrowserRequest(method, body or b"", headers.get("content-type"), forwarded)
         key = (method, url, request.digest())
         with self._lock:
             slot = self._slots.get(key)

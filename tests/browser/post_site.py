@@ -2,7 +2,8 @@
 browser's POST-capture and block-rule tests.
 
 ``/`` loads ``/ads/tracker.js`` and a pixel from ``www.google-analytics.com`` (both for block
-rules to refuse), then its script posts ``{"q": "owl", "page": 1}`` to ``/api/search`` and
+rules to refuse), then its script posts ``{"q": "owl", "page": 1}`` to ``/api/search`` (which
+wants the header ``X-Api-Key: k1`` the script sends, else 403) and
 writes the results into ``<ul id="results">``, posts the same body again, then
 ``{"q": "cat", "page": 1}`` (into ``#other``), a form body to ``/api/form`` (into ``#form``), and
 a ``DELETE /api/item/1`` (which an archival crawler must not send), and a POST to
@@ -28,7 +29,8 @@ PAGE = """<!doctype html><html><head><title>Search</title>
 <script>
 async function search(q) {
   const r = await fetch('/api/search', {method: 'POST',
-    headers: {'Content-Type': 'application/json'}, body: JSON.stringify({q: q, page: 1})});
+    headers: {'Content-Type': 'application/json', 'X-Api-Key': 'k1'},
+    body: JSON.stringify({q: q, page: 1})});
   return (await r.json()).results;
 }
 async function run() {
@@ -71,7 +73,10 @@ class PostSite:
                 body = self.rfile.read(length) if length else b""
                 with site._lock:
                     site.seen[(self.command, self.path, body)] += 1
-                status, ctype, out = site.answer(self.command, self.path, body)
+                if self.path == "/api/search" and self.headers.get("X-Api-Key") != "k1":
+                    status, ctype, out = 403, "text/plain", b"no API key"
+                else:
+                    status, ctype, out = site.answer(self.command, self.path, body)
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(out)))

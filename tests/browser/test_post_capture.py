@@ -82,6 +82,7 @@ def test_the_request_records_hold_the_bodies(crawled: Crawled) -> None:
                 if record.rec_type == "request" and uri == crawled.base + "/api/search":
                     assert record.http_headers.protocol == "POST"
                     assert record.http_headers.get_header("Content-Type") == "application/json"
+                    assert record.http_headers.get_header("X-Api-Key") == "k1"  # the page's own
                     bodies.append(record.content_stream().read())
     assert sorted(bodies) == sorted([OWL, CAT])
 
