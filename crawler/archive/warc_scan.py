@@ -107,16 +107,17 @@ class WarcScanner:
                 end, head = _member(view, pos, size)
                 if end is None:
                     return ScanResult(lines, pos, f"cut short: indexed up to byte {pos}")
-                if last is not None and _is_other_request(head):
-                    line = self._rekeyed(last, head, view[pos:end])
+                indexed = self._line(head, pos, end - pos, filename)
+                if indexed is _OTHER_REQUEST:
+                    line = None if last is None else self._rekeyed(last, head, view[pos:end])
                     if line is not None:
                         lines[-1] = line
                     last = None
+                elif indexed is not None:
+                    lines.append(indexed.line)
+                    last = indexed if indexed.record_id else None
                 else:
-                    indexed = self._line(head, pos, end - pos, filename)
-                    if indexed is not None:
-                        lines.append(indexed.line)
-                    last = indexed if indexed is not None and indexed.record_id else None
+                    last = None
                 pos = end
         except (isal_zlib.error, OSError, ValueError) as error:  # type: ignore[misc]
             return ScanResult(lines, pos, f"damaged gzip member at byte {pos} ({error})")
@@ -154,6 +155,8 @@ class WarcScanner:
             raise UnsupportedWarcError("a member without a whole WARC header")
         kind = _quick_type(head, split)
         if kind is not None and kind not in _INDEXED:
+            if kind == b"request" and head[split + 4 : split + 8] != b"GET ":
+                return _OTHER_REQUEST  # keys the response before it
             return None  # request, warcinfo: no need to parse the rest
         if kind == b"metadata" and head.find(_WARC_FIELDS, 0, split + 2) >= 0:
             return None  # the crawler's own metadata records (via, hops, outlinks)
@@ -229,12 +232,8 @@ class _Indexed(NamedTuple):
     place: tuple[int, int, str]  # offset, length, file name
 
 
-def _is_other_request(head: bytes) -> bool:
-    """Whether the member ``head`` is a ``request`` record of a method other than GET."""
-    split = head.find(b"\r\n\r\n")
-    if split < 0 or _quick_type(head, split) != b"request":
-        return False
-    return head[split + 4 : split + 8] != b"GET "
+_OTHER_REQUEST = _Indexed("", IndexEntry("", "", "request", "", None, None, ""), None, (0, 0, ""))
+"""What :meth:`WarcScanner._line` returns for a request record of a method other than GET."""
 
 
 def _member(view: memoryview, start: int, size: int) -> tuple[int | None, bytes]:
