@@ -142,8 +142,10 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             job.cookies_in = self._cookies_in
             job.cookies_out = self._cookies_out
         started = time.monotonic()
-        outcome = pool.visit(job)
-        subs.page_done(fetchers)
+        try:
+            outcome = pool.visit(job)
+        finally:
+            subs.page_done(fetchers)
         spent_ms = int((time.monotonic() - started) * 1000)
         curi.fetch_duration_ms = max(0, curi.fetch_duration_ms) + spent_ms
         curi.annotate(BROWSER_NOTE)
