@@ -40,7 +40,7 @@ class SchedulingDirective(IntEnum):
 
 
 class FetchStatus(IntEnum):
-    """Heritrix fetch status codes (HTTP statuses are used as they are), -5005 and -5006."""
+    """Heritrix fetch status codes (HTTP statuses are used as they are), -5005 to -5007."""
 
     DNS_SUCCESS = 1
     UNATTEMPTED = 0
@@ -75,6 +75,9 @@ class FetchStatus(IntEnum):
     """Ours: the host's address is not public (loopback, private, link-local, reserved, ...)
     and neither a seed nor ``fetch.allow_private`` allows it; no connection was attempted
     (annotated ``nonPublicAddress:<reason>:<address>``, :mod:`crawler.netguard`)."""
+    BLOCKED_BY_BROWSER_RULE = -5007
+    """Ours: a browser page's request matched one of the order's ``browser.block`` rules or
+    ``browser.block_lists``; it was not fetched (annotated ``browser:blocked:<rule>``)."""
     DELETED_BY_USER = -6000
     PROCESSING_THREAD_KILLED = -7000
     ROBOTS_PRECLUDED = -9998
@@ -83,7 +86,7 @@ class FetchStatus(IntEnum):
 RETRYABLE_STATUSES = frozenset({-1, -2, -3, -50})
 """Statuses that put a URI back in its queue while attempts remain."""
 
-DISREGARDED_STATUSES = frozenset({-9998, -5006, -5002, -5000, -5001, -4002, -4001, -6000})
+DISREGARDED_STATUSES = frozenset({-9998, -5007, -5006, -5002, -5000, -5001, -4002, -4001, -6000})
 """Statuses that are neither success nor failure (not charged to a queue's budget)."""
 
 

@@ -4,11 +4,15 @@ Each line is ``<SURT url key> <14-digit timestamp> <JSON>`` with ``url``, ``mime
 ``digest``, ``length``, ``offset`` and ``filename`` (the WARC's file name, resolved by the
 replay server against the WARC directories): the lines the ``cdxj-indexer`` package (the indexer
 pywb's tools use) writes. ``response``, ``revisit`` and ``resource`` records are indexed;
-``request`` and ``application/warc-fields`` ``metadata`` records are not. Three ways to the
+``request`` and ``application/warc-fields`` ``metadata`` records are not. A response to a
+request other than a GET (a browser page's POST) is keyed by its method and body, read from the
+``request`` record written after it (:mod:`crawler.archive.method_query`: the key pywb looks a
+replayed POST up by; ``method`` and ``requestBody`` join its JSON). Three ways to the
 same lines, cheapest first: from the writer's entries (:class:`LocatedEntry`: what each URI's
 first record holds and where; nothing is read), by reading a ``.warc.gz`` with a gzip member per
 record with :class:`~crawler.archive.warc_scan.WarcScanner` (a third of the library's CPU), and
-with ``cdxj-indexer`` itself for anything else (``.warc``, other layouts).
+with ``cdxj-indexer`` itself for anything else (``.warc``, other layouts; its ``post_append``
+keys such requests alike).
 
 Bad input never raises: a WARC cut short (``kill -9``, a disk full, a ``.open`` file) is indexed
 up to its last whole record; a corrupt one up to the record before the damage. Either way
@@ -116,7 +120,7 @@ class CdxjIndexer:
         indexer: Any = None
         try:
             with warc.open("rb") as fh:
-                indexer = _indexer_class()(out, [fh], filename=warc.name)
+                indexer = _indexer_class()(out, [fh], filename=warc.name, post_append=True)
                 indexer.process_all()
         except OSError as error:
             return IndexResult(warc, None, 0, f"cannot read: {error}")

@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 from isal import isal_zlib
 
+from crawler.archive.method_query import MethodQuery, request_method_query
 from crawler.crawler_error import CrawlerError
 
 _GZIP_WBITS = 31
@@ -55,6 +56,7 @@ class IndexEntry(NamedTuple):
     status: str | None  # HTTP status code of an application/http response or revisit
     mime: str | None  # its HTTP Content-Type
     digest: str  # WARC-Payload-Digest
+    request: MethodQuery | None = None  # a request other than a GET: keyed by its body too
 
 
 class UnsupportedWarcError(CrawlerError):
@@ -93,6 +95,9 @@ class WarcScanner:
     def _scan(self, view: memoryview, size: int, filename: str) -> ScanResult:
         lines: list[str] = []
         pos = 0
+        # The last response or revisit indexed: a request other than a GET right after it,
+        # concurrent to it, re-keys its line (see :mod:`crawler.archive.method_query`).
+        last: _Indexed | None = None
         try:
             while pos < size:
                 if bytes(view[pos : pos + 2]) != b"\x1f\x8b":
@@ -102,9 +107,17 @@ class WarcScanner:
                 end, head = _member(view, pos, size)
                 if end is None:
                     return ScanResult(lines, pos, f"cut short: indexed up to byte {pos}")
-                line = self._line(head, pos, end - pos, filename)
-                if line is not None:
-                    lines.append(line)
+                indexed = self._line(head, pos, end - pos, filename)
+                if indexed is _OTHER_REQUEST:
+                    line = None if last is None else self._rekeyed(last, head, view[pos:end])
+                    if line is not None:
+                        lines[-1] = line
+                    last = None
+                elif indexed is not None:
+                    lines.append(indexed.line)
+                    last = indexed if indexed.record_id else None
+                else:
+                    last = None
                 pos = end
         except (isal_zlib.error, OSError, ValueError) as error:  # type: ignore[misc]
             return ScanResult(lines, pos, f"damaged gzip member at byte {pos} ({error})")
@@ -112,12 +125,38 @@ class WarcScanner:
             view.release()
         return ScanResult(lines, size)
 
-    def _line(self, head: bytes, offset: int, length: int, filename: str) -> str | None:
+    def _rekeyed(self, last: _Indexed, head: bytes, member: memoryview) -> str | None:
+        """``last``'s line keyed by the request record ``head`` (the start of the inflated
+        ``member``) if that request is concurrent to it; None otherwise."""
+        split = head.find(b"\r\n\r\n")
+        warc = _fields(head[:split])
+        if (
+            warc.get(b"warc-concurrent-to") != last.record_id
+            or warc.get(b"warc-target-uri", b"").decode("utf-8", "surrogateescape")
+            != last.entry.url
+        ):
+            return None
+        try:
+            size = int(warc.get(b"content-length", b""))
+        except ValueError:
+            return None
+        block = head[split + 4 : split + 4 + size]
+        if len(block) < size:  # a body past the first output: inflate the whole record
+            whole = isal_zlib.decompress(bytes(member), _GZIP_WBITS)
+            block = whole[split + 4 : split + 4 + size]
+        request = request_method_query(block)
+        if request is None:
+            return None
+        return self.format(last.entry._replace(request=request), *last.place)
+
+    def _line(self, head: bytes, offset: int, length: int, filename: str) -> _Indexed | None:
         split = head.find(b"\r\n\r\n")
         if not head.startswith(b"WARC/") or split < 0:
             raise UnsupportedWarcError("a member without a whole WARC header")
         kind = _quick_type(head, split)
         if kind is not None and kind not in _INDEXED:
+            if kind == b"request" and head[split + 4 : split + 8] != b"GET ":
+                return _OTHER_REQUEST  # keys the response before it
             return None  # request, warcinfo: no need to parse the rest
         if kind == b"metadata" and head.find(_WARC_FIELDS, 0, split + 2) >= 0:
             return None  # the crawler's own metadata records (via, hops, outlinks)
@@ -142,7 +181,11 @@ class WarcScanner:
             mime,
             digest.decode("latin-1"),
         )
-        return self.format(entry, offset, length, filename)
+        line = self.format(entry, offset, length, filename)
+        if line is None:
+            return None
+        record_id = warc.get(b"warc-record-id") if kind != b"metadata" else None
+        return _Indexed(line, entry, record_id, (offset, length, filename))
 
     def format(self, entry: IndexEntry, offset: int, length: int, filename: str) -> str | None:
         """The CDXJ line of a record described by ``entry`` (None if not indexed)."""
@@ -167,11 +210,30 @@ class WarcScanner:
         doc["length"] = str(length)
         doc["offset"] = str(offset)
         doc["filename"] = filename
+        keyed = entry.url
+        request = entry.request
+        if request is not None:
+            keyed = request.append_to(keyed)
+            doc["requestBody"] = request.query
+            doc["method"] = request.method
         try:
-            key = self._surt(entry.url)
+            key = self._surt(keyed)
         except Exception:  # noqa: BLE001 - as cdxj-indexer: an unparsable URL is its own key
-            key = entry.url
+            key = keyed
         return f"{key} {_timestamp(entry.date)} {json.dumps(doc)}"
+
+
+class _Indexed(NamedTuple):
+    """A line the scan made, with what re-keying it needs."""
+
+    line: str
+    entry: IndexEntry
+    record_id: bytes | None  # of a response or revisit, else None
+    place: tuple[int, int, str]  # offset, length, file name
+
+
+_OTHER_REQUEST = _Indexed("", IndexEntry("", "", "request", "", None, None, ""), None, (0, 0, ""))
+"""What :meth:`WarcScanner._line` returns for a request record of a method other than GET."""
 
 
 def _member(view: memoryview, start: int, size: int) -> tuple[int | None, bytes]:

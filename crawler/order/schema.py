@@ -376,6 +376,29 @@ class BrowserConfig(Section):
     screenshots: bool | list[Literal["view", "full", "thumbnail"]] = False
     text: bool = True
     subresource_timeout_s: float = Field(20.0, gt=0)
+    capture_methods: list[Literal["POST", "PUT", "PATCH", "DELETE"]] = Field(
+        ["POST"],
+        description="methods besides GET whose requests are sent and captured; others refused",
+    )
+    block: list[str] = Field(
+        default_factory=list,
+        description="requests not fetched: URL regexes, or surt:<SURT prefix, host or URL>",
+    )
+    block_lists: list[Literal["ads"]] = Field(
+        default_factory=list, description="bundled host lists blocked too (ads: ad/tracker hosts)"
+    )
+
+    @field_validator("block")
+    @classmethod
+    def _block_patterns(cls, patterns: list[str]) -> list[str]:
+        from crawler.decide.url_pattern import parse_url_pattern
+
+        for i, text in enumerate(patterns):
+            try:
+                parse_url_pattern(text)
+            except ValueError as exc:
+                raise ValueError(f"entry {i}: {exc}") from None
+        return patterns
 
     def screenshot_kinds(self) -> tuple[str, ...]:
         """The screenshots taken of each page (``true`` is the viewport alone)."""

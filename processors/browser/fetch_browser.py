@@ -9,7 +9,10 @@ with a 2xx HTML response goes to the browser when its ``should_process_rule`` AC
 FetchHTTP recorded it (the page is not fetched twice) and fetches everything else through
 :class:`~processors.browser.subresource_fetcher.SubresourceFetcher`: each sub-resource is
 recorded, written and logged once with the annotation ``browser``, after the server's gate
-(connection cap, pace, holds; not the queue's per-URI delay) admitted it. Behaviours run within
+(connection cap, pace, holds; not the queue's per-URI delay) admitted it; a page's POSTs
+(``browser.capture_methods``) are sent and recorded with their bodies; requests matching
+``browser.block`` / ``block_lists`` are not fetched, and ``reports/browser-blocks-report.txt``
+counts them per rule (written at stop). Behaviours run within
 ``browser.page_budget_s`` (media played, parts opened in place, scrolling, "more" clicks, then
 the order's custom behaviours: :mod:`~processors.browser.page_extras`); the rendered DOM's links
 become outlinks (L for links, E for embeds). Screenshots (``browser.screenshots``) and the
@@ -41,6 +44,7 @@ from crawler import CrawlURI, Link, Params, Processor, ProcessorContext, Recordi
 from crawler.decide import DecideResult
 from crawler.order.errors import OrderError, OrderIssue
 from processors.browser.behaviour_script import BehaviourFileError, load_behaviours
+from processors.browser.block_rules import REPORT_NAME, BrowserBlockRules
 from processors.browser.browser_pool import BrowserPool
 from processors.browser.browser_profile import ProfileError, load_profile
 from processors.browser.chromium_process import reap_orphans
@@ -115,7 +119,9 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             storage_state=state,
         )
         self._user_agent = user_agent(ctx.order)
-        self._subs = SubresourceFetcher(ctx, http, self._user_agent)
+        blocks = BrowserBlockRules(cfg.block, cfg.block_lists)
+        methods = frozenset(cfg.capture_methods)
+        self._subs = SubresourceFetcher(ctx, http, self._user_agent, blocks=blocks, methods=methods)
         self._pool = BrowserPool(cfg, ctx.state_dir, ctx.logger)
 
     def _load_profile(self, path: Path) -> dict[str, object]:
@@ -141,6 +147,14 @@ class FetchBrowser(Processor[FetchBrowserParams]):
         # The pool object stays for report(); closing is idempotent.
         if self._pool is not None:
             self._pool.close()
+        subs = self._subs
+        if subs is not None and subs.blocks:
+            reports = self.context.run_dir / "reports"
+            try:
+                reports.mkdir(parents=True, exist_ok=True)
+                (reports / REPORT_NAME).write_text(subs.blocks.report(), encoding="utf-8")
+            except OSError as exc:  # stop() never raises
+                self.context.logger.error("browser_block_report_failed", error=str(exc))
 
     def should_process(self, curi: CrawlURI) -> bool:
         return (
@@ -160,10 +174,12 @@ class FetchBrowser(Processor[FetchBrowserParams]):
         reason = self._reason(curi, body)
         if reason is None:
             return
+        fetchers = subs.for_page(curi)
         job = PageJob(
             uri=curi.uri,
             document=Served(curi.http_status, list(curi.response_headers), body),
-            fetch=subs.for_page(curi),
+            fetch=fetchers.fetch,
+            sender=fetchers.posts if fetchers.posts.methods else None,
             user_agent=self._user_agent,
             budget_s=cfg.page_budget_s,
             behaviours=cfg.behaviours is not False,
@@ -176,7 +192,10 @@ class FetchBrowser(Processor[FetchBrowserParams]):
             job.cookies_in = self._cookies_in
             job.cookies_out = self._cookies_out
         started = time.monotonic()
-        outcome = pool.visit(job)
+        try:
+            outcome = pool.visit(job)
+        finally:
+            subs.page_done(fetchers)
         spent_ms = int((time.monotonic() - started) * 1000)
         curi.fetch_duration_ms = max(0, curi.fetch_duration_ms) + spent_ms
         curi.annotate(BROWSER_NOTE)
@@ -309,6 +328,14 @@ class FetchBrowser(Processor[FetchBrowserParams]):
                 f"{subs.robots_blocked}, no server slot in time (-5005): {subs.gate_timeouts}, "
                 f"non-public address (-5006): {subs.address_refusals}"
             )
+            lines.append(
+                f"  requests other than GET recorded: {subs.sent}, out of scope (-5000): "
+                f"{subs.out_of_scope}, repeated within a page (answered again): {subs.resent}"
+            )
+            if subs.blocks:
+                counts = subs.blocks.counts()
+                text = ", ".join(f"{rule} {n}" for rule, (n, _u) in counts.items())
+                lines.append(f"  blocked by browser rules (-5007): {subs.blocked} ({text})")
         if pool is not None:
             replaced = ", ".join(f"{k} {v}" for k, v in sorted(pool.browsers_replaced.items()))
             lines.append(

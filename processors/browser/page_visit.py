@@ -8,10 +8,11 @@ the bytes the crawler's HTTP fetch already got (``PageJob.document``), every oth
 with what ``PageJob.fetch(url, cookie, deadline)`` returns (called on a worker thread with the
 ``Cookie`` header the browser would send and the page's deadline on ``time.monotonic()``: it
 waits for the server's gate no longer, fetches through the crawler's HTTP client, records and
-logs), anything else is aborted. The main frame may not navigate away, pop-ups are closed, dialogs
-dismissed, downloads refused, websockets closed; each such event is noted
-(``browser:<event>``). Behaviours then run within the page's deadline, and the rendered DOM's
-links are read.
+logs), a request of a method in ``PageJob.sender.methods`` (a POST) with what
+``PageJob.sender.send`` returns for it and its body, anything else is aborted. The main frame
+may not navigate away, pop-ups are closed, dialogs dismissed, downloads refused, websockets
+closed; each such event is noted (``browser:<event>``). Behaviours then run within the page's
+deadline, and the rendered DOM's links are read.
 
 Cookies: the tab's context keeps the cookies its pages set (by ``Set-Cookie`` or by script);
 before a visit it is given the crawl's cookies for the page (``PageJob.cookies_in``: a login's
@@ -29,11 +30,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from processors.browser.behaviours import CLICK_MORE_JS, FITS_JS, LINKS_JS, SCROLL_JS
 from processors.browser.page_extras import Capture, PageExtras
@@ -53,6 +55,24 @@ class Served:
     body: bytes
 
 
+class RequestSender(Protocol):
+    """Answers a page's requests other than GET (:mod:`processors.browser.post_capture`)."""
+
+    methods: frozenset[str]
+
+    def send(
+        self,
+        url: str,
+        method: str,
+        body: bytes | None,
+        headers: dict[str, str],
+        deadline_s: float,
+    ) -> Served | None:
+        """What the browser gets (None: abort) for a request with these ``body`` and
+        ``headers`` (names in lower case); called on a worker thread."""
+        ...
+
+
 def _no_cookies(_uri: str) -> list[BrowserCookie]:
     return []
 
@@ -65,8 +85,9 @@ def _drop_cookies(_cookies: list[BrowserCookie]) -> None:
 class PageJob:
     """A page to load: its URI, its document as fetched, and how to fetch everything else.
 
-    ``fetch(url, cookie, deadline)`` answers a request (None: abort it); ``cookies_in(uri)``
-    lists the crawl's cookies for the page, ``cookies_out(cookies)`` takes the ones it changed."""
+    ``fetch(url, cookie, deadline)`` answers a GET (None: abort it), ``sender`` the methods it
+    lists (None: only GETs are answered); ``cookies_in(uri)`` lists the crawl's cookies for the
+    page, ``cookies_out(cookies)`` takes the ones it changed."""
 
     uri: str
     document: Served
@@ -80,6 +101,7 @@ class PageJob:
     extras: PageExtras = field(default_factory=PageExtras)
     cookies_in: Callable[[str], list[BrowserCookie]] = _no_cookies
     cookies_out: Callable[[list[BrowserCookie]], None] = _drop_cookies
+    sender: RequestSender | None = None
 
 
 @dataclass(slots=True)
@@ -248,7 +270,10 @@ class BrowserTab:
             outcome.note("browser:navigationBlocked")
             await route.abort("blockedbyclient")
             return
-        if request.method != "GET" or not url.startswith(("http://", "https://")):
+        method, sender = request.method, job.sender
+        if not url.startswith(("http://", "https://")) or (
+            method != "GET" and (sender is None or method not in sender.methods)
+        ):
             outcome.note("browser:nonGetBlocked")
             await route.abort("blockedbyclient")
             return
@@ -256,11 +281,14 @@ class BrowserTab:
         traffic.begin()
         outcome.requests += 1
         try:
-            cookie = request.headers.get("cookie")
+            headers = request.headers
+            if method == "GET" or sender is None:
+                call = functools.partial(job.fetch, url, headers.get("cookie"), visit.deadline)
+            else:
+                body = request.post_data_buffer
+                call = functools.partial(sender.send, url, method, body, headers, visit.deadline)
             loop = asyncio.get_running_loop()
-            served = await loop.run_in_executor(
-                visit.executor, job.fetch, url, cookie, visit.deadline
-            )
+            served = await loop.run_in_executor(visit.executor, call)
             if served is None:
                 await route.abort("blockedbyclient")
             else:

@@ -33,7 +33,16 @@ is not known yet is refused, alike, by FetchHTTP's connection check. The page's 
 is the crawler's HTTP fetch of the page (checked like any fetch), and every request of the page
 is intercepted, so Chromium itself connects nowhere.
 
-Reads ``ctx.order.robots``, ``ctx.order.browser.subresource_timeout_s``, ``ctx.servers``;
+Before anything else, a request a block rule matches (``browser.block``, ``block_lists``:
+:class:`~processors.browser.block_rules.BrowserBlockRules`) is aborted and, the first time its
+URL is seen, logged ``-5007`` (``browser:blocked:<rule>``). A request of another method than GET
+(:mod:`processors.browser.post_capture`: a POST) takes the same path with its body as a hop
+``S`` (a submission, as a form's: not accepted as an embed), must be in the crawl's scope too
+(else -5000), is annotated ``method:<METHOD>`` and is claimed under its method, URL and body
+digest, not its URL.
+
+Reads ``ctx.order.robots``, ``ctx.order.browser.subresource_timeout_s``, ``ctx.scope``,
+``ctx.servers``;
 writes nothing on the page's CrawlURI. Thread-safe: called from the pool's fetch threads;
 robots.txt fetches are serialized per server.
 """
@@ -44,19 +53,29 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
-from crawler import CrawlURI, FetchStatus, Processor, ProcessorContext
+from crawler import CrawlURI, DecideResult, FetchStatus, Hop, Processor, ProcessorContext
 from crawler.frontier import InlinePass, InlineVisit
 from crawler.robots import ROBOTS_PATH
 from crawler.urls import UriError, host_port, scheme_authority, server_key
+from processors.browser.block_rules import BrowserBlockRules
 from processors.browser.page_visit import Served
+from processors.browser.post_capture import METHOD_NOTE, BrowserRequest, PostCapture, claim_uri
 from processors.cookies.cookie_store import REQUEST_COOKIE
+from processors.login.form_login import REQUEST
 
 BROWSER_NOTE = "browser"
 GATE_TIMEOUT_NOTE = "serverGateTimeout"
 MAX_DECODED_BYTES = 64 * 1024 * 1024
 _UNGATED = InlineVisit(None)
+
+
+class PageFetchers(NamedTuple):
+    """What a PageJob calls for one page: ``fetch`` its GETs, ``posts`` its other requests."""
+
+    fetch: Callable[[str, str | None, float], Served | None]
+    posts: PostCapture
 
 
 class SubresourceFetcher:
@@ -68,6 +87,8 @@ class SubresourceFetcher:
         http: Processor[Any],
         user_agent: str,
         note: str = BROWSER_NOTE,
+        blocks: BrowserBlockRules | None = None,
+        methods: frozenset[str] = frozenset(),
     ) -> None:
         """``note`` is the annotation (and link context) of the URIs fetched: ``browser``, or
         ``media`` for yt-dlp's fetches."""
@@ -75,6 +96,8 @@ class SubresourceFetcher:
         self._note = note
         self._http = http
         self._user_agent = user_agent
+        self.blocks = blocks if blocks is not None else BrowserBlockRules()
+        self._methods = methods
         self._robots_locks: dict[str, threading.Lock] = {}
         self._locks_lock = threading.Lock()
         self._count_lock = threading.Lock()
@@ -83,17 +106,32 @@ class SubresourceFetcher:
         self.robots_blocked = 0
         self.gate_timeouts = 0
         self.address_refusals = 0
+        self.blocked = 0
+        self.sent = 0  # requests other than GET recorded
+        self.out_of_scope = 0  # requests other than GET the scope refused
+        self.resent = 0  # answered from the same page visit's first answer
 
-    def for_page(self, page: CrawlURI) -> Callable[[str, str | None, float], Served | None]:
-        """The fetch function a PageJob calls for ``page``'s requests (with the browser's
-        ``Cookie`` header and the page's deadline, ``time.monotonic()``)."""
+    def for_page(self, page: CrawlURI) -> PageFetchers:
+        """What a PageJob calls for ``page``'s requests (with the browser's ``Cookie`` header
+        and the page's deadline, ``time.monotonic()``): GETs and, for the order's
+        ``capture_methods``, other methods (:class:`PostCapture`)."""
         gate = self._ctx.inline_gate
         visit = gate.visit(page) if gate is not None else _UNGATED
 
         def fetch(url: str, cookie: str | None, deadline_s: float) -> Served | None:
             return self.fetch(page, url, deadline_s, visit, cookie)
 
-        return fetch
+        def send(
+            url: str, request: BrowserRequest, cookie: str | None, deadline_s: float
+        ) -> Served | None:
+            return self.fetch(page, url, deadline_s, visit, cookie, request)
+
+        return PageFetchers(fetch, PostCapture(send, self._methods))
+
+    def page_done(self, fetchers: PageFetchers) -> None:
+        """Count what ``fetchers``' page answered from its own earlier requests."""
+        if fetchers.posts.repeats:
+            self._count("resent", fetchers.posts.repeats)
 
     def fetch(
         self,
@@ -102,23 +140,45 @@ class SubresourceFetcher:
         deadline_s: float = math.inf,
         visit: InlineVisit = _UNGATED,
         cookie: str | None = None,
+        request: BrowserRequest | None = None,
     ) -> Served | None:
         """What the browser gets for ``url`` (None: abort the request). Waits for the server's
         gate until ``deadline_s`` at most (and ``browser.subresource_timeout_s``); ``cookie``
-        is the ``Cookie`` header the browser would send, merged over the crawl's jar's."""
+        is the ``Cookie`` header the browser would send, merged over the crawl's jar's;
+        ``request``: a method other than GET, with its body (:mod:`.post_capture`)."""
         ctx = self._ctx
         until_s = min(deadline_s, time.monotonic() + ctx.order.browser.subresource_timeout_s)
-        child = page.create_child(url, "E", self._note)
+        # A POST is a submission (hop S, as a form's): its scope is the pages', not an embed's.
+        child = page.create_child(url, "E" if request is None else Hop.SUBMIT, self._note)
         child.thread_number = page.thread_number
         child.annotate(self._note)
+        if request is not None:
+            child.annotate(METHOD_NOTE + request.method)
+            child.data[REQUEST] = request.as_data()
         if cookie:
             child.data[REQUEST_COOKIE] = cookie
+        rule = self.blocks.match(url) if self.blocks else None
+        if rule is not None:
+            child.status = FetchStatus.BLOCKED_BY_BROWSER_RULE
+            child.annotate(self.blocks.annotation(rule))
+            self._count("blocked")
+            claimed = self._claim(child, request)
+            self.blocks.note(rule, new_url=claimed)
+            if claimed:
+                self._finish(child)
+            return None
         note = self._address_refusal(url)
         if note is not None:
             child.status = FetchStatus.BLOCKED_BY_ADDRESS
             child.annotate(note)
             self._count("address_refusals")
-            if self._claim(child):
+            if self._claim(child, request):
+                self._finish(child)
+            return None
+        if request is not None and ctx.scope.decide(child) is not DecideResult.ACCEPT:
+            child.status = FetchStatus.OUT_OF_SCOPE
+            self._count("out_of_scope")
+            if self._claim(child, request):
                 self._finish(child)
             return None
         allowed: bool | None = True
@@ -130,10 +190,10 @@ class SubresourceFetcher:
             else:
                 child.status = FetchStatus.ROBOTS_PRECLUDED
                 self._count("robots_blocked")
-            if self._claim(child):
+            if self._claim(child, request):
                 self._finish(child)
             return None
-        claimed = self._claim(child)
+        claimed = self._claim(child, request)
         ticket = self._enter(visit, url, until_s)
         if ticket is None:
             self._gate_timeout(child)
@@ -153,7 +213,7 @@ class SubresourceFetcher:
         try:
             served = _served(child)
         finally:
-            self._count("recorded")
+            self._count("recorded" if request is None else "sent")
             self._finish(child)
         return served
 
@@ -221,9 +281,16 @@ class SubresourceFetcher:
         child.annotate(GATE_TIMEOUT_NOTE)
         self._count("gate_timeouts")
 
-    def _claim(self, curi: CrawlURI) -> bool:
+    def _claim(self, curi: CrawlURI, request: BrowserRequest | None = None) -> bool:
         claim = self._ctx.claim_uri
-        return True if claim is None else claim(curi)
+        if claim is None:
+            return True
+        if request is None:
+            return claim(curi)
+        known_as = CrawlURI(claim_uri(curi.uri, request))
+        claimed = claim(known_as)
+        curi.canonical = known_as.canonical
+        return claimed
 
     def _finish(self, curi: CrawlURI) -> None:
         finish = self._ctx.finish_inline
@@ -232,9 +299,9 @@ class SubresourceFetcher:
         else:
             finish(curi)
 
-    def _count(self, name: str) -> None:
+    def _count(self, name: str, n: int = 1) -> None:
         with self._count_lock:
-            setattr(self, name, getattr(self, name) + 1)
+            setattr(self, name, getattr(self, name) + n)
 
 
 def _served(curi: CrawlURI) -> Served | None:

@@ -25,7 +25,8 @@ Cookies live in a :class:`~processors.cookies.cookie_store.CookieStore` in
 off). With ``form_logins``, a :class:`~processors.login.form_login.FormLogin` holds a host's URIs
 back until its login is done (status -50 with the login step as prerequisite, or -62 once it
 failed) and reads each login step's response; a step carrying ``curi.data["http_request"]`` is
-sent with that method, body and Content-Type, and never conditionally.
+sent with that method, body (text, or bytes: a browser page's POST), Content-Type and any
+``headers`` (name-value pairs), and never conditionally.
 TLS certificates are not verified unless ``verify_tls`` (archives want what the site served);
 then old protocol versions and weak ciphers are accepted too.
 
@@ -326,12 +327,18 @@ class FetchHTTP(Processor[FetchHTTPParams]):
             request = curi.data.get(REQUEST)
             if isinstance(request, dict):
                 method = str(request.get("method") or "GET").upper()
-                text = str(request.get("body") or "")
-                if self._login is not None and TOKEN in text:
-                    text = self._login.reveal(curi, text)
-                body = text.encode("utf-8")
+                raw = request.get("body")
+                if isinstance(raw, bytes):
+                    body = raw
+                else:
+                    text = str(raw or "")
+                    if self._login is not None and TOKEN in text:
+                        text = self._login.reveal(curi, text)
+                    body = text.encode("utf-8")
                 if request.get("content_type"):
                     headers = {**headers, "Content-Type": str(request["content_type"])}
+                for name, value in request.get("headers") or ():
+                    headers = {**headers, str(name): str(value)}
             if cookies is not None:
                 cookie = cookies.cookie_header(curi.uri)
                 extra = curi.data.get(REQUEST_COOKIE)

@@ -31,8 +31,10 @@ URI's final answer, so replay never shows a 503 that a retry turned into a 200):
 * then a ``request`` record (raw request head) and a ``metadata`` record (via, hops, outlinks),
   both ``WARC-Concurrent-To`` the first (after a revisit of the same URI's own earlier capture —
   identical payload or 304 — only with ``revisit_extra_records``: the original's metadata
-  already lists the same outlinks), and any extra ``metadata`` records a processor left in
-  ``curi.data[EXTRA_METADATA]`` (a page's media info JSON).
+  already lists the same outlinks; a request other than a GET always has its record: its
+  method and body key the response in the CDXJ index, :mod:`crawler.archive.method_query`), and
+  any extra ``metadata`` records a processor left in ``curi.data[EXTRA_METADATA]`` (a page's
+  media info JSON).
 
 ``dns:`` URIs with a recording get one ``response`` record, ``Content-Type: text/dns``, the DNS
 answer as block. Sets ``curi.extra_info['warcFilename']`` / ``['warcFileOffset']`` (offset of the
@@ -71,6 +73,7 @@ from pydantic import Field, field_validator, model_validator
 
 from crawler import CrawlURI, Params, Processor, ProcessorContext, __version__
 from crawler.archive.indexer import BackgroundIndexer, LocatedEntry
+from crawler.archive.method_query import request_method_query
 from crawler.archive.warc_scan import IndexEntry, http_status_and_type
 from crawler.disk import SPACE_WAIT, is_disk_full
 from crawler.frontier import RetryPolicy
@@ -400,6 +403,8 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             referent is not None
             and referent.uri == curi.uri
             and not self.params.revisit_extra_records
+            # A POST's request record keys its revisit in the index (another body, same URI).
+            and rec.request_head[:4] in (b"GET ", b"")
         ):
             return first_id, date, kinds, entry
         concurrent = [("WARC-Date", date), ("WARC-Concurrent-To", first_id)]
@@ -435,8 +440,13 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         digest = next((v for k, v in headers if k == "WARC-Payload-Digest"), None)
         if not digest or "\r" in curi.uri or "\n" in curi.uri:
             return None
-        status, mime = http_status_and_type(head or curi.recording.response_head)
-        entry = IndexEntry(curi.uri, date, kind, HTTP_RESPONSE, status, mime, digest)
+        rec = curi.recording
+        status, mime = http_status_and_type(head or rec.response_head)
+        request = None
+        # Keyed by the request only when its record is written, so `crawler index` agrees.
+        if self.params.write_requests and rec.request_head[:4] != b"GET ":
+            request = request_method_query(rec.request_head)
+        entry = IndexEntry(curi.uri, date, kind, HTTP_RESPONSE, status, mime, digest, request)
         return _located(entry, start, end)
 
     @staticmethod

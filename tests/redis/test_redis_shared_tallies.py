@@ -129,7 +129,7 @@ def test_two_workers_log_in_once_and_share_the_session(
             "toe_threads=3",
             "logging.console=false",
             f"frontier.store={json.dumps(store)}",
-        "frontier.class=crawler.frontier.RedisFrontier",
+            "frontier.class=crawler.frontier.RedisFrontier",
             "chains.pre.preselector.params.block_by_regex=.*/logout",
             "chains.fetch.fetch_http.params.form_logins=" + json.dumps([cred]),
             "frontier.politeness.min_delay_ms=150",
