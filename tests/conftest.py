@@ -1,4 +1,5 @@
-"""Shared fixtures: the bundled sample site (``crawler.demo.SampleSite``) and free ports."""
+"""Shared fixtures: the bundled sample site (``crawler.demo.SampleSite``), free ports, and real
+redis-servers (``redis_server``, ``redis_cluster``: :mod:`support.redis_fixtures`)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ import socket
 from collections.abc import Callable, Iterator
 
 import pytest
+from support.redis_fixtures import redis_cluster, redis_server
 
 from crawler.demo import SampleSite
+
+__all__ = ["redis_cluster", "redis_server"]
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
-from sample_crawl import crawl_sample_site
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.sample_crawl import crawl_sample_site
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.archive import run_index

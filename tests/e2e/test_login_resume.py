@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
-from login_site import PASSWORD, USER, LoginSite
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.login_site import PASSWORD, USER, LoginSite
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
+from support.crawllog_parser import parse_file
 
 from crawler.demo import SampleSite
 

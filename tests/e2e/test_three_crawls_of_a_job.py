@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from route_server import Answer, RouteServer
+from support.route_server import Answer, RouteServer
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.archive import run_index

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
-from small_fs import MIB, Ballast, small_fs
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.small_fs import MIB, Ballast, small_fs
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.cli.display import format_status

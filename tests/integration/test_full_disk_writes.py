@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from small_fs import MIB, Ballast, small_fs
+from support.small_fs import MIB, Ballast, small_fs
 from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 

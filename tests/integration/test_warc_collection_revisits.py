@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from processor_context import make_context
+from support.processor_context import make_context
 
 from crawler.archive.cdxj_file import CdxjFileIndex
 from crawler.archive.collection_set import CollectionSet, surt_urlkey

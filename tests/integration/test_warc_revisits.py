@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from processor_context import make_context
+from support.processor_context import make_context
 
 from crawler import CrawlURI, Recording, RevisitInfo
 from crawler.continuity import DigestIndex, LevelDBDigestIndex

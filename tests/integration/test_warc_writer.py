@@ -10,8 +10,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from processor_context import make_context
 from pydantic import ValidationError
+from support.processor_context import make_context
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler import CrawlURI, Link, Recording

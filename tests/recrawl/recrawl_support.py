@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawllog_parser import CrawlLogLine, parse_file
+from support.crawllog_parser import CrawlLogLine, parse_file
 from warcio.archiveiterator import ArchiveIterator
 
 from tests.integration.test_warc_writer import warcio_check

@@ -13,9 +13,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
 from recrawl_support import crawl_log, not_modified, reached, warc_records
-from sample_crawl import crawl_sample_site
+from support.crawllog_parser import parse_file
+from support.sample_crawl import crawl_sample_site
 
 from crawler.demo import SampleSite
 

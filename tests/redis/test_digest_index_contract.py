@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from redis_servers import RedisClusterServers, RedisServer
+from support.redis_servers import RedisClusterServers, RedisServer
 
 from crawler.continuity import DigestEntry, DigestIndex, LayeredDigestIndex, LevelDBDigestIndex
 from crawler.continuity.digest_index import copy_entries

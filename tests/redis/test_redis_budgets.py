@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
-from redis_servers import RedisClusterServers, RedisServer
+from support.redis_servers import RedisClusterServers, RedisServer
 
 from crawler.clock import ManualClock
 from crawler.curi import CrawlURI, FetchStatus

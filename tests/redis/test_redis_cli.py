@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from crawllog_parser import count_lines, parse_file
-from redis_servers import RedisServer
+from support.crawllog_parser import count_lines, parse_file
+from support.redis_servers import RedisServer
 
 from crawler.demo import SampleSite
 

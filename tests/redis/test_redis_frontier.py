@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from redis_servers import RedisServer, free_port
+from support.redis_servers import RedisServer, free_port
 
 from crawler.curi import CrawlURI, FetchStatus, Hop
 from crawler.frontier.assignment import HostnameQueueAssignmentPolicy

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from redis_servers import RedisClusterServers, RedisServer
+from support.redis_servers import RedisClusterServers, RedisServer
 
 from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
 from crawler.uniq.uniq_filter import UniqStateError
@@ -69,7 +69,7 @@ def test_a_different_layout_is_refused(redis_server: RedisServer) -> None:
 
 
 def test_unreachable_redis_is_a_clear_error(tmp_path: Path) -> None:
-    from redis_servers import free_port
+    from support.redis_servers import free_port
 
     f = RedisUriUniqFilter(
         RedisUriUniqFilterParams(url=f"redis://127.0.0.1:{free_port()}/0", namespace="c1:")
