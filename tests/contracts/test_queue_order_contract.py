@@ -46,7 +46,8 @@ def test_one_uri_in_flight_per_queue(stores: FrontierMaker) -> None:
     assert first is not None and second is not None
     assert {first.uri, second.uri} == {"http://a.test/1", "http://b.test/1"}
     assert h.take() is None  # both queues busy
-    assert h.frontier.snapshot().in_process == 2
+    snap = h.frontier.snapshot()
+    assert snap.in_process == 2 and snap.queues["in_process"] == 2
     assert not h.frontier.is_empty()
     a = first if first.uri.startswith("http://a.test") else second
     h.done(a)
@@ -201,3 +202,14 @@ def test_many_threads_get_every_uri_exactly_once(stores: FrontierMaker) -> None:
     assert len(taken) == len(set(taken)) == expected
     assert h.frontier.snapshot().succeeded == expected
     assert h.frontier.is_empty()
+
+
+def test_close_wakes_blocked_next(stores: FrontierMaker) -> None:
+    h = stores.frontier()
+    got: list[CrawlURI | None] = [CrawlURI("x")]
+    waiter = threading.Thread(target=lambda: got.__setitem__(0, h.frontier.next(30)))
+    waiter.start()
+    h.close()
+    waiter.join(10)
+    assert not waiter.is_alive() and got[0] is None
+    assert h.add("http://a.test/") is False

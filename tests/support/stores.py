@@ -51,9 +51,7 @@ STORE_PARAMS = [
 PERSISTENT_STORE_PARAMS = STORE_PARAMS[1:]
 """The stores whose state outlives the frontier (all but memory)."""
 
-NO_DELAY = PolitenessConfig(
-    delay_factor=0, min_delay_ms=0, max_delay_ms=0, host_max_connections=0
-)
+NO_DELAY = PolitenessConfig(delay_factor=0, min_delay_ms=0, max_delay_ms=0, host_max_connections=0)
 """Politeness off (and no per-server cap): the default of :meth:`FrontierMaker.frontier`."""
 
 _namespaces = itertools.count()
