@@ -57,3 +57,12 @@ def find_free_port() -> int:
 def free_port() -> int:
     """A port on 127.0.0.1 nobody listens on (for connection-refused tests)."""
     return find_free_port()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``redis`` every test that asks for a redis-server, wherever it lives (so that
+    ``-m "not redis"`` leaves them all out); tests/redis/ marks its own files whole."""
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        if "redis_server" in names or "redis_cluster" in names:
+            item.add_marker(pytest.mark.redis)
