@@ -18,7 +18,8 @@ export UV_LINK_MODE := copy
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
-	@echo "make test    - install, lint, type-check and run the whole test suite"
+	@echo "make test    - install, lint, type-check and run the whole test suite (TEST_WORKERS=3"
+	@echo "               pytest-xdist processes; TEST_WORKERS=0 for one)"
 	@echo "make test-stress - the whole test suite 5 times in a row while busy processes hold"
 	@echo "                   every CPU; every round must pass (4-9 min a round on 2 CPUs)"
 	@echo "make lint    - ruff check + format check"
@@ -82,13 +83,17 @@ typecheck: install
 unit: install
 	$(VENV)/bin/pytest -q tests/unit
 
+# The suite in TEST_WORKERS pytest-xdist processes (a test file stays in one of them: pyproject's
+# --dist loadfile); most tests wait on sockets, servers and subprocesses, not on the CPU.
+# TEST_WORKERS=0 runs it in this one process.
+TEST_WORKERS ?= 3
 test: install lint typecheck
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 	command -v prometheus >/dev/null || (apt-get update && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus)
 	command -v ffmpeg >/dev/null || (apt-get update && apt-get install -y ffmpeg)
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS)
 
 # The suite on a machine with no CPU to spare: catches tests that depend on the machine's speed,
 # on how work splits over threads or workers, or on races an idle machine always wins.

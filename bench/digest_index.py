@@ -31,9 +31,9 @@ import redis
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "redis"))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from redis_servers import RedisServer  # noqa: E402
+from support.redis_servers import RedisServer  # noqa: E402
 
 from crawler.continuity import DigestEntry, LevelDBDigestIndex  # noqa: E402
 from crawler.continuity.digest_index import DigestIndex  # noqa: E402
@@ -181,7 +181,7 @@ def main() -> None:
 
 
 def server_binary() -> str:
-    from redis_servers import REDIS_SERVER
+    from support.redis_servers import REDIS_SERVER
 
     return REDIS_SERVER or "redis-server"
 

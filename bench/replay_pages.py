@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "archive"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # support.*
 
 from replay_support import ReplayBrowser, archived_statuses, chromium, crawl, html_pages
 

@@ -37,9 +37,9 @@ import redis
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench" / "crawl"))
-sys.path.insert(0, str(ROOT / "tests" / "redis"))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from redis_servers import RedisServer  # noqa: E402
+from support.redis_servers import RedisServer  # noqa: E402
 
 from crawler.curi import CrawlURI  # noqa: E402
 from crawler.frontier import HostnameQueueAssignmentPolicy  # noqa: E402

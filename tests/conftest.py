@@ -1,4 +1,5 @@
-"""Shared fixtures: the bundled sample site (``crawler.demo.SampleSite``) and free ports."""
+"""Shared fixtures: the bundled sample site (``crawler.demo.SampleSite``), free ports, and real
+redis-servers (``redis_server``, ``redis_cluster``: :mod:`support.redis_fixtures`)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ import socket
 from collections.abc import Callable, Iterator
 
 import pytest
+from support.redis_fixtures import redis_cluster, redis_server
 
 from crawler.demo import SampleSite
+
+__all__ = ["redis_cluster", "redis_server"]
 
 
 @pytest.fixture
@@ -53,3 +57,12 @@ def find_free_port() -> int:
 def free_port() -> int:
     """A port on 127.0.0.1 nobody listens on (for connection-refused tests)."""
     return find_free_port()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``redis`` every test that asks for a redis-server, wherever it lives (so that
+    ``-m "not redis"`` leaves them all out); tests/redis/ marks its own files whole."""
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        if "redis_server" in names or "redis_cluster" in names:
+            item.add_marker(pytest.mark.redis)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sample_crawl import crawl_sample_site
+from support.sample_crawl import crawl_sample_site
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.archive.run_layout import warc_dirs

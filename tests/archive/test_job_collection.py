@@ -18,8 +18,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from changing_site import ROBOTS, ChangingSite
-from recrawl_job import RecrawlJob, crawl_twice
+from support.changing_site import ROBOTS, ChangingSite
+from support.recrawl_job import RecrawlJob, crawl_twice
 from test_wacz import validate
 
 from crawler.archive.replay import find_wayback

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
+from support.crawllog_parser import CrawlLogLine, parse_file
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.control.controller import CrawlController

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from behave_site import BehaveSite
 from browser_support import crawl, needs_chromium, warc_records
-from crawllog_parser import CrawlLogLine
+from support.crawllog_parser import CrawlLogLine
 from warcio.archiveiterator import ArchiveIterator
 
 pytestmark = [pytest.mark.integration, needs_chromium, pytest.mark.timeout(120)]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import crawl, needs_chromium
-from private_nets_support import CountingSite, Page
+from support.private_nets_support import CountingSite, Page
 
 pytestmark = [pytest.mark.integration, needs_chromium, pytest.mark.timeout(120)]
 

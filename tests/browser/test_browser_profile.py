@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import EXAMPLE, crawl, needs_chromium
-from login_site import PASSWORD, USER, LoginSite
+from support.login_site import PASSWORD, USER, LoginSite
 
 from crawler.cli.cli import main
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import CHROMIUM, EXAMPLE, ROOT, needs_chromium, wait_gone
-from crawllog_parser import parse_file
+from support.crawllog_parser import parse_file
 
 from crawler.demo.js_site import JsSite
 from processors.browser.chromium_process import (

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from browser_support import crawl, needs_chromium
-from crawllog_parser import CrawlLogLine
 from post_site import PostSite, results
+from support.crawllog_parser import CrawlLogLine
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.archive.indexer import CdxjIndexer

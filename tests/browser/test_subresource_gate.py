@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from browser_support import crawl, needs_chromium, response_counts
-from crawllog_parser import CrawlLogLine
 from gate_site import ASSET_HOST, PAGE_HOST, GateSite
+from support.crawllog_parser import CrawlLogLine
 
 pytestmark = [pytest.mark.integration, needs_chromium, pytest.mark.timeout(120)]
 

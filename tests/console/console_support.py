@@ -109,5 +109,10 @@ def save_screenshot(page: Any, name: str, **kwargs: Any) -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / name
     image = Image.open(io.BytesIO(raw)).convert("RGB")
-    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
+    # written aside and renamed: test processes running at once may save the same name
+    part = path.with_name(f".{name}.{os.getpid()}.part")
+    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(
+        part, format="PNG", optimize=True
+    )
+    os.replace(part, path)
     return path

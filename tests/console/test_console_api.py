@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import AUTH, DEAD_PID, TOKEN, MakeRun
 from fastapi.testclient import TestClient
+from support.console_runs import AUTH, DEAD_PID, TOKEN, MakeRun
 
 RUN = "site~20260101T000000Z"
 

@@ -8,8 +8,8 @@ import os
 from io import BytesIO
 from pathlib import Path
 
-from conftest import AUTH, DEAD_PID, MakeRun
 from fastapi.testclient import TestClient
+from support.console_runs import AUTH, DEAD_PID, MakeRun
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 

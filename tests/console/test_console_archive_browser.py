@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import MakeRun
 from console_support import CHROMIUM, ConsoleProc, chromium
+from support.console_runs import MakeRun
 from test_console_archive import RUN, _warc
 
 from crawler.archive.wacz import WaczPackager

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import AUTH, MakeRun
 from fastapi.testclient import TestClient
+from support.console_runs import AUTH, MakeRun
 
 from crawler.continuity.change_report import write_change_report
 from crawler.curi import CrawlURI

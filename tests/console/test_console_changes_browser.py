@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from changing_site import ChangingSite
 from console_support import CHROMIUM, ConsoleProc, chromium
 from playwright.sync_api import expect
-from recrawl_job import SECOND, crawl_twice
+from support.changing_site import ChangingSite
+from support.recrawl_job import SECOND, crawl_twice
 
 pytestmark = [
     pytest.mark.e2e,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import MakeRun
 from console_support import ROOT, ConsoleProc, wait_until
+from support.console_runs import MakeRun
 
 from crawler.console.auth import TOKEN_ENV
 from crawler.demo import SampleSite

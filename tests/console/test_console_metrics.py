@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import AUTH, MakeRun
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
+from support.console_runs import AUTH, MakeRun
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

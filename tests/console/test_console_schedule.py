@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import AUTH, TOKEN
 from console_support import CHROMIUM, ConsoleProc, chromium, wait_until
 from fastapi.testclient import TestClient
-from schedule_support import HOUR_FIRE, T0, make_job
+from support.console_runs import AUTH, TOKEN
+from support.schedule_support import HOUR_FIRE, T0, make_job
 
 from crawler.clock import ManualClock
 from crawler.console.launcher import Launcher

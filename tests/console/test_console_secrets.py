@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import AUTH
 from fastapi.testclient import TestClient
+from support.console_runs import AUTH
 
 LOGIN = """
 chains:

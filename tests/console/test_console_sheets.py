@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import AUTH, MakeRun
 from fastapi.testclient import TestClient
+from support.console_runs import AUTH, MakeRun
 
 from crawler.order.loader import effective_yaml, load_order
 from crawler.sheets.sheet_updates import read_sheet_document

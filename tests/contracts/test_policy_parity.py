@@ -38,7 +38,7 @@ from crawler.uniq import MemoryUriUniqFilter
 from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "redis"))
-from redis_servers import REDIS_SERVER, RedisServer
+from support.redis_servers import REDIS_SERVER, RedisServer
 
 pytestmark = pytest.mark.timeout(60)
 

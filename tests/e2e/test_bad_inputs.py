@@ -30,7 +30,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CRAWLER = str(ROOT / ".venv" / "bin" / "crawler")
 CONTACT = "https://example.org/about-our-crawler"
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+# The first test also runs the module fixture: a crawl and about 80 CLI processes, each bounded
+# by its own timeout; with other test processes on the same cores that takes minutes.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
+from support.crawllog_parser import parse_file
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.demo import SampleSite

@@ -16,15 +16,15 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
-from sample_crawl import crawl_sample_site
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.sample_crawl import crawl_sample_site
+from support.warc_checks import warcio_check
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.archive import run_index
 from crawler.control.controller import CrawlController
 from crawler.demo import SampleSite
 from crawler.order.loader import load_order
-from tests.integration.test_warc_writer import warcio_check
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"

@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
+from support.crawllog_parser import parse_file
 
 from crawler.archive import run_index
 from crawler.archive.collection import collection_from_run, earlier_runs

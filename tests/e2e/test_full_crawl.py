@@ -12,8 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from crawllog_parser import count_lines, parse_file
-from sample_crawl import crawl_sample_site
+from support.crawllog_parser import count_lines, parse_file
+from support.sample_crawl import crawl_sample_site
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.control.controller import CrawlController

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
+from support.crawllog_parser import parse_file
 
 from crawler.demo.hostile_order import crawl_settings
 from crawler.demo.hostile_site import HostileSite

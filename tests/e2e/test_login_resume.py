@@ -6,16 +6,14 @@ state/form-logins.jsonl) — it never logs in again and every members page is ca
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
-from login_site import PASSWORD, USER, LoginSite
+from support.crawl_process import start_crawler
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.login_site import PASSWORD, USER, LoginSite
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
@@ -35,16 +33,6 @@ def lines_of(run_dir: Path) -> list[CrawlLogLine]:
     return parse_file(tmp)
 
 
-def start(args: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "crawler", *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-
-
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["stop", "kill-9"])
 def test_a_stopped_and_resumed_crawl_keeps_its_login_session(tmp_path: Path, stop: int) -> None:
     run_dir = tmp_path / "run"
@@ -55,7 +43,7 @@ def test_a_stopped_and_resumed_crawl_keeps_its_login_session(tmp_path: Path, sto
             "fields": {"user": USER, "pass": PASSWORD},
             "success_redirect": "/members/$",
         }
-        proc = start(
+        proc = start_crawler(
             [
                 "run",
                 str(EXAMPLE),
@@ -89,7 +77,7 @@ def test_a_stopped_and_resumed_crawl_keeps_its_login_session(tmp_path: Path, sto
         assert before < len(site.member_urls())  # most members pages are still to come
         assert len(site.posts) == 1
 
-        resumed = start(["resume", str(run_dir)])
+        resumed = start_crawler(["resume", str(run_dir)])
         _, err = resumed.communicate(timeout=90)
         assert resumed.returncode == 0, err
         posts, hits = list(site.posts), list(site.members_hits)

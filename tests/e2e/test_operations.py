@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from crawllog_parser import CrawlLogLine, count_lines, parse_file
+from support.crawllog_parser import CrawlLogLine, count_lines, parse_file
 
 from crawler.cli import operations
 from crawler.demo import SampleSite

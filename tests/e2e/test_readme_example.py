@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from crawllog_parser import parse_file
+from support.crawllog_parser import parse_file
 
 from crawler.demo import SampleSite
 

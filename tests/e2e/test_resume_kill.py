@@ -4,16 +4,11 @@ twice, and from crawl.log that every URI has exactly one line across all process
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
+from support.crawl_process import kill_after, logged, start_crawler
 
 from crawler.demo import SampleSite
 
@@ -22,34 +17,6 @@ EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
 LATENCY_S = 0.05  # slow enough that the test polls between kill points on a loaded machine
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(120)]
-
-
-def logged(run_dir: Path) -> list[str]:
-    """URIs of crawl.log's complete lines (the crawl may be writing the next one right now)."""
-    return [line.uri for line in parse_file(run_dir / "logs" / "crawl.log", growing=True)]
-
-
-def start(args: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "crawler", *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-
-
-def kill_after(proc: subprocess.Popen[str], run_dir: Path, lines: int) -> bool:
-    """SIGKILL ``proc`` once crawl.log has ``lines`` lines; False if it finished first."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if len(logged(run_dir)) >= lines:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(10)
-            return True
-        time.sleep(0.005)
-    assert proc.poll() is not None, "the crawl did not progress"
-    return False
 
 
 def settled_counts(site: SampleSite) -> Counter[str]:
@@ -82,12 +49,12 @@ def test_kill_9_and_resume_loses_nothing(tmp_path: Path, kill_fractions: tuple[f
             "logging.console=false",
         ]
         phases: list[tuple[set[str], Counter[str]]] = []  # (logged URIs, fetches) at each kill
-        proc = start(run)
+        proc = start_crawler(run)
         for fraction in kill_fractions:
             if not kill_after(proc, run_dir, int(total * fraction)):
                 break
             phases.append((set(logged(run_dir)), settled_counts(site)))
-            proc = start(["resume", str(run_dir)])
+            proc = start_crawler(["resume", str(run_dir)])
         _, err = proc.communicate(timeout=90)
         assert proc.returncode == 0, err
         final = site.counts()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
+from support.crawllog_parser import parse_file
 
 from crawler.control.controller import CrawlController
 from crawler.demo import SampleSite

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from schedule_support import effective_import, make_job
+from support.schedule_support import effective_import, make_job
 
 from crawler.demo import SampleSite
 from crawler.reports.status import read_status

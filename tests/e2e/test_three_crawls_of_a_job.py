@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from route_server import Answer, RouteServer
+from support.route_server import Answer, RouteServer
+from support.warc_checks import warcio_check
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.archive import run_index
@@ -25,7 +26,6 @@ from crawler.archive.replay import ReplayError, ReplayServer, find_wayback
 from crawler.continuity import LevelDBDigestIndex
 from crawler.control.controller import CrawlController, new_run_dir
 from crawler.order.loader import load_order
-from tests.integration.test_warc_writer import warcio_check
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 

@@ -11,8 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from redis_servers import REDIS_SERVER, RedisServer
-from route_server import RouteServer, page
+from support.redis_servers import REDIS_SERVER, RedisServer
+from support.route_server import RouteServer, page
 
 IMAGE = os.environ.get("CRAWLER_IMAGE", "")
 ROOT = Path(__file__).resolve().parents[2]

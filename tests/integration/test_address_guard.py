@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fetch_support import make_ctx
-from private_nets_support import CountingSite, ScriptedDNS, connect_audit
+from support.fetch_support import make_ctx
+from support.private_nets_support import CountingSite, ScriptedDNS, connect_audit
 
 from crawler import CrawlURI, ManualClock, ProcessorChain, ProcessorChains, ProcessorContext
 from crawler.netguard import AddressPolicy

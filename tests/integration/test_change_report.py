@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-from changing_site import ChangingSite
-from recrawl_job import RecrawlJob, crawl_twice
-from sample_crawl import crawl_sample_site
+from support.changing_site import ChangingSite
+from support.recrawl_job import RecrawlJob, crawl_twice
+from support.sample_crawl import crawl_sample_site
 
 from crawler.cli import main
 from crawler.continuity.change_report import (

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from processor_context import make_context
-from small_fs import MIB, Ballast, small_fs
+from support.processor_context import make_context
+from support.small_fs import MIB, Ballast, small_fs
 
 from crawler.disk import DiskGuard, is_disk_full
 from processors.write.warc_writer import WARCWriterParams, WARCWriterProcessor

@@ -12,12 +12,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
-from small_fs import MIB, Ballast, small_fs
+from support.crawl_process import wait_until
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.small_fs import MIB, Ballast, small_fs
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.cli.display import format_status
@@ -92,13 +93,6 @@ class Crawl:
         assert not self.thread.is_alive(), f"crawl still {self.controller.state}"
         assert self.exit_codes == [0]
         assert self.controller.exit_status == "Finished"
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.05)
 
 
 def assert_every_page_captured(crawl: Crawl, site: SampleSite) -> None:

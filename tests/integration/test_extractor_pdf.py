@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pdf_samples import encrypted_pdf, link_pdf
-from processor_context import make_context
+from support.pdf_samples import encrypted_pdf, link_pdf
+from support.processor_context import make_context
 
 from crawler import CrawlURI, Recording
 from processors.extract import ExtractorPDF, ExtractorPDFParams

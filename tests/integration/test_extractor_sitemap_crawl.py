@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
+from support.crawllog_parser import parse_file
 
 from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order

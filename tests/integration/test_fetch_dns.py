@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawllog_parser import parse_file
-from fetch_support import make_ctx
+from support.crawllog_parser import parse_file
+from support.fetch_support import make_ctx
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler import (

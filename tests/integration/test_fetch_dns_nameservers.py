@@ -18,8 +18,8 @@ import dns.rcode
 import dns.rdatatype
 import dns.rrset
 import pytest
-from fetch_support import make_ctx
 from pydantic import ValidationError
+from support.fetch_support import make_ctx
 from test_fetch_dns import port, run_until_done  # noqa: F401  (the HTTP server fixture)
 
 from crawler import CrawlURI, ProcessorChain, ProcessorChains, ProcessorContext, Recording

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from fetch_support import make_ctx
+from support.fetch_support import make_ctx
 
 from crawler import CrawlURI, ProcessorContext, Recording
 from crawler.history import CrawlHistory

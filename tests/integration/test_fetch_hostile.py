@@ -14,7 +14,7 @@ from typing import Any
 
 import brotlicffi as brotli  # type: ignore[import-untyped]
 import pytest
-from fetch_support import RawServer, RssSampler, fetch, make_ctx
+from support.fetch_support import RawServer, RssSampler, fetch, make_ctx
 
 from crawler import CrawlURI, ProcessorContext, Recording
 from processors.fetch import FetchHTTP, FetchHTTPParams

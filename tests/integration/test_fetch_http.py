@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fetch_support import make_ctx
+from support.fetch_support import make_ctx
 
 from crawler import CrawlURI, ProcessorContext, Recording
 from processors.fetch import FetchHTTP, FetchHTTPParams

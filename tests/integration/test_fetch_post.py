@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fetch_support import make_ctx
+from support.fetch_support import make_ctx
 
 from crawler import CrawlURI, Recording
 from crawler.history import CrawlHistory

@@ -13,7 +13,7 @@ import h2.config
 import h2.connection
 import h2.events
 import pytest
-from fetch_support import make_ctx, read_head, self_signed_cert
+from support.fetch_support import make_ctx, read_head, self_signed_cert
 
 from crawler import CrawlURI, ProcessorContext, Recording
 from processors.fetch import FetchHTTP, FetchHTTPParams

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpcore
 import pytest
-from fetch_support import make_ctx, read_head, self_signed_cert
+from support.fetch_support import make_ctx, read_head, self_signed_cert
 
 from crawler import CrawlURI, ProcessorContext
 from processors.fetch import FetchHTTP, FetchHTTPParams

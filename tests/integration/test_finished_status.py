@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 
 import pytest
-from route_server import RouteServer, page
+from support.route_server import RouteServer, page
 
 from crawler.cli.operations import cmd_status
 from crawler.control.controller import CrawlController

@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
-from login_site import PASSWORD, USER, LoginSite
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.login_site import PASSWORD, USER, LoginSite
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.control.controller import CrawlController

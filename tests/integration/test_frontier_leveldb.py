@@ -1,14 +1,15 @@
-"""The frontier on real LevelDB: byte-order crawl order, persistence across reopen, threads."""
+"""The LevelDB queue store and uniq filter alone: byte-order heads, seek floors, memory use,
+the filter's cache and persistence. The frontier's resume over every persistent store is in
+tests/contracts/test_resume_contract.py."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 
 from crawler.clock import ManualClock
-from crawler.curi import CrawlURI, FetchStatus, SchedulingDirective
+from crawler.curi import CrawlURI
 from crawler.frontier import (
     HostnameQueueAssignmentPolicy,
     LevelDBQueueStore,
@@ -111,53 +112,6 @@ def test_store_memory_bytes_counts_what_leveldb_holds(tmp_path: Path) -> None:
     assert store.memory_bytes() == 0
 
 
-def test_queued_uris_and_counters_survive_reopen(tmp_path: Path) -> None:
-    frontier = make_frontier(tmp_path)
-    for i in range(5):
-        frontier.schedule(CrawlURI(f"http://a.test/{i}"))
-    frontier.schedule(CrawlURI("http://b.test/seed", directive=SchedulingDirective.MEDIUM))
-    first = frontier.next(0)
-    assert first is not None
-    first.status = 200
-    frontier.finished(first)
-    in_flight = frontier.next(0)  # never finished: must come back after reopening
-    assert in_flight is not None
-    frontier.close()
-
-    finals: list[CrawlURI] = []
-    again = make_frontier(tmp_path, finals=finals)
-    snap = again.snapshot()
-    assert (snap.discovered, snap.queued, snap.succeeded) == (6, 5, 1)
-    assert again.schedule(CrawlURI("http://a.test/3")) is False  # still known as seen
-    uris = []
-    while (curi := again.next(0)) is not None:
-        uris.append(curi.uri)
-        again.finished(curi)
-    assert in_flight.uri in uris
-    assert sorted(uris) == sorted(
-        ({f"http://a.test/{i}" for i in range(5)} | {"http://b.test/seed"}) - {first.uri}
-    )
-    assert again.is_empty()
-    new = CrawlURI("http://c.test/")
-    assert again.schedule(new)
-    assert new.ordinal > max(c.ordinal for c in finals)  # ordinals never reused
-    again.close()
-
-
-def test_retry_attempts_are_persisted(tmp_path: Path) -> None:
-    frontier = make_frontier(tmp_path)
-    frontier.schedule(CrawlURI("http://a.test/"))
-    curi = frontier.next(0)
-    assert curi is not None
-    curi.status = FetchStatus.CONNECT_LOST
-    assert frontier.finished(curi) is False
-    frontier.close()
-    again = make_frontier(tmp_path)
-    curi = again.next(0)
-    assert curi is not None and curi.fetch_attempts == 1
-    again.close()
-
-
 def test_uniq_filter_persists_and_caches(tmp_path: Path) -> None:
     f = LevelDBUriUniqFilter(LevelDBUriUniqFilterParams(cache_size=10))
     f.open(tmp_path)
@@ -172,28 +126,3 @@ def test_uniq_filter_persists_and_caches(tmp_path: Path) -> None:
     assert g.add("http://a.test/99") is False
     assert g.add("http://b.test/") is True
     g.close()
-
-
-def test_threads_with_leveldb_hand_out_every_uri_once(tmp_path: Path) -> None:
-    frontier = make_frontier(tmp_path)
-    expected = {f"http://h{h}.test/{n}" for h in range(30) for n in range(100)}
-    for uri in sorted(expected):
-        frontier.schedule(CrawlURI(uri))
-    taken: list[str] = []
-    lock = threading.Lock()
-
-    def toe() -> None:
-        while (curi := frontier.next(0.1)) is not None:
-            frontier.schedule(CrawlURI(curi.uri))  # an already-seen link
-            with lock:
-                taken.append(curi.uri)
-            frontier.finished(curi)
-
-    threads = [threading.Thread(target=toe) for _ in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert len(taken) == len(expected) and set(taken) == expected
-    assert frontier.is_empty()
-    frontier.close()

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from small_fs import MIB, Ballast, small_fs
+from support.crawl_process import wait_until
+from support.small_fs import MIB, Ballast, small_fs
 from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
@@ -44,13 +45,6 @@ WARCIO = Path(sys.executable).with_name("warcio")
 def fs(tmp_path: Path) -> Iterator[Path]:
     with small_fs(tmp_path / "fs", 8) as mount:
         yield mount
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.02)
 
 
 class Writer(threading.Thread):

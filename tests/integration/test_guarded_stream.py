@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import httpcore
 import pytest
-from fetch_support import self_signed_cert
+from support.fetch_support import self_signed_cert
 
 from processors.fetch.fetch_clients import archival_tls_context
 from processors.fetch.guarded_backend import GuardedBackend, GuardedStream, fetch_deadline

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
-from fetch_support import RssSampler
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.fetch_support import RssSampler
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.control.controller import CrawlController

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fetch_support import RawServer, fetch, make_ctx, read_head
+from support.fetch_support import RawServer, fetch, make_ctx, read_head
 
 from crawler import CrawlURI, ProcessorContext, Recording
 from processors.fetch import FetchHTTP, FetchHTTPParams

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
-from retry_site import RETRY_AFTER_S, RetrySite
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.retry_site import RETRY_AFTER_S, RetrySite
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.control.controller import CrawlController

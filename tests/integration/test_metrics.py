@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from route_server import RouteServer
+from support.route_server import RouteServer
 
 from crawler.control.controller import CrawlController
 from crawler.metrics.crawl_collector import CrawlCollector

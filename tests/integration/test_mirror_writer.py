@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from processor_context import make_context
+from support.processor_context import make_context
 
 from crawler import CrawlURI, Recording
 from processors.write import MirrorPathMapper, MirrorWriterProcessor

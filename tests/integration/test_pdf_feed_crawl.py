@@ -7,15 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
-from pdf_samples import (
+from support.crawllog_parser import parse_file
+from support.pdf_samples import (
     broken_pdf,
     deeply_nested_pdf,
     encrypted_pdf,
     link_pdf,
     xref_stream_bomb,
 )
-from route_server import NOT_FOUND, Answer, RouteServer, page
+from support.route_server import NOT_FOUND, Answer, RouteServer, page
 
 from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order

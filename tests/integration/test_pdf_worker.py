@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from pdf_samples import (
+from support.pdf_samples import (
     broken_pdf,
     deeply_nested_pdf,
     encrypted_pdf,
@@ -53,7 +53,7 @@ def test_hostile_pdfs_are_errors(pool: PdfWorkerPool, sample: object, error: str
 
 
 def test_a_parser_that_never_returns_is_killed_and_replaced() -> None:
-    stuck = PdfWorkerPool(max_workers=1, max_memory_mb=0, parser="hostile_parsers:spin")
+    stuck = PdfWorkerPool(max_workers=1, max_memory_mb=0, parser="support.hostile_parsers:spin")
     try:
         assert stuck.parse(link_pdf("/x"), 10, 0.5).error == "timeout"
         assert stuck.parse(link_pdf("/x"), 10, 0.5).error == "timeout"
@@ -63,7 +63,7 @@ def test_a_parser_that_never_returns_is_killed_and_replaced() -> None:
 
 
 def test_a_parser_that_allocates_without_end_dies_at_its_cap() -> None:
-    greedy = PdfWorkerPool(max_workers=1, max_memory_mb=512, parser="hostile_parsers:hog")
+    greedy = PdfWorkerPool(max_workers=1, max_memory_mb=512, parser="support.hostile_parsers:hog")
     try:
         assert greedy.parse(link_pdf("/x"), 10, 60).error == "worker died"
         assert greedy.killed == 1

@@ -8,7 +8,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from politeness_site import TimingSite, order_sets
+from support.politeness_site import TimingSite, order_sets
 
 from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order

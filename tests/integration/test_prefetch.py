@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from processor_context import make_context
 from pydantic import ValidationError
+from support.processor_context import make_context
 
 from crawler import (
     CrawlURI,

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from broken_site import BROKEN, BrokenSite
-from crawllog_parser import CrawlLogLine, parse_file
-from login_site import LoginSite
+from support.broken_site import BROKEN, BrokenSite
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.login_site import LoginSite
 
 from crawler.cli.display import format_status
 from crawler.control.controller import CrawlController

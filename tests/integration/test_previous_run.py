@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from schedule_support import app_events, effective_import, make_job
+from support.schedule_support import app_events, effective_import, make_job
 
 from crawler.control.controller import CrawlController, new_run_dir
 from crawler.demo import SampleSite

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
-from private_nets_support import CountingSite, Page, ScriptedDNS, connect_audit
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.private_nets_support import CountingSite, Page, ScriptedDNS, connect_audit
 
 from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order

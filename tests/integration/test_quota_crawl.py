@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
+from support.crawllog_parser import CrawlLogLine, parse_file
 
 from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order

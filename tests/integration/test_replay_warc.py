@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processor_context import make_context
+from support.processor_context import make_context
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler import CrawlURI, ManualClock, ProcessorContext, RevisitInfo

@@ -6,8 +6,8 @@ import random
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
-from route_server import NOT_FOUND, Answer, RouteServer, page
+from support.crawllog_parser import parse_file
+from support.route_server import NOT_FOUND, Answer, RouteServer, page
 
 from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from schedule_support import (
+from support.schedule_support import (
     HOUR_FIRE,
     T0,
     app_events,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import plyvel
 import pytest
-from crawllog_parser import parse_file
-from login_site import PASSWORD, USER, LoginSite
+from support.crawllog_parser import parse_file
+from support.login_site import PASSWORD, USER, LoginSite
 
 from crawler.control.controller import CrawlController
 from crawler.logs.applog import close_app_logging, configure_app_logging

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from crawllog_parser import CrawlLogLine, parse_file
-from route_server import NOT_FOUND, Answer, RouteServer, page
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.route_server import NOT_FOUND, Answer, RouteServer, page
 
 from crawler.control.controller import CrawlController
 from crawler.control.steering import action_taken, drop_action

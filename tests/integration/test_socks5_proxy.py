@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
-from route_server import RouteServer, page
-from socks5_server import Socks5Server
+from support.crawllog_parser import parse_file
+from support.route_server import RouteServer, page
+from support.socks5_server import Socks5Server
 
 from crawler.control.controller import CrawlController
 from crawler.order.errors import OrderError

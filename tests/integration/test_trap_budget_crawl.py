@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
-from trap_site import LIST_PAGES, NUMBERED, PER_INDEX, TrapSite
+from support.crawllog_parser import parse_file
+from support.trap_site import LIST_PAGES, NUMBERED, PER_INDEX, TrapSite
 
 from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order

@@ -6,13 +6,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from processor_context import make_context
+from support.processor_context import make_context
+from support.warc_checks import fetched, records, warcio_check, warcs
 
 from crawler import CrawlURI, Recording, RevisitInfo
 from crawler.continuity import DigestIndex, LevelDBDigestIndex
 from crawler.history import CrawlHistory
 from processors.write import WARCWriterParams, WARCWriterProcessor
-from tests.integration.test_warc_writer import fetched, records, warcio_check, warcs
 
 pytestmark = pytest.mark.integration
 

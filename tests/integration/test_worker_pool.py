@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
 
 def test_a_worker_asks_its_caller_and_answers() -> None:
-    pool = WorkerPool("hostile_workers:ask_twice", max_workers=1, max_memory_mb=0)
+    pool = WorkerPool("support.hostile_workers:ask_twice", max_workers=1, max_memory_mb=0)
     asked: list[Any] = []
 
     def on_call(header: dict[str, Any], body: bytes) -> tuple[dict[str, Any], bytes]:
@@ -34,7 +34,7 @@ def test_a_worker_asks_its_caller_and_answers() -> None:
 
 @pytest.mark.parametrize(("handler", "error"), [("spin", "timeout"), ("junk", None)])
 def test_a_hung_or_babbling_worker_is_killed(handler: str, error: str | None) -> None:
-    pool = WorkerPool(f"hostile_workers:{handler}", max_workers=1, max_memory_mb=0,
+    pool = WorkerPool(f"support.hostile_workers:{handler}", max_workers=1, max_memory_mb=0,
                       max_answer_bytes=1 << 20)  # fmt: skip
     try:
         first = pool.call({}, b"", 1.0)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawllog_parser import CrawlLogLine, parse_file
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.warc_checks import warcio_check
 from warcio.archiveiterator import ArchiveIterator
-
-from tests.integration.test_warc_writer import warcio_check
 
 NOT_MODIFIED = "duplicate:server-not-modified"
 REVISIT_304 = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"

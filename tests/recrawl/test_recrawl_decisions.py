@@ -8,8 +8,8 @@ import itertools
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
 from recrawl_support import not_modified
+from support.crawllog_parser import parse_file
 from validator_site import Answer, ValidatorSite
 
 from crawler.control.controller import CrawlController

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pdf_samples import link_pdf
 from recrawl_support import NOT_MODIFIED, crawl_log, not_modified, reached
+from support.pdf_samples import link_pdf
 from validator_site import Answer, ValidatorSite
 
 from crawler.control.controller import CrawlController

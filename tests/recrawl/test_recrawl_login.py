@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from login_site import PASSWORD, USER, LoginSite
 from recrawl_support import crawl_log, not_modified, reached
+from support.login_site import PASSWORD, USER, LoginSite
 
 from crawler.control.controller import CrawlController
 from crawler.order.loader import load_order

@@ -4,18 +4,14 @@ the first crawl, logs each once, and finds the links of the pages answered 304 a
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
+import math
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
 from recrawl_support import crawl_log, not_modified, reached, warc_records
-from sample_crawl import crawl_sample_site
+from support.crawl_process import kill_after, logged, start_crawler
+from support.sample_crawl import crawl_sample_site
 
 from crawler.demo import SampleSite
 
@@ -25,27 +21,13 @@ EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(180)]
 
 
-def logged(run_dir: Path) -> list[str]:
-    return [line.uri for line in parse_file(run_dir / "logs" / "crawl.log", growing=True)]
-
-
-def start(args: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "crawler", *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-
-
 def test_a_recrawl_killed_and_resumed_reaches_every_url(tmp_path: Path) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
     with SampleSite(pages_per_host=60, validators=True) as site:
         crawl_sample_site(site, first, "toe_threads=4")
         site.latency_s = 0.05  # slow enough to kill it midway on a loaded machine
         total = len(reached(first))
-        proc = start(
+        proc = start_crawler(
             [
                 "run", str(EXAMPLE), "--run-dir", str(second),
                 "--set", f"seeds.urls={site.base_urls!r}", "--set", "seeds.file=null",
@@ -53,17 +35,12 @@ def test_a_recrawl_killed_and_resumed_reaches_every_url(tmp_path: Path) -> None:
                 "--set", f"history.import_from={str(first)!r}",
             ]
         )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while len(logged(second)) < total * 0.4:
-            assert proc.poll() is None, "the recrawl ended before the kill: make it slower"
-            assert time.monotonic() < deadline, "the recrawl did not progress"
-            time.sleep(0.005)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
+        killed = kill_after(proc, second, math.ceil(total * 0.4))
+        assert killed, "the recrawl ended before the kill: make it slower"
         before_resume = set(logged(second))
         assert len(before_resume) < total
         site.latency_s = 0.0
-        resumed = start(["resume", str(second)])
+        resumed = start_crawler(["resume", str(second)])
         _, err = resumed.communicate(timeout=120)
         assert resumed.returncode == 0, err
     lines = Counter(logged(second))

@@ -18,7 +18,7 @@ from recrawl_support import (
     warc_bytes,
     warc_records,
 )
-from sample_crawl import crawl_sample_site
+from support.sample_crawl import crawl_sample_site
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.demo import SampleSite

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from recrawl_support import crawl_log, not_modified, reached
-from sample_crawl import crawl_sample_site
+from support.redis_servers import RedisServer
+from support.sample_crawl import crawl_sample_site
 
 from crawler.demo import SampleSite
 from crawler.distributed import run_workers
-from tests.redis.redis_servers import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"

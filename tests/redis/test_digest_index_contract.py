@@ -7,11 +7,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from redis_servers import RedisClusterServers, RedisServer
+from support.redis_servers import RedisClusterServers, RedisServer
 
 from crawler.continuity import DigestEntry, DigestIndex, LayeredDigestIndex, LevelDBDigestIndex
 from crawler.continuity.digest_index import copy_entries
@@ -47,7 +48,7 @@ def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DigestInde
         made = RedisDigestIndex.connect(server.url, "c1:")
     else:
         cluster: RedisClusterServers = request.getfixturevalue("redis_cluster")
-        prefix = f"t{request.node.name.__hash__() & 0xFFFF:x}:"
+        prefix = f"t{uuid.uuid4().hex[:12]}:"  # the session's cluster is shared: a fresh namespace
         made = RedisDigestIndex.connect(cluster.url, prefix)
     try:
         yield made

@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from redis_servers import RedisServer
+from support.redis_servers import RedisServer
 
 from crawler.archive.run_layout import warc_dirs
 from crawler.demo import SampleSite

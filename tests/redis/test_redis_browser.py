@@ -10,8 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
-from redis_servers import RedisServer
+from support.crawllog_parser import parse_file
+from support.redis_servers import RedisServer
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.demo.js_site import JsSite, item_uris

@@ -7,13 +7,12 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from crawllog_parser import count_lines, parse_file
-from redis_servers import RedisServer
+from support.crawl_process import wait_until
+from support.crawllog_parser import count_lines, parse_file
+from support.redis_servers import RedisServer
 
 from crawler.demo import SampleSite
 
@@ -37,13 +36,6 @@ def _command(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "crawler", *args], capture_output=True, text=True, timeout=90
     )
-
-
-def wait_until(check: Callable[[], object], what: str = "", timeout_s: float = 90) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what or check}"
-        time.sleep(0.1)
 
 
 def test_run_with_workers_and_a_worker_joining_from_elsewhere(

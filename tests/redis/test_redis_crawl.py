@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from crawllog_parser import count_lines, parse_file
-from redis_servers import RedisClusterServers, RedisServer, free_port
+from support.crawllog_parser import count_lines, parse_file
+from support.redis_servers import RedisClusterServers, RedisServer, free_port
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.demo import SampleSite

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import redis
 import yaml
-from redis_servers import RedisServer
-from route_server import Answer, RouteServer
+from support.redis_servers import RedisServer
+from support.route_server import Answer, RouteServer
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.archive.collection import earlier_runs

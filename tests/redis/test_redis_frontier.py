@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from redis_servers import RedisServer, free_port
+from support.redis_servers import RedisServer, free_port
 
 from crawler.curi import CrawlURI, FetchStatus, Hop
 from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
@@ -293,27 +293,3 @@ def test_unreachable_redis_at_start_is_a_clear_error() -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
     with pytest.raises(FrontierStateError, match=r"cannot reach Redis at redis://127\.0\.0\.1"):
         Worker(url, "w1")
-
-
-def test_the_store_also_keeps_the_queue_store_contract(redis_server: RedisServer) -> None:
-    from crawler.frontier.queue_store import StoreBatch
-
-    store = RedisQueueStore(RedisQueueStoreParams(url=redis_server.url, namespace="c5:"))
-    store.open(Path("."))
-    store.write(
-        StoreBatch(
-            puts=[("q", 7, b"seven"), ("q", 3, b"three"), ("r", 1, b"one")],
-            meta={"queue/q": b"m1", "queue/r": b"m2", "other": b"x"},
-        )
-    )
-    assert store.head("q") == (3, b"three")
-    store.write(StoreBatch(deletes=[("q", 3)], meta={"queue/r": None}))
-    assert store.head("q") == (7, b"seven")
-    assert store.head("missing") is None
-    assert store.get_meta("other") == b"x"
-    assert list(store.scan_meta("queue/")) == [("queue/q", b"m1")]
-    store.close()
-    reopened = RedisQueueStore(RedisQueueStoreParams(url=redis_server.url, namespace="c5:"))
-    reopened.open(Path("."))
-    assert reopened.head("q") == (7, b"seven")
-    reopened.close()

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import redis
-from redis_servers import RedisServer
+from support.redis_servers import RedisServer
 
 from crawler.curi import CrawlURI
 from crawler.frontier import InlinePass, InlineVisit

@@ -7,7 +7,7 @@ import random
 
 import pytest
 import redis
-from redis_servers import RedisServer
+from support.redis_servers import RedisServer
 
 from crawler.frontier.redis.redis_scripts import PACE_FN
 from crawler.frontier.server_pace import PaceState, ServerPace

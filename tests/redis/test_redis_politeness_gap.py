@@ -13,8 +13,8 @@ import statistics
 from pathlib import Path
 
 import pytest
-from politeness_site import TimingSite, order_sets
-from redis_servers import RedisServer
+from support.politeness_site import TimingSite, order_sets
+from support.redis_servers import RedisServer
 
 from crawler.distributed import run_workers
 

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from broken_site import BROKEN, BrokenSite
-from crawllog_parser import CrawlLogLine, parse_file
-from login_site import LoginSite
-from redis_servers import RedisServer
+from support.broken_site import BROKEN, BrokenSite
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.login_site import LoginSite
+from support.redis_servers import RedisServer
 
 from crawler.curi import CrawlURI
 from crawler.distributed import run_workers

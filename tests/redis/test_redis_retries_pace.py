@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 import redis
-from crawllog_parser import CrawlLogLine, parse_file
-from redis_servers import RedisServer
-from retry_site import RETRY_AFTER_S, RetrySite
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.redis_servers import RedisServer
+from support.retry_site import RETRY_AFTER_S, RetrySite
 
 from crawler.curi import CrawlURI
 from crawler.demo.rate_limited_server import RateLimitedSite

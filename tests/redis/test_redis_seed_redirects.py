@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from redis_servers import RedisServer
-from route_server import NOT_FOUND, Answer, RouteServer, page, redirect
+from support.redis_servers import RedisServer
+from support.route_server import NOT_FOUND, Answer, RouteServer, page, redirect
 
 from crawler.curi import CrawlURI
 from crawler.decide import RejectDecideRule, SurtPrefixedDecideRule

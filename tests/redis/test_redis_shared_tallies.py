@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from crawllog_parser import CrawlLogLine, parse_file
-from login_site import PASSWORD, USER, LoginSite
-from redis_servers import RedisServer
-from route_server import NOT_FOUND, Answer, RouteServer, page
+from support.crawllog_parser import CrawlLogLine, parse_file
+from support.login_site import PASSWORD, USER, LoginSite
+from support.redis_servers import RedisServer
+from support.route_server import NOT_FOUND, Answer, RouteServer, page
 
 from crawler.control.controller import CrawlController
 from crawler.distributed import run_workers

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from redis_servers import RedisServer
+from support.redis_servers import RedisServer
 
 from crawler.control.controller import CrawlController
 from crawler.curi import CrawlURI
@@ -113,8 +113,8 @@ def test_a_sheet_paces_one_host_across_the_workers_of_a_redis_crawl(
     from datetime import UTC, datetime
     from io import StringIO
 
-    from crawllog_parser import parse_file
-    from route_server import NOT_FOUND, Answer, RouteServer, page
+    from support.crawllog_parser import parse_file
+    from support.route_server import NOT_FOUND, Answer, RouteServer, page
 
     from crawler.distributed import run_workers
 

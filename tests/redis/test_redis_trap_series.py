@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from crawllog_parser import parse_file
-from redis_servers import RedisServer
-from trap_site import TrapSite
+from support.crawllog_parser import parse_file
+from support.redis_servers import RedisServer
+from support.trap_site import TrapSite
 
 from crawler.distributed import run_workers
 

@@ -6,7 +6,7 @@ import json
 import time
 
 import pytest
-from redis_servers import RedisServer
+from support.redis_servers import RedisServer
 
 from crawler.frontier.redis.redis_registry import CrawlRegistry
 from crawler.metrics.worker_metrics import worker_families

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Iterator
 
 import pytest
-from redis_servers import RedisClusterServers, RedisServer
+from support.redis_servers import RedisClusterServers, RedisServer
 
 from crawler.tally import LocalTallyStore, TallyStore
 from crawler.tally.redis_tally_store import RedisTallyStore

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from processor_context import make_context
+from support.processor_context import make_context
 
 from crawler import (
     CrawlURI,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from processor_context import make_context
+from support.processor_context import make_context
 
 from crawler import CrawlURI, DecideRuleSequence, Link, ManualClock
 from crawler.decide import (

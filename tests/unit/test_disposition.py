@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processor_context import make_context
+from support.processor_context import make_context
 
 from crawler import CrawlURI
 from crawler.frontier import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY

@@ -157,10 +157,10 @@ def test_external_entities_are_refused(doc: bytes) -> None:
 def test_a_gzip_bomb_sitemap_stops_at_max_body_bytes() -> None:
     bomb = gzip.compress(urlset("http://site.example/a") + b" " * 20_000_000, compresslevel=9)
     params = ExtractorSitemapParams(max_body_bytes=1_000_000)
-    started = time.perf_counter()
+    started = time.process_time()  # this process's CPU time: other processes do not count
     curi = fetched("http://site.example/sitemap.xml.gz", bomb, "application/gzip", params=params)
     assert found(curi) == [("http://site.example/a", "M")]
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from crawler.clock import ManualClock
-from crawler.curi import CrawlURI, FetchStatus
+from crawler.curi import CrawlURI
 from crawler.frontier import (
     HostnameQueueAssignmentPolicy,
     MemoryQueueStore,
@@ -70,27 +70,6 @@ def test_cost_precedence_with_wag_cost_puts_queries_last(tmp_path: Path) -> None
         "http://a.test/list?page=2",
     ]
     assert wag_cost(CrawlURI("http://a.test/x?y", via="http://a.test/x?z")) == 3
-
-
-def test_zero_cost_never_exhausts_a_budget(tmp_path: Path) -> None:
-    f = make(tmp_path, cost_policy="zero", queue_total_budget=1)
-    for i in range(3):
-        f.schedule(CrawlURI(f"http://a.test/{i}"))
-    assert len(drain(f)) == 3
-    g = make(tmp_path / "g", cost_policy="zero", queue_total_budget=1)
-    for i in range(3):
-        g.schedule(CrawlURI(f"http://a.test/{i}"))
-    # a failure still pays the error penalty (Heritrix adds it whatever the cost policy)
-    assert len(drain(g, status=FetchStatus.TIMEOUT)) == 1
-
-
-def test_queues_at_the_precedence_floor_are_never_crawled(tmp_path: Path) -> None:
-    f = make(tmp_path, base_queue_precedence=5, precedence_floor=5)
-    f.schedule(CrawlURI("http://a.test/"))
-    assert f.next(0) is None
-    snap = f.snapshot()
-    assert snap.ineligible == 1 and snap.inactive_by_precedence == {5: 1}
-    assert not f.is_empty()  # still queued: an operator could lower the precedence
 
 
 def test_highest_uri_queue_precedence_activates_urgent_queues_first(tmp_path: Path) -> None:

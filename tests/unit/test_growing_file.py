@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from crawllog_parser import count_lines, parse_file
+from support.crawllog_parser import count_lines, parse_file
 
 from crawler.console.logtail import tail
 from crawler.console.monitor import CrawlLogTally

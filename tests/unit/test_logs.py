@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawllog_parser import parse_line
+from support.crawllog_parser import parse_line
 
 from crawler import CrawlURI, Hop
 from crawler.frontier.frontier import FrontierSnapshot

@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from processor_context import make_context
+from support.processor_context import make_context
 
 from crawler import CrawlURI
 from crawler.logs.crawl_logs import format_crawl_line

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from processor_context import make_context
+from support.processor_context import make_context
 
 from crawler import CrawlURI, DecideResult, DecideRule, DecideRuleSequence, Hop, Link, NoParams
 from processors.postprocess import CandidatesProcessor

@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from processor_context import make_context
+from support.processor_context import make_context
 
 from crawler import CrawlURI, DecideResult, DecideRuleSequence, Link, ManualClock
 from crawler.decide import (

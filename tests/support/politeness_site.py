@@ -9,9 +9,9 @@ previous answer began to be written (``after_write=False``: never longer than th
 crawler left, so the check that it is at least the delay cannot fail because this process was
 slow to note the time) or from when its writing was over (``after_write=True``: never shorter,
 for the check that it is not much longer). The server runs in the test's process, so a busy
-machine can delay its notes by a scheduling slice or two. ``Sleeper`` (``politeness_site.Sleeper``,
-params ``sleep_s``) sleeps that long on each successful HTML page. Use the site as a context
-manager: the server stops on exit.
+machine can delay its notes by a scheduling slice or two. ``Sleeper``
+(``support.politeness_site.Sleeper``, params ``sleep_s``) sleeps that long on each successful
+HTML page. Use the site as a context manager: the server stops on exit.
 """
 
 from __future__ import annotations
@@ -125,5 +125,6 @@ def order_sets(
         f"frontier.politeness.min_delay_ms={delay_ms}",
         f"frontier.politeness.max_delay_ms={delay_ms}",
         "chains.extract=[{name: extractor_html, class: processors.extract.ExtractorHTML},"
-        f" {{name: slow, class: politeness_site.Sleeper, params: {{sleep_s: {processing_s}}}}}]",
+        " {name: slow, class: support.politeness_site.Sleeper,"
+        f" params: {{sleep_s: {processing_s}}}}}]",
     ]

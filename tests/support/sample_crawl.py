@@ -9,7 +9,7 @@ from crawler.control.controller import CrawlController
 from crawler.demo import SampleSite
 from crawler.order.loader import load_order
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "jobs" / "example" / "order.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "jobs" / "example" / "order.yaml"
 
 
 def crawl_sample_site(site: SampleSite, run_dir: Path, *extra: str) -> CrawlController:

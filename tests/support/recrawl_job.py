@@ -9,8 +9,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from changing_site import ChangingSite, links_page
-from sample_crawl import crawl_sample_site
+from support.changing_site import ChangingSite, links_page
+from support.sample_crawl import crawl_sample_site
 
 FIRST = "20260101T000000Z"
 SECOND = "20260102T000000Z"

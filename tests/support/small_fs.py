@@ -7,6 +7,7 @@ with the reason (:func:`small_fs` calls ``pytest.skip``).
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 from collections.abc import Iterator
@@ -52,9 +53,17 @@ class Ballast:
     def fill(self, leave_bytes: int = 0) -> None:
         """Grow the ballast until about ``leave_bytes`` are free (whole pages)."""
         with open(self.path, "ab") as fh:
-            want = free_bytes(self.path.parent) - leave_bytes
-            if want > 0:
-                os.posix_fallocate(fh.fileno(), fh.seek(0, os.SEEK_END), want)
+            for _ in range(20):
+                want = free_bytes(self.path.parent) - leave_bytes
+                if want <= 0:
+                    break
+                try:
+                    os.posix_fallocate(fh.fileno(), fh.seek(0, os.SEEK_END), want)
+                    break
+                except OSError as exc:
+                    # a crawl writing to the same file system took some of it meanwhile
+                    if exc.errno != errno.ENOSPC:
+                        raise
         if leave_bytes == 0:
             # Whatever fallocate left (metadata rounding): take it with plain writes.
             with open(self.path, "ab", buffering=0) as fh:

@@ -10,11 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from processor_context import make_context
-
 from crawler import CrawlURI, ProcessorContext
 from crawler.history import CrawlHistory
 from crawler.order.schema import OperatorConfig
+from support.processor_context import make_context
 
 
 def make_ctx(
