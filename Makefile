@@ -225,4 +225,4 @@ image: $(UV)
 	podman image inspect $(IMAGE) --format 'image {{.RepoTags}}: {{.Size}} bytes'
 
 test-image: image install
-	CRAWLER_IMAGE=$(IMAGE) $(VENV)/bin/pytest -q -p no:xdist tests/image
+	CRAWLER_IMAGE=$(IMAGE) $(VENV)/bin/pytest -q -n 0 tests/image

@@ -14,7 +14,9 @@ replayed page sends (and the one ``cdxj-indexer --post-append`` writes), so a re
 * ``multipart/*``: each part's name and value;
 * anything else (a binary body, ``text/plain`` that is not JSON): ``__wb_post_data=<base64>``.
 
-The query is cut at 4096 characters, as pywb does. Pure functions; any thread.
+Values of secret fields (``password``, ``pass``, ``token``, ...) and the order's known secrets
+are ``[redacted]`` (:func:`without_secrets`). The query is cut at 4096 characters, as pywb
+does. Pure functions; any thread.
 """
 
 from __future__ import annotations
@@ -24,11 +26,19 @@ import email.parser
 import email.policy
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus, urlencode
 
+from crawler.secrets.secret_registry import MARK, redact
+
 MAX_QUERY_CHARS = 4096
+_SECRET_PAIR = re.compile(
+    r"(^|&)((?:pass(?:word|wd|phrase)?|pwd|pin|secret|[\w.-]*_secret|token|[\w.-]*_token"
+    r"|api_?key|private_key))=[^&]*",
+    re.IGNORECASE,
+)
 BODY_METHODS = frozenset({"POST", "PUT"})
 """Methods whose body is part of the key (for others only the method is)."""
 
@@ -55,7 +65,16 @@ def method_query(method: str, content_type: str | None, body: bytes) -> MethodQu
         return None
     if method not in BODY_METHODS or not body:
         return MethodQuery(method, "")
-    return MethodQuery(method, body_query(content_type or "", body)[:MAX_QUERY_CHARS])
+    query = without_secrets(body_query(content_type or "", body))
+    return MethodQuery(method, query[:MAX_QUERY_CHARS])
+
+
+def without_secrets(query: str) -> str:
+    """``query`` with the values of secret fields (password, token, ...: a login's) and the
+    order's known secrets as ``[redacted]``: an index is shared more widely than the WARC it
+    points into, and pywb never needs a login's key to replay a page."""
+    query = _SECRET_PAIR.sub(lambda m: m.group(1) + m.group(2) + "=" + MARK, query)
+    return redact(query)
 
 
 def request_method_query(request: bytes) -> MethodQuery | None:

@@ -12,6 +12,7 @@ from support.stores import FrontierHarness, FrontierMaker
 
 from crawler.curi import CrawlURI, FetchStatus
 from crawler.frontier import frontier_summary_report
+from crawler.frontier.frontier_abilities import FrontierAbilities
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -104,7 +105,7 @@ def test_queue_detail_shows_state_budget_and_uris(stores: FrontierMaker) -> None
     assert a.last_queued == "http://a.test/4"
     # b.test is exhausted: not listed
     assert [d for d in h.frontier.queue_details() if d.key.startswith("b.test")] == []  # type: ignore[attr-defined]
-    report = frontier_summary_report(h.frontier, "budgets", 0.0)  # type: ignore[arg-type]
+    report = frontier_summary_report(FrontierAbilities.of(h.frontier), "budgets", 0.0)
     assert "a.test" in report and "retired" in report.lower()
 
 
