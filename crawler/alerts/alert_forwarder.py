@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.alerts.alert_payload import alert_payload, encode
 from crawler.alerts.webhook_sender import DeliveryCounts, DeliveryPolicy, WebhookSender
+from crawler.logs.applog import LEVELS
 
 if TYPE_CHECKING:
     from crawler.order.schema import AlertsConfig
 
-_LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 _OWN_EVENTS = "alert_webhook_"
 
 
@@ -39,7 +39,7 @@ class AlertForwarder:
         events: Sequence[str] = (),
         user_agent: str = "crawler",
     ) -> None:
-        self._min_level = _LEVELS[min_level]
+        self._min_level = LEVELS[min_level]
         self._events = frozenset(events)
         self._crawl = crawl
         self._run = run

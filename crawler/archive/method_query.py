@@ -31,14 +31,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus, urlencode
 
+from crawler.secrets.secret_refs import SECRET_NAME
 from crawler.secrets.secret_registry import MARK, redact
 
 MAX_QUERY_CHARS = 4096
-_SECRET_PAIR = re.compile(
-    r"(^|&)((?:pass(?:word|wd|phrase)?|pwd|pin|secret|[\w.-]*_secret|token|[\w.-]*_token"
-    r"|api_?key|private_key))=[^&]*",
-    re.IGNORECASE,
-)
+_SECRET_PAIR = re.compile(rf"(^|&)({SECRET_NAME})=[^&]*", re.IGNORECASE)
 BODY_METHODS = frozenset({"POST", "PUT"})
 """Methods whose body is part of the key (for others only the method is)."""
 

@@ -21,7 +21,9 @@ from crawler.logs.line_file import LineFile
 from crawler.secrets.secret_registry import known as known_secrets
 from crawler.secrets.secret_registry import redact
 
-_LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
+LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
+"""Log level names and their numbers (the standard library's)."""
+_LEVELS = LEVELS
 
 
 class EventForwarder(Protocol):

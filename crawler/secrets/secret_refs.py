@@ -30,10 +30,12 @@ from pathlib import Path
 from typing import Any
 
 REF = re.compile(r"\$\{(ENV|FILE|SECRET):([^}]*)\}")
-SECRET_KEY = re.compile(
-    r"^(pass(word|wd|phrase)?|pwd|pin|secret|.*_secret|token|.*_token|api_?key|private_key)$",
-    re.IGNORECASE,
+SECRET_NAME = (
+    r"(?:pass(?:word|wd|phrase)?|pwd|pin|secret|[\w.-]*_secret|token|[\w.-]*_token"
+    r"|api_?key|private_key)"
 )
+"""A field or key name that holds a secret (a regular expression, unanchored)."""
+SECRET_KEY = re.compile(rf"^{SECRET_NAME}$", re.IGNORECASE)
 SECRETS_FILE = "secrets.json"
 """In a run's ``state/``: secrets its order held in clear, for ``crawler resume``."""
 

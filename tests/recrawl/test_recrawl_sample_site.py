@@ -50,8 +50,10 @@ def test_an_unchanged_site_is_reached_again_through_304s(tmp_path: Path) -> None
     ok = {u for u, line in before.items() if line.status == 200 and "robots.txt" not in u}
     assert ok and not_modified(second) == ok
     assert statuses[304] == len(ok)
-    assert {u: line.hops for u, line in after.items()} == {
-        u: line.hops for u, line in before.items()
+    # Reached the same way: by a link (L) or as an embed (E). Which page of the two crawls found
+    # a URL first (so its whole hop path, L or LL) depends on how 4 threads interleave.
+    assert {u: line.hops[-1:] for u, line in after.items()} == {
+        u: line.hops[-1:] for u, line in before.items()
     }
     for uri in ok:
         line = after[uri]

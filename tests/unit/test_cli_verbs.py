@@ -149,3 +149,14 @@ def test_readme_states_the_exit_codes_of_the_enum() -> None:
     paragraph = readme[start : readme.index("\n\n", start)]
     stated = re.findall(r"(\d) `([A-Z]+)`", paragraph)
     assert stated == [(str(code.value), code.name) for code in ExitCode]
+
+
+def test_init_on_a_path_that_cannot_be_a_job_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = tmp_path / "a-file"
+    taken.write_text("not a directory")
+    assert main(["init", str(taken)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{taken}: cannot make a job there") and "\n" not in err
+    assert taken.read_text() == "not a directory"  # nothing lost

@@ -43,8 +43,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return ExitCode.USAGE
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", job.resolve().name).strip("-") or "job"
     contact = args.contact or os.environ.get(CONTACT_ENV, "")
-    job.mkdir(parents=True, exist_ok=True)
-    order.write_text(order_text(name, contact), encoding="utf-8")
+    try:
+        job.mkdir(parents=True, exist_ok=True)
+        order.write_text(order_text(name, contact), encoding="utf-8")
+    except OSError as exc:
+        print(f"{job}: cannot make a job there ({exc.strerror or exc})", file=err)
+        return ExitCode.USAGE
     seeds = job / "seeds.txt"
     if not seeds.exists():
         lines = "".join(f"{url}\n" for url in args.seeds)
