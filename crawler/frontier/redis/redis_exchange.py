@@ -23,9 +23,11 @@ for threads the due ones cannot serve, and while the worker's
 :class:`~crawler.frontier.policy.lateness_guard.LatenessGuard` allows; while the guard trims the
 active set, a queue due after a politeness wait is rotated out by its CLAIM instead of leased.
 The guard's times are Redis's (ms / 1000), carried forward by the monotonic clock between reads
-(:meth:`RedisExchange.redis_now_s`). The cap is one for the crawl, kept in Redis: a worker whose
-guard trims or raises it sends the new value with its next read; every read brings each guard
-the value last set.
+(:meth:`RedisExchange.redis_now_s`). The cap is one for the crawl, kept in Redis: each worker's
+guard learns its own capacity (from its threads and fetch times), sends it with a read when it
+changed or half a lease time after it last did (Redis forgets a worker's capacity not sent
+again within a lease time, as it reaps the leases of a worker gone), and every read brings each
+guard the sum of the capacities the workers sent (:attr:`LatenessGuard.crawl_cap`).
 
 Thread-safety: shares the frontier's lock; ``demand`` and ``on_leased`` are called with it held,
 and so is the guard.
@@ -95,7 +97,9 @@ class RedisExchange:
         self.active = 0
         """Active queues crawl-wide at the last read of the due queues."""
         self._offset_s = 0.0  # Redis's time minus the monotonic clock, at the last read
-        self._synced_cap = math.inf  # the guard's cap as last agreed with the shared one
+        self._sent_capacity = math.nan  # the guard's capacity as last sent to Redis
+        self._sent_at = -math.inf
+        self._resend_s = store.lease_ms / 2000.0
         self._logger = logger
         self._cond = threading.Condition(lock)
         self._max_conn = max_conn
@@ -240,12 +244,14 @@ class RedisExchange:
         activate, cap = 0, -2
         if need_due:
             self.reads_started += 1
-            # The guard may raise its cap (as the last read's count says); DUE holds the active
-            # queues under it with the count as it is now.
-            guard.may_activate(self.active, self.redis_now_s())
             activate = rest - len(claims)
-            if guard.cap != self._synced_cap:  # this worker's guard trimmed or grew the cap
-                cap = -1 if math.isinf(guard.cap) else max(0, int(guard.cap))
+            # The guard notes whether the cap holds threads back (as the last read's count
+            # says); DUE holds the active queues under it with the count as it is now.
+            guard.may_activate(self.active, activate)
+            mono = time.monotonic()
+            if guard.capacity != self._sent_capacity or mono - self._sent_at >= self._resend_s:
+                cap = -1 if not guard.enabled or math.isinf(guard.capacity) else int(guard.capacity)
+                self._sent_capacity, self._sent_at = guard.capacity, mono
         cond.release()
         try:
             ok, leased, due, yielded = self._send(
@@ -259,14 +265,15 @@ class RedisExchange:
         now = time.monotonic()
         if not ok:
             self._poll_at = now + MAX_IDLE_SLEEP_S
+            self._sent_capacity = math.nan  # send it again with the next read
         elif yielded:
             self._poll_at = now + YIELD_S  # give the hungry worker a head start
         elif due is not None:
             found, wait_ms = due.queues, due.wait_ms
             self.active = due.active
             self._offset_s = due.now_ms / 1000.0 - now
-            # One cap for the crawl: every worker's guard follows the last one set.
-            guard.cap = self._synced_cap = math.inf if due.cap < 0 else float(due.cap)
+            # One cap for the crawl: the sum of the capacities the workers sent.
+            guard.crawl_cap = math.inf if due.cap < 0 else float(due.cap)
             found.sort(key=lambda c: eligible_key(c.precedence, c.due_ms))
             self._cands, self._cands_at = found, now
             if leased or found:

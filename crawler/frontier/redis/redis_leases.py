@@ -123,8 +123,9 @@ class RedisLeases:
     ) -> DueRead:
         """Due queues of every shard (up to ``per_shard`` each, in the policy's order), in one
         round trip; with ``activate``, inactive queues activated for the threads the due ones
-        cannot serve (while the active set stays under the shared cap; ``cap`` sets it, -1:
-        none, -2: keep it). With ``hungry_ms``,
+        cannot serve (while the active set stays under the shared cap, the sum of the workers'
+        lateness-guard capacities; ``cap`` sends this worker's, -1: none, -2: keep the last one
+        sent; one not sent again within the lease time no longer counts). With ``hungry_ms``,
         shards with nothing due record this worker as hungry for that long, holding ``held``."""
         st = self._store
         calls = self._due_calls(per_shard, hungry_ms, held, activate, cap)
@@ -142,7 +143,8 @@ class RedisLeases:
             keys = [k for s in group for k in st.due_keys(s)]
             # On a Cluster each call sees one shard: each may activate for the waiting threads
             # (more queues active than on one server, bounded by the cap).
-            out.append((script, keys, [per_shard, st.worker, hungry_ms, held, mode, activate, cap]))
+            args = [per_shard, st.worker, hungry_ms, held, mode, activate, cap, st.lease_ms]
+            out.append((script, keys, args))
         return out
 
     def _parse_due(self, rows: list[Any]) -> DueRead:
