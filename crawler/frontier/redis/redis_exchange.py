@@ -190,7 +190,7 @@ class RedisExchange:
     # ------------------------------------------------------------ rounds
     def _run(self) -> None:
         """The background thread: rounds nobody else runs (FINISHes while every thread is busy
-        fetching, polls while threads wait)."""
+        fetching, polls while threads wait, the guard's capacity sent again in time)."""
         cond = self._cond
         with cond:
             while True:
@@ -202,19 +202,28 @@ class RedisExchange:
                     if self._closed:
                         break
                     want = self._demand()
-                    if want > 0 and (self._finishes or now >= self._poll_at):
+                    refresh_s = self._refresh_in(now)
+                    if (want > 0 and (self._finishes or now >= self._poll_at)) or refresh_s <= 0:
                         break
                     if self._finishes:
                         # No thread waits: let FINISHes gather a moment, one round trip for many.
                         linger_s = self._first_put + FINISH_LINGER_S - now
                         if linger_s <= 0:
                             break
-                        cond.wait(linger_s)
+                        cond.wait(min(linger_s, refresh_s))
                         continue
-                    cond.wait(self._poll_at - now if want > 0 else None)
+                    wait_s = min(self._poll_at - now if want > 0 else math.inf, refresh_s)
+                    cond.wait(None if math.isinf(wait_s) else wait_s)
                 if self._closed and not self._finishes:
                     return
                 self.round()
+
+    def _refresh_in(self, now: float) -> float:
+        """Seconds until the guard's capacity must be sent again, so that Redis keeps counting
+        it while no thread here needs a read (inf: the guard is off)."""
+        if not self.guard.enabled:
+            return math.inf
+        return self._sent_at + self._resend_s - now
 
     def round(self) -> None:
         """One round trip for the current demand (lock held on entry and exit; released during
@@ -240,7 +249,8 @@ class RedisExchange:
         claims = [
             (c.shard, c.qid, c.delay_ms > 0 and guard.take_rotation(self.active)) for c in picked
         ]
-        need_due = rest > len(claims)
+        hungry = rest > len(claims)
+        need_due = hungry or self._refresh_in(time.monotonic()) <= 0
         activate, cap = 0, -2
         if need_due:
             self.reads_started += 1
@@ -255,7 +265,7 @@ class RedisExchange:
         cond.release()
         try:
             ok, leased, due, yielded = self._send(
-                batch, claims, CANDIDATES_PER_SHARD if need_due else 0, activate, cap
+                batch, claims, CANDIDATES_PER_SHARD if need_due else 0, activate, cap, hungry
             )
         finally:
             cond.acquire()
@@ -294,9 +304,12 @@ class RedisExchange:
         due_per_shard: int,
         activate: int = 0,
         cap: int = -2,
+        hungry: bool = True,
     ) -> tuple[bool, list[Leased], DueRead | None, bool]:
         """One round trip: whether it went through, the URIs leased to this worker, the due
-        queues read (or None), whether a queue was left to a hungry worker."""
+        queues read (or None), whether a queue was left to a hungry worker. ``hungry``: a read
+        that finds nothing due records this worker as hungry (not when only the guard's
+        capacity is sent again)."""
         citems = [(shard, qid, qid.rpartition("\t")[2], rot) for shard, qid, rot in claims]
         try:
             done, got, due = self._leases.exchange(
@@ -305,7 +318,7 @@ class RedisExchange:
                 self._max_conn,
                 self._interval_ms,
                 due_per_shard,
-                HUNGRY_MS,
+                HUNGRY_MS if hungry else 0,
                 self._held(),
                 activate,
                 cap,
