@@ -8,10 +8,12 @@ consistent and answers "which queue now?" (:meth:`candidate`).
 
 Activation (Heritrix's "hold queues"): an inactive queue is activated only when no ready queue
 waits for a thread, and while the :class:`~crawler.frontier.policy.lateness_guard.LatenessGuard`
-allows (``frontier.lateness_tolerance``): the fetch of a queue that was due after a politeness
-wait (``WorkQueue.due_s``) tells the guard how late it started (:meth:`fetched`), and while the
-crawler cannot keep up due queues are rotated out to the back of their inactive FIFO instead of
-served.
+allows (``frontier.lateness_tolerance``): every URI given back tells the guard how long a
+thread held it, how long its queue waits and how many threads serve the frontier
+(:meth:`served`; ``waiting`` counts the threads blocked in ``next()``), the fetch of a queue that
+was due after a politeness wait (``WorkQueue.due_s``) how late it started (:meth:`fetched`);
+while fetches start late, the queues beyond the guard's cap are rotated out to the back of
+their inactive FIFO instead of served.
 
 Heritrix counterparts: ``WorkQueueFrontier``'s ``readyClassQueues``, ``snoozedClassQueues``,
 ``inactiveQueuesByPrecedence`` and ``precedenceFloor``. Not thread-safe: the frontier holds its
@@ -309,6 +311,7 @@ class QueueScheduler:
             now_s - q.handed_out_s,
             max(0.0, due_s - now_s),
             self.counts[IN_PROCESS] + self.waiting,
+            self.waiting,
             self.active(),
             now_s,
         )

@@ -24,13 +24,21 @@ queue waits for one by chance (queueing at full load): the guard keeps the activ
 share ``u`` of it. A fetch is *late* when it starts more than :data:`MARGIN` x tolerance x its
 delay after its queue was due (:meth:`fetched`). At the end of each window:
 
-* more than :data:`LATE_SHARE` of the due fetches late (*saturated*): the queues active beyond
+* more than :data:`LATE_SHARE` of the due fetches late (*saturated*) while the threads were
+  busy (fewer than one waiting for a URI on average: with threads idle, lateness is the
+  machine's, not too many hosts, and fewer hosts would not help): the queues active beyond
   the cap are rotated out as they come due to a thread (to the back of their inactive FIFO, as a
   queue over its session budget goes). If no more were active than the cap, ``u`` is too high:
   it falls to the share of the model active now times (1 - the late share), at most halved, and
   the excess is rotated out the same way;
-* none late beyond that share while the cap kept a thread from activating a queue: ``u`` grows
-  by :data:`GROWTH` (at most 1: never more queues than the threads can serve).
+* none late beyond that share while the cap kept a thread from activating a queue: ``u`` gains
+  :data:`GROWTH` of its distance to 1 (never more queues than the threads can serve).
+
+Like TCP's slow start,
+the cap is at most :data:`SLOW_START` x the queues active at a window's end (or the threads):
+it is twice the threads until the first window closes, and doubles at most per window, because
+a new host's first fetches (DNS, robots.txt) are cheap and what its pages cost shows only
+windows later.
 
 A window closes after :data:`WINDOW_URIS` URIs and at least one mean cycle ``o + w``; the
 window after a trim only measures (its lateness is the trim's), so a step's effect shows
@@ -57,10 +65,13 @@ LATE_SHARE = 0.01
 """Share of late fetches a window may have: the tolerance is a 99th percentile."""
 WINDOW_URIS = 100
 """Least URIs per window: enough to see a 1% share of late fetches."""
-GROWTH = 0.05
-"""Relative growth of ``u`` after a calm window in which the cap held back a thread."""
+GROWTH = 0.5
+"""Share of its distance to 1 that ``u`` gains after a calm window in which the cap held back
+a thread (the model is the safe bound: ``u`` approaches it geometrically)."""
 MAX_FALL = 0.5
 """Least factor ``u`` keeps after a late window."""
+SLOW_START = 2
+"""The cap is at most this many times the queues active (or the threads) at a window's end."""
 
 
 class LatenessGuard:
@@ -94,6 +105,7 @@ class LatenessGuard:
         self._out_s = 0.0
         self._wait_s = 0.0
         self._threads = 0
+        self._idle = 0
         self._due = 0
         self._late = 0
         self._late_sum_s = 0.0
@@ -109,11 +121,13 @@ class LatenessGuard:
         return self.capacity if self.crawl_cap is None else self.crawl_cap
 
     # ------------------------------------------------------------ measurements
-    def served(self, out_s: float, wait_s: float, threads: int, active: int, now_s: float) -> None:
+    def served(
+        self, out_s: float, wait_s: float, threads: int, idle: int, active: int, now_s: float
+    ) -> None:
         """A thread gave back a URI it held ``out_s``; its queue waits ``wait_s`` before it is
         due again (its politeness delay; 0 if none); ``threads`` serve the frontier now (holding
-        a URI or waiting for one), ``active`` queues are active (crawl-wide for a shared
-        frontier). Closes the window when it is full."""
+        a URI or waiting for one), ``idle`` of them waiting; ``active`` queues are active
+        (crawl-wide for a shared frontier). Closes the window when it is full."""
         if self.tolerance <= 0:
             return
         if self._start_s is None:
@@ -122,6 +136,9 @@ class LatenessGuard:
         self._out_s += max(0.0, out_s)
         self._wait_s += max(0.0, wait_s)
         self._threads = max(self._threads, threads)
+        self._idle += idle
+        if not self.windows:  # slow start: twice the threads until the first window closes
+            self.capacity = float(2 * max(self._threads, 1))
         if self._n >= WINDOW_URIS and now_s - self._start_s >= self._cycle_s:
             self._close(active, now_s)
 
@@ -146,19 +163,23 @@ class LatenessGuard:
         late_share = self._late / self._due if self._due else 0.0
         self.saturated = late_share > LATE_SHARE
         settling, self._settling = self._settling, False
-        if self.saturated and math.isfinite(self.model):
+        busy = self._idle < n  # fewer than one thread idle on average: the threads are the limit
+        if self.saturated and busy and math.isfinite(self.model):
             in_use = active * self._mine() / self.model  # the share of the model active now
             if in_use <= self.share and not settling:
                 # late with no more queues active than the cap: the share is too high
                 self.share = max(in_use * (1 - min(MAX_FALL, late_share)), 1e-6)
             self._trim_due = self._settling = True
         elif self._held_back and late_share <= LATE_SHARE and not settling:
-            self.share = min(1.0, self.share * (1 + GROWTH))
+            self.share += GROWTH * (1.0 - self.share)
         if math.isfinite(self.model):
-            self.capacity = max(1.0, math.floor(self.share * self.model))
+            # at most twice what is active (or the threads): a new host's first fetches (DNS,
+            # robots.txt) are cheap, what its pages cost shows windows later
+            ceiling = SLOW_START * max(active * self._mine(), self._threads, 1)
+            self.capacity = max(1.0, math.floor(min(self.share * self.model, ceiling)))
         self.windows += 1
         self._start_s = now_s
-        self._n = self._threads = self._due = self._late = 0
+        self._n = self._threads = self._idle = self._due = self._late = 0
         self._out_s = self._wait_s = self._late_sum_s = 0.0
         self._held_back = False
 

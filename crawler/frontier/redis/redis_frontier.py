@@ -404,6 +404,7 @@ class RedisFrontier:
             self._clock.monotonic() - entry.leased_s,
             wait_ms / 1000.0,
             threads,
+            self._waiters,
             self._exchange.active,
             self._exchange.redis_now_s(),
         )
