@@ -81,6 +81,9 @@ class LatenessGuard:
         self.tolerance = tolerance
         self.capacity = math.inf
         """This process's learned figure: queues its threads can keep on time (inf: none yet)."""
+        self.ceiling = math.inf
+        """The slow start's bound on the cap (:data:`SLOW_START` x the queues active or the
+        threads; inf until a thread is seen)."""
         self.crawl_cap: float | None = None
         """The crawl-wide cap when several workers share the frontier (the sum of their
         capacities, as the store last said); None: this process's capacity is the cap."""
@@ -118,7 +121,13 @@ class LatenessGuard:
     @property
     def cap(self) -> float:
         """No inactive queue is activated while this many are active (inf: no cap)."""
-        return self.capacity if self.crawl_cap is None else self.crawl_cap
+        return self.offered if self.crawl_cap is None else self.crawl_cap
+
+    @property
+    def offered(self) -> float:
+        """This process's cap: its capacity within the slow start's ceiling (what a worker
+        sends Redis)."""
+        return min(self.capacity, self.ceiling)
 
     # ------------------------------------------------------------ measurements
     def served(
@@ -138,7 +147,7 @@ class LatenessGuard:
         self._threads = max(self._threads, threads)
         self._idle += idle
         if not self.windows:  # slow start: twice the threads until the first window closes
-            self.capacity = float(2 * max(self._threads, 1))
+            self.ceiling = float(SLOW_START * max(self._threads, 1))
         if self._n >= WINDOW_URIS and now_s - self._start_s >= self._cycle_s:
             self._close(active, now_s)
 
@@ -175,8 +184,10 @@ class LatenessGuard:
         if math.isfinite(self.model):
             # at most twice what is active (or the threads): a new host's first fetches (DNS,
             # robots.txt) are cheap, what its pages cost shows windows later
-            ceiling = SLOW_START * max(active * self._mine(), self._threads, 1)
-            self.capacity = max(1.0, math.floor(min(self.share * self.model, ceiling)))
+            self.ceiling = float(
+                SLOW_START * max(math.ceil(active * self._mine()), self._threads, 1)
+            )
+            self.capacity = max(1.0, math.floor(self.share * self.model))
         self.windows += 1
         self._start_s = now_s
         self._n = self._threads = self._idle = self._due = self._late = 0
@@ -186,9 +197,10 @@ class LatenessGuard:
     def _mine(self) -> float:
         """This process's share of the crawl-wide cap (1 when it alone serves the frontier)."""
         cap = self.crawl_cap
-        if cap is None or not math.isfinite(cap) or cap <= 0 or not math.isfinite(self.capacity):
+        offered = self.offered
+        if cap is None or not math.isfinite(cap) or cap <= 0 or not math.isfinite(offered):
             return 1.0
-        return min(1.0, self.capacity / cap)
+        return min(1.0, offered / cap)
 
     # ------------------------------------------------------------ decisions
     def take_rotation(self, active: int) -> bool:

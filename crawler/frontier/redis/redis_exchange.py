@@ -259,9 +259,10 @@ class RedisExchange:
             # says); DUE holds the active queues under it with the count as it is now.
             guard.may_activate(self.active, activate)
             mono = time.monotonic()
-            if guard.capacity != self._sent_capacity or mono - self._sent_at >= self._resend_s:
-                cap = -1 if not guard.enabled or math.isinf(guard.capacity) else int(guard.capacity)
-                self._sent_capacity, self._sent_at = guard.capacity, mono
+            offered = guard.offered
+            if offered != self._sent_capacity or mono - self._sent_at >= self._resend_s:
+                cap = -1 if not guard.enabled or math.isinf(offered) else int(offered)
+                self._sent_capacity, self._sent_at = offered, mono
         cond.release()
         try:
             ok, leased, due, yielded = self._send(
