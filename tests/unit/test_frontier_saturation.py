@@ -162,4 +162,4 @@ def test_session_budgets_still_rotate_hosts_under_a_cap(tmp_path: Path) -> None:
     assert len(first_half) == 100  # every host had turns, none waited for the others' end
     baseline = ModelCrawl(tmp_path / "a", tolerance=0.0, balance=10)
     baseline.run()
-    assert crawl.elapsed_s < 1.1 * baseline.elapsed_s  # hosts take turns: no tail
+    assert crawl.elapsed_s < 1.15 * baseline.elapsed_s  # hosts take turns: no long tail

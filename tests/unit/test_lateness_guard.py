@@ -134,7 +134,8 @@ def test_lateness_while_threads_wait_is_not_the_hosts_fault() -> None:
     serve(guard, clock, WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, late_s=0.2,
           late_every=1, active=80, idle=2)  # fmt: skip
     assert guard.saturated
-    assert guard.cap == math.floor(22 * 2.0 / 0.5) and not guard.take_rotation(80)
+    # the model counts the idle threads too (the mean of 80 and 88), the share stays whole
+    assert guard.cap == 84 and not guard.take_rotation(80)
 
 
 def test_small_lateness_is_not_late() -> None:
@@ -152,7 +153,7 @@ def test_the_share_grows_back_when_calm_and_held_back_never_past_the_model() -> 
     serve(guard, clock, WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, late_s=0.2,
           late_every=2, active=80)  # fmt: skip
     low = guard.cap
-    assert low == 40  # half late: halved at most
+    assert low == 60  # half late: a quarter off at most
     serve(guard, clock, WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, active=40)
     assert guard.cap == low  # calm, but nothing asked for more: no growth
     grown = []
@@ -160,7 +161,7 @@ def test_the_share_grows_back_when_calm_and_held_back_never_past_the_model() -> 
         assert not guard.may_activate(int(guard.cap))  # a thread held back
         serve(guard, clock, WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, active=40)
         grown.append(guard.cap)
-    assert grown[0] == math.floor(80 * (0.5 + GROWTH * 0.5))  # half-way back to the model
+    assert grown[0] == math.floor(80 * (0.75 + GROWTH * 0.25))  # half-way back to the model
     assert grown == sorted(grown) and 79 <= grown[-1] <= 80  # back to the model, not past it
 
 

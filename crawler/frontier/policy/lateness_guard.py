@@ -26,15 +26,15 @@ delay after its queue was due (:meth:`fetched`). At the end of each window:
 
 * more than :data:`LATE_SHARE` of the due fetches late (*saturated*) while the threads were
   busy (fewer than one waiting for a URI on average: with threads idle, lateness is the
-  machine's, not too many hosts, and fewer hosts would not help): the queues active beyond
-  the cap are rotated out as they come due to a thread (to the back of their inactive FIFO, as a
-  queue over its session budget goes). If no more were active than the cap, ``u`` is too high:
-  it falls to the share of the model active now times (1 - the late share), at most halved, and
-  the excess is rotated out the same way;
+  machine's, not too many hosts, and fewer hosts would not help): if no more queues were active
+  than the cap, ``u`` is too high: it falls to the share of the model active now times (1 - the
+  late share), by :data:`MAX_FALL` at most. With :data:`ROTATE_SHARE` or more late, the queues
+  active beyond the cap are rotated out as they come due to a thread (to the back of their
+  inactive FIFO, as a queue over its session budget goes);
 * none late beyond that share while the cap kept a thread from activating a queue: ``u`` gains
   :data:`GROWTH` of its distance to 1 (never more queues than the threads can serve).
 
-Like TCP's slow start,
+The model is the mean of the last window's figure and the one before. Like TCP's slow start,
 the cap is at most :data:`SLOW_START` x the queues active at a window's end (or the threads):
 it is twice the threads until the first window closes, and doubles at most per window, because
 a new host's first fetches (DNS, robots.txt) are cheap and what its pages cost shows only
@@ -68,8 +68,12 @@ WINDOW_URIS = 100
 GROWTH = 0.5
 """Share of its distance to 1 that ``u`` gains after a calm window in which the cap held back
 a thread (the model is the safe bound: ``u`` approaches it geometrically)."""
-MAX_FALL = 0.5
-"""Least factor ``u`` keeps after a late window."""
+MAX_FALL = 0.25
+"""Most ``u`` loses after one late window."""
+ROTATE_SHARE = 0.1
+"""Share of late fetches from which the queues beyond the cap are rotated out: a rotated
+host's next visit comes after its turn in the inactive FIFO, one long gap; below it, the cap
+only holds new activations back and the active set shrinks as hosts leave it."""
 SLOW_START = 2
 """The cap is at most this many times the queues active (or the threads) at a window's end."""
 
@@ -168,7 +172,9 @@ class LatenessGuard:
         out_s = self._out_s / n
         self._cycle_s = cycle_s = out_s + self._wait_s / n
         if out_s > 0 and self._threads > 0:
-            self.model = self._threads * cycle_s / out_s
+            model = self._threads * cycle_s / out_s
+            # the mean of this window's figure and the last one's: one odd window moves it half
+            self.model = model if math.isinf(self.model) else (self.model + model) / 2
         late_share = self._late / self._due if self._due else 0.0
         self.saturated = late_share > LATE_SHARE
         settling, self._settling = self._settling, False
@@ -178,7 +184,8 @@ class LatenessGuard:
             if in_use <= self.share and not settling:
                 # late with no more queues active than the cap: the share is too high
                 self.share = max(in_use * (1 - min(MAX_FALL, late_share)), 1e-6)
-            self._trim_due = self._settling = True
+            self._trim_due = late_share >= ROTATE_SHARE
+            self._settling = True
         elif self._held_back and late_share <= LATE_SHARE and not settling:
             self.share += GROWTH * (1.0 - self.share)
         if math.isfinite(self.model):
