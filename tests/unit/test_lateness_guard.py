@@ -102,7 +102,7 @@ def test_a_window_lasts_a_cycle_at_least() -> None:
     assert guard.windows == 2
 
 
-def test_late_starts_lower_the_share_and_rotate_the_excess_out() -> None:
+def test_late_starts_lower_the_share_and_hold_activations_back() -> None:
     guard, clock = LatenessGuard(0.05), Clock()
     serve(guard, clock, WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, active=80)
     assert guard.cap == 80
@@ -111,12 +111,22 @@ def test_late_starts_lower_the_share_and_rotate_the_excess_out() -> None:
           late_every=10, active=80)  # fmt: skip
     assert guard.saturated
     assert guard.cap == math.floor(80 * (1 - 0.1))  # the active share, less the late share
-    rotated = 0
-    while guard.take_rotation(80 - rotated):
-        rotated += 1
-    assert rotated == 80 - guard.cap and guard.rotated == rotated
     assert not guard.may_activate(int(guard.cap))
     assert guard.may_activate(int(guard.cap) - 1)
+    assert not guard.take_rotation(80)  # a small excess leaves as hosts do: no long gaps
+
+
+def test_a_gross_excess_is_rotated_out() -> None:
+    guard, clock = LatenessGuard(0.05), Clock()
+    serve(guard, clock, WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, active=80)
+    # the fetches got three times slower: the model falls to 40 (averaged: 60), all late
+    serve(guard, clock, WINDOW_URIS, threads=20, hold_s=1.5, wait_s=1.5, late_s=1.0,
+          late_every=1, active=200)  # fmt: skip
+    assert guard.saturated and guard.cap == 60  # more were active than the cap: share kept
+    rotated = 0
+    while guard.take_rotation(200 - rotated):
+        rotated += 1
+    assert rotated == 200 - 2 * 60 and guard.rotated == rotated  # down to twice the cap
 
 
 def test_lateness_under_the_share_is_tolerated() -> None:
@@ -181,7 +191,10 @@ def test_workers_sharing_a_frontier_trim_their_share_of_the_excess() -> None:
           late_every=10, active=160)  # fmt: skip
     assert guard.capacity == 72  # this worker's share of the model, less the late share
     guard.crawl_cap = 144.0  # the other worker's guard saw the same
+    assert not guard.take_rotation(160)  # a small excess: activations held back only
+    serve(guard, clock, WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, late_s=0.2,
+          late_every=5, active=400)  # fmt: skip
     rotated = 0
-    while guard.take_rotation(160):
+    while guard.take_rotation(400):
         rotated += 1
-    assert rotated == 8  # half of the 16 too many: the other worker trims the rest
+    assert rotated == 56  # half of the 112 beyond twice the cap: the other worker trims the rest

@@ -28,9 +28,12 @@ delay after its queue was due (:meth:`fetched`). At the end of each window:
   busy (fewer than one waiting for a URI on average: with threads idle, lateness is the
   machine's, not too many hosts, and fewer hosts would not help): if no more queues were active
   than the cap, ``u`` is too high: it falls to the share of the model active now times (1 - the
-  late share), by :data:`MAX_FALL` at most. With :data:`ROTATE_SHARE` or more late, the queues
-  active beyond the cap are rotated out as they come due to a thread (to the back of their
-  inactive FIFO, as a queue over its session budget goes);
+  late share), by :data:`MAX_FALL` at most, and no queue is activated while as many are active.
+  A rotated-out host's next visit comes after its turn in the inactive FIFO, one long gap, so
+  the guard rotates out only a gross excess: with :data:`ROTATE_SHARE` or more late, the queues
+  active beyond :data:`SLOW_START` x the cap (as after a sharp rise of the fetch times) are
+  rotated out as they come due to a thread (to the back of their inactive FIFO, as a queue over
+  its session budget goes); a smaller excess shrinks as hosts leave the active set;
 * none late beyond that share while the cap kept a thread from activating a queue: ``u`` gains
   :data:`GROWTH` of its distance to 1 (never more queues than the threads can serve).
 
@@ -71,9 +74,7 @@ a thread (the model is the safe bound: ``u`` approaches it geometrically)."""
 MAX_FALL = 0.25
 """Most ``u`` loses after one late window."""
 ROTATE_SHARE = 0.1
-"""Share of late fetches from which the queues beyond the cap are rotated out: a rotated
-host's next visit comes after its turn in the inactive FIFO, one long gap; below it, the cap
-only holds new activations back and the active set shrinks as hosts leave it."""
+"""Share of late fetches from which a gross excess of active queues is rotated out."""
 SLOW_START = 2
 """The cap is at most this many times the queues active (or the threads) at a window's end."""
 
@@ -215,7 +216,8 @@ class LatenessGuard:
         active: True if it is to be rotated out (the trim after a late window)."""
         if self._trim_due:
             self._trim_due = False
-            self.to_rotate = max(0, math.ceil((active - self.cap) * self._mine()))
+            excess = active - SLOW_START * self.cap  # what holding activations back won't mend
+            self.to_rotate = max(0, math.ceil(excess * self._mine()))
         if self.to_rotate <= 0:
             return False
         self.to_rotate -= 1
