@@ -397,14 +397,18 @@ class RedisFrontier:
     def _served(self, entry: InFlight, wait_ms: int) -> None:
         """Tell the lateness guard that a thread held ``entry``'s URI from its lease until now
         and that its queue waits ``wait_ms`` before it is due again; the threads serving this
-        worker are those waiting in ``next()`` and those holding a URI (this one included).
-        Called with the lock held."""
+        worker are those waiting in ``next()`` and those holding a URI (this one included); the
+        waiting ones are idle only if the last read of the due queues found none. Called with
+        the lock held."""
         threads = self._waiters + len(self._in_flight) - len(self._claimed) + 1
+        exchange = self._exchange
+        # Idle: waiting while the last read of the due queues found none (not for a round trip).
+        idle = self._waiters if exchange.last_empty_read >= exchange.reads_started else 0
         self.guard.served(
             self._clock.monotonic() - entry.leased_s,
             wait_ms / 1000.0,
             threads,
-            self._waiters,
+            idle,
             self._exchange.active,
             self._exchange.redis_now_s(),
         )
