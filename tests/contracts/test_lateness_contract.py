@@ -5,6 +5,7 @@ counting. Real, short delays: Redis keeps time by its own clock."""
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,7 @@ def test_redis_caps_the_crawl_at_the_sum_of_the_workers_capacities(
 ) -> None:
     w1 = _worker(redis_server, tmp_path, "w1", 2.0)
     w2 = _worker(redis_server, tmp_path, "w2", 3.0)
+    w3 = _worker(redis_server, tmp_path, "w3", math.inf)  # has learned nothing: not counted
     try:
         for i in range(10):
             w1.schedule(CrawlURI(f"http://h{i}.test/"))
@@ -136,3 +138,4 @@ def test_redis_caps_the_crawl_at_the_sum_of_the_workers_capacities(
     finally:
         w1.close()
         w2.close()
+        w3.close()

@@ -311,10 +311,10 @@ DUE = (
 -- ARGV: limit, worker, hungry_ms, held, mode (queue precedence policy: 0 base, else the due
 --       queues are sorted by precedence), activate, cap (this worker's lateness-guard
 --       capacity, kept per worker in each shard's stats hash: -2 keep the last one sent, -1
---       none, else this one), capacity ttl ms (a worker's capacity not sent again within this
---       no longer counts)
+--       none yet (not counted), else this one), capacity ttl ms (a worker's capacity not sent
+--       again within this no longer counts)
 -- Returns {now, active queues (ready or snoozed, and leased), the shared cap (the sum of the
--- workers' capacities; -1: none), then
+-- workers' capacities; -1: none has one), then
 -- per shard {next due ms or
 -- -1, then (qid, precedence, due ms, politeness delay ms) per queue}}: up to ``limit`` queues
 -- whose time has come, lower precedence first, then earlier due (crawler.frontier.policy.
@@ -343,9 +343,7 @@ for i = 1, #capacities, 2 do
     local c = tonumber(capacities[i + 1])
     if t < since then
       redis.call('HDEL', KEYS[6], f, 'capt\\n' .. w)
-    elseif c < 0 or cap == -1 then
-      cap = -1
-    else
+    elseif c >= 0 then
       cap = math.max(cap, 0) + c
     end
   end
