@@ -81,7 +81,7 @@ class ModelCrawl:
                 if slot is not None and slot[0] <= now + 1e-9:
                     curi = slot[1]
                     curi.status = 200
-                    curi.fetch_duration_ms = int(round((now - slot[0] + self._cost(curi)) * 1000))
+                    curi.fetch_duration_ms = round((now - slot[0] + self._cost(curi)) * 1000)
                     curi.politeness_delay_ms = delay_ms
                     frontier.finished(curi)
                     due[curi.uri.split("/")[2]] = now + DELAY_S
@@ -98,7 +98,7 @@ class ModelCrawl:
                 if host in due:
                     self.lateness.append(now - due[host])
                 self.handed.append(curi.uri)
-                curi.fetch_start_ms = int(round(clock.time() * 1000))
+                curi.fetch_start_ms = round(clock.time() * 1000)
                 held[t] = (now + self._cost(curi), curi)
             frontier.sched.waiting = idle  # the model threads that found nothing wait
             counts = frontier.sched.counts

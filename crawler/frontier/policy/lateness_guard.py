@@ -44,15 +44,16 @@ a new host's first fetches (DNS, robots.txt) are cheap and what its pages cost s
 windows later.
 
 A window closes after :data:`WINDOW_URIS` URIs and at least one mean cycle ``o + w``; the
-window after a trim only measures (its lateness is the trim's), so a step's effect shows
-before the next is taken. Nothing in it is a time constant. A queue
-leaving the active set (exhausted, over its session budget, retired) makes room for an
-inactive one, so hosts still take turns.
+window after a late one only measures (its lateness is still the last one's), so a step's
+effect shows before the next is taken. Nothing in it is a time constant. A queue leaving the
+active set (exhausted, over its session budget, retired) makes room for an inactive one, so
+hosts still take turns.
 
-**Shared by several workers** (the Redis frontier): each worker's guard learns its own share
-(:attr:`capacity`, from its own threads and fetches); Redis keeps each worker's share and every
-read brings back their sum as :attr:`crawl_cap`, the cap on the crawl-wide active set. Each
-worker rotates out its share of the excess.
+**Shared by several workers** (the Redis frontier): each worker's guard learns its own figure
+(:attr:`offered`: its capacity, from its own threads and fetches, within the slow start's
+ceiling); Redis keeps each worker's figure (one that has none yet is not counted) and every read
+brings back their sum as :attr:`crawl_cap`, the cap on the crawl-wide active set. Each worker
+rotates out its share of an excess.
 
 All times are the frontier clock's seconds (monotonic, or Redis's). Not thread-safe: the
 frontier calls it under its lock. No Heritrix counterpart.
