@@ -22,7 +22,8 @@ def write(path: Path, text: str) -> None:
 
 
 def test_headings_get_the_anchors_github_gives_them() -> None:
-    assert slug("Redirects, robots.txt and seeds that move") == "redirects-robotstxt-and-seeds-that-move"
+    redirects = "Redirects, robots.txt and seeds that move"
+    assert slug(redirects) == "redirects-robotstxt-and-seeds-that-move"
     assert slug("Many hosts over TLS (`make bench-web`)") == "many-hosts-over-tls-make-bench-web"
     assert slug("A seed's own `max_hops`") == "a-seeds-own-max_hops"
     assert slug("[Replay](replay.md) of a job") == "replay-of-a-job"
