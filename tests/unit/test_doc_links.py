@@ -65,3 +65,15 @@ def test_this_checkouts_readme_and_docs_have_no_broken_link() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert ", 0 broken link(s)" in proc.stderr
+
+
+def test_the_readme_stays_a_first_read_with_the_command_ci_runs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 300, "README.md over 300 lines: move reference to docs/"
+    ci_commands = [
+        line.strip()
+        for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith(("#", "set ", "cd "))
+    ]
+    assert ci_commands == ["make test"]
+    assert "\nmake test   #" in readme  # the README's test command is the one CI runs
