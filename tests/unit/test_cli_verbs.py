@@ -148,7 +148,7 @@ def test_the_docs_state_the_exit_codes_of_the_enum() -> None:
     page = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
     start = page.index("Exit codes (`ExitCode`")
     paragraph = page[start:].split("\n\n", 1)[0]
-    stated = re.findall(r"(\d) `([A-Z]+)`", paragraph)
+    stated = re.findall(r"(\d)\s+`([A-Z]+)`", paragraph)
     assert stated == [(str(code.value), code.name) for code in ExitCode]
 
 
