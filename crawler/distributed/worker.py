@@ -173,17 +173,17 @@ class ControlFollower(threading.Thread):
             self.controller.logger.error("sheets_rejected", version=version, error=str(exc))
 
     def _add_metrics(self) -> None:
-        """Once the crawl serves metrics: every worker's heartbeat age there too."""
+        """Once the crawl serves metrics: every worker's heartbeat age there too, and once the
+        shared frontier is open, the leases each holds."""
         metrics = self.controller.metrics
         if self._metrics_added or metrics is None:
             return
         self._metrics_added = True
-        registry, ns = self.registry, self.ns
-        frontier = self.controller.frontier
-        shared = frontier if isinstance(frontier, RedisFrontier) else None
+        registry, ns, controller = self.registry, self.ns, self.controller
 
         def families() -> list[Any]:
-            leases = shared.worker_leases() if shared is not None else None
+            frontier = controller.frontier  # None until the crawl has built it, and after
+            leases = frontier.worker_leases() if isinstance(frontier, RedisFrontier) else None
             return worker_families(registry.workers(ns), leases=leases)
 
         metrics.collector.add_source(families)
