@@ -146,7 +146,7 @@ def _state(container: str) -> str:
 
 def _scrape_worker(container: str, deadline: float) -> str:
     """The worker's /metrics (port 9310 of its container, on the compose network) once it
-    shows the workers' leases (the shared frontier is open)."""
+    shows the workers' leases and the held servers (the shared frontier is open and read)."""
     address = ""
     while time.monotonic() < deadline:
         networks = podman("inspect", "--format", "{{json .NetworkSettings.Networks}}", container)
@@ -156,7 +156,7 @@ def _scrape_worker(container: str, deadline: float) -> str:
             try:
                 with urllib.request.urlopen(f"http://{address}:9310/metrics", timeout=2) as got:
                     text: str = got.read().decode()
-                if "crawler_worker_lease_age_seconds{" in text:
+                if "crawler_worker_lease_age_seconds{" in text and "crawler_held_servers " in text:
                     return text
             except OSError:
                 pass
