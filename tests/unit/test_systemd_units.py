@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,9 @@ from crawler.cli.cli import build_parser
 pytestmark = pytest.mark.timeout(60)
 
 UNITS = Path(__file__).resolve().parents[2] / "deploy" / "systemd"
+INSTALLED = "/opt/crawler/bin/crawler"
 INSTANCES = {
-    "crawler-run@.service": "crawler-run@site.service",
+    "crawler@.service": "crawler@site.service",
     "crawler-worker@.service": "crawler-worker@site.service",
     "crawler-console.service": "crawler-console.service",
 }
@@ -30,8 +32,12 @@ def test_systemd_accepts_the_units(tmp_path: Path) -> None:
     analyze = shutil.which("systemd-analyze")
     if analyze is None:
         pytest.skip("systemd-analyze is not installed (Debian's systemd package)")
+    # The crawler as installed here stands for /opt/crawler/bin/crawler (verify checks that
+    # ExecStart's program exists).
+    here = shutil.which("crawler") or str(Path(sys.executable).with_name("crawler"))
     for template, instance in INSTANCES.items():
-        shutil.copy(UNITS / template, tmp_path / instance)
+        text = (UNITS / template).read_text().replace(INSTALLED, here)
+        (tmp_path / instance).write_text(text)
     checked = subprocess.run(
         [analyze, "verify", "--man=no", *INSTANCES.values()],
         capture_output=True,
@@ -48,10 +54,10 @@ def test_each_unit_starts_a_command_the_crawler_accepts(template: str) -> None:
     text = (UNITS / template).read_text()
     [line] = [ln for ln in text.splitlines() if ln.startswith("ExecStart=")]
     words = shlex.split(line.removeprefix("ExecStart="))
-    assert words[:2] == ["/usr/bin/env", "crawler"]
+    assert words[0] == INSTALLED
     argv = [
         w.replace("%i", "site").replace("${REDIS_URL}", "redis://127.0.0.1:6379/0")
-        for w in words[2:]
+        for w in words[1:]
         if w != "$CRAWLER_ARGS"
     ]
     parser, run = build_parser(argv)
