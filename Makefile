@@ -46,7 +46,7 @@ help:
 	@echo "make bench-index - CDXJ indexing CPU as a share of the crawl's CPU"
 	@echo "make bench-replay - every archived sample-site page through pywb in Chromium"
 	@echo "make bench-media - media site: browser's media requests live vs WARC, replay plays"
-	@echo "make image   - the container image localhost/crawler:latest (podman, a debootstrap base)"
+	@echo "make image   - the container images localhost/crawler:latest and localhost/crawler-redis:bookworm"
 	@echo "make test-image - build the image, crawler demo inside it, two workers on Redis in it"
 	@echo "make bench-web - 10,000 hosts over TLS, DNS from dnsmasq, politeness on (~12 min;"
 	@echo "                    BENCH_WEB_ARGS='--minutes 3' for less; see bench/RESULTS.md)"
@@ -220,7 +220,11 @@ bench-web: install
 # podman with runc, cgroupfs and no default ulimits (deploy/image/containers.conf).
 IMAGE ?= localhost/crawler:latest
 IMAGE_BASE ?= localhost/crawler-base:bookworm
+IMAGE_REDIS ?= localhost/crawler-redis:bookworm
 IMAGE_APT := podman buildah debootstrap runc uidmap fuse-overlayfs slirp4netns
+# compose.yaml's runner for the smoke test (podman 4.3 has no `podman compose`) and the CNI
+# plugin that lets services find each other by name (redis://redis:6379).
+COMPOSE_APT := podman-compose golang-github-containernetworking-plugin-dnsname
 export CONTAINERS_CONF := $(CURDIR)/deploy/image/containers.conf
 
 image: $(UV)
@@ -232,7 +236,11 @@ image: $(UV)
 	for sdist in dist/wheels/*.tar.gz; do [ -e "$$sdist" ] || continue; \
 		$(PYTHON) -m pip wheel --quiet --no-deps -w dist/wheels "$$sdist" && rm "$$sdist"; done
 	podman build --network host --build-arg BASE=$(IMAGE_BASE) -t $(IMAGE) .
-	podman image inspect $(IMAGE) --format 'image {{.RepoTags}}: {{.Size}} bytes'
+	podman build --network host --build-arg BASE=$(IMAGE_BASE) -t $(IMAGE_REDIS) \
+		-f deploy/image/redis.Containerfile deploy/image
+	podman image inspect $(IMAGE) $(IMAGE_REDIS) --format 'image {{.RepoTags}}: {{.Size}} bytes'
 
 test-image: image install
-	CRAWLER_IMAGE=$(IMAGE) $(VENV)/bin/pytest -q -n 0 tests/image
+	@missing=""; for p in $(COMPOSE_APT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; fi
+	CRAWLER_IMAGE=$(IMAGE) REDIS_IMAGE=$(IMAGE_REDIS) $(VENV)/bin/pytest -q -n 0 tests/image

@@ -202,6 +202,19 @@ class ServerGate(Generic[T]):
         rows.sort(key=lambda r: (-r[1] - r[2], r[0]))
         return [r for r in rows[:limit] if r[1] or r[2]]
 
+    def held(self) -> tuple[int, int]:
+        """``(servers, queues)``: the servers the cap holds now (every connection taken and
+        queues parked on them) and the queues parked on those. O(servers known)."""
+        cap = self.max_connections
+        if not cap:
+            return 0, 0
+        servers = queues = 0
+        for s in self._servers.values():
+            if s.waiting and s.active >= cap:
+                servers += 1
+                queues += len(s.waiting)
+        return servers, queues
+
     def _sweep(self, now_s: float) -> None:
         idle = [
             k

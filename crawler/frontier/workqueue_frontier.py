@@ -416,6 +416,11 @@ class WorkQueueFrontier:
         with self._cond:
             return self.gate.busiest(limit)
 
+    def held_servers(self) -> tuple[int, int]:
+        """``(servers, queues)`` the server cap holds now (see :meth:`ServerGate.held`)."""
+        with self._cond:
+            return self.gate.held()
+
     @property
     def config(self) -> FrontierConfig:
         """The frontier section of the order this frontier runs with."""

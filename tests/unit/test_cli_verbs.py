@@ -161,3 +161,12 @@ def test_init_on_a_path_that_cannot_be_a_job_is_one_line(
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"{taken}: cannot make a job there") and "\n" not in err
     assert taken.read_text() == "not a directory"  # nothing lost
+
+
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from crawler import __version__
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == f"crawler {__version__}\n"

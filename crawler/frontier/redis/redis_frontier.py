@@ -86,6 +86,7 @@ from crawler.frontier.redis.redis_exchange import Leased, RedisExchange
 from crawler.frontier.redis.redis_inline_gate import RedisInlineGate
 from crawler.frontier.redis.redis_lease_keeper import InFlight, LeaseKeeper
 from crawler.frontier.redis.redis_leases import Lease, finish_args
+from crawler.frontier.redis.redis_metrics_view import RedisMetricsView, WorkerLeases
 from crawler.frontier.redis.redis_prerequisites import LocalPrerequisites
 from crawler.frontier.redis.redis_queue_report import redis_queue_details
 from crawler.frontier.redis.redis_scheduler import RedisScheduler
@@ -455,6 +456,15 @@ class RedisFrontier:
         """``(server, gap between fetch starts in s)`` of the servers the crawl-wide adaptive
         pace slows most, slowest first (read from Redis)."""
         return self._store.paced_servers(limit)
+
+    def held_servers(self) -> tuple[int, int] | None:
+        """``(servers, queues)`` the server cap holds crawl-wide (read from Redis; None on a
+        Cluster): see :class:`~crawler.frontier.redis.redis_metrics_view.RedisMetricsView`."""
+        return RedisMetricsView(self._store).held_servers()
+
+    def worker_leases(self) -> dict[str, WorkerLeases]:
+        """Per worker: the leases it holds and the age of its stalest (read from Redis)."""
+        return RedisMetricsView(self._store).worker_leases()
 
     def queue_details(self, limit: int = 2000) -> list[QueueDetail]:
         """Per-queue detail of the ``limit`` longest non-exhausted queues crawl-wide, longest
