@@ -42,7 +42,12 @@ from support.redis_servers import REDIS_SERVER, RedisServer
 
 pytestmark = pytest.mark.timeout(60)
 
-STORES = ["leveldb", "memory", pytest.param("redis", marks=pytest.mark.redis)]
+STORES = [
+    "leveldb",
+    "memory",
+    pytest.param("redis", marks=pytest.mark.redis),
+    pytest.param("redis-cluster", marks=pytest.mark.redis),
+]
 _namespaces = itertools.count()
 
 
@@ -65,7 +70,7 @@ class Driven:
         self.kind = kind
         self.clock = ManualClock(time.time())
         self.frontier: Any
-        if kind == "redis":
+        if kind.startswith("redis"):
             ns = f"p{next(_namespaces)}:"
             store = RedisQueueStore(
                 RedisQueueStoreParams(url=redis_url, namespace=ns, worker_id="w1", shards=4)
@@ -84,16 +89,21 @@ class Driven:
         self.frontier.open(tmp)
 
     @property
+    def shared(self) -> bool:
+        """Whether the frontier is a Redis one (real time, FINISHes sent in rounds)."""
+        return self.kind.startswith("redis")
+
+    @property
     def guard(self) -> LatenessGuard:
         f = self.frontier
-        guard: LatenessGuard = f.guard if self.kind == "redis" else f.sched.guard
+        guard: LatenessGuard = f.guard if self.shared else f.sched.guard
         return guard
 
     def now_wall_ms(self) -> int:
-        return int((time.time() if self.kind == "redis" else self.clock.time()) * 1000)
+        return int((time.time() if self.shared else self.clock.time()) * 1000)
 
     def wait(self, seconds: float) -> None:
-        if self.kind == "redis":
+        if self.shared:
             time.sleep(seconds)
         else:
             self.clock.advance(seconds)
@@ -104,7 +114,7 @@ class Driven:
 
     def finish(self, curi: CrawlURI) -> bool:
         returned: bool = self.frontier.finished(curi)
-        if self.kind == "redis":
+        if self.shared:
             assert self.frontier.flush(5.0)
         return returned
 
@@ -155,7 +165,11 @@ def run_trace(driven: Driven, trace: Trace) -> list[tuple[Any, ...]]:
 def test_every_store_makes_the_traced_decisions(
     kind: str, trace: Trace, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    url = request.getfixturevalue("redis_url") if kind == "redis" else ""
+    url = ""
+    if kind == "redis":
+        url = request.getfixturevalue("redis_url")
+    elif kind == "redis-cluster":
+        url = request.getfixturevalue("redis_cluster").url
     overrides = dict(trace.config)
     overrides.setdefault("politeness", ZERO_POLITENESS)
     politeness = {"host_max_connections": 0, **overrides["politeness"]}

@@ -38,7 +38,8 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
 
 Scheduling follows :mod:`crawler.frontier.policy`: a new queue is *inactive* until a worker's
 DUE finds fewer due queues than its threads want (and the worker's lateness guard allows one
-more active queue); due queues are served lower precedence first, then earlier due time; a
+more active queue): the worker picks the inactive queues first in line across every shard and
+its CLAIM activates them; due queues are served lower precedence first, then earlier due time; a
 queue the guard rotates out goes back to the inactive set. The decisions whose inputs are all
 in the worker (a finished URI's outcome, cost, delay; the guard) are made there and passed in
 as arguments; the rules that must be atomic with Redis state (the server cap, the pace, success
@@ -65,7 +66,7 @@ arrays; see each script's header.
 
 from __future__ import annotations
 
-from crawler.frontier.policy.eligible_order import ELIGIBLE_SCORE_LUA, PRECEDENCE_SCALE
+from crawler.frontier.policy.eligible_order import ELIGIBLE_SCORE_LUA
 from crawler.frontier.policy.queue_precedence import SUCCESS_PRECEDENCE_LUA
 from crawler.frontier.policy.server_admission import ADMISSION_LUA
 from crawler.frontier.server_pace import (
@@ -109,10 +110,19 @@ _CLAIM_FN = (
     + ELIGIBLE_SCORE_LUA
     + """
 -- K = offset of the queue's keys: ready, lease, cur, stats, queue, server, park, hungry, spent;
--- inactive: the shard's inactive set (rotate only).
--- Returns {1, member, due ms, politeness delay ms, now} (leased), {2} (rotated out: rotate
--- set and the queue was due after a politeness wait), {0, due_ms} (not yet), or {0}.
-local function claim(K, qid, worker, lease_ms, max_conn, interval, rotate, inactive)
+-- inactive: the shard's inactive set (rotate and activate only).
+-- how: 0 claim a due queue, 1 the same unless it was due after a politeness wait (then the
+-- lateness guard rotates it out to the inactive set), 2 activate an inactive queue (the worker
+-- chose it: DUE named it) and claim it.
+-- Returns {1, member, due ms, politeness delay ms, now} (leased), {2} (rotated out),
+-- {0, due_ms} (not yet), or {0} (not due, gone, or no longer inactive).
+local function claim(K, qid, worker, lease_ms, max_conn, interval, how, inactive)
+  if how == 2 then
+    if redis.call('ZREM', inactive, qid) == 0 then return {0} end
+    redis.call('ZADD', KEYS[K + 1], now, qid)
+    redis.call('HDEL', KEYS[K + 9], qid .. '\\nw')
+    redis.call('HSET', KEYS[K + 9], qid .. '\\nx', 0)
+  end
   local due = redis.call('ZSCORE', KEYS[K + 1], qid)
   if not due then return {0} end
   due = tonumber(due)
@@ -128,7 +138,7 @@ local function claim(K, qid, worker, lease_ms, max_conn, interval, rotate, inact
   end
   local f = redis.call('HMGET', KEYS[K + 9], qid .. '\\nw', qid .. '\\np')
   local delay = tonumber(f[1] or '0')
-  if rotate and delay > 0 then
+  if how == 1 and delay > 0 then
     redis.call('ZREM', KEYS[K + 1], qid)
     redis.call('HDEL', KEYS[K + 9], qid .. '\\nw')
     redis.call('ZADD', inactive, eligible_score(tonumber(f[2] or '0'), now), qid)
@@ -305,26 +315,25 @@ return out
 
 DUE = (
     _NOW
-    + f"local PRECEDENCE_SCALE = {PRECEDENCE_SCALE}\n"
     + """
 -- KEYS: 6 per shard: ready, hungry, lease, spent, inactive, stats
 -- ARGV: limit, worker, hungry_ms, held, mode (queue precedence policy: 0 base, else the due
---       queues are sorted by precedence), activate, cap (the lateness guards' cap on active
---       queues, shared by the workers in each shard's stats hash: -2 keep the shared one, -1
---       set none, else set this one)
+--       queues are sorted by precedence), inactive (how many inactive queues to name per
+--       shard), cap (the lateness guards' cap on active queues, shared by the workers in each
+--       shard's stats hash: -2 keep the shared one, -1 set none, else set this one)
 -- Returns {now, active queues (ready or snoozed, and leased), the shared cap (-1: none), then
--- per shard {next due ms or
--- -1, then (qid, precedence, due ms, politeness delay ms) per queue}}: up to ``limit`` queues
--- whose time has come, lower precedence first, then earlier due (crawler.frontier.policy.
--- eligible_order; with mode 0 all share one precedence), and, if fewer, when the next one
--- will. When the due queues are fewer than ``activate`` (the threads waiting), inactive queues
--- of the lowest score across the shards are activated (made due now) for the rest, while the
--- active queues stay under ``cap`` (the worker's lateness guard). When none of the shards has
--- anything due, the worker is recorded as hungry in each for ``hungry_ms`` (0: not hungry),
--- with the number of URIs it holds (``held``).
+-- per shard {next due ms or -1, {(qid, eligible score) of the first ``inactive`` inactive
+-- queues}, then (qid, precedence, due ms, politeness delay ms) per queue}}: up to ``limit``
+-- queues whose time has come, lower precedence first, then earlier due (crawler.frontier.
+-- policy.eligible_order; with mode 0 all share one precedence), and, if fewer, when the next
+-- one will. Nothing is activated here: the worker picks the inactive queues to activate across
+-- every shard (the lowest scores, for the threads the due queues cannot serve, under the cap)
+-- and CLAIM activates them, so one decision holds on one server and on a Cluster alike.
+-- When the shards of this call have nothing due and no inactive queue, the worker is recorded
+-- as hungry in each for ``hungry_ms`` (0: not hungry), with the number of URIs it holds.
 local limit, worker, hungry_ms = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local held = math.min(tonumber(ARGV[4] or '0'), HUNGRY_SCALE - 1)
-local sorted, activate, cap = ARGV[5] ~= '0', tonumber(ARGV[6]), tonumber(ARGV[7])
+local sorted, inactive, cap = ARGV[5] ~= '0', tonumber(ARGV[6]), tonumber(ARGV[7])
 if cap == -2 then
   cap = tonumber(redis.call('HGET', KEYS[6], 'cap') or '-1')
 else
@@ -355,7 +364,12 @@ for k = 1, #KEYS, 6 do
       return x[3] < y[3]
     end)
   end
-  local row = {nxt}
+  local heads = {}
+  if inactive > 0 then
+    heads = redis.call('ZRANGE', KEYS[k + 4], 0, inactive - 1, 'WITHSCORES')
+    found = found + #heads
+  end
+  local row = {nxt, heads}
   for i = 1, math.min(#cands, limit) do
     local c = cands[i]
     row[#row + 1] = c[1]
@@ -365,29 +379,6 @@ for k = 1, #KEYS, 6 do
     found = found + 1
   end
   rows[#rows + 1] = row
-end
--- Hold queues: an inactive queue is activated only for a thread no due queue can serve.
-local want = activate - found
-if cap >= 0 and active + want > cap then want = cap - active end
-while want > 0 do
-  local best, bk = nil, nil
-  for k = 1, #KEYS, 6 do
-    local head = redis.call('ZRANGE', KEYS[k + 4], 0, 0, 'WITHSCORES')
-    if head[2] and (not best or tonumber(head[2]) < best) then
-      best, bk = tonumber(head[2]), k
-    end
-  end
-  if not bk then break end
-  local qid = redis.call('ZPOPMIN', KEYS[bk + 4])[1]
-  redis.call('ZADD', KEYS[bk], now, qid)
-  redis.call('HDEL', KEYS[bk + 3], qid .. '\\nw')
-  redis.call('HSET', KEYS[bk + 3], qid .. '\\nx', 0)
-  local row = rows[(bk - 1) / 6 + 1]
-  row[#row + 1] = qid
-  row[#row + 1] = math.floor(best / PRECEDENCE_SCALE)
-  row[#row + 1] = now
-  row[#row + 1] = 0
-  found, active, want = found + 1, active + 1, want - 1
 end
 if found == 0 and hungry_ms > 0 then
   -- one member per worker ever hungry here: no pruning needed, readers ignore old scores
@@ -434,15 +425,16 @@ CLAIM = (
     + _CLAIM_FN
     + """
 -- KEYS: 10 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, inactive)
--- ARGV: worker, lease_ms, then (qid, max_conn, min_interval_ms, rotate) per queue; rotate 1:
--- the worker's lateness guard rotates this queue out if it was due after a politeness wait.
+-- ARGV: worker, lease_ms, then (qid, max_conn, min_interval_ms, how) per queue; how (see
+-- _CLAIM_FN): 0 claim, 1 the lateness guard rotates the queue out if it was due after a
+-- politeness wait, 2 activate the inactive queue and claim it.
 -- Returns per queue claim()'s answer (see _CLAIM_FN).
 local worker, lease_ms = ARGV[1], tonumber(ARGV[2])
 local out = {}
 for i = 0, (#ARGV - 2) / 4 - 1 do
   local a, K = 3 + i * 4, i * 10
   out[#out + 1] = claim(K, ARGV[a], worker, lease_ms, tonumber(ARGV[a + 1]),
-    tonumber(ARGV[a + 2]), ARGV[a + 3] == '1', KEYS[K + 10])
+    tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), KEYS[K + 10])
 end
 return out
 """
@@ -577,8 +569,7 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
         end
       end
       if reclaim then
-        local got = claim(K, qid, worker, lease_ms, max_conn, tonumber(ARGV[a + 10]), false,
-          nil)
+        local got = claim(K, qid, worker, lease_ms, max_conn, tonumber(ARGV[a + 10]), 0, nil)
         if got[1] == 1 then row = got end
       end
     end
