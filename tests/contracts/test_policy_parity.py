@@ -1,8 +1,8 @@
 """One frontier policy over every store: the LevelDB, memory and Redis frontiers driven through
 the same recorded traces (:mod:`policy_traces`) must make the same decisions — finish outcomes,
 retries after 429 and Retry-After, budgets, the order of eligible queues, the lateness guard —
-and the rules the Redis scripts run atomically (server admission, success-count precedence)
-must answer as the Python ones on the same inputs."""
+and the rules the Redis scripts run atomically (server admission and holds, success-count
+precedence), translated from the Python ones, must answer as they do on the same inputs."""
 
 from __future__ import annotations
 
@@ -30,7 +30,13 @@ from crawler.frontier.policy.queue_precedence import (
     SUCCESS_PRECEDENCE_LUA,
     success_counts_precedence,
 )
-from crawler.frontier.policy.server_admission import ADMISSION_LUA, admission, start_spacing
+from crawler.frontier.policy.server_admission import (
+    ADMISSION_LUA,
+    HELD_START_LUA,
+    admission,
+    held_start,
+    start_spacing,
+)
 from crawler.frontier.redis.redis_frontier import RedisFrontier
 from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
 from crawler.order.schema import FrontierConfig
@@ -197,11 +203,26 @@ return {r, tonumber(redis.call('HGET', KEYS[1], 'a')), tonumber(redis.call('HGET
 """
 )
 
+_HELD_SCRIPT = (
+    HELD_START_LUA
+    + """
+local out = {}
+for i = 1, #ARGV, 4 do
+  local args = {}
+  for j = 0, 3 do args[j + 1] = tonumber(ARGV[i + j]) end
+  out[#out + 1] = tostring(held_start(args[1], args[2], args[3], args[4]))
+end
+return out
+"""
+)
+
 _PRECEDENCE_SCRIPT = (
     SUCCESS_PRECEDENCE_LUA
     + """
 local out = {}
-for i = 2, #ARGV do out[#out + 1] = success_precedence(tonumber(ARGV[1]), tonumber(ARGV[i])) end
+for i = 2, #ARGV do
+  out[#out + 1] = success_counts_precedence(tonumber(ARGV[1]), tonumber(ARGV[i]))
+end
 return out
 """
 )
@@ -232,5 +253,11 @@ def test_redis_scripts_apply_the_python_rules(redis_url: str) -> None:
             else:
                 assert r == (-1 if wait == math.inf else wait)
                 assert (active_after, nb_after) == (active, nb)
+
+        holds = list(itertools.product((0, 9_000, 10_500), (0, 400), (0, 250)))
+        flat = [x for nb, backoff, hold in holds for x in (nb, now, backoff, hold)]
+        lua_held = [float(x) for x in client.eval(_HELD_SCRIPT, 0, *flat)]
+        assert lua_held == [held_start(nb, now, b, h) for nb, b, h in holds]
+        assert held_start(9_000, now, 400, 250) == now + 400 + 250  # the debt adds up
     finally:
         client.close()

@@ -250,9 +250,10 @@ class RedisLeases:
         ``claims`` (``(shard, qid, server, how)``: :data:`CLAIM_DUE`, :data:`CLAIM_OR_ROTATE` (the
         lateness guard sends a queue due after a politeness wait back to the inactive set
         instead) or :data:`CLAIM_INACTIVE` (activate it first)), then read the due queues if
-        ``due_per_shard`` (:meth:`candidates` with ``hungry_ms``, ``inactive`` and ``cap``). ``held``: how many URIs this worker holds besides those finished here (a
-        FINISH leaves its queue to a hungry worker holding two or more fewer instead of leasing
-        the next URI).
+        ``due_per_shard`` (:meth:`candidates` with ``hungry_ms``, ``inactive`` and ``cap``).
+        ``held``: how many URIs this worker holds besides those finished here (a FINISH leaves
+        its queue to a hungry worker holding two or more fewer instead of leasing the next
+        URI).
 
         Returns per finish ``(state, next lease or None)`` (state 0: the lease was lost, 1:
         finished, 2: finished, the queue left to a hungry worker, 3: finished and retired), per

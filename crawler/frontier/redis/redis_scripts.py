@@ -9,7 +9,8 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
 ``T s``         hash    counters: queued, succeeded, failed, disregarded, ops, reaped
 ``T q:<qid>``   zset    a queue's URIs: score directive/precedence, member 8-byte sort key + URI
 ``T v:<srv>``   hash    a server's politeness: ``a`` fetches in progress, ``nb`` no start before;
-                        its adaptive pace (:data:`PACE_FN`): ``g`` gap ms, ``gp`` its last peak,
+                        its adaptive pace (``pace_rule.PACE_FIELDS``): ``g`` gap ms, ``gp``
+                        its last peak,
                         ``gr`` ms of the last increase, ``gk`` healthy answers since, ``gs`` the
                         known limit (0: none yet), ``lb`` usual fetch ms, ``iv`` ms between
                         recent answers, ``la`` last answer, ``ss`` slow answers in a row
@@ -67,22 +68,9 @@ arrays; see each script's header.
 from __future__ import annotations
 
 from crawler.frontier.policy.eligible_order import ELIGIBLE_SCORE_LUA
+from crawler.frontier.policy.pace_rule import PACE_LUA
 from crawler.frontier.policy.queue_precedence import SUCCESS_PRECEDENCE_LUA
-from crawler.frontier.policy.server_admission import ADMISSION_LUA
-from crawler.frontier.server_pace import (
-    BASELINE_WEIGHT,
-    FAST_DESCENT,
-    FAST_RAMP_ANSWERS,
-    INTERVAL_WEIGHT,
-    MAX_SAMPLE_S,
-    MIN_FIRST_GAP_S,
-    PLATEAU_MARGIN,
-    PLATEAU_SLOWDOWN,
-    SETTLE_KNOWN_S,
-    SETTLE_S,
-    SLACK_S,
-    SLOW_STREAK,
-)
+from crawler.frontier.policy.server_admission import ADMISSION_LUA, HELD_START_LUA
 
 _NOW = """
 local t = redis.call('TIME')
@@ -159,96 +147,6 @@ local function claim(K, qid, worker, lease_ms, max_conn, interval, how, inactive
   redis.call('HSET', KEYS[K + 3], qid, worker .. '\\n' .. head[1])
   redis.call('ZREM', KEYS[K + 8], worker)
   return {1, head[1], due, delay, now}
-end
-"""
-)
-
-PACE_FN = (
-    # The constants of crawler.frontier.server_pace, so that both write the rule with the same
-    # numbers (tests/redis/test_redis_pace_twin.py runs both on the same answers).
-    f"local FAST_RAMP_ANSWERS, FAST_DESCENT = {FAST_RAMP_ANSWERS}, {FAST_DESCENT}\n"
-    f"local MIN_FIRST_GAP_MS = {MIN_FIRST_GAP_S * 1000:.3f}\n"
-    f"local PLATEAU_MARGIN, PLATEAU_SLOWDOWN = {PLATEAU_MARGIN}, {PLATEAU_SLOWDOWN}\n"
-    f"local SLOW_STREAK = {SLOW_STREAK}\n"
-    f"local SETTLE_MS, SETTLE_KNOWN_MS = {SETTLE_S * 1000:.3f}, {SETTLE_KNOWN_S * 1000:.3f}\n"
-    f"local MAX_SAMPLE_MS, SLACK_MS = {MAX_SAMPLE_S * 1000:.3f}, {SLACK_S * 1000}\n"
-    f"local BASELINE_WEIGHT, INTERVAL_WEIGHT = {BASELINE_WEIGHT}, {INTERVAL_WEIGHT}\n"
-    + """
--- The adaptive pace of crawler.frontier.server_pace.ServerPace, on a server's hash.
--- kind: -1 nothing fetched (no-op), 0 an answer, 1 a signal status, 2 no answer (failed);
--- age: ms since the fetch started; dur: its duration ms (-1 unknown); P: the pace parameters
--- {factor, fast, decrease, max_gap_ms, slow_factor, slow_min_ms}.
-local function pace(srv_key, kind, age, dur, P)
-  if kind < 0 then return end
-  local f = redis.call('HMGET', srv_key, 'g', 'gp', 'gr', 'gk', 'lb', 'iv', 'la', 'gs', 'ss')
-  local g, gp = tonumber(f[1] or '0'), tonumber(f[2] or '0')
-  local gr, gk = tonumber(f[3] or '-1'), tonumber(f[4] or '0')
-  local lb, iv, la = tonumber(f[5] or '-1'), tonumber(f[6] or '0'), tonumber(f[7] or '-1')
-  local gs, ss = tonumber(f[8] or '0'), tonumber(f[9] or '0')
-  if la >= 0 then
-    local d = now - la
-    if d > MAX_SAMPLE_MS then d = MAX_SAMPLE_MS end
-    iv = iv + (d - iv) * INTERVAL_WEIGHT
-  end
-  la = now
-  local signal = kind == 1
-  if dur >= 0 and kind <= 1 then
-    if lb < 0 then
-      lb = dur
-    else
-      if dur > P[5] * lb and dur - lb > P[6] then
-        ss = ss + 1
-        if ss >= SLOW_STREAK then
-          ss = 0
-          signal = true
-        end
-      else
-        ss = 0
-      end
-      lb = lb + (dur - lb) * BASELINE_WEIGHT
-    end
-  end
-  if signal then
-    if now - age >= gr then
-      local factor = P[1]
-      if gk < FAST_RAMP_ANSWERS and gs == 0 then
-        factor = P[2]
-      else
-        if gs > 0 and g > gs * PLATEAU_MARGIN + SLACK_MS then factor = factor * factor end
-        gs = g
-      end
-      gk = 0
-      if g > 0 then
-        g = g * factor
-      else
-        g = math.max(iv * factor, MIN_FIRST_GAP_MS)
-      end
-      if g > P[4] then g = P[4] end
-      gp, gr = g, now
-      local hold = g
-      if kind == 1 then
-        local settle = SETTLE_MS
-        if gs > 0 then settle = SETTLE_KNOWN_MS end
-        if settle > hold then hold = settle end
-      end
-      local nb = tonumber(redis.call('HGET', srv_key, 'nb') or '0')
-      if now + hold > nb then redis.call('HSET', srv_key, 'nb', now + math.ceil(hold)) end
-    end
-  elseif g > 0 and kind == 0 then
-    gk = gk + 1
-    if g > gs * P[1] + SLACK_MS then
-      g = g - g * P[3] * FAST_DESCENT
-    elseif g > gs * PLATEAU_MARGIN + SLACK_MS then
-      g = g - gp * P[3]
-    else
-      g = g - gp * P[3] / PLATEAU_SLOWDOWN
-    end
-    if g < MIN_FIRST_GAP_MS / 100 then g = 0 end
-  end
-  redis.call('HSET', srv_key, 'g', string.format('%.6f', g), 'gp', string.format('%.6f', gp),
-    'gr', string.format('%d', gr), 'gk', string.format('%d', gk), 'gs', string.format('%.6f', gs),
-    'ss', string.format('%d', ss),
-    'lb', string.format('%.6f', lb), 'iv', string.format('%.6f', iv), 'la', string.format('%d', la))
 end
 """
 )
@@ -451,17 +349,19 @@ FINISH = (
     _NOW
     + _WAKE_PARKED
     + _CLAIM_FN
-    + PACE_FN
+    + PACE_LUA
+    + HELD_START_LUA
     + SUCCESS_PRECEDENCE_LUA
     + """
 -- KEYS: 12 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, retired,
 --       ineligible, inactive)
 -- ARGV: worker, lease_ms, held (URIs this worker holds besides these), the 6 pace parameters
---       (PACE_FN's P; factor 0: no pace), then per queue: qid,
+--       (pace_rule.PARAMS; factor 0: no pace), then per queue: qid,
 --       old member, kind (r retry | succeeded | failed | disregarded), new member (retry), new
 --       score (retry), delay_ms, backoff_ms, hold_ms, max_conn, reclaim (1: lease the queue's
 --       next URI at once if it may be fetched now and no worker hungry in this shard holds two
---       or more URIs fewer), min_interval_ms, then the pace's kind, age and dur (PACE_FN),
+--       or more URIs fewer), min_interval_ms, then the pace's kind, age and dur
+--       (pace_rule.pace_inputs),
 --       then cost (charged to the queue's spent) and total budget (-1: none), session budget
 --       (``balance_replenish_amount``, 0: none), precedence floor, success-counts base (-1:
 --       another queue precedence policy), politeness delay ms (what the lateness guard
@@ -473,15 +373,14 @@ FINISH = (
 -- queue of the shard waits inactive is deactivated: it goes to the back of the inactive set
 -- (as the work-queue frontier's) and its session starts again when it is activated.
 -- With success-counts precedence, a success sets the
--- queue's precedence (success_precedence); at or past the floor the queue waits in the
+-- queue's precedence (success_counts_precedence); at or past the floor the queue waits in the
 -- ineligible set instead of the ready set.
 -- Returns per queue {0} when this worker no longer held the lease (it expired and was reaped),
 -- {1} when finished, {1, member, due, delay, now} when finished and the next URI leased to
 -- this worker (claim()), {2}
 -- when finished and the queue left to a hungry worker, {3} when finished and retired.
 local worker, lease_ms, held = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local P = {}
-for j = 1, 6 do P[j] = tonumber(ARGV[3 + j]) end
+local P = pace_params(ARGV, 4)
 local hungry_from = string.format('%d', now * HUNGRY_SCALE)
 local out = {}
 for i = 0, (#ARGV - 9) / 20 - 1 do
@@ -503,7 +402,7 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
       local n = redis.call('HINCRBY', KEYS[K + 9], qid .. '\\n' .. string.sub(kind, 1, 1), 1)
       local scbase = tonumber(ARGV[a + 18])
       if kind == 'succeeded' and scbase >= 0 then
-        local prec = success_precedence(scbase, n)
+        local prec = success_counts_precedence(scbase, n)
         redis.call('HSET', KEYS[K + 9], qid .. '\\np', prec)
         if prec >= tonumber(ARGV[a + 17]) then ineligible = prec end
       end
@@ -511,18 +410,14 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
     redis.call('HINCRBY', KEYS[K + 4], 'ops', 1)
     local active = tonumber(redis.call('HGET', KEYS[K + 6], 'a') or '0')
     if active > 0 then redis.call('HSET', KEYS[K + 6], 'a', active - 1) end
-    if P[1] > 0 then
+    if P.factor > 0 then
       pace(KEYS[K + 6], tonumber(ARGV[a + 11]), tonumber(ARGV[a + 12]), tonumber(ARGV[a + 13]), P)
     end
-    local nb = tonumber(redis.call('HGET', KEYS[K + 6], 'nb') or '0')
-    local backoff = tonumber(ARGV[a + 6])
-    if backoff > 0 and now + backoff > nb then nb = now + backoff end
-    local hold = tonumber(ARGV[a + 7])
-    if hold > 0 then
-      if nb < now then nb = now end
-      nb = nb + hold
+    local backoff, hold = tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7])
+    if backoff > 0 or hold > 0 then
+      local nb = tonumber(redis.call('HGET', KEYS[K + 6], 'nb') or '0')
+      redis.call('HSET', KEYS[K + 6], 'nb', held_start(nb, now, backoff, hold))
     end
-    if backoff > 0 or hold > 0 then redis.call('HSET', KEYS[K + 6], 'nb', nb) end
     local max_conn = tonumber(ARGV[a + 8])
     local row = {1}
     local cost, budget = tonumber(ARGV[a + 14]), tonumber(ARGV[a + 15])
@@ -624,11 +519,13 @@ return 0
 INLINE_LEAVE = (
     _NOW
     + _WAKE_PARKED
-    + PACE_FN
+    + PACE_LUA
+    + HELD_START_LUA
     + """
 -- KEYS: server, inline slots, park, ready (INLINE_KEYS)
--- ARGV: token, own, max_conn, the pace's kind, age and dur (PACE_FN), backoff_ms, hold_ms, then
---       the 6 pace parameters (PACE_FN's P; factor 0: no pace)
+-- ARGV: token, own, max_conn, the pace's kind, age and dur (pace_rule.pace_inputs), backoff_ms,
+--       hold_ms, then
+--       the 6 pace parameters (pace_rule.PARAMS; factor 0: no pace)
 -- Gives back a slot INLINE_ENTER took (unless own, or already taken back), lets the server's
 -- pace learn from the answer, applies a Retry-After back-off and bandwidth hold as FINISH does,
 -- and wakes queues parked on the server. Returns 1 if a slot was given back.
@@ -639,19 +536,15 @@ if not own and redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
   local active = tonumber(redis.call('HGET', KEYS[1], 'a') or '0')
   if active > 0 then redis.call('HSET', KEYS[1], 'a', active - 1) end
 end
-local P = {}
-for j = 1, 6 do P[j] = tonumber(ARGV[8 + j]) end
-if P[1] > 0 then
+local P = pace_params(ARGV, 9)
+if P.factor > 0 then
   pace(KEYS[1], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), P)
 end
-local nb = tonumber(redis.call('HGET', KEYS[1], 'nb') or '0')
 local backoff, hold = tonumber(ARGV[7]), tonumber(ARGV[8])
-if backoff > 0 and now + backoff > nb then nb = now + backoff end
-if hold > 0 then
-  if nb < now then nb = now end
-  nb = nb + hold
+if backoff > 0 or hold > 0 then
+  local nb = tonumber(redis.call('HGET', KEYS[1], 'nb') or '0')
+  redis.call('HSET', KEYS[1], 'nb', held_start(nb, now, backoff, hold))
 end
-if backoff > 0 or hold > 0 then redis.call('HSET', KEYS[1], 'nb', nb) end
 wake_parked(KEYS[1], KEYS[3], KEYS[4], max_conn)
 return freed
 """
