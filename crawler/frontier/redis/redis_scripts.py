@@ -43,8 +43,10 @@ more active queue): the worker picks the inactive queues first in line across ev
 its CLAIM activates them; due queues are served lower precedence first, then earlier due time; a
 queue the guard rotates out goes back to the inactive set. The decisions whose inputs are all
 in the worker (a finished URI's outcome, cost, delay; the guard) are made there and passed in
-as arguments; the rules that must be atomic with Redis state (the server cap, the pace, success
-precedence, the order of eligible queues) are Lua generated from the policy's constants.
+as arguments; the rules that must be atomic with Redis state (the server cap and holds, the
+pace, the budgets, success precedence, the eligible score) are the Lua translation of the
+policy's Python functions (:mod:`crawler.luagen`); the Lua written here moves state between
+Redis keys and those rules, and keeps what only a shared frontier has (leases, hungry workers).
 
 A queue id is ``<queue key>\\t<server>``: the shard is chosen by the server, so a server's state
 and all its queues share a slot and the server cap is checked in the same script that leases.
@@ -69,6 +71,7 @@ from __future__ import annotations
 
 from crawler.frontier.policy.eligible_order import ELIGIBLE_SCORE_LUA
 from crawler.frontier.policy.pace_rule import PACE_LUA
+from crawler.frontier.policy.queue_budgets import QUEUE_BUDGETS_LUA
 from crawler.frontier.policy.queue_precedence import SUCCESS_PRECEDENCE_LUA
 from crawler.frontier.policy.server_admission import ADMISSION_LUA, HELD_START_LUA
 
@@ -351,6 +354,7 @@ FINISH = (
     + _CLAIM_FN
     + PACE_LUA
     + HELD_START_LUA
+    + QUEUE_BUDGETS_LUA
     + SUCCESS_PRECEDENCE_LUA
     + """
 -- KEYS: 12 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, retired,
@@ -427,10 +431,10 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
     local rotate = false
     if balance > 0 then
       local session = tonumber(redis.call('HINCRBY', KEYS[K + 9], qid .. '\\nx', cost))
-      rotate = session >= balance and redis.call('ZCARD', KEYS[K + 12]) > 0
+      rotate = session_spent_out(session, balance) and redis.call('ZCARD', KEYS[K + 12]) > 0
     end
     local left = redis.call('ZCARD', KEYS[K + 5])
-    if budget >= 0 and spent >= budget then
+    if over_total_budget(spent, budget) then
       redis.call('ZREM', KEYS[K + 1], qid)
       if not redis.call('ZSCORE', KEYS[K + 10], qid) then
         redis.call('HINCRBY', KEYS[K + 4], 'queued', -left)
