@@ -167,7 +167,7 @@ SCHEDULE = (
 -- A URI added to a retired queue stays there without counting as queued (as single-process).
 -- A queue whose precedence is at or past the floor is ineligible: it waits in the ineligible
 -- set (score = its precedence) and is never handed out. Any other queue neither ready nor
--- leased waits in the inactive set (by precedence, then FIFO) until DUE activates it.
+-- leased waits in the inactive set (by precedence, then FIFO) until a CLAIM activates it.
 local g, floor, base = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local highest, kept = ARGV[4] == '1', ARGV[4] == '2'
 local out = {}
