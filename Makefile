@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh Debian machine with Python 3.11:
 #   make demo   installs everything and crawls the bundled sample site
-#   make test   installs everything and runs lint, type checks and the whole test suite
+#   make test   installs everything and runs lint, type checks, the docs' build and link check and
+#               the whole test suite
 PYTHON ?= python3
 UV_VERSION := 0.13.9
 TOOLS := .tools
@@ -11,7 +12,7 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
 
-.PHONY: install demo test test-stress lint typecheck unit clean help bench-warc bench-frontier \
+.PHONY: install demo test test-stress lint typecheck unit docs clean help bench-warc bench-frontier \
 	bench-extract bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls \
 	bench-index bench-replay bench-dedup bench-documents bench-browser bench-web \
 	bench-frontier-scale bench-recrawl bench-digest-index bench-shared-tallies
@@ -23,6 +24,8 @@ help:
 	@echo "make test-stress - the whole test suite 5 times in a row while busy processes hold"
 	@echo "                   every CPU; every round must pass (4-9 min a round on 2 CPUs)"
 	@echo "make lint    - ruff check + format check"
+	@echo "make docs    - the documentation site into site/ (mkdocs build --strict) and a check that"
+	@echo "               every relative link and #anchor of docs/*.md and README.md resolves"
 	@echo "make typecheck - mypy --strict on crawler/ and processors/"
 	@echo "make bench-warc - WARC write throughput on a realistic mix"
 	@echo "make bench-extract - ExtractorHTML pages/s and links/s on python3-doc's HTML"
@@ -83,11 +86,18 @@ typecheck: install
 unit: install
 	$(VENV)/bin/pytest -q tests/unit
 
+# The documentation site (mkdocs.yml, docs/) into site/; its output only when the build fails
+# (--strict: a warning fails it). Then every relative link and #anchor of README.md,
+# ARCHITECTURE.md and docs/*.md, including links to the repository's files outside docs/.
+docs: install
+	@out=$$($(VENV)/bin/mkdocs build --strict 2>&1) || { echo "$$out"; exit 1; }
+	$(VENV)/bin/python tests/support/doc_links.py
+
 # The suite in TEST_WORKERS pytest-xdist processes (a test file stays in one of them: pyproject's
 # --dist loadfile); most tests wait on sockets, servers and subprocesses, not on the CPU.
 # TEST_WORKERS=0 runs it in this one process.
 TEST_WORKERS ?= 3
-test: install lint typecheck
+test: install lint typecheck docs
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 	command -v prometheus >/dev/null || (apt-get update && \
