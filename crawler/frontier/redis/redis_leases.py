@@ -165,15 +165,15 @@ class RedisLeases:
             now_ms = int(row[0])
             active += int(row[1])
             cap = int(row[2])
-            for shard, per in zip(group, row[3:], strict=True):
+            named = row[3]
+            for j in range(0, len(named), 3):
+                qid = named[j + 1].decode("utf-8", "surrogateescape")
+                heads.append((int(named[j + 2]), qid, group[int(named[j]) - 1]))
+            for shard, per in zip(group, row[4:], strict=True):
                 next_ms = int(per[0])
                 if next_ms >= 0 and (wait_ms < 0 or next_ms - now_ms < wait_ms):
                     wait_ms = max(0, next_ms - now_ms)
-                named = per[1]
-                for j in range(0, len(named), 2):
-                    qid = named[j].decode("utf-8", "surrogateescape")
-                    heads.append((int(float(named[j + 1])), qid, shard))
-                for j in range(2, len(per), 4):
+                for j in range(1, len(per), 4):
                     qid = per[j].decode("utf-8", "surrogateescape")
                     due.append(
                         DueQueue(shard, qid, int(per[j + 1]), int(per[j + 2]), int(per[j + 3]))

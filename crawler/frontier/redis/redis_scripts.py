@@ -222,14 +222,16 @@ DUE = (
 --       queues are sorted by precedence), inactive (how many inactive queues to name per
 --       shard), cap (the lateness guards' cap on active queues, shared by the workers in each
 --       shard's stats hash: -2 keep the shared one, -1 set none, else set this one)
--- Returns {now, active queues (ready or snoozed, and leased), the shared cap (-1: none), then
--- per shard {next due ms or -1, {(qid, eligible score) of the first ``inactive`` inactive
--- queues}, then (qid, precedence, due ms, politeness delay ms) per queue}}: up to ``limit``
--- queues whose time has come, lower precedence first, then earlier due (crawler.frontier.
--- policy.eligible_order; with mode 0 all share one precedence), and, if fewer, when the next
--- one will. Nothing is activated here: the worker picks the inactive queues to activate across
--- every shard (the lowest scores, for the threads the due queues cannot serve, under the cap)
--- and CLAIM activates them, so one decision holds on one server and on a Cluster alike.
+-- Returns {now, active queues (ready or snoozed, and leased), the shared cap (-1: none), the
+-- inactive queues first in line across this call's shards as {(shard index in the call from
+-- 1, qid, eligible score)...}: as many as ``inactive`` exceeds the due queues found, then per
+-- shard {next due ms or -1, then (qid, precedence, due ms, politeness delay ms) per queue}}:
+-- up to ``limit`` queues whose time has come, lower precedence first, then earlier due
+-- (crawler.frontier.policy.eligible_order; with mode 0 all share one precedence), and, if
+-- fewer, when the next one will. Nothing is activated here: the worker picks the inactive
+-- queues to activate across every call (the lowest scores, then queue ids, for the threads
+-- the due queues cannot serve, under the cap) and CLAIM activates them, so one decision holds
+-- on one server and on a Cluster alike.
 -- When the shards of this call have nothing due and no inactive queue, the worker is recorded
 -- as hungry in each for ``hungry_ms`` (0: not hungry), with the number of URIs it holds.
 local limit, worker, hungry_ms = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
@@ -265,12 +267,7 @@ for k = 1, #KEYS, 6 do
       return x[3] < y[3]
     end)
   end
-  local heads = {}
-  if inactive > 0 then
-    heads = redis.call('ZRANGE', KEYS[k + 4], 0, inactive - 1, 'WITHSCORES')
-    found = found + #heads
-  end
-  local row = {nxt, heads}
+  local row = {nxt}
   for i = 1, math.min(#cands, limit) do
     local c = cands[i]
     row[#row + 1] = c[1]
@@ -281,12 +278,34 @@ for k = 1, #KEYS, 6 do
   end
   rows[#rows + 1] = row
 end
+-- Hold queues: the first in line across the shards, for the threads no due queue serves.
+local line = {}
+local want = inactive - found
+if want > 0 then
+  for k = 1, #KEYS, 6 do
+    local heads = redis.call('ZRANGE', KEYS[k + 4], 0, want - 1, 'WITHSCORES')
+    for i = 1, #heads, 2 do
+      line[#line + 1] = {(k - 1) / 6 + 1, heads[i], tonumber(heads[i + 1])}
+    end
+  end
+  table.sort(line, function(x, y)
+    if x[3] ~= y[3] then return x[3] < y[3] end
+    return x[2] < y[2]
+  end)
+end
+local named = {}
+for i = 1, math.min(#line, math.max(want, 0)) do
+  named[#named + 1] = line[i][1]
+  named[#named + 1] = line[i][2]
+  named[#named + 1] = string.format('%d', line[i][3])
+  found = found + 1
+end
 if found == 0 and hungry_ms > 0 then
   -- one member per worker ever hungry here: no pruning needed, readers ignore old scores
   local score = string.format('%d', (now + hungry_ms) * HUNGRY_SCALE + held)
   for k = 2, #KEYS, 6 do redis.call('ZADD', KEYS[k], score, worker) end
 end
-local out = {now, active, cap}
+local out = {now, active, cap, named}
 for i = 1, #rows do out[#out + 1] = rows[i] end
 return out
 """
