@@ -1,6 +1,7 @@
-"""One frontier policy over every store: the LevelDB, memory and Redis frontiers driven through
-the same recorded traces (:mod:`policy_traces`) must make the same decisions — finish outcomes,
-retries after 429 and Retry-After, budgets, the order of eligible queues, the lateness guard —
+"""One frontier policy over every store: the LevelDB, memory, Redis and Redis Cluster frontiers
+driven through the same recorded traces (:mod:`policy_traces`) must make the same decisions — finish
+outcomes, retries after 429 and Retry-After, budgets, the order of eligible queues (on a Cluster
+too, whose nodes each keep their own clock), the lateness guard —
 and the rules the Redis scripts run atomically (server admission and holds, success-count
 precedence), translated from the Python ones, must answer as they do on the same inputs."""
 
