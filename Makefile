@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh Debian machine with Python 3.11:
 #   make demo   installs everything and crawls the bundled sample site
-#   make test   installs everything and runs lint, type checks and the whole test suite
+#   make test   installs everything and runs lint, type checks, the docs' build and link check and
+#               the whole test suite
 PYTHON ?= python3
 UV_VERSION := 0.13.9
 TOOLS := .tools
@@ -11,7 +12,7 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 export UV_PYTHON_DOWNLOADS := never
 export UV_LINK_MODE := copy
 
-.PHONY: install demo test test-stress lint typecheck unit clean help bench-warc bench-frontier \
+.PHONY: install demo test test-stress lint typecheck unit docs clean help bench-warc bench-frontier \
 	bench-extract bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls \
 	bench-index bench-replay bench-dedup bench-documents bench-browser bench-web \
 	bench-frontier-scale bench-recrawl bench-digest-index bench-shared-tallies
@@ -23,6 +24,8 @@ help:
 	@echo "make test-stress - the whole test suite 5 times in a row while busy processes hold"
 	@echo "                   every CPU; every round must pass (4-9 min a round on 2 CPUs)"
 	@echo "make lint    - ruff check + format check"
+	@echo "make docs    - the documentation site into site/ (mkdocs build --strict) and a check that"
+	@echo "               every relative link and #anchor of docs/*.md and README.md resolves"
 	@echo "make typecheck - mypy --strict on crawler/ and processors/"
 	@echo "make bench-warc - WARC write throughput on a realistic mix"
 	@echo "make bench-extract - ExtractorHTML pages/s and links/s on python3-doc's HTML"
@@ -43,7 +46,7 @@ help:
 	@echo "make bench-index - CDXJ indexing CPU as a share of the crawl's CPU"
 	@echo "make bench-replay - every archived sample-site page through pywb in Chromium"
 	@echo "make bench-media - media site: browser's media requests live vs WARC, replay plays"
-	@echo "make image   - the container image localhost/crawler:latest (podman, a debootstrap base)"
+	@echo "make image   - the container images localhost/crawler:latest and localhost/crawler-redis:bookworm"
 	@echo "make test-image - build the image, crawler demo inside it, two workers on Redis in it"
 	@echo "make bench-web - 10,000 hosts over TLS, DNS from dnsmasq, politeness on (~12 min;"
 	@echo "                    BENCH_WEB_ARGS='--minutes 3' for less; see bench/RESULTS.md)"
@@ -83,11 +86,18 @@ typecheck: install
 unit: install
 	$(VENV)/bin/pytest -q tests/unit
 
+# The documentation site (mkdocs.yml, docs/) into site/; its output only when the build fails
+# (--strict: a warning fails it). Then every relative link and #anchor of README.md,
+# ARCHITECTURE.md and docs/*.md, including links to the repository's files outside docs/.
+docs: install
+	@out=$$($(VENV)/bin/mkdocs build --strict 2>&1) || { echo "$$out"; exit 1; }
+	$(VENV)/bin/python tests/support/doc_links.py
+
 # The suite in TEST_WORKERS pytest-xdist processes (a test file stays in one of them: pyproject's
 # --dist loadfile); most tests wait on sockets, servers and subprocesses, not on the CPU.
 # TEST_WORKERS=0 runs it in this one process.
 TEST_WORKERS ?= 3
-test: install lint typecheck
+test: install lint typecheck docs
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 	command -v prometheus >/dev/null || (apt-get update && \
@@ -210,7 +220,11 @@ bench-web: install
 # podman with runc, cgroupfs and no default ulimits (deploy/image/containers.conf).
 IMAGE ?= localhost/crawler:latest
 IMAGE_BASE ?= localhost/crawler-base:bookworm
+IMAGE_REDIS ?= localhost/crawler-redis:bookworm
 IMAGE_APT := podman buildah debootstrap runc uidmap fuse-overlayfs slirp4netns
+# compose.yaml's runner for the smoke test (podman 4.3 has no `podman compose`) and the CNI
+# plugin that lets services find each other by name (redis://redis:6379).
+COMPOSE_APT := podman-compose golang-github-containernetworking-plugin-dnsname
 export CONTAINERS_CONF := $(CURDIR)/deploy/image/containers.conf
 
 image: $(UV)
@@ -222,7 +236,11 @@ image: $(UV)
 	for sdist in dist/wheels/*.tar.gz; do [ -e "$$sdist" ] || continue; \
 		$(PYTHON) -m pip wheel --quiet --no-deps -w dist/wheels "$$sdist" && rm "$$sdist"; done
 	podman build --network host --build-arg BASE=$(IMAGE_BASE) -t $(IMAGE) .
-	podman image inspect $(IMAGE) --format 'image {{.RepoTags}}: {{.Size}} bytes'
+	podman build --network host --build-arg BASE=$(IMAGE_BASE) -t $(IMAGE_REDIS) \
+		-f deploy/image/redis.Containerfile deploy/image
+	podman image inspect $(IMAGE) $(IMAGE_REDIS) --format 'image {{.RepoTags}}: {{.Size}} bytes'
 
 test-image: image install
-	CRAWLER_IMAGE=$(IMAGE) $(VENV)/bin/pytest -q -n 0 tests/image
+	@missing=""; for p in $(COMPOSE_APT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; fi
+	CRAWLER_IMAGE=$(IMAGE) REDIS_IMAGE=$(IMAGE_REDIS) $(VENV)/bin/pytest -q -n 0 tests/image

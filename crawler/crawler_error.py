@@ -16,6 +16,7 @@ thread-safe; the classes hold no state. The hierarchy (built-in bases in bracket
     ├── DigestIndexBusyError [OSError]             crawler.continuity.leveldb_digest_index
     ├── YamlTooLargeError [yaml.YAMLError]         crawler.order.bounded_loader
     ├── AddressRefusedError                        crawler.netguard.address_policy
+    ├── LuaTranslationError                        crawler.luagen.lua_translator
     ├── OrderError                                 crawler.order.errors
     │   └── CpuAffinityError                       crawler.control.affinity
     ├── CrawlInUseError [OSError]                  crawler.control.crawl_builder

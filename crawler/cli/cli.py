@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from crawler import __version__
 from crawler.cli.verb_table import VERBS
 
 RunVerb = Callable[[argparse.Namespace, TextIO, TextIO], int]
@@ -33,6 +34,7 @@ def build_parser(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, RunVerb 
         prog="crawler",
         description="An archival web crawler on Heritrix's architecture.",
     )
+    parser.add_argument("--version", action="version", version=f"crawler {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     chosen = argv[0] if argv else None
     run: RunVerb | None = None

@@ -42,7 +42,8 @@ class BlockBody(Body):
 
 
 class SheetsBody(Body):
-    """Sheets to add or replace (by name) and names of sheets to remove (README "Sheets")."""
+    """Sheets to add or replace (by name) and names of sheets to remove (docs/order.md,
+    "Sheets")."""
 
     sheets: list[dict[str, Any]] = Field(
         default_factory=list,

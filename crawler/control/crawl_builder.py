@@ -304,7 +304,9 @@ class CrawlBuilder:
         (its rules keep their tallies in memory and ``state/``). Closed by
         :meth:`stop_processors`."""
         store = self.order.frontier.store
-        if store.class_.rsplit(".", 1)[-1] != "RedisQueueStore":
+        if not store_is_shared(
+            components.resolve_class(store.class_, QueueStore, "frontier.store")
+        ):
             return None
         from crawler.frontier.redis.redis_conn import RedisUnavailableError
         from crawler.tally.redis_tally_store import RedisTallyStore

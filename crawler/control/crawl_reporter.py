@@ -101,6 +101,7 @@ class CrawlReporter:
         self._last_doc: dict[str, Any] | None = None
         self._busiest: list[tuple[str, HostStats]] = []
         self._paced: list[tuple[str, float]] = []
+        self._held: tuple[int, int] | None = None
         self._processors: list[dict[str, Any]] = []
         self._slow_parts_due = 0.0
         self._display_due = 0.0
@@ -223,6 +224,9 @@ class CrawlReporter:
             self._busiest = c.stats.busiest_hosts(10)
             queues = c.frontier_abilities.queues if c.frontier_abilities is not None else None
             self._paced = queues.paced_servers(10) if queues is not None else []
+            self._held = self._held_servers()
+        elif self._held is None:  # no reading yet (the frontier came after the last one)
+            self._held = self._held_servers()
             self._processors = processor_entries(c.chains)
             self._slow_parts_due = mono_s + SLOW_PARTS_INTERVAL_S
         pool = c.pool
@@ -247,6 +251,8 @@ class CrawlReporter:
         doc["paced_servers"] = [
             {"server": server, "gap_ms": round(gap_s * 1000, 1)} for server, gap_s in self._paced
         ]
+        if self._held is not None:
+            doc["held_servers"], doc["parked_queues"] = self._held
         doc["pause_reasons"] = sorted(c.pause_reasons)
         doc["disk"] = c.disk_guard.status()
         self.status.publish(doc)
@@ -254,6 +260,18 @@ class CrawlReporter:
         if c.display is not None and mono_s >= self._display_due:
             c.display.update(doc)
             self._display_due = mono_s + c.display.interval_s
+
+    def _held_servers(self) -> tuple[int, int] | None:
+        """``(servers, queues)`` the server cap holds, if the frontier tells (None if it
+        cannot now: a Redis Cluster, Redis away)."""
+        abilities = self._crawl.frontier_abilities
+        held = abilities.held if abilities is not None else None
+        if held is None:
+            return None
+        try:
+            return held.held_servers()
+        except Exception:  # noqa: BLE001 - a reading for metrics never stops the status
+            return None
 
     def _retries_waiting(self) -> RetriesWaiting | None:
         """The URIs the frontier holds for a retry after a failed try, if it tells."""

@@ -127,7 +127,7 @@ def simulate(
             gate.observe(_KEY, now, started, status, now - started)
             backoff = retry_after_s(header, now, 300.0)
             if backoff > 0:
-                gate.hold_until(_KEY, now + backoff)
+                gate.hold(_KEY, now, backoff, 0.0)
             gate.finish(_KEY, now)
             push(now + rng.uniform(0.0005, 0.002), _READY, queue)
     return SimulationResult(ok, refused, max(last - first, 1e-9), rate_per_s, gate.gap_s(_KEY))

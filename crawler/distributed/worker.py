@@ -28,7 +28,7 @@ import socket
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from crawler.control import affinity
 from crawler.control.controller import CrawlController, new_run_dir
@@ -36,6 +36,7 @@ from crawler.distributed.overrides import worker_overrides
 from crawler.exit_code import ExitCode
 from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
+from crawler.frontier.redis.redis_frontier import RedisFrontier
 from crawler.frontier.redis.redis_registry import CrawlRegistry, CrawlRegistryError
 from crawler.metrics.worker_metrics import worker_families
 from crawler.order.errors import OrderError
@@ -172,13 +173,20 @@ class ControlFollower(threading.Thread):
             self.controller.logger.error("sheets_rejected", version=version, error=str(exc))
 
     def _add_metrics(self) -> None:
-        """Once the crawl serves metrics: every worker's heartbeat age there too."""
+        """Once the crawl serves metrics: every worker's heartbeat age there too, and once the
+        shared frontier is open, the leases each holds."""
         metrics = self.controller.metrics
         if self._metrics_added or metrics is None:
             return
         self._metrics_added = True
-        registry, ns = self.registry, self.ns
-        metrics.collector.add_source(lambda: worker_families(registry.workers(ns)))
+        registry, ns, controller = self.registry, self.ns, self.controller
+
+        def families() -> list[Any]:
+            frontier = controller.frontier  # None until the crawl has built it, and after
+            leases = frontier.worker_leases() if isinstance(frontier, RedisFrontier) else None
+            return worker_families(registry.workers(ns), leases=leases)
+
+        metrics.collector.add_source(families)
 
     def _beat(self) -> None:
         c = self.controller

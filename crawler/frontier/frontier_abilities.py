@@ -86,6 +86,16 @@ class ServerCapIntrospection(Protocol):
 
 
 @runtime_checkable
+class HeldServersIntrospection(Protocol):
+    """A frontier that counts the servers its server cap holds (for metrics)."""
+
+    def held_servers(self) -> tuple[int, int] | None:
+        """``(servers with every connection taken and queues parked on them, those queues)``
+        crawl-wide, None if unknown; may do I/O and raise (call it off the hot path)."""
+        ...
+
+
+@runtime_checkable
 class LatenessIntrospection(Protocol):
     """A frontier with a lateness guard on its active queues."""
 
@@ -105,6 +115,7 @@ class FrontierAbilities:
     queues: QueueIntrospection | None = None
     server_cap: ServerCapIntrospection | None = None
     lateness: LatenessIntrospection | None = None
+    held: HeldServersIntrospection | None = None
 
     @classmethod
     def of(cls, frontier: Frontier) -> FrontierAbilities:
@@ -118,4 +129,5 @@ class FrontierAbilities:
             queues=frontier if isinstance(frontier, QueueIntrospection) else None,
             server_cap=frontier if isinstance(frontier, ServerCapIntrospection) else None,
             lateness=frontier if isinstance(frontier, LatenessIntrospection) else None,
+            held=frontier if isinstance(frontier, HeldServersIntrospection) else None,
         )

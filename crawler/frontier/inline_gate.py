@@ -175,10 +175,7 @@ class LocalInlineGate:
                 started_s = now - (clock.time() - start_ms / 1000.0)
                 duration_s = duration_ms / 1000.0 if duration_ms >= 0 else -1.0
                 gate.observe(server, now, started_s, status, duration_s)
-            if backoff_s:
-                gate.hold_until(server, now + backoff_s)
-            if hold_s:
-                gate.add_hold(server, now, hold_s)
+            gate.hold(server, now, backoff_s, hold_s)
             self._sched.service(server, now)  # queues parked on the server may start now
             self._wake.notify_all()
 

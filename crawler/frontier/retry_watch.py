@@ -27,6 +27,8 @@ class RetriesWaiting:
     count: int
     last_due_s: float
     soonest: list[RetryNote]
+    total: int = 0
+    """Retries decided since the process started (every failed try sent back, counted once)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,7 @@ class RetryWatch:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._notes: dict[str, RetryNote] = {}
+        self._total = 0
 
     def noted(self, curi: CrawlURI, delay_s: float, now_s: float) -> None:
         """``curi`` failed its attempt number ``curi.fetch_attempts`` and is tried again in
@@ -71,6 +74,7 @@ class RetryWatch:
         )
         with self._lock:
             self._notes[curi.uri] = note
+            self._total += 1
 
     def done(self, uri: str) -> None:
         """``uri`` reached its final disposition: no longer waiting."""
@@ -86,7 +90,11 @@ class RetryWatch:
             for uri in due:
                 del self._notes[uri]
             notes = list(self._notes.values())
+            total = self._total
         last = max((note.due_s for note in notes), default=0.0)
         return RetriesWaiting(
-            len(notes), last, heapq.nsmallest(limit, notes, key=lambda n: (n.due_s, n.uri))
+            len(notes),
+            last,
+            heapq.nsmallest(limit, notes, key=lambda n: (n.due_s, n.uri)),
+            total,
         )

@@ -229,10 +229,7 @@ class QueueScheduler:
             if answer is not None:
                 status, started_s, duration_s = answer
                 self.gate.observe(server, now_s, started_s, status, duration_s)
-        if backoff_s:
-            self.gate.hold_until(server, now_s + backoff_s)
-        if hold_s:
-            self.gate.add_hold(server, now_s, hold_s)
+        self.gate.hold(server, now_s, backoff_s, hold_s)
         self.service(server, now_s)
 
     def service(self, server: str, now_s: float) -> None:

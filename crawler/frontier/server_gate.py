@@ -7,8 +7,8 @@ issue #754). The gate caps what one server sees whatever the policy:
 * ``max_connections`` — concurrent fetches (0 = unlimited);
 * ``min_interval_s`` — least time between two fetch starts;
 * holds — the server may not be contacted before a time: a 503/429 ``Retry-After`` back-off
-  (:meth:`hold_until`) or the bandwidth cap's debt (:meth:`add_hold`, cumulative, so the bytes
-  of concurrent fetches add up);
+  or the bandwidth cap's debt (cumulative, so the bytes of concurrent fetches add up):
+  :meth:`hold`;
 * the adaptive pace — a gap between fetch starts that the server's own answers set
   (:meth:`observe`, :class:`~crawler.frontier.server_pace.ServerPace`): the longer of it and
   ``min_interval_s`` applies.
@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Generic, TypeVar
 
-from crawler.frontier.policy.server_admission import admission, start_spacing
+from crawler.frontier.policy.server_admission import admission, held_start, start_spacing
 from crawler.frontier.server_pace import PaceState, ServerPace
 
 T = TypeVar("T")
@@ -80,7 +80,7 @@ class ServerGate(Generic[T]):
             return wait
         srv.active += 1
         pace = srv.pace
-        interval_s = start_spacing(self.min_interval_s, pace.gap_s if pace is not None else 0.0)
+        interval_s = start_spacing(self.min_interval_s, pace.gap if pace is not None else 0.0)
         if interval_s:
             srv.not_before_s = now_s + interval_s
         return None
@@ -94,7 +94,7 @@ class ServerGate(Generic[T]):
         if wait is not None:
             return wait
         pace = srv.pace
-        interval_s = start_spacing(self.min_interval_s, pace.gap_s if pace is not None else 0.0)
+        interval_s = start_spacing(self.min_interval_s, pace.gap if pace is not None else 0.0)
         if interval_s:
             srv.not_before_s = now_s + interval_s
         return None
@@ -128,23 +128,20 @@ class ServerGate(Generic[T]):
     def gap_s(self, key: str) -> float:
         """The adaptive gap between fetch starts to ``key`` now (0: none)."""
         srv = self._servers.get(key)
-        return srv.pace.gap_s if srv is not None and srv.pace is not None else 0.0
+        return srv.pace.gap if srv is not None and srv.pace is not None else 0.0
 
     def paced(self, limit: int) -> list[tuple[str, float]]:
         """``(server, gap_s)`` of the servers whose pace holds them back most, longest first."""
-        rows = [(k, s.pace.gap_s) for k, s in self._servers.items() if s.pace and s.pace.gap_s]
+        rows = [(k, s.pace.gap) for k, s in self._servers.items() if s.pace and s.pace.gap]
         rows.sort(key=lambda r: (-r[1], r[0]))
         return rows[:limit]
 
-    def hold_until(self, key: str, until_s: float) -> None:
-        """No fetch starts before ``until_s`` (e.g. Retry-After)."""
-        srv = self._server(key)
-        srv.not_before_s = max(srv.not_before_s, until_s)
-
-    def add_hold(self, key: str, now_s: float, hold_s: float) -> None:
-        """Push the next start ``hold_s`` further (bandwidth debt accumulates)."""
-        srv = self._server(key)
-        srv.not_before_s = max(srv.not_before_s, now_s) + hold_s
+    def hold(self, key: str, now_s: float, backoff_s: float, hold_s: float) -> None:
+        """No fetch starts before ``now_s + backoff_s`` (Retry-After); the next start is pushed
+        ``hold_s`` further (bandwidth debt accumulates): :func:`held_start`."""
+        if backoff_s > 0 or hold_s > 0:
+            srv = self._server(key)
+            srv.not_before_s = held_start(srv.not_before_s, now_s, backoff_s, hold_s)
 
     def park(self, key: str, waiter: T) -> None:
         """``waiter`` waits for this server; :meth:`wakeable` hands it back."""
@@ -177,7 +174,7 @@ class ServerGate(Generic[T]):
                 return [], None
             srv.timer_s = srv.not_before_s
             return [], srv.not_before_s
-        if self.min_interval_s or (srv.pace is not None and srv.pace.gap_s):
+        if self.min_interval_s or (srv.pace is not None and srv.pace.gap):
             slots = min(slots, 1 - srv.pending_wakes)
         woken = [srv.waiting.popleft() for _ in range(min(slots, len(srv.waiting)))]
         srv.pending_wakes += len(woken)
@@ -202,6 +199,19 @@ class ServerGate(Generic[T]):
         rows.sort(key=lambda r: (-r[1] - r[2], r[0]))
         return [r for r in rows[:limit] if r[1] or r[2]]
 
+    def held(self) -> tuple[int, int]:
+        """``(servers, queues)``: the servers the cap holds now (every connection taken and
+        queues parked on them) and the queues parked on those. O(servers known)."""
+        cap = self.max_connections
+        if not cap:
+            return 0, 0
+        servers = queues = 0
+        for s in self._servers.values():
+            if s.waiting and s.active >= cap:
+                servers += 1
+                queues += len(s.waiting)
+        return servers, queues
+
     def _sweep(self, now_s: float) -> None:
         idle = [
             k
@@ -211,7 +221,7 @@ class ServerGate(Generic[T]):
             and not s.pending_wakes
             and not s.timer_s
             and s.not_before_s <= now_s
-            and (s.pace is None or not s.pace.gap_s)
+            and (s.pace is None or not s.pace.gap)
         ]
         for k in idle:
             del self._servers[k]

@@ -2,7 +2,7 @@
 
 The order's politeness is a guess made before the crawl; the server's answers say how fast it
 really wants to be asked. Each server keeps a *gap*, the least time between two fetch starts to
-it, that the server cap (:class:`~crawler.frontier.server_gate.ServerGate`, or its Redis twin in
+it, that the server cap (:class:`~crawler.frontier.server_gate.ServerGate`, or the Redis scripts of
 :mod:`~crawler.frontier.redis.redis_scripts`) enforces across every queue of the server, on top of
 whatever the politeness says:
 
@@ -38,16 +38,17 @@ whatever the politeness says:
 The usual response time is a moving average of the server's fetch durations (slow ones too, so
 a server that stays slower becomes the new usual after a few dozen answers).
 
-:class:`PaceState` holds one server's numbers; :class:`ServerPace` is the arithmetic, with the
-time passed in (seconds, any monotonic clock) so tests drive it with a fake clock. Not
-thread-safe: the gate's owner (the frontier, under its lock) calls it. The Redis frontier runs the
-same arithmetic in its FINISH script (:data:`~crawler.frontier.redis.redis_scripts.PACE_FN`),
-with the state in the server's hash.
+:class:`PaceState` holds one server's numbers and :func:`pace_step` is the arithmetic, written
+once, with the time passed in (any unit, any monotonic clock) so tests drive it with a fake
+clock. :class:`ServerPace` runs it in seconds for the in-process gate; the Redis frontier runs
+its Lua translation (:mod:`~crawler.luagen`) in ms on the server's hash
+(:data:`~crawler.frontier.policy.pace_rule.PACE_LUA`). Not thread-safe: the gate's owner (the
+frontier, under its lock) calls it; in Redis each script is atomic.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from crawler.order.schema import PaceConfig
 
@@ -83,7 +84,7 @@ SETTLE_KNOWN_S = 0.25
 limiter's last request of a second, a bucket's last token), a short pause lets the count fall."""
 SLACK_S = 1e-6
 """Comparisons of the gap with the known limit allow this much: right after a raise the gap is
-exactly ``increase_factor`` x the limit, and the Redis twin keeps milliseconds to 6 decimals."""
+exactly ``increase_factor`` x the limit, and Redis keeps milliseconds to 6 decimals."""
 FAST_RAMP_ANSWERS = 10
 """A signal after fewer healthy answers than this since the last increase takes the fast factor:
 at a pace the server can bear, the slow decrease takes far more answers to draw a signal."""
@@ -97,115 +98,157 @@ def timing_counts(curi: CrawlURI) -> bool:
     return not any(a.endswith("Trunc") for a in curi.annotations)
 
 
+ANSWER, SIGNAL, NO_ANSWER = 0, 1, 2
+"""Kinds of answer :func:`pace_step` takes: a status outside ``signal_statuses``, one in it,
+none (the fetch failed)."""
+
+
+def answer_kind(status: int, signals: frozenset[int]) -> int:
+    """:func:`pace_step`'s kind of an answer with ``status``."""
+    return SIGNAL if status in signals else ANSWER if status > 0 else NO_ANSWER
+
+
 class PaceState:
-    """One server's pace (seconds). ``gap_s`` is what the gate enforces; 0 = no constraint."""
+    """One server's pace, in the rule's time unit (seconds in process, ms in Redis). ``gap`` is
+    what the gate enforces; 0 = no constraint."""
 
     __slots__ = (
-        "baseline_s",
-        "gap_s",
-        "interval_s",
-        "last_answer_s",
-        "limit_gap_s",
+        "baseline",
+        "gap",
+        "interval",
+        "last_answer",
+        "limit_gap",
         "ok_since_raise",
-        "peak_s",
-        "raised_s",
+        "peak",
+        "raised_at",
         "slow_streak",
     )
 
     def __init__(self) -> None:
-        self.gap_s = 0.0
-        self.peak_s = 0.0
-        self.raised_s = -1.0
+        self.gap = 0.0
+        self.peak = 0.0
+        """The gap at the last increase."""
+        self.raised_at = -1.0
         self.ok_since_raise = 0
-        self.limit_gap_s = 0.0
+        self.limit_gap = 0.0
+        """The known limit: the gap the last signal came at (0: none yet)."""
         self.slow_streak = 0
-        self.baseline_s = -1.0
-        self.interval_s = 0.0
-        self.last_answer_s = -1.0
+        self.baseline = -1.0
+        """The usual fetch duration (-1: none yet)."""
+        self.interval = 0.0
+        """The recent time between two answers."""
+        self.last_answer = -1.0
+
+
+class PaceParams(NamedTuple):
+    """The order's ``frontier.pace`` in :func:`pace_step`'s time unit (``unit`` per second)."""
+
+    factor: float
+    fast: float
+    decrease: float
+    max_gap: float
+    slow_factor: float
+    slow_min: float
+    unit: float
+
+
+def pace_params(config: PaceConfig, unit: float) -> PaceParams:
+    """``config`` in the time unit ``unit`` per second (1: seconds, 1000: ms)."""
+    return PaceParams(
+        config.increase_factor,
+        config.fast_increase_factor,
+        config.decrease_fraction,
+        config.max_gap_ms * unit / 1000,
+        config.slow_response_factor,
+        config.slow_response_min_ms * unit / 1000,
+        unit,
+    )
+
+
+def pace_step(
+    st: PaceState, p: PaceParams, now: float, started: float, kind: int, dur: float
+) -> float:
+    """The rule (module docstring): take an answer of ``kind`` (:func:`answer_kind`) at ``now``
+    to a fetch started at ``started`` that took ``dur`` (negative: unknown), all in ``p.unit``.
+    Returns how long the server must now wait before its next fetch start: the new gap, or after
+    a refusal the hold if longer; 0 when the gap did not grow.
+
+    Written once: the in-process gate calls it (seconds) and the Redis scripts run its Lua
+    translation (ms, :mod:`~crawler.luagen`), so it keeps to the translator's subset."""
+    u = p.unit
+    if st.last_answer >= 0:
+        sample = min(now - st.last_answer, MAX_SAMPLE_S * u)
+        st.interval += (sample - st.interval) * INTERVAL_WEIGHT
+    st.last_answer = now
+    signal = kind == SIGNAL
+    if dur >= 0 and kind != NO_ANSWER:
+        base = st.baseline
+        if base < 0:
+            st.baseline = dur
+        else:
+            if dur > p.slow_factor * base and dur - base > p.slow_min:
+                st.slow_streak += 1
+                if st.slow_streak >= SLOW_STREAK:
+                    st.slow_streak = 0
+                    signal = True
+            else:
+                st.slow_streak = 0
+            st.baseline = base + (dur - base) * BASELINE_WEIGHT
+    if signal:
+        if started < st.raised_at:
+            return 0.0  # sent at the old pace: says nothing new
+        gap = st.gap
+        if st.ok_since_raise < FAST_RAMP_ANSWERS and st.limit_gap == 0:
+            factor = p.fast
+        else:
+            factor = p.factor
+            if st.limit_gap > 0 and gap > st.limit_gap * PLATEAU_MARGIN + SLACK_S * u:
+                factor = factor * factor
+            st.limit_gap = gap
+        st.ok_since_raise = 0
+        gap = gap * factor if gap > 0 else max(st.interval * factor, MIN_FIRST_GAP_S * u)
+        gap = min(gap, p.max_gap)
+        st.gap = gap
+        st.peak = gap
+        st.raised_at = now
+        if kind != SIGNAL:
+            return gap
+        if st.limit_gap > 0:
+            return max(gap, SETTLE_KNOWN_S * u)
+        return max(gap, SETTLE_S * u)
+    if st.gap > 0 and kind == ANSWER:
+        st.ok_since_raise += 1
+        gap = st.gap
+        limit = st.limit_gap
+        if gap > limit * p.factor + SLACK_S * u:
+            gap -= gap * p.decrease * FAST_DESCENT
+        elif gap > limit * PLATEAU_MARGIN + SLACK_S * u:
+            gap -= st.peak * p.decrease
+        else:
+            gap -= st.peak * p.decrease / PLATEAU_SLOWDOWN
+        if gap <= MIN_FIRST_GAP_S * u / 100:
+            gap = 0.0
+        st.gap = gap
+    return 0.0
 
 
 class ServerPace:
-    """The AIMD arithmetic of the order's ``frontier.pace`` (see the module docstring)."""
+    """The order's ``frontier.pace`` in seconds, for the in-process gate (module docstring)."""
 
-    __slots__ = (
-        "_decrease",
-        "_factor",
-        "_fast",
-        "_max_gap_s",
-        "_slow_factor",
-        "_slow_min_s",
-        "_statuses",
-        "enabled",
-    )
+    __slots__ = ("_params", "_statuses", "enabled")
 
     def __init__(self, config: PaceConfig) -> None:
         self.enabled = config.enabled
         self._statuses = frozenset(config.signal_statuses)
-        self._factor = config.increase_factor
-        self._fast = config.fast_increase_factor
-        self._decrease = config.decrease_fraction
-        self._max_gap_s = config.max_gap_ms / 1000.0
-        self._slow_factor = config.slow_response_factor
-        self._slow_min_s = config.slow_response_min_ms / 1000.0
+        self._params = pace_params(config, 1.0)
 
     def observe(
         self, st: PaceState, now_s: float, started_s: float, status: int, duration_s: float
     ) -> float:
         """Take the answer to a fetch that started at ``started_s`` and took ``duration_s``
-        (negative: unknown) with ``status``. Returns how long (seconds) the server must now wait
-        before its next fetch start: the new gap, or after a refusal the hold
-        (:data:`SETTLE_S`, :data:`SETTLE_KNOWN_S`) if longer; 0.0 when the gap did not grow."""
-        last = st.last_answer_s
-        if last >= 0:
-            st.interval_s += (min(now_s - last, MAX_SAMPLE_S) - st.interval_s) * INTERVAL_WEIGHT
-        st.last_answer_s = now_s
-        refused = signal = status in self._statuses
-        if duration_s >= 0 and status > 0:
-            base = st.baseline_s
-            if base < 0:
-                st.baseline_s = duration_s
-            else:
-                if duration_s > self._slow_factor * base and duration_s - base > self._slow_min_s:
-                    st.slow_streak += 1
-                    if st.slow_streak >= SLOW_STREAK:
-                        st.slow_streak = 0
-                        signal = True
-                else:
-                    st.slow_streak = 0
-                st.baseline_s = base + (duration_s - base) * BASELINE_WEIGHT
-        if signal:
-            if not self._raise(st, now_s, started_s):
-                return 0.0
-            if not refused:
-                return st.gap_s
-            return max(st.gap_s, SETTLE_KNOWN_S if st.limit_gap_s else SETTLE_S)
-        if st.gap_s > 0 and status > 0:
-            st.ok_since_raise += 1
-            gap = st.gap_s
-            limit = st.limit_gap_s
-            if gap > limit * self._factor + SLACK_S:
-                gap -= gap * self._decrease * FAST_DESCENT
-            elif gap > limit * PLATEAU_MARGIN + SLACK_S:
-                gap -= st.peak_s * self._decrease
-            else:
-                gap -= st.peak_s * self._decrease / PLATEAU_SLOWDOWN
-            st.gap_s = gap if gap > MIN_FIRST_GAP_S / 100 else 0.0
-        return 0.0
-
-    def _raise(self, st: PaceState, now_s: float, started_s: float) -> bool:
-        if started_s < st.raised_s:
-            return False
-        gap = st.gap_s
-        if st.ok_since_raise < FAST_RAMP_ANSWERS and not st.limit_gap_s:
-            factor = self._fast
-        else:
-            factor = self._factor
-            if st.limit_gap_s and gap > st.limit_gap_s * PLATEAU_MARGIN + SLACK_S:
-                factor *= factor
-            st.limit_gap_s = gap
-        st.ok_since_raise = 0
-        gap = gap * factor if gap > 0 else max(st.interval_s * factor, MIN_FIRST_GAP_S)
-        gap = min(gap, self._max_gap_s)
-        st.gap_s = st.peak_s = gap
-        st.raised_s = now_s
-        return True
+        (negative: unknown) with ``status`` (:func:`pace_step`, in seconds). Returns how long
+        (seconds) the server must now wait before its next fetch start: the new gap, or after
+        a refusal the hold (:data:`SETTLE_S`, :data:`SETTLE_KNOWN_S`) if longer; 0.0 when the
+        gap did not grow."""
+        kind = answer_kind(status, self._statuses)
+        return pace_step(st, self._params, now_s, started_s, kind, duration_s)

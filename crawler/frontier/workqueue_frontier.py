@@ -67,6 +67,7 @@ from crawler.frontier.frontier_report import QueueDetail, queue_details, snapsho
 from crawler.frontier.inline_gate import LocalInlineGate
 from crawler.frontier.intake import FrontierIntake
 from crawler.frontier.policy.finish_policy import DISREGARDED, SUCCEEDED, FinishPolicy
+from crawler.frontier.policy.queue_budgets import over_total_budget, session_spent_out
 from crawler.frontier.precedence import queue_precedence_function
 from crawler.frontier.preparer import FrontierPreparer
 from crawler.frontier.queue_release import QueueRelease, fetch_end_ms
@@ -259,9 +260,9 @@ class WorkQueueFrontier:
                     q.woken_by = None
                 if q.size <= 0:
                     sched.set_state(q, EXHAUSTED)
-                elif 0 <= self._total_budget <= q.total_spent:
+                elif over_total_budget(q.total_spent, self._total_budget):
                     self._retire(q)
-                elif 0 < self._balance <= q.session_spent and sched.others_waiting():
+                elif session_spent_out(q.session_spent, self._balance) and sched.others_waiting():
                     sched.deactivate(q)
                 elif (curi := self._hand_out(q, now)) is not None:
                     return curi
@@ -419,6 +420,11 @@ class WorkQueueFrontier:
         """``(server, fetches in progress, parked queues)`` of the busiest servers."""
         with self._cond:
             return self.gate.busiest(limit)
+
+    def held_servers(self) -> tuple[int, int]:
+        """``(servers, queues)`` the server cap holds now (see :meth:`ServerGate.held`)."""
+        with self._cond:
+            return self.gate.held()
 
     @property
     def config(self) -> FrontierConfig:

@@ -141,11 +141,21 @@ def crawl_families(doc: Mapping[str, Any]) -> Iterator[Any]:
     if "held_servers" in doc:
         yield _gauge(
             "crawler_held_servers",
-            "servers held back now (Retry-After, refusals, bandwidth)",
+            "servers the server cap holds: every connection taken, queues parked on them",
             doc.get("held_servers"),
+        )
+        yield _gauge(
+            "crawler_parked_queues",
+            "queues parked on a held server, waiting for a free connection",
+            doc.get("parked_queues"),
         )
     retrying = doc.get("retrying") or {}
     yield _gauge("crawler_retries_waiting", "URIs waiting for a retry", retrying.get("uris"))
+    yield _counter(
+        "crawler_retries",
+        "failed tries sent back for another (this process, since it started)",
+        retrying.get("total"),
+    )
 
     disk = doc.get("disk") or {}
     if disk.get("free_mb") is not None:

@@ -174,11 +174,14 @@ class StatusPublisher:
 
 def retrying_entry(retrying: RetriesWaiting | None, now_s: float) -> dict[str, Any]:
     """``status.json``'s ``retrying``: how many URIs wait for a retry after a failed try, when
-    the last is due, and the soonest with their last error and attempts so far."""
+    the last is due, the soonest with their last error and attempts so far, and how many
+    retries this process decided in all."""
+    total = retrying.total if retrying is not None else 0
     if retrying is None or not retrying.count:
-        return {"uris": 0, "last_due_in_s": None, "soonest": []}
+        return {"uris": 0, "last_due_in_s": None, "soonest": [], "total": total}
     return {
         "uris": retrying.count,
+        "total": total,
         "last_due_in_s": round(max(0.0, retrying.last_due_s - now_s), 1),
         "soonest": [
             {

@@ -1,5 +1,5 @@
 """Helpers of the console's end-to-end tests: a ``crawler console`` subprocess, a headless
-Chromium (Debian's, driven by Playwright), small PNG screenshots for the README."""
+Chromium (Debian's, driven by Playwright), small PNG screenshots for docs/console.md."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ SCREENSHOTS = (
     if os.environ.get("UPDATE_SCREENSHOTS")
     else Path(tempfile.gettempdir()) / "crawler-console-screenshots"
 )
-"""The README's screenshots are rewritten only with UPDATE_SCREENSHOTS=1: a test run leaves the
-checkout as it found it."""
+"""The screenshots of docs/console.md are rewritten only with UPDATE_SCREENSHOTS=1: a test run
+leaves the checkout as it found it."""
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -1,6 +1,6 @@
 """The console in a real headless Chromium against a live crawl of the sample site: launch a
 job from the form, watch the counters rise, pause (fetches stop), unpause, add a seed and see
-it crawled, block a regex, open a report, terminate. Saves the README's screenshots."""
+it crawled, block a regex, open a report, terminate. Saves the screenshots of docs/console.md."""
 
 from __future__ import annotations
 

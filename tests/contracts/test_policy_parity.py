@@ -1,8 +1,9 @@
-"""One frontier policy over every store: the LevelDB, memory and Redis frontiers driven through
-the same recorded traces (:mod:`policy_traces`) must make the same decisions — finish outcomes,
-retries after 429 and Retry-After, budgets, the order of eligible queues, the lateness guard —
-and the rules the Redis scripts run atomically (server admission, success-count precedence)
-must answer as the Python ones on the same inputs."""
+"""One frontier policy over every store: the LevelDB, memory, Redis and Redis Cluster frontiers
+driven through the same recorded traces (:mod:`policy_traces`) must make the same decisions — finish
+outcomes, retries after 429 and Retry-After, budgets, the order of eligible queues (on a Cluster
+too, whose nodes each keep their own clock), the lateness guard —
+and the rules the Redis scripts run atomically (server admission and holds, success-count
+precedence), translated from the Python ones, must answer as they do on the same inputs."""
 
 from __future__ import annotations
 
@@ -30,7 +31,13 @@ from crawler.frontier.policy.queue_precedence import (
     SUCCESS_PRECEDENCE_LUA,
     success_counts_precedence,
 )
-from crawler.frontier.policy.server_admission import ADMISSION_LUA, admission, start_spacing
+from crawler.frontier.policy.server_admission import (
+    ADMISSION_LUA,
+    HELD_START_LUA,
+    admission,
+    held_start,
+    start_spacing,
+)
 from crawler.frontier.redis.redis_frontier import RedisFrontier
 from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
 from crawler.order.schema import FrontierConfig
@@ -42,7 +49,12 @@ from support.redis_servers import REDIS_SERVER, RedisServer
 
 pytestmark = pytest.mark.timeout(60)
 
-STORES = ["leveldb", "memory", pytest.param("redis", marks=pytest.mark.redis)]
+STORES = [
+    "leveldb",
+    "memory",
+    pytest.param("redis", marks=pytest.mark.redis),
+    pytest.param("redis-cluster", marks=pytest.mark.redis),
+]
 _namespaces = itertools.count()
 
 
@@ -65,7 +77,7 @@ class Driven:
         self.kind = kind
         self.clock = ManualClock(time.time())
         self.frontier: Any
-        if kind == "redis":
+        if kind.startswith("redis"):
             ns = f"p{next(_namespaces)}:"
             store = RedisQueueStore(
                 RedisQueueStoreParams(url=redis_url, namespace=ns, worker_id="w1", shards=4)
@@ -84,16 +96,21 @@ class Driven:
         self.frontier.open(tmp)
 
     @property
+    def shared(self) -> bool:
+        """Whether the frontier is a Redis one (real time, FINISHes sent in rounds)."""
+        return self.kind.startswith("redis")
+
+    @property
     def guard(self) -> LatenessGuard:
         f = self.frontier
-        guard: LatenessGuard = f.guard if self.kind == "redis" else f.sched.guard
+        guard: LatenessGuard = f.guard if self.shared else f.sched.guard
         return guard
 
     def now_wall_ms(self) -> int:
-        return int((time.time() if self.kind == "redis" else self.clock.time()) * 1000)
+        return int((time.time() if self.shared else self.clock.time()) * 1000)
 
     def wait(self, seconds: float) -> None:
-        if self.kind == "redis":
+        if self.shared:
             time.sleep(seconds)
         else:
             self.clock.advance(seconds)
@@ -104,7 +121,7 @@ class Driven:
 
     def finish(self, curi: CrawlURI) -> bool:
         returned: bool = self.frontier.finished(curi)
-        if self.kind == "redis":
+        if self.shared:
             assert self.frontier.flush(5.0)
         return returned
 
@@ -155,7 +172,11 @@ def run_trace(driven: Driven, trace: Trace) -> list[tuple[Any, ...]]:
 def test_every_store_makes_the_traced_decisions(
     kind: str, trace: Trace, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    url = request.getfixturevalue("redis_url") if kind == "redis" else ""
+    url = ""
+    if kind == "redis":
+        url = request.getfixturevalue("redis_url")
+    elif kind == "redis-cluster":
+        url = request.getfixturevalue("redis_cluster").url
     overrides = dict(trace.config)
     overrides.setdefault("politeness", ZERO_POLITENESS)
     politeness = {"host_max_connections": 0, **overrides["politeness"]}
@@ -183,11 +204,26 @@ return {r, tonumber(redis.call('HGET', KEYS[1], 'a')), tonumber(redis.call('HGET
 """
 )
 
+_HELD_SCRIPT = (
+    HELD_START_LUA
+    + """
+local out = {}
+for i = 1, #ARGV, 4 do
+  local args = {}
+  for j = 0, 3 do args[j + 1] = tonumber(ARGV[i + j]) end
+  out[#out + 1] = tostring(held_start(args[1], args[2], args[3], args[4]))
+end
+return out
+"""
+)
+
 _PRECEDENCE_SCRIPT = (
     SUCCESS_PRECEDENCE_LUA
     + """
 local out = {}
-for i = 2, #ARGV do out[#out + 1] = success_precedence(tonumber(ARGV[1]), tonumber(ARGV[i])) end
+for i = 2, #ARGV do
+  out[#out + 1] = success_counts_precedence(tonumber(ARGV[1]), tonumber(ARGV[i]))
+end
 return out
 """
 )
@@ -218,5 +254,11 @@ def test_redis_scripts_apply_the_python_rules(redis_url: str) -> None:
             else:
                 assert r == (-1 if wait == math.inf else wait)
                 assert (active_after, nb_after) == (active, nb)
+
+        holds = list(itertools.product((0, 9_000, 10_500), (0, 400), (0, 250)))
+        flat = [x for nb, backoff, hold in holds for x in (nb, now, backoff, hold)]
+        lua_held = [float(x) for x in client.eval(_HELD_SCRIPT, 0, *flat)]
+        assert lua_held == [held_start(nb, now, b, h) for nb, b, h in holds]
+        assert held_start(9_000, now, 400, 250) == now + 400 + 250  # the debt adds up
     finally:
         client.close()

@@ -196,10 +196,10 @@ def test_a_cookies_txt_preload_reaches_members_pages_without_a_login(tmp_path: P
     assert hits and all(valid for _, valid in hits)
 
 
-def test_the_readme_login_order_logs_in(tmp_path: Path) -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_documented_login_order_logs_in(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "logins.md").read_text(encoding="utf-8")
     match = re.search(r"<!-- example: form-login-order -->\s*```yaml\n(.*?)```", text, re.DOTALL)
-    assert match, "README has no form-login-order example"
+    assert match, "docs/logins.md has no form-login-order example"
     with LoginSite(members_pages=2) as site:
         example = match.group(1).replace("http://members.example.org", site.base)
         example = example.replace("members.example.org", f"'127.0.0.1:{site.port}'")

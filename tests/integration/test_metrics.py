@@ -114,6 +114,9 @@ def test_a_crawl_serves_its_metrics_while_it_runs(
     assert value(busy, "crawler_processor_uris_total", chain="fetch", processor="fetch_http") >= 2
     assert value(busy, "crawler_threads") == controller.order.toe_threads
     assert value(busy, "crawler_disk_free_bytes") > 0
+    assert value(busy, "crawler_held_servers") == 0  # one queue per host: the cap never binds
+    assert value(busy, "crawler_parked_queues") == 0
+    assert value(busy, "crawler_retries_total") == 0
     assert {labels for name, labels in busy if name == "crawler_queues"} >= {
         (("state", s),) for s in ("ready", "in_process", "snoozed", "inactive")
     }

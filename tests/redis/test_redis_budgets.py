@@ -63,10 +63,10 @@ def _redis_maker(url: str, made: list[AnyFrontier]) -> Make:
     return make
 
 
-def drain(f: AnyFrontier, status: int = 200) -> list[str]:
-    """Take and finish URIs with ``status`` until none is left to hand out."""
-    out = []
-    while (curi := f.next(0)) is not None:
+def drain(f: AnyFrontier, status: int = 200, limit: int = 1_000_000) -> list[str]:
+    """Take and finish URIs with ``status`` until none is left to hand out (at most ``limit``)."""
+    out: list[str] = []
+    while len(out) < limit and (curi := f.next(0)) is not None:
         out.append(curi.uri)
         curi.status = status
         f.finished(curi)
@@ -127,9 +127,13 @@ def test_a_queue_that_spent_its_session_budget_goes_to_the_back_of_the_line(
         if balance:
             # a.test spent its session budget and b.test waits: a.test goes behind it
             assert kept is None
-            # (both inactive now: activated in line, b.test first)
-            due = f._store.leases.candidates(10, activate=2).queues
-            assert [c.qid.split("\t")[0] for c in due] == ["b.test", "a.test"]
+            # (both inactive now: in line, b.test first)
+            line = f._store.leases.candidates(10, inactive=2).inactive
+            assert [c.qid.split("\t")[0] for c in line] == ["b.test", "a.test"]
+            assert drain(f, limit=1) == ["http://b.test/0"]
+            third = f.next(0)
+            assert third is not None and third.uri == "http://a.test/2"
+            # activated again, a.test starts a new session
             assert _detail_of(f, "a.test").session_spent == 0
         else:
             assert kept is not None  # no session budget: the worker keeps its queue

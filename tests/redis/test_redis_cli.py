@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,14 @@ def _command(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _metrics(port: int) -> str:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as got:
+            return str(got.read().decode())
+    except OSError:
+        return ""
+
+
 def test_run_with_workers_and_a_worker_joining_from_elsewhere(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
@@ -62,11 +72,29 @@ def test_run_with_workers_and_a_worker_joining_from_elsewhere(
         # Paused, the crawl cannot end before the other worker joins, however slow the machine.
         assert _command("pause", str(run_dir)).returncode == 0
         joiner_dir = tmp_path / "elsewhere"
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
         joiner = _cli(
-            "worker", str(EXAMPLE), "--redis", redis_server.url, "--run-dir", str(joiner_dir), *sets
+            "worker",
+            str(EXAMPLE),
+            "--redis",
+            redis_server.url,
+            "--run-dir",
+            str(joiner_dir),
+            "--metrics-port",
+            str(port),
+            *sets,
         )
         wait_until(lambda: "2 of 2 workers alive" in _command("status", str(run_dir)).stdout)
         wait_until(lambda: _command("pause", str(run_dir)).returncode == 0, "both paused")
+        # The joiner's /metrics shows every worker's heartbeat and lease ages.
+        wait_until(
+            lambda: _metrics(port).count("crawler_worker_lease_age_seconds{") == 2,
+            "the lease ages of both workers on the joiner's /metrics",
+            poll_s=0.5,
+        )
+        assert 'crawler_worker_heartbeat_age_seconds{worker="w01"}' in _metrics(port)
         status = _command("status", str(run_dir))
         assert status.returncode == 0, status.stderr
         assert "crawl 'cli-test'" in status.stdout and "2 of 2 workers alive" in status.stdout

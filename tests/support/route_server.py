@@ -1,6 +1,7 @@
 """A local HTTP server for crawl tests whose answers come from a function of (host, path).
 
-``RouteServer(route)`` listens on 127.0.0.1 (any free port); ``route(host, path)`` returns
+``RouteServer(route)`` listens on 127.0.0.1 (any free port; ``bind="0.0.0.0"`` for containers
+on this machine); ``route(host, path)`` returns
 ``(status, headers, body)`` where ``host`` is the Host header without the port (so one server
 can play ``127.0.0.1`` and ``localhost``). ``hits`` counts the requests per ``host + path``.
 Use it as a context manager: the server stops on exit.
@@ -21,7 +22,7 @@ Route = Callable[[str, str], Answer]
 class RouteServer:
     """See the module docstring."""
 
-    def __init__(self, route: Route) -> None:
+    def __init__(self, route: Route, bind: str = "127.0.0.1") -> None:
         self.hits: Counter[str] = Counter()
         lock = threading.Lock()
         hits = self.hits
@@ -43,7 +44,7 @@ class RouteServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer((bind, 0), Handler)
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

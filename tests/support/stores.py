@@ -139,13 +139,15 @@ class FrontierMaker:
 
     def frontier(self, state: str = "f", **config: Any) -> FrontierHarness:
         """A new frontier on this store (politeness off unless ``politeness`` is given);
-        ``lease_s`` (Redis only) is how long a URI handed out stays leased to it."""
+        ``lease_s`` (Redis only) is how long a URI handed out stays leased to it; ``policy``
+        a queue assignment policy (default: one queue per host)."""
         harness = FrontierHarness(self, state, **config)
         self._made.append(harness.frontier)
         return harness
 
     def build(self, state: str, harness: FrontierHarness, **config: Any) -> AnyFrontier:
         lease_s = config.pop("lease_s", 30.0)
+        policy = config.pop("policy", None) or HostnameQueueAssignmentPolicy()
         config.setdefault("politeness", NO_DELAY)
         frontier_config = FrontierConfig(**config)
         parts: dict[str, Any] = {
@@ -154,7 +156,6 @@ class FrontierMaker:
         }
         directory = self.tmp / state
         directory.mkdir(parents=True, exist_ok=True)
-        policy = HostnameQueueAssignmentPolicy()
         frontier: AnyFrontier
         if self.redis_url is not None:
             ns = f"{self._prefix}{state}:"

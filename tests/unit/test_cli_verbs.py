@@ -1,5 +1,6 @@
 """The ``crawler`` command's verbs: the table in :mod:`crawler.cli.verb_table`, one module per
-verb in ``crawler/cli/commands/``, each verb's ``--help``, and the exit codes README states.
+verb in ``crawler/cli/commands/``, each verb's ``--help``, and the exit codes that
+docs/commands.md states.
 
 Everything runs in this process through :func:`crawler.cli.main` (argparse only: no crawl).
 """
@@ -143,11 +144,11 @@ def test_a_verb_returns_its_exit_code(tmp_path: Path, capsys: pytest.CaptureFixt
     assert f"{tmp_path} is not a crawl's run directory" in capsys.readouterr().err
 
 
-def test_readme_states_the_exit_codes_of_the_enum() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index("Exit codes (`ExitCode`")
-    paragraph = readme[start : readme.index("\n\n", start)]
-    stated = re.findall(r"(\d) `([A-Z]+)`", paragraph)
+def test_the_docs_state_the_exit_codes_of_the_enum() -> None:
+    page = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
+    start = page.index("Exit codes (`ExitCode`")
+    paragraph = page[start:].split("\n\n", 1)[0]
+    stated = re.findall(r"(\d)\s+`([A-Z]+)`", paragraph)
     assert stated == [(str(code.value), code.name) for code in ExitCode]
 
 
@@ -160,3 +161,12 @@ def test_init_on_a_path_that_cannot_be_a_job_is_one_line(
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"{taken}: cannot make a job there") and "\n" not in err
     assert taken.read_text() == "not a directory"  # nothing lost
+
+
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from crawler import __version__
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == f"crawler {__version__}\n"

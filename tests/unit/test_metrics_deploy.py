@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from crawler.frontier.redis.redis_metrics_view import WorkerLeases
 from crawler.metrics.crawl_collector import CrawlCollector
 from crawler.metrics.run_metrics import WorkspaceCollector
 from crawler.metrics.worker_metrics import worker_families
@@ -23,7 +24,9 @@ STATUS = {
     "threads": {"busy": 1, "total": 2},
     "frontier": {"queues": {"ready": 1}},
     "disk": {"free_mb": 10, "low": False},
-    "retrying": {"uris": 0},
+    "retrying": {"uris": 0, "total": 0},
+    "held_servers": 0,
+    "parked_queues": 0,
 }
 
 
@@ -33,7 +36,7 @@ def exported() -> set[str]:
     )
     families = [
         *collector.collect(),
-        *worker_families({"w1": {"time": 0}}),
+        *worker_families({"w1": {"time": 0}}, leases={"w1": WorkerLeases(1, 0.5)}),
         *WorkspaceCollector(list).collect(),
     ]
     names = {s.name for f in families for s in f.samples}
@@ -56,7 +59,11 @@ def test_the_dashboard_uses_only_exported_metrics() -> None:
 def test_the_alert_rules_use_only_exported_metrics_and_are_valid() -> None:
     rules = DEPLOY / "prometheus" / "alerts.yml"
     names = used(rules.read_text())
-    assert {"crawler_worker_heartbeat_age_seconds", "crawler_disk_free_bytes"} <= names
+    assert {
+        "crawler_worker_heartbeat_age_seconds",
+        "crawler_worker_lease_age_seconds",
+        "crawler_disk_free_bytes",
+    } <= names
     assert names <= exported(), names - exported()
     promtool = shutil.which("promtool")
     if promtool is None:

@@ -52,7 +52,7 @@ def test_a_healthy_server_gets_no_gap() -> None:
     a = Answers()
     for _ in range(500):
         assert not a.answer(200)
-    assert a.st.gap_s == 0.0
+    assert a.st.gap == 0.0
 
 
 def test_first_signal_sets_a_gap_from_how_fast_we_went() -> None:
@@ -60,50 +60,50 @@ def test_first_signal_sets_a_gap_from_how_fast_we_went() -> None:
     for _ in range(50):
         slow.answer(200, after_s=0.2)  # one answer every 200 ms
     assert slow.answer(429, after_s=0.2)
-    assert slow.st.gap_s == pytest.approx(0.2 * CONFIG.fast_increase_factor, rel=0.05)
+    assert slow.st.gap == pytest.approx(0.2 * CONFIG.fast_increase_factor, rel=0.05)
     fast = Answers()
     for _ in range(50):
         fast.answer(200, after_s=0.0001)
     assert fast.answer(429, after_s=0.0001)
-    assert fast.st.gap_s == pytest.approx(MIN_FIRST_GAP_S)
+    assert fast.st.gap == pytest.approx(MIN_FIRST_GAP_S)
 
 
 def test_signals_before_the_server_answers_well_raise_fast_then_slowly() -> None:
     a = Answers()
     a.answer(200)
     a.answer(503)
-    first = a.st.gap_s
+    first = a.st.gap
     a.answer(429)  # no healthy answer since: the last increase was not enough
-    assert a.st.gap_s == pytest.approx(first * CONFIG.fast_increase_factor)
+    assert a.st.gap == pytest.approx(first * CONFIG.fast_increase_factor)
     for _ in range(FAST_RAMP_ANSWERS):
         a.answer(200)
-    before = a.st.gap_s
+    before = a.st.gap
     a.answer(429)
-    assert a.st.gap_s == pytest.approx(before * CONFIG.increase_factor)
-    assert a.st.limit_gap_s == pytest.approx(before)  # the server's limit is known now
-    again = a.st.gap_s
+    assert a.st.gap == pytest.approx(before * CONFIG.increase_factor)
+    assert a.st.limit_gap == pytest.approx(before)  # the server's limit is known now
+    again = a.st.gap
     # At once again, at 1.15 x the limit: no ramp once a limit is known, but that limit was
     # too low (refused above it), so the gap grows by the factor squared.
     a.answer(429, after_s=again)
-    assert a.st.gap_s == pytest.approx(again * CONFIG.increase_factor**2)
-    assert a.st.limit_gap_s == pytest.approx(again)
+    assert a.st.gap == pytest.approx(again * CONFIG.increase_factor**2)
+    assert a.st.limit_gap == pytest.approx(again)
     for _ in range(3000):  # back down to the limit, then refused there: the usual factor
         a.answer(200)
-        if a.st.gap_s <= again:
+        if a.st.gap <= again:
             break
-    at_limit = a.st.gap_s
+    at_limit = a.st.gap
     a.answer(429)
-    assert a.st.gap_s == pytest.approx(at_limit * CONFIG.increase_factor)
+    assert a.st.gap == pytest.approx(at_limit * CONFIG.increase_factor)
 
 
 def test_a_signal_sent_at_the_old_pace_is_ignored() -> None:
     a = Answers()
     a.answer(200)
     a.answer(429)
-    gap = a.st.gap_s
+    gap = a.st.gap
     # Its fetch began 50 ms ago, before the increase 10 ms ago: it says nothing new.
     assert not a.answer(429, took_s=0.05)
-    assert a.st.gap_s == gap
+    assert a.st.gap == gap
 
 
 def test_healthy_answers_take_off_equal_steps_until_no_gap() -> None:
@@ -115,32 +115,32 @@ def test_healthy_answers_take_off_equal_steps_until_no_gap() -> None:
     for _ in range(FAST_RAMP_ANSWERS):
         a.answer(200, after_s=0.1)
     a.answer(429, after_s=0.1)  # a limit is known now: the slow descent region
-    peak = a.st.gap_s
+    peak = a.st.gap
     gaps = []
     for _ in range(20):
         a.answer(200, after_s=0.1)
-        gaps.append(a.st.gap_s)
+        gaps.append(a.st.gap)
     steps = [before - after for before, after in zip([peak, *gaps], gaps, strict=False)]
     assert steps == pytest.approx([peak * config.decrease_fraction] * 20)  # additive decrease
     for _ in range(2000):
         a.answer(200, after_s=0.1)
-    assert a.st.gap_s == 0.0
+    assert a.st.gap == 0.0
 
 
 def test_the_gap_shrinks_faster_far_above_the_last_signal() -> None:
     a = Answers()
     a.answer(200)
     a.answer(429)  # from no gap: the signal's gap is 0, every gap is "far above" it
-    peak = a.st.gap_s
+    peak = a.st.gap
     a.answer(200)
-    assert peak - a.st.gap_s == pytest.approx(peak * CONFIG.decrease_fraction * FAST_DESCENT)
+    assert peak - a.st.gap == pytest.approx(peak * CONFIG.decrease_fraction * FAST_DESCENT)
 
 
 def test_the_gap_never_passes_its_cap() -> None:
     a = Answers(PaceConfig(max_gap_ms=500))
     for _ in range(40):
         a.answer(503, after_s=1.0)
-    assert a.st.gap_s == pytest.approx(0.5)
+    assert a.st.gap == pytest.approx(0.5)
 
 
 def test_a_response_far_slower_than_usual_is_a_signal() -> None:
@@ -153,7 +153,7 @@ def test_a_response_far_slower_than_usual_is_a_signal() -> None:
     assert not a.answer(200, after_s=3.0, took_s=2.5)
     assert not a.answer(200, after_s=3.0, took_s=2.5)
     assert a.answer(200, after_s=3.0, took_s=2.5)  # SLOW_STREAK in a row: the server is slow
-    assert a.st.gap_s > 0
+    assert a.st.gap > 0
 
 
 def test_large_or_truncated_bodies_are_not_timed() -> None:
@@ -233,7 +233,7 @@ def test_the_first_gap_floor_does_not_apply_to_later_increases() -> None:
         a.answer(200)
     for _ in range(FAST_RAMP_ANSWERS):
         a.answer(200)
-    a.st.gap_s = small = MIN_FIRST_GAP_S / 4
-    a.st.limit_gap_s = small
+    a.st.gap = small = MIN_FIRST_GAP_S / 4
+    a.st.limit_gap = small
     a.answer(429)
-    assert a.st.gap_s == pytest.approx(small * CONFIG.increase_factor)
+    assert a.st.gap == pytest.approx(small * CONFIG.increase_factor)

@@ -76,8 +76,8 @@ def order_text(name: str, contact: str) -> str:
     """The new job's order.yaml."""
     return f"""\
 # The crawl order of job {name}. Every order extends the default order (`crawler validate`
-# prints the whole effective order); set here only what differs. Reference: README.md,
-# "The crawl order", and the commented default order shipped with the crawler.
+# prints the whole effective order); set here only what differs. Reference: "The crawl order"
+# (docs/order.md) in the crawler's documentation, and the commented default order it ships.
 name: {name}
 
 operator:

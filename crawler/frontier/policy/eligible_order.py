@@ -4,11 +4,13 @@ Among queues that may hand out a URI, the one with the lower queue precedence va
 among equals, the one due earlier (FIFO for queues waiting their turn). The LevelDB/memory
 :class:`~crawler.frontier.scheduler.QueueScheduler` keeps one FIFO per precedence and serves the
 lowest non-empty one; the Redis frontier keeps inactive queues in one sorted set scored by
-:func:`eligible_score` (the scripts compute the score with :data:`ELIGIBLE_SCORE_LUA`, the same
-formula) and sorts due queues by :func:`eligible_key`. Pure and thread-safe.
+:func:`eligible_score` (the scripts compute the score with :data:`ELIGIBLE_SCORE_LUA`, its Lua
+translation) and sorts due queues by :func:`eligible_key`. Pure and thread-safe.
 """
 
 from __future__ import annotations
+
+from crawler.luagen import lua_function
 
 PRECEDENCE_SCALE = 10**13
 """Milliseconds since the epoch stay below this until the year 2286; precedence x this + ms is
@@ -25,10 +27,5 @@ def eligible_score(precedence: int, since_ms: int) -> int:
     return max(0, precedence) * PRECEDENCE_SCALE + since_ms
 
 
-ELIGIBLE_SCORE_LUA = f"""
--- eligible_score of crawler.frontier.policy.eligible_order
-local function eligible_score(prec, since_ms)
-  if prec < 0 then prec = 0 end
-  return prec * {PRECEDENCE_SCALE} + since_ms
-end
-"""
+ELIGIBLE_SCORE_LUA = lua_function(eligible_score)
+"""Lua defining ``eligible_score``, translated from the function above."""

@@ -5,13 +5,15 @@ Lower precedence values are more urgent. ``success_counts`` (Heritrix's
 :data:`SUCCESS_FIRST_STEP` successes, then loses one step, and one more per
 :data:`SUCCESS_STEP` successes after that. The LevelDB/memory frontier calls
 :func:`success_counts_precedence`; the Redis frontier's FINISH script runs
-:data:`SUCCESS_PRECEDENCE_LUA`, generated from the same two constants.
+:data:`SUCCESS_PRECEDENCE_LUA`, its Lua translation (:mod:`~crawler.luagen`).
 
 :data:`PRECEDENCE_MODES` numbers the queue precedence policies for the Redis scripts, which take
 the mode as an argument. Pure and thread-safe.
 """
 
 from __future__ import annotations
+
+from crawler.luagen import lua_function
 
 SUCCESS_FIRST_STEP = 100
 """Successes a queue makes at its base precedence."""
@@ -35,10 +37,5 @@ def precedence_mode(policy_name: str) -> int:
     return PRECEDENCE_MODES.get(policy_name, BASE)
 
 
-SUCCESS_PRECEDENCE_LUA = f"""
--- success_counts_precedence of crawler.frontier.policy.queue_precedence, same constants
-local function success_precedence(base, n)
-  if n < {SUCCESS_FIRST_STEP} then return base end
-  return base + 1 + math.floor((n - {SUCCESS_FIRST_STEP}) / {SUCCESS_STEP})
-end
-"""
+SUCCESS_PRECEDENCE_LUA = lua_function(success_counts_precedence)
+"""Lua defining ``success_counts_precedence``, translated from the function above."""

@@ -18,10 +18,13 @@ threads never poll Redis themselves. A leased URI stays leased in Redis until it
 sent, so a worker killed meanwhile only leaves leases, which the reaper hands back.
 
 Order and activation follow :mod:`crawler.frontier.policy`: a read's due queues are claimed
-lower precedence first, then earlier due; inactive queues are activated (by DUE, atomically) only
-for threads the due ones cannot serve, and while the worker's
-:class:`~crawler.frontier.policy.lateness_guard.LatenessGuard` allows; while the guard trims the
-active set, a queue due after a politeness wait is rotated out by its CLAIM instead of leased.
+lower precedence first, then earlier due; inactive queues are activated only for threads the due
+ones cannot serve, and while the worker's
+:class:`~crawler.frontier.policy.lateness_guard.LatenessGuard` allows. The read names the
+inactive queues first in line in every shard; this worker picks the first across all shards (by
+eligible score, then queue id) and its CLAIMs activate them, so a read spread over a Cluster's
+nodes, each with its own clock, decides as one server would. While the guard trims the active
+set, a queue due after a politeness wait is rotated out by its CLAIM instead of leased.
 The guard's times are Redis's (ms / 1000), carried forward by the monotonic clock between reads
 (:meth:`RedisExchange.redis_now_s`). The cap is one for the crawl, kept in Redis: each worker's
 guard learns its own capacity (from its threads and fetch times), sends it with a read when it
@@ -43,7 +46,14 @@ from typing import TYPE_CHECKING, Any
 from crawler.frontier.policy.eligible_order import eligible_key
 from crawler.frontier.policy.lateness_guard import LatenessGuard
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
-from crawler.frontier.redis.redis_leases import DueQueue, DueRead, Lease
+from crawler.frontier.redis.redis_leases import (
+    CLAIM_DUE,
+    CLAIM_INACTIVE,
+    CLAIM_OR_ROTATE,
+    DueQueue,
+    DueRead,
+    Lease,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -246,9 +256,7 @@ class RedisExchange:
         picked = self._cands[:rest] if fresh and rest > 0 else []
         del self._cands[: len(picked)]
         guard = self.guard
-        claims = [
-            (c.shard, c.qid, c.delay_ms > 0 and guard.take_rotation(self.active)) for c in picked
-        ]
+        claims = [(c.shard, c.qid, self._claim_how(c)) for c in picked]
         hungry = rest > len(claims)
         need_due = hungry or self._refresh_in(time.monotonic()) <= 0
         activate, cap = 0, -2
@@ -285,7 +293,14 @@ class RedisExchange:
             self._offset_s = due.now_ms / 1000.0 - now
             # One cap for the crawl: the sum of the capacities the workers sent.
             guard.crawl_cap = math.inf if due.cap < 0 else float(due.cap)
-            found.sort(key=lambda c: eligible_key(c.precedence, c.due_ms))
+            found.sort(key=lambda c: (*eligible_key(c.precedence, c.due_ms), c.qid))
+            # Hold queues: an inactive queue is activated only for a thread no due queue can
+            # serve, and while the active queues stay under the cap.
+            want = activate - len(found)
+            if not math.isinf(guard.cap):
+                want = min(want, int(guard.cap) - due.active)
+            if want > 0:
+                found += due.inactive[:want]
             self._cands, self._cands_at = found, now
             if leased or found:
                 self._poll_at = 0.0
@@ -298,20 +313,29 @@ class RedisExchange:
         self._on_leased(leased)
         cond.notify_all()
 
+    def _claim_how(self, c: DueQueue) -> int:
+        """How to claim candidate ``c`` (lock held): activate it if inactive; rotate it out if
+        the guard trims the active set and it was due after a politeness wait."""
+        if c.inactive:
+            return CLAIM_INACTIVE
+        if c.delay_ms > 0 and self.guard.take_rotation(self.active):
+            return CLAIM_OR_ROTATE
+        return CLAIM_DUE
+
     def _send(
         self,
         batch: list[FinishItem],
-        claims: list[tuple[int, str, bool]],
+        claims: list[tuple[int, str, int]],
         due_per_shard: int,
-        activate: int = 0,
+        inactive: int = 0,
         cap: int = -2,
         hungry: bool = True,
     ) -> tuple[bool, list[Leased], DueRead | None, bool]:
         """One round trip: whether it went through, the URIs leased to this worker, the due
-        queues read (or None), whether a queue was left to a hungry worker. ``hungry``: a read
-        that finds nothing due records this worker as hungry (not when only the guard's
-        capacity is sent again)."""
-        citems = [(shard, qid, qid.rpartition("\t")[2], rot) for shard, qid, rot in claims]
+        queues read (naming ``inactive`` inactive queues per shard) or None, whether a queue
+        was left to a hungry worker. ``hungry``: a read that finds nothing due records this
+        worker as hungry (not when only the guard's capacity is sent again)."""
+        citems = [(shard, qid, qid.rpartition("\t")[2], how) for shard, qid, how in claims]
         try:
             done, got, due = self._leases.exchange(
                 [(s, q, srv, args) for s, q, srv, args, _ in batch],
@@ -321,7 +345,7 @@ class RedisExchange:
                 due_per_shard,
                 HUNGRY_MS if hungry else 0,
                 self._held(),
-                activate,
+                inactive,
                 cap,
             )
         except RedisUnavailableError as exc:

@@ -13,10 +13,10 @@ modules:
   (:mod:`~crawler.frontier.redis.redis_scheduler`). ``schedule`` is ``schedule_many`` of one.
 * ``next``: a round of this process's :class:`~crawler.frontier.redis.redis_exchange.RedisExchange`
   (run by the asking thread itself when none is under way, else awaited) leases due queues for
-  all waiting threads at once, most urgent first (DUE reads them and activates inactive ones;
-  CLAIM re-checks due time and the server cap and leases the head for ``lease_s``,
-  :mod:`~crawler.frontier.redis.redis_leases`), one round trip per batch; Redis is polled only
-  while a thread waits.
+  all waiting threads at once, most urgent first (DUE reads them and names the inactive ones
+  first in line; CLAIM activates those the worker picked, re-checks due time and the server
+  cap and leases the head for ``lease_s``, :mod:`~crawler.frontier.redis.redis_leases`), one
+  round trip per batch; Redis is polled only while a thread waits.
 * ``finished``: FINISH (sent by the exchange with the next round) removes (or, for a retry,
   rewrites) the URI, frees the server slot, snoozes the queue for what is left of the
   politeness delay counted from the end of the fetch (the worker takes off the time since, so
@@ -38,19 +38,21 @@ go to FINISH as arguments; FINISH charges the cost to the queue in Redis, retire
 whose spent reaches ``queue_total_budget`` (its URIs stay in Redis, stop counting as queued and
 are not handed out), and with ``success_counts`` sets the queue's precedence at each success. A
 new queue is *inactive* (the inactive set, by precedence then FIFO) until a read of the due
-queues finds fewer than this worker's waiting threads and activates the most urgent ones for
-the rest (Heritrix's hold queues); due queues are claimed lower precedence first, then earlier
-due; a queue that spent ``balance_replenish_amount`` this session while others wait inactive
-goes back to the inactive set; one whose precedence is at or past ``precedence_floor`` waits,
-ineligible. The :class:`~crawler.frontier.policy.lateness_guard.LatenessGuard` (the same code
-as the work-queue frontier's, one per worker) learns how late this worker's fetches start after
-their queue's politeness wait, caps the active queues crawl-wide that DUE may activate, and
+queues finds fewer than this worker's waiting threads and the worker activates the most urgent
+ones, across every shard, for the rest (Heritrix's hold queues); due queues are claimed lower
+precedence first, then earlier due; a queue that spent ``balance_replenish_amount`` this
+session while others wait inactive goes back to the inactive set; one whose precedence is at
+or past ``precedence_floor`` waits, ineligible. The
+:class:`~crawler.frontier.policy.lateness_guard.LatenessGuard` (the same code as the work-queue
+frontier's, one per worker) learns how late this worker's fetches start after their queue's
+politeness wait, caps the active queues crawl-wide that the worker may activate, and
 while it trims, has CLAIM rotate a due queue back to the inactive set.
 ``tests/contracts/test_policy_parity.py`` runs both frontiers through the same traces.
 Deviations from :class:`~crawler.frontier.WorkQueueFrontier`: ``success_counts`` precedence
 is updated by FINISH at each success (not when the queue next waits its turn); a hash-policy
-queue spanning servers is split per server (its budget too); on a Redis Cluster each shard
-activates queues for the waiting threads on its own. ``queue_details`` reads Redis
+queue spanning servers is split per server (its budget too); the cap on active queues is
+checked against the count at the last read (workers reading at once may both activate up to
+it). ``queue_details`` reads Redis
 (:mod:`~crawler.frontier.redis.redis_queue_report`); ``is_empty`` and ``snapshot`` are crawl-wide
 (:mod:`~crawler.frontier.redis.redis_snapshot`).
 
@@ -86,6 +88,7 @@ from crawler.frontier.redis.redis_exchange import Leased, RedisExchange
 from crawler.frontier.redis.redis_inline_gate import RedisInlineGate
 from crawler.frontier.redis.redis_lease_keeper import InFlight, LeaseKeeper
 from crawler.frontier.redis.redis_leases import Lease, finish_args
+from crawler.frontier.redis.redis_metrics_view import RedisMetricsView, WorkerLeases
 from crawler.frontier.redis.redis_prerequisites import LocalPrerequisites
 from crawler.frontier.redis.redis_queue_report import redis_queue_details
 from crawler.frontier.redis.redis_scheduler import RedisScheduler
@@ -476,6 +479,15 @@ class RedisFrontier:
         """``(server, gap between fetch starts in s)`` of the servers the crawl-wide adaptive
         pace slows most, slowest first (read from Redis)."""
         return self._store.paced_servers(limit)
+
+    def held_servers(self) -> tuple[int, int] | None:
+        """``(servers, queues)`` the server cap holds crawl-wide (read from Redis; None on a
+        Cluster): see :class:`~crawler.frontier.redis.redis_metrics_view.RedisMetricsView`."""
+        return RedisMetricsView(self._store).held_servers()
+
+    def worker_leases(self) -> dict[str, WorkerLeases]:
+        """Per worker: the leases it holds and the age of its stalest (read from Redis)."""
+        return RedisMetricsView(self._store).worker_leases()
 
     def queue_details(self, limit: int = 2000) -> list[QueueDetail]:
         """Per-queue detail of the ``limit`` longest non-exhausted queues crawl-wide, longest

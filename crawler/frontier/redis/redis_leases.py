@@ -6,8 +6,9 @@ The traffic of :class:`~crawler.frontier.redis.redis_exchange.RedisExchange` and
 keys and the scripts):
 
 * :meth:`RedisLeases.candidates` (DUE): the due queues of every shard, in the policy's order
-  (lower precedence first, then earlier due), activating inactive queues for the threads the
-  due ones cannot serve while the active set is under the worker's lateness-guard cap;
+  (lower precedence first, then earlier due), and the inactive queues first in line across
+  every shard (:func:`~crawler.frontier.policy.eligible_order.eligible_score` order): the
+  worker decides which to activate and its CLAIMs activate them;
 * :meth:`RedisLeases.exchange`: FINISHes (the worker's
   :class:`~crawler.frontier.policy.finish_policy.FinishPolicy` outcome as arguments), CLAIMs
   (server cap and lease, or the guard's rotation) and a DUE read, one round trip per node;
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from crawler.frontier.policy.eligible_order import PRECEDENCE_SCALE
 from crawler.frontier.redis import redis_conn
 
 if TYPE_CHECKING:
@@ -31,14 +33,16 @@ Call = tuple[Any, list[str], list[Any]]
 
 
 class DueQueue(NamedTuple):
-    """A queue DUE found due (or activated): where, its precedence, due ms, politeness delay
-    ms (0: its wait was no politeness wait)."""
+    """A queue DUE found due (or inactive, waiting its turn): where, its precedence, due ms (for
+    an inactive one, ms since it waits), politeness delay ms (0: its wait was no politeness
+    wait), and whether it is inactive (its CLAIM activates it)."""
 
     shard: int
     qid: str
     precedence: int
     due_ms: int
     delay_ms: int
+    inactive: bool = False
 
 
 class DueRead(NamedTuple):
@@ -47,6 +51,8 @@ class DueRead(NamedTuple):
 
     queues: list[DueQueue]
     wait_ms: int
+    inactive: list[DueQueue]
+    """The first inactive queues across every shard, first in line first."""
     active: int
     now_ms: int
     cap: int
@@ -62,6 +68,10 @@ class Lease(NamedTuple):
     delay_ms: int
     now_ms: int
 
+
+CLAIM_DUE, CLAIM_OR_ROTATE, CLAIM_INACTIVE = 0, 1, 2
+"""How a CLAIM takes its queue: a due one; a due one unless the lateness guard rotates it out
+(it was due after a politeness wait); an inactive one, activated first."""
 
 NO_BUDGETS = (-1, 0, 255, -1)
 """FINISH's budget arguments that charge nothing: no total budget, no session budget, the
@@ -119,21 +129,22 @@ class RedisLeases:
         self._store = store
 
     def candidates(
-        self, per_shard: int, hungry_ms: int = 0, held: int = 0, activate: int = 0, cap: int = -2
+        self, per_shard: int, hungry_ms: int = 0, held: int = 0, inactive: int = 0, cap: int = -2
     ) -> DueRead:
         """Due queues of every shard (up to ``per_shard`` each, in the policy's order), in one
-        round trip; with ``activate``, inactive queues activated for the threads the due ones
-        cannot serve (while the active set stays under the shared cap, the sum of the workers'
-        lateness-guard capacities; ``cap`` sends this worker's, -1: none, -2: keep the last one
-        sent; one not sent again within the lease time no longer counts). With ``hungry_ms``,
-        shards with nothing due record this worker as hungry for that long, holding ``held``."""
+        round trip; with ``inactive``, the first that many inactive queues across the shards
+        (first in line first: what a CLAIM with ``how`` 2 activates), and the shared cap on
+        active queues, the sum of the workers' lateness-guard capacities (``cap`` sends this
+        worker's, -1: none yet, -2: keep the last one sent; one not sent again within the lease
+        time no longer counts). With ``hungry_ms``, shards with nothing due nor inactive record
+        this worker as hungry for that long, holding ``held``."""
         st = self._store
-        calls = self._due_calls(per_shard, hungry_ms, held, activate, cap)
+        calls = self._due_calls(per_shard, hungry_ms, held, inactive, cap)
         rows = st.call("candidates", lambda: redis_conn.run_calls(st.client, calls))
         return self._parse_due(rows)
 
     def _due_calls(
-        self, per_shard: int, hungry_ms: int, held: int, activate: int, cap: int
+        self, per_shard: int, hungry_ms: int, held: int, inactive: int, cap: int
     ) -> list[Call]:
         st = self._store
         script = st.script("DUE")
@@ -141,15 +152,14 @@ class RedisLeases:
         out: list[Call] = []
         for group in st.groups(range(st.shards)):
             keys = [k for s in group for k in st.due_keys(s)]
-            # On a Cluster each call sees one shard: each may activate for the waiting threads
-            # (more queues active than on one server, bounded by the cap).
-            args = [per_shard, st.worker, hungry_ms, held, mode, activate, cap, st.lease_ms]
+            args = [per_shard, st.worker, hungry_ms, held, mode, inactive, cap, st.lease_ms]
             out.append((script, keys, args))
         return out
 
     def _parse_due(self, rows: list[Any]) -> DueRead:
         st = self._store
         due: list[DueQueue] = []
+        heads: list[tuple[int, str, int]] = []
         wait_ms = -1
         active = 0
         now_ms = 0
@@ -158,7 +168,11 @@ class RedisLeases:
             now_ms = int(row[0])
             active += int(row[1])
             cap = int(row[2])
-            for shard, per in zip(group, row[3:], strict=True):
+            named = row[3]
+            for j in range(0, len(named), 3):
+                qid = named[j + 1].decode("utf-8", "surrogateescape")
+                heads.append((int(named[j + 2]), qid, group[int(named[j]) - 1]))
+            for shard, per in zip(group, row[4:], strict=True):
                 next_ms = int(per[0])
                 if next_ms >= 0 and (wait_ms < 0 or next_ms - now_ms < wait_ms):
                     wait_ms = max(0, next_ms - now_ms)
@@ -167,7 +181,13 @@ class RedisLeases:
                     due.append(
                         DueQueue(shard, qid, int(per[j + 1]), int(per[j + 2]), int(per[j + 3]))
                     )
-        return DueRead(due, wait_ms, active, now_ms, cap)
+        # One line across every shard (and node): lowest score first, the queue id breaking ties.
+        heads.sort()
+        inactive = []
+        for score, qid, shard in heads:
+            precedence, since_ms = divmod(score, PRECEDENCE_SCALE)
+            inactive.append(DueQueue(shard, qid, precedence, since_ms, 0, True))
+        return DueRead(due, wait_ms, inactive, active, now_ms, cap)
 
     def _queue_calls(
         self, name: str, items: list[tuple[int, str, str, list[Any]]], *extra_head: Any
@@ -208,7 +228,7 @@ class RedisLeases:
         self, items: list[tuple[int, str, str]], max_conn: int, interval_ms: int
     ) -> list[Lease | None]:
         """CLAIM each ``(shard, qid, server)`` in one round trip; the leases (or None)."""
-        claims = [(shard, qid, server, False) for shard, qid, server in items]
+        claims = [(shard, qid, server, CLAIM_DUE) for shard, qid, server in items]
         return self.exchange([], claims, max_conn, interval_ms, 0)[1]
 
     def finish_many(self, items: list[tuple[int, str, str, list[Any]]]) -> list[bool]:
@@ -219,23 +239,24 @@ class RedisLeases:
     def exchange(
         self,
         finishes: list[tuple[int, str, str, list[Any]]],
-        claims: list[tuple[int, str, str, bool]],
+        claims: list[tuple[int, str, str, int]],
         max_conn: int,
         interval_ms: int,
         due_per_shard: int,
         hungry_ms: int = 0,
         held: int = 0,
-        activate: int = 0,
+        inactive: int = 0,
         cap: int = -2,
     ) -> tuple[list[tuple[int, Lease | None]], list[Lease | None], DueRead | None]:
         """One round trip (per node) of a worker's frontier traffic, in this order: FINISH each
         of ``finishes`` (``(shard, qid, server, FINISH args after qid)``), CLAIM each of
-        ``claims`` (``(shard, qid, server, rotate)``: rotate, the lateness guard's, sends a
-        queue due after a politeness wait back to the inactive set instead), then read the due
-        queues if ``due_per_shard`` (:meth:`candidates` with ``hungry_ms``, ``activate`` and
-        ``cap``). ``held``: how many URIs this worker holds besides those finished here (a
-        FINISH leaves its queue to a hungry worker holding two or more fewer instead of leasing
-        the next URI).
+        ``claims`` (``(shard, qid, server, how)``: :data:`CLAIM_DUE`, :data:`CLAIM_OR_ROTATE` (the
+        lateness guard sends a queue due after a politeness wait back to the inactive set
+        instead) or :data:`CLAIM_INACTIVE` (activate it first)), then read the due queues if
+        ``due_per_shard`` (:meth:`candidates` with ``hungry_ms``, ``inactive`` and ``cap``).
+        ``held``: how many URIs this worker holds besides those finished here (a FINISH leaves
+        its queue to a hungry worker holding two or more fewer instead of leasing the next
+        URI).
 
         Returns per finish ``(state, next lease or None)`` (state 0: the lease was lost, 1:
         finished, 2: finished, the queue left to a hungry worker, 3: finished and retired), per
@@ -248,13 +269,13 @@ class RedisLeases:
                 shard,
                 qid,
                 server,
-                [max_conn if server else 0, interval_ms if server else 0, 1 if rotate else 0],
+                [max_conn if server else 0, interval_ms if server else 0, how],
             )
-            for shard, qid, server, rotate in claims
+            for shard, qid, server, how in claims
         ]
         ccalls, cindex = self._queue_calls("CLAIM", citems)
         dcalls = (
-            self._due_calls(due_per_shard, hungry_ms, held, activate, cap) if due_per_shard else []
+            self._due_calls(due_per_shard, hungry_ms, held, inactive, cap) if due_per_shard else []
         )
         calls = fcalls + ccalls + dcalls
         rows = st.call("exchange", lambda: redis_conn.run_calls(st.client, calls))

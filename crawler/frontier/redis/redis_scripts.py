@@ -9,7 +9,8 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
 ``T s``         hash    counters: queued, succeeded, failed, disregarded, ops, reaped
 ``T q:<qid>``   zset    a queue's URIs: score directive/precedence, member 8-byte sort key + URI
 ``T v:<srv>``   hash    a server's politeness: ``a`` fetches in progress, ``nb`` no start before;
-                        its adaptive pace (:data:`PACE_FN`): ``g`` gap ms, ``gp`` its last peak,
+                        its adaptive pace (``pace_rule.PACE_FIELDS``): ``g`` gap ms, ``gp``
+                        its last peak,
                         ``gr`` ms of the last increase, ``gk`` healthy answers since, ``gs`` the
                         known limit (0: none yet), ``lb`` usual fetch ms, ``iv`` ms between
                         recent answers, ``la`` last answer, ``ss`` slow answers in a row
@@ -38,11 +39,14 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
 
 Scheduling follows :mod:`crawler.frontier.policy`: a new queue is *inactive* until a worker's
 DUE finds fewer due queues than its threads want (and the worker's lateness guard allows one
-more active queue); due queues are served lower precedence first, then earlier due time; a
+more active queue): the worker picks the inactive queues first in line across every shard and
+its CLAIM activates them; due queues are served lower precedence first, then earlier due time; a
 queue the guard rotates out goes back to the inactive set. The decisions whose inputs are all
 in the worker (a finished URI's outcome, cost, delay; the guard) are made there and passed in
-as arguments; the rules that must be atomic with Redis state (the server cap, the pace, success
-precedence, the order of eligible queues) are Lua generated from the policy's constants.
+as arguments; the rules that must be atomic with Redis state (the server cap and holds, the
+pace, the budgets, success precedence, the eligible score) are the Lua translation of the
+policy's Python functions (:mod:`crawler.luagen`); the Lua written here moves state between
+Redis keys and those rules, and keeps what only a shared frontier has (leases, hungry workers).
 
 A queue id is ``<queue key>\\t<server>``: the shard is chosen by the server, so a server's state
 and all its queues share a slot and the server cap is checked in the same script that leases.
@@ -65,23 +69,11 @@ arrays; see each script's header.
 
 from __future__ import annotations
 
-from crawler.frontier.policy.eligible_order import ELIGIBLE_SCORE_LUA, PRECEDENCE_SCALE
+from crawler.frontier.policy.eligible_order import ELIGIBLE_SCORE_LUA
+from crawler.frontier.policy.pace_rule import PACE_LUA
+from crawler.frontier.policy.queue_budgets import QUEUE_BUDGETS_LUA
 from crawler.frontier.policy.queue_precedence import SUCCESS_PRECEDENCE_LUA
-from crawler.frontier.policy.server_admission import ADMISSION_LUA
-from crawler.frontier.server_pace import (
-    BASELINE_WEIGHT,
-    FAST_DESCENT,
-    FAST_RAMP_ANSWERS,
-    INTERVAL_WEIGHT,
-    MAX_SAMPLE_S,
-    MIN_FIRST_GAP_S,
-    PLATEAU_MARGIN,
-    PLATEAU_SLOWDOWN,
-    SETTLE_KNOWN_S,
-    SETTLE_S,
-    SLACK_S,
-    SLOW_STREAK,
-)
+from crawler.frontier.policy.server_admission import ADMISSION_LUA, HELD_START_LUA
 
 _NOW = """
 local t = redis.call('TIME')
@@ -109,10 +101,19 @@ _CLAIM_FN = (
     + ELIGIBLE_SCORE_LUA
     + """
 -- K = offset of the queue's keys: ready, lease, cur, stats, queue, server, park, hungry, spent;
--- inactive: the shard's inactive set (rotate only).
--- Returns {1, member, due ms, politeness delay ms, now} (leased), {2} (rotated out: rotate
--- set and the queue was due after a politeness wait), {0, due_ms} (not yet), or {0}.
-local function claim(K, qid, worker, lease_ms, max_conn, interval, rotate, inactive)
+-- inactive: the shard's inactive set (rotate and activate only).
+-- how: 0 claim a due queue, 1 the same unless it was due after a politeness wait (then the
+-- lateness guard rotates it out to the inactive set), 2 activate an inactive queue (the worker
+-- chose it: DUE named it) and claim it.
+-- Returns {1, member, due ms, politeness delay ms, now} (leased), {2} (rotated out),
+-- {0, due_ms} (not yet), or {0} (not due, gone, or no longer inactive).
+local function claim(K, qid, worker, lease_ms, max_conn, interval, how, inactive)
+  if how == 2 then
+    if redis.call('ZREM', inactive, qid) == 0 then return {0} end
+    redis.call('ZADD', KEYS[K + 1], now, qid)
+    redis.call('HDEL', KEYS[K + 9], qid .. '\\nw')
+    redis.call('HSET', KEYS[K + 9], qid .. '\\nx', 0)
+  end
   local due = redis.call('ZSCORE', KEYS[K + 1], qid)
   if not due then return {0} end
   due = tonumber(due)
@@ -128,7 +129,7 @@ local function claim(K, qid, worker, lease_ms, max_conn, interval, rotate, inact
   end
   local f = redis.call('HMGET', KEYS[K + 9], qid .. '\\nw', qid .. '\\np')
   local delay = tonumber(f[1] or '0')
-  if rotate and delay > 0 then
+  if how == 1 and delay > 0 then
     redis.call('ZREM', KEYS[K + 1], qid)
     redis.call('HDEL', KEYS[K + 9], qid .. '\\nw')
     redis.call('ZADD', inactive, eligible_score(tonumber(f[2] or '0'), now), qid)
@@ -153,96 +154,6 @@ end
 """
 )
 
-PACE_FN = (
-    # The constants of crawler.frontier.server_pace, so that both write the rule with the same
-    # numbers (tests/redis/test_redis_pace_twin.py runs both on the same answers).
-    f"local FAST_RAMP_ANSWERS, FAST_DESCENT = {FAST_RAMP_ANSWERS}, {FAST_DESCENT}\n"
-    f"local MIN_FIRST_GAP_MS = {MIN_FIRST_GAP_S * 1000:.3f}\n"
-    f"local PLATEAU_MARGIN, PLATEAU_SLOWDOWN = {PLATEAU_MARGIN}, {PLATEAU_SLOWDOWN}\n"
-    f"local SLOW_STREAK = {SLOW_STREAK}\n"
-    f"local SETTLE_MS, SETTLE_KNOWN_MS = {SETTLE_S * 1000:.3f}, {SETTLE_KNOWN_S * 1000:.3f}\n"
-    f"local MAX_SAMPLE_MS, SLACK_MS = {MAX_SAMPLE_S * 1000:.3f}, {SLACK_S * 1000}\n"
-    f"local BASELINE_WEIGHT, INTERVAL_WEIGHT = {BASELINE_WEIGHT}, {INTERVAL_WEIGHT}\n"
-    + """
--- The adaptive pace of crawler.frontier.server_pace.ServerPace, on a server's hash.
--- kind: -1 nothing fetched (no-op), 0 an answer, 1 a signal status, 2 no answer (failed);
--- age: ms since the fetch started; dur: its duration ms (-1 unknown); P: the pace parameters
--- {factor, fast, decrease, max_gap_ms, slow_factor, slow_min_ms}.
-local function pace(srv_key, kind, age, dur, P)
-  if kind < 0 then return end
-  local f = redis.call('HMGET', srv_key, 'g', 'gp', 'gr', 'gk', 'lb', 'iv', 'la', 'gs', 'ss')
-  local g, gp = tonumber(f[1] or '0'), tonumber(f[2] or '0')
-  local gr, gk = tonumber(f[3] or '-1'), tonumber(f[4] or '0')
-  local lb, iv, la = tonumber(f[5] or '-1'), tonumber(f[6] or '0'), tonumber(f[7] or '-1')
-  local gs, ss = tonumber(f[8] or '0'), tonumber(f[9] or '0')
-  if la >= 0 then
-    local d = now - la
-    if d > MAX_SAMPLE_MS then d = MAX_SAMPLE_MS end
-    iv = iv + (d - iv) * INTERVAL_WEIGHT
-  end
-  la = now
-  local signal = kind == 1
-  if dur >= 0 and kind <= 1 then
-    if lb < 0 then
-      lb = dur
-    else
-      if dur > P[5] * lb and dur - lb > P[6] then
-        ss = ss + 1
-        if ss >= SLOW_STREAK then
-          ss = 0
-          signal = true
-        end
-      else
-        ss = 0
-      end
-      lb = lb + (dur - lb) * BASELINE_WEIGHT
-    end
-  end
-  if signal then
-    if now - age >= gr then
-      local factor = P[1]
-      if gk < FAST_RAMP_ANSWERS and gs == 0 then
-        factor = P[2]
-      else
-        if gs > 0 and g > gs * PLATEAU_MARGIN + SLACK_MS then factor = factor * factor end
-        gs = g
-      end
-      gk = 0
-      if g > 0 then
-        g = g * factor
-      else
-        g = math.max(iv * factor, MIN_FIRST_GAP_MS)
-      end
-      if g > P[4] then g = P[4] end
-      gp, gr = g, now
-      local hold = g
-      if kind == 1 then
-        local settle = SETTLE_MS
-        if gs > 0 then settle = SETTLE_KNOWN_MS end
-        if settle > hold then hold = settle end
-      end
-      local nb = tonumber(redis.call('HGET', srv_key, 'nb') or '0')
-      if now + hold > nb then redis.call('HSET', srv_key, 'nb', now + math.ceil(hold)) end
-    end
-  elseif g > 0 and kind == 0 then
-    gk = gk + 1
-    if g > gs * P[1] + SLACK_MS then
-      g = g - g * P[3] * FAST_DESCENT
-    elseif g > gs * PLATEAU_MARGIN + SLACK_MS then
-      g = g - gp * P[3]
-    else
-      g = g - gp * P[3] / PLATEAU_SLOWDOWN
-    end
-    if g < MIN_FIRST_GAP_MS / 100 then g = 0 end
-  end
-  redis.call('HSET', srv_key, 'g', string.format('%.6f', g), 'gp', string.format('%.6f', gp),
-    'gr', string.format('%d', gr), 'gk', string.format('%d', gk), 'gs', string.format('%.6f', gs),
-    'ss', string.format('%d', ss),
-    'lb', string.format('%.6f', lb), 'iv', string.format('%.6f', iv), 'la', string.format('%d', la))
-end
-"""
-)
-
 SCHEDULE = (
     _NOW
     + ELIGIBLE_SCORE_LUA
@@ -256,7 +167,7 @@ SCHEDULE = (
 -- A URI added to a retired queue stays there without counting as queued (as single-process).
 -- A queue whose precedence is at or past the floor is ineligible: it waits in the ineligible
 -- set (score = its precedence) and is never handed out. Any other queue neither ready nor
--- leased waits in the inactive set (by precedence, then FIFO) until DUE activates it.
+-- leased waits in the inactive set (by precedence, then FIFO) until a CLAIM activates it.
 local g, floor, base = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local highest, kept = ARGV[4] == '1', ARGV[4] == '2'
 local out = {}
@@ -305,28 +216,29 @@ return out
 
 DUE = (
     _NOW
-    + f"local PRECEDENCE_SCALE = {PRECEDENCE_SCALE}\n"
     + """
 -- KEYS: 6 per shard: ready, hungry, lease, spent, inactive, stats
 -- ARGV: limit, worker, hungry_ms, held, mode (queue precedence policy: 0 base, else the due
---       queues are sorted by precedence), activate, cap (this worker's lateness-guard
---       capacity, kept per worker in each shard's stats hash: -2 keep the last one sent, -1
---       none yet (not counted), else this one), capacity ttl ms (a worker's capacity not sent
---       again within this no longer counts)
+--       queues are sorted by precedence), inactive (how many inactive queues to name per
+--       shard), cap (this worker's lateness-guard capacity, kept per worker in each shard's
+--       stats hash: -2 keep the last one sent, -1 none yet (not counted), else this one),
+--       capacity ttl ms (a worker's capacity not sent again within this no longer counts)
 -- Returns {now, active queues (ready or snoozed, and leased), the shared cap (the sum of the
--- workers' capacities; -1: none has one), then
--- per shard {next due ms or
--- -1, then (qid, precedence, due ms, politeness delay ms) per queue}}: up to ``limit`` queues
--- whose time has come, lower precedence first, then earlier due (crawler.frontier.policy.
--- eligible_order; with mode 0 all share one precedence), and, if fewer, when the next one
--- will. When the due queues are fewer than ``activate`` (the threads waiting), inactive queues
--- of the lowest score across the shards are activated (made due now) for the rest, while the
--- active queues stay under ``cap`` (the worker's lateness guard). When none of the shards has
--- anything due, the worker is recorded as hungry in each for ``hungry_ms`` (0: not hungry),
--- with the number of URIs it holds (``held``).
+-- workers' capacities; -1: none has one), the
+-- inactive queues first in line across this call's shards as {(shard index in the call from
+-- 1, qid, eligible score)...}: as many as ``inactive`` exceeds the due queues found, then per
+-- shard {next due ms or -1, then (qid, precedence, due ms, politeness delay ms) per queue}}:
+-- up to ``limit`` queues whose time has come, lower precedence first, then earlier due
+-- (crawler.frontier.policy.eligible_order; with mode 0 all share one precedence), and, if
+-- fewer, when the next one will. Nothing is activated here: the worker picks the inactive
+-- queues to activate across every call (the lowest scores, then queue ids, for the threads
+-- the due queues cannot serve, under the cap) and CLAIM activates them, so one decision holds
+-- on one server and on a Cluster alike.
+-- When the shards of this call have nothing due and no inactive queue, the worker is recorded
+-- as hungry in each for ``hungry_ms`` (0: not hungry), with the number of URIs it holds.
 local limit, worker, hungry_ms = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local held = math.min(tonumber(ARGV[4] or '0'), HUNGRY_SCALE - 1)
-local sorted, activate, cap = ARGV[5] ~= '0', tonumber(ARGV[6]), tonumber(ARGV[7])
+local sorted, inactive, cap = ARGV[5] ~= '0', tonumber(ARGV[6]), tonumber(ARGV[7])
 if cap ~= -2 then
   for k = 6, #KEYS, 6 do
     redis.call('HSET', KEYS[k], 'cap\\n' .. worker, cap, 'capt\\n' .. worker, now)
@@ -385,35 +297,34 @@ for k = 1, #KEYS, 6 do
   end
   rows[#rows + 1] = row
 end
--- Hold queues: an inactive queue is activated only for a thread no due queue can serve.
-local want = activate - found
-if cap >= 0 and active + want > cap then want = cap - active end
-while want > 0 do
-  local best, bk = nil, nil
+-- Hold queues: the first in line across the shards, for the threads no due queue serves.
+local line = {}
+local want = inactive - found
+if want > 0 then
   for k = 1, #KEYS, 6 do
-    local head = redis.call('ZRANGE', KEYS[k + 4], 0, 0, 'WITHSCORES')
-    if head[2] and (not best or tonumber(head[2]) < best) then
-      best, bk = tonumber(head[2]), k
+    local heads = redis.call('ZRANGE', KEYS[k + 4], 0, want - 1, 'WITHSCORES')
+    for i = 1, #heads, 2 do
+      line[#line + 1] = {(k - 1) / 6 + 1, heads[i], tonumber(heads[i + 1])}
     end
   end
-  if not bk then break end
-  local qid = redis.call('ZPOPMIN', KEYS[bk + 4])[1]
-  redis.call('ZADD', KEYS[bk], now, qid)
-  redis.call('HDEL', KEYS[bk + 3], qid .. '\\nw')
-  redis.call('HSET', KEYS[bk + 3], qid .. '\\nx', 0)
-  local row = rows[(bk - 1) / 6 + 1]
-  row[#row + 1] = qid
-  row[#row + 1] = math.floor(best / PRECEDENCE_SCALE)
-  row[#row + 1] = now
-  row[#row + 1] = 0
-  found, active, want = found + 1, active + 1, want - 1
+  table.sort(line, function(x, y)
+    if x[3] ~= y[3] then return x[3] < y[3] end
+    return x[2] < y[2]
+  end)
+end
+local named = {}
+for i = 1, math.min(#line, math.max(want, 0)) do
+  named[#named + 1] = line[i][1]
+  named[#named + 1] = line[i][2]
+  named[#named + 1] = string.format('%d', line[i][3])
+  found = found + 1
 end
 if found == 0 and hungry_ms > 0 then
   -- one member per worker ever hungry here: no pruning needed, readers ignore old scores
   local score = string.format('%d', (now + hungry_ms) * HUNGRY_SCALE + held)
   for k = 2, #KEYS, 6 do redis.call('ZADD', KEYS[k], score, worker) end
 end
-local out = {now, active, cap}
+local out = {now, active, cap, named}
 for i = 1, #rows do out[#out + 1] = rows[i] end
 return out
 """
@@ -453,15 +364,16 @@ CLAIM = (
     + _CLAIM_FN
     + """
 -- KEYS: 10 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, inactive)
--- ARGV: worker, lease_ms, then (qid, max_conn, min_interval_ms, rotate) per queue; rotate 1:
--- the worker's lateness guard rotates this queue out if it was due after a politeness wait.
+-- ARGV: worker, lease_ms, then (qid, max_conn, min_interval_ms, how) per queue; how (see
+-- _CLAIM_FN): 0 claim, 1 the lateness guard rotates the queue out if it was due after a
+-- politeness wait, 2 activate the inactive queue and claim it.
 -- Returns per queue claim()'s answer (see _CLAIM_FN).
 local worker, lease_ms = ARGV[1], tonumber(ARGV[2])
 local out = {}
 for i = 0, (#ARGV - 2) / 4 - 1 do
   local a, K = 3 + i * 4, i * 10
   out[#out + 1] = claim(K, ARGV[a], worker, lease_ms, tonumber(ARGV[a + 1]),
-    tonumber(ARGV[a + 2]), ARGV[a + 3] == '1', KEYS[K + 10])
+    tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), KEYS[K + 10])
 end
 return out
 """
@@ -478,17 +390,20 @@ FINISH = (
     _NOW
     + _WAKE_PARKED
     + _CLAIM_FN
-    + PACE_FN
+    + PACE_LUA
+    + HELD_START_LUA
+    + QUEUE_BUDGETS_LUA
     + SUCCESS_PRECEDENCE_LUA
     + """
 -- KEYS: 12 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, retired,
 --       ineligible, inactive)
 -- ARGV: worker, lease_ms, held (URIs this worker holds besides these), the 6 pace parameters
---       (PACE_FN's P; factor 0: no pace), then per queue: qid,
+--       (pace_rule.PARAMS; factor 0: no pace), then per queue: qid,
 --       old member, kind (r retry | succeeded | failed | disregarded), new member (retry), new
 --       score (retry), delay_ms, backoff_ms, hold_ms, max_conn, reclaim (1: lease the queue's
 --       next URI at once if it may be fetched now and no worker hungry in this shard holds two
---       or more URIs fewer), min_interval_ms, then the pace's kind, age and dur (PACE_FN),
+--       or more URIs fewer), min_interval_ms, then the pace's kind, age and dur
+--       (pace_rule.pace_inputs),
 --       then cost (charged to the queue's spent) and total budget (-1: none), session budget
 --       (``balance_replenish_amount``, 0: none), precedence floor, success-counts base (-1:
 --       another queue precedence policy), politeness delay ms (what the lateness guard
@@ -500,15 +415,14 @@ FINISH = (
 -- queue of the shard waits inactive is deactivated: it goes to the back of the inactive set
 -- (as the work-queue frontier's) and its session starts again when it is activated.
 -- With success-counts precedence, a success sets the
--- queue's precedence (success_precedence); at or past the floor the queue waits in the
+-- queue's precedence (success_counts_precedence); at or past the floor the queue waits in the
 -- ineligible set instead of the ready set.
 -- Returns per queue {0} when this worker no longer held the lease (it expired and was reaped),
 -- {1} when finished, {1, member, due, delay, now} when finished and the next URI leased to
 -- this worker (claim()), {2}
 -- when finished and the queue left to a hungry worker, {3} when finished and retired.
 local worker, lease_ms, held = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local P = {}
-for j = 1, 6 do P[j] = tonumber(ARGV[3 + j]) end
+local P = pace_params(ARGV, 4)
 local hungry_from = string.format('%d', now * HUNGRY_SCALE)
 local out = {}
 for i = 0, (#ARGV - 9) / 20 - 1 do
@@ -530,7 +444,7 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
       local n = redis.call('HINCRBY', KEYS[K + 9], qid .. '\\n' .. string.sub(kind, 1, 1), 1)
       local scbase = tonumber(ARGV[a + 18])
       if kind == 'succeeded' and scbase >= 0 then
-        local prec = success_precedence(scbase, n)
+        local prec = success_counts_precedence(scbase, n)
         redis.call('HSET', KEYS[K + 9], qid .. '\\np', prec)
         if prec >= tonumber(ARGV[a + 17]) then ineligible = prec end
       end
@@ -538,18 +452,14 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
     redis.call('HINCRBY', KEYS[K + 4], 'ops', 1)
     local active = tonumber(redis.call('HGET', KEYS[K + 6], 'a') or '0')
     if active > 0 then redis.call('HSET', KEYS[K + 6], 'a', active - 1) end
-    if P[1] > 0 then
+    if P.factor > 0 then
       pace(KEYS[K + 6], tonumber(ARGV[a + 11]), tonumber(ARGV[a + 12]), tonumber(ARGV[a + 13]), P)
     end
-    local nb = tonumber(redis.call('HGET', KEYS[K + 6], 'nb') or '0')
-    local backoff = tonumber(ARGV[a + 6])
-    if backoff > 0 and now + backoff > nb then nb = now + backoff end
-    local hold = tonumber(ARGV[a + 7])
-    if hold > 0 then
-      if nb < now then nb = now end
-      nb = nb + hold
+    local backoff, hold = tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7])
+    if backoff > 0 or hold > 0 then
+      local nb = tonumber(redis.call('HGET', KEYS[K + 6], 'nb') or '0')
+      redis.call('HSET', KEYS[K + 6], 'nb', held_start(nb, now, backoff, hold))
     end
-    if backoff > 0 or hold > 0 then redis.call('HSET', KEYS[K + 6], 'nb', nb) end
     local max_conn = tonumber(ARGV[a + 8])
     local row = {1}
     local cost, budget = tonumber(ARGV[a + 14]), tonumber(ARGV[a + 15])
@@ -559,10 +469,10 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
     local rotate = false
     if balance > 0 then
       local session = tonumber(redis.call('HINCRBY', KEYS[K + 9], qid .. '\\nx', cost))
-      rotate = session >= balance and redis.call('ZCARD', KEYS[K + 12]) > 0
+      rotate = session_spent_out(session, balance) and redis.call('ZCARD', KEYS[K + 12]) > 0
     end
     local left = redis.call('ZCARD', KEYS[K + 5])
-    if budget >= 0 and spent >= budget then
+    if over_total_budget(spent, budget) then
       redis.call('ZREM', KEYS[K + 1], qid)
       if not redis.call('ZSCORE', KEYS[K + 10], qid) then
         redis.call('HINCRBY', KEYS[K + 4], 'queued', -left)
@@ -596,8 +506,7 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
         end
       end
       if reclaim then
-        local got = claim(K, qid, worker, lease_ms, max_conn, tonumber(ARGV[a + 10]), false,
-          nil)
+        local got = claim(K, qid, worker, lease_ms, max_conn, tonumber(ARGV[a + 10]), 0, nil)
         if got[1] == 1 then row = got end
       end
     end
@@ -652,11 +561,13 @@ return 0
 INLINE_LEAVE = (
     _NOW
     + _WAKE_PARKED
-    + PACE_FN
+    + PACE_LUA
+    + HELD_START_LUA
     + """
 -- KEYS: server, inline slots, park, ready (INLINE_KEYS)
--- ARGV: token, own, max_conn, the pace's kind, age and dur (PACE_FN), backoff_ms, hold_ms, then
---       the 6 pace parameters (PACE_FN's P; factor 0: no pace)
+-- ARGV: token, own, max_conn, the pace's kind, age and dur (pace_rule.pace_inputs), backoff_ms,
+--       hold_ms, then
+--       the 6 pace parameters (pace_rule.PARAMS; factor 0: no pace)
 -- Gives back a slot INLINE_ENTER took (unless own, or already taken back), lets the server's
 -- pace learn from the answer, applies a Retry-After back-off and bandwidth hold as FINISH does,
 -- and wakes queues parked on the server. Returns 1 if a slot was given back.
@@ -667,19 +578,15 @@ if not own and redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
   local active = tonumber(redis.call('HGET', KEYS[1], 'a') or '0')
   if active > 0 then redis.call('HSET', KEYS[1], 'a', active - 1) end
 end
-local P = {}
-for j = 1, 6 do P[j] = tonumber(ARGV[8 + j]) end
-if P[1] > 0 then
+local P = pace_params(ARGV, 9)
+if P.factor > 0 then
   pace(KEYS[1], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), P)
 end
-local nb = tonumber(redis.call('HGET', KEYS[1], 'nb') or '0')
 local backoff, hold = tonumber(ARGV[7]), tonumber(ARGV[8])
-if backoff > 0 and now + backoff > nb then nb = now + backoff end
-if hold > 0 then
-  if nb < now then nb = now end
-  nb = nb + hold
+if backoff > 0 or hold > 0 then
+  local nb = tonumber(redis.call('HGET', KEYS[1], 'nb') or '0')
+  redis.call('HSET', KEYS[1], 'nb', held_start(nb, now, backoff, hold))
 end
-if backoff > 0 or hold > 0 then redis.call('HSET', KEYS[1], 'nb', nb) end
 wake_parked(KEYS[1], KEYS[3], KEYS[4], max_conn)
 return freed
 """

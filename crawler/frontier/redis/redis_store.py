@@ -94,7 +94,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         self.shards = p.shards
         self.lease_ms = int(p.lease_s * 1000)
         self.pace_args: tuple[float, ...] = NO_PACE
-        """FINISH's pace parameters (``redis_scripts.PACE_FN``); all 0 = no adaptive pace. The
+        """FINISH's pace parameters (``pace_rule.PARAMS``); all 0 = no adaptive pace. The
         frontier sets them from the order (:func:`~crawler.frontier.policy.pace_rule.
         pace_arguments`)."""
         self.precedence_args: list[Any] = [255, 3, 0]

@@ -1,6 +1,6 @@
-"""The README's custom Processor example, run the way a reader runs it: the module and the order
-copied from the README into a job directory, ``crawler run`` started from another directory,
-without PYTHONPATH, against the sample site."""
+"""The custom Processor example of docs/processors.md, run the way a reader runs it: the module
+and the order copied from the page into a job directory, ``crawler run`` started from another
+directory, without PYTHONPATH, against the sample site."""
 
 from __future__ import annotations
 
@@ -21,18 +21,18 @@ CRAWLER = ROOT / ".venv" / "bin" / "crawler"
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
 
-def readme_block(marker: str, lang: str) -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def docs_block(marker: str, lang: str) -> str:
+    text = (ROOT / "docs" / "processors.md").read_text(encoding="utf-8")
     match = re.search(rf"<!-- example: {marker} -->\s*```{lang}\n(.*?)```", text, flags=re.DOTALL)
-    assert match, f"README has no {marker} example"
+    assert match, f"docs/processors.md has no {marker} example"
     return match.group(1)
 
 
-def test_readme_processor_records_the_title_of_every_2xx_html_page(tmp_path: Path) -> None:
+def test_docs_processor_records_the_title_of_every_2xx_html_page(tmp_path: Path) -> None:
     job = tmp_path / "jobs" / "mycrawl"
     job.mkdir(parents=True)
-    (job / "myprocessors.py").write_text(readme_block("processor", "python"))
-    (job / "order.yaml").write_text("name: mycrawl\n" + readme_block("order", "yaml"))
+    (job / "myprocessors.py").write_text(docs_block("processor", "python"))
+    (job / "order.yaml").write_text("name: mycrawl\n" + docs_block("order", "yaml"))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -83,7 +83,7 @@ def test_readme_processor_records_the_title_of_every_2xx_html_page(tmp_path: Pat
     assert {uri for uri, _ in rows} == html_2xx and len(rows) == len(html_2xx)
     assert all(0 < len(title) <= 80 and "<" not in title for _, title in rows)
 
-    # as the README says, show-processor finds the module when run in the job's directory
+    # as docs/processors.md says, show-processor finds the module when run in the job's directory
     shown = subprocess.run(
         [str(CRAWLER), "show-processor", "myprocessors.TitleRecorder"],
         cwd=job,
