@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from support.redis_servers import RedisServer
-from support.stores import REDIS_CLUSTER, FrontierMaker
+from support.stores import FrontierMaker
 
 from crawler.curi import CrawlURI
 from crawler.frontier import HostnameQueueAssignmentPolicy
@@ -70,8 +70,6 @@ def test_every_store_learns_the_same_hosts_in_rotation(stores: FrontierMaker) ->
 
 
 def test_every_store_activates_no_more_queues_than_the_cap(stores: FrontierMaker) -> None:
-    if stores.kind == REDIS_CLUSTER:
-        pytest.skip("on a Cluster each node's DUE call holds its own shards under the cap")
     h = stores.frontier(politeness=POLITE, lateness_tolerance=0.05)
     guard = guard_of(h.frontier)
     guard.capacity = 3.0  # as if learned
