@@ -117,6 +117,7 @@ class QueueRelease:
             end_s = min(now, max(q.handed_out_s, now - (wall_s - fetch_end_ms / 1000.0)))
         polite_until = end_s + polite_s
         until = max(now + wait_s, polite_until)
+        sched.served(q, now, until)
         # Only a politeness wait says when the queue is due for a thread (retries are not).
         sched.snooze(q, until, now, until - end_s if polite_s > 0 else 0.0)
         self._quiet = False

@@ -8,10 +8,12 @@ consistent and answers "which queue now?" (:meth:`candidate`).
 
 Activation (Heritrix's "hold queues"): an inactive queue is activated only when no ready queue
 waits for a thread, and while the :class:`~crawler.frontier.policy.lateness_guard.LatenessGuard`
-allows (``frontier.lateness_tolerance``): the fetch of a queue that was due after a politeness
-wait (``WorkQueue.due_s``) tells the guard how late it started (:meth:`fetched`), and while the
-crawler cannot keep up due queues are rotated out to the back of their inactive FIFO instead of
-served.
+allows (``frontier.lateness_tolerance``): every URI given back tells the guard how long a
+thread held it, how long its queue waits and how many threads serve the frontier
+(:meth:`served`; ``waiting`` counts the threads blocked in ``next()``), the fetch of a queue that
+was due after a politeness wait (``WorkQueue.due_s``) how late it started (:meth:`fetched`);
+while fetches start late, the queues beyond the guard's cap are rotated out to the back of
+their inactive FIFO instead of served.
 
 Heritrix counterparts: ``WorkQueueFrontier``'s ``readyClassQueues``, ``snoozedClassQueues``,
 ``inactiveQueuesByPrecedence`` and ``precedenceFloor``. Not thread-safe: the frontier holds its
@@ -93,6 +95,8 @@ class QueueScheduler:
         self._inactive: dict[int, deque[WorkQueue]] = {}
         self.inactive_counts: dict[int, int] = {}
         self.guard = LatenessGuard(lateness_tolerance)
+        self.waiting = 0
+        """Threads blocked in the frontier's ``next()`` (the frontier keeps it)."""
 
     # ------------------------------------------------------------ states
     def get_or_add(self, key: str) -> WorkQueue:
@@ -274,7 +278,7 @@ class QueueScheduler:
                 self.deactivate(q)
                 continue
             return q
-        if self.others_waiting() and not self.guard.may_activate(self.active(), now_s):
+        if self.others_waiting() and not self.guard.may_activate(self.active()):
             return None
         for prec in sorted(p for p, n in self.inactive_counts.items() if n > 0):
             if prec >= self._floor:
@@ -295,6 +299,19 @@ class QueueScheduler:
         if q.due_s:
             self.guard.fetched(q.due_s, q.delay_s, started_s, now_s)
             q.due_s = 0.0
+
+    def served(self, q: WorkQueue, now_s: float, due_s: float) -> None:
+        """``q``, handed out at ``q.handed_out_s``, gives its URI back at ``now_s`` and is due
+        again at ``due_s``: tell the guard how long a thread held it, how long it waits, and
+        how many threads serve the frontier (holding a URI, this one included, or waiting)."""
+        self.guard.served(
+            now_s - q.handed_out_s,
+            max(0.0, due_s - now_s),
+            self.counts[IN_PROCESS] + self.waiting,
+            self.waiting,
+            self.active(),
+            now_s,
+        )
 
     def active(self) -> int:
         """Queues ready, in process or snoozed (parked included)."""

@@ -239,7 +239,11 @@ class WorkQueueFrontier:
                 wake_s = self.sched.next_wake_s()
                 if wake_s is not None:
                     remaining = min(remaining, max(wake_s - self._clock.monotonic(), 0.001))
-                self._cond.wait(remaining)
+                self.sched.waiting += 1  # a thread the lateness guard counts
+                try:
+                    self._cond.wait(remaining)
+                finally:
+                    self.sched.waiting -= 1
         return None
 
     def _next_locked(self) -> CrawlURI | None:

@@ -204,9 +204,10 @@ class FrontierConfig(Section):
     lateness_tolerance: float = Field(
         0.05,
         ge=0,
-        description="lateness guard: while every fetch starts late, the excess of active "
-        "queues is rotated out and the rest capped; the cap grows again when no fetch started "
-        "later than half this share of its politeness delay for a while; 0 = off",
+        description="lateness guard: the hosts in rotation are capped at what the threads "
+        "serve on time, learned from the fetch times (threads x (hold + wait) / hold), lowered "
+        "while more than 1% of fetches start later than half this share of their politeness "
+        "delay; 0 = off",
     )
 
     @field_validator("canonicalization")

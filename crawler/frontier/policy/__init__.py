@@ -9,8 +9,9 @@
 * :mod:`~crawler.frontier.policy.server_admission`: the server cap and parking rule;
 * :mod:`~crawler.frontier.policy.pace_rule`: the adaptive pace in the Redis scripts (its
   arithmetic is :func:`~crawler.frontier.server_pace.pace_step`);
-* :mod:`~crawler.frontier.policy.lateness_guard`: the cap on active queues that keeps fetch
-  starts on time;
+* :mod:`~crawler.frontier.policy.lateness_guard`: the hosts in rotation the threads can serve
+  on time, learned from fetch times and lateness (Redis keeps only each worker's figure and
+  sums them);
 * :mod:`~crawler.frontier.policy.eligible_order`: the order eligible queues are served in.
 
 The LevelDB and memory stores keep what the

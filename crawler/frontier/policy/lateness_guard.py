@@ -1,33 +1,62 @@
-"""LatenessGuard: keeps the active queues as few as the crawler can serve on time.
+"""LatenessGuard: keeps the hosts in rotation as few as the threads can serve on time.
 
 Heritrix activates an inactive queue only when no ready queue waits for a thread ("hold
 queues"), and the frontier does too. That alone lets the active set outgrow what the crawler can
 do: the first fetches of a new host (its DNS lookup, its robots.txt) are cheap and each is
 followed by a politeness wait, during which idle threads activate more hosts; once all of them
-fetch pages, a host whose delay has passed waits seconds for its next fetch (at 10,000 hosts,
-~1,400 were active and each was served seconds late). The wait is not always in the frontier:
-with many threads and the interpreter's lock busy, a thread hands the URI out at once and then
-waits for its turn to run. So the guard measures the lateness of each fetch *start*, after its
-queue's politeness delay (``frontier.lateness_tolerance``, a share of the delay; 0: off):
+fetch pages, a host whose delay has passed waits seconds for a thread. The guard learns how
+many queues the crawl can keep in rotation and activates no more (``frontier.
+lateness_tolerance``, the share of its politeness delay a fetch may start late; 0: off).
 
-* *Saturated*: every fetch started for :data:`PERSIST_S` (or its delay, if longer) was more than
-  :data:`MIN_LATE_S` late, with no pause of :data:`RUN_GAP_S` between two. A few late ones (a
-  pause of the interpreter, a busy moment) are not saturation.
-* Then the guard trims the excess: by Little's law, the fetch rate times the mean lateness is
-  how many more queues are active than can be served on time, so :data:`TRIM_GAIN` x that many
-  due queues are rotated out when they next come to a thread — to the back of their inactive
-  FIFO, as a queue over its session budget goes — and the active set is capped at what is
-  left: no queue is activated while that many are active. One trim per :data:`PERSIST_S` (or
-  two delays), so its effect shows before the next one.
-* A fetch later than :data:`MARGIN` x tolerance x its delay is *late*. The cap grows again on
-  demand: when a thread finds no ready queue and the cap keeps it from activating one, while no
-  fetch was late for :data:`CALM_S`, the cap rises by one, at most :data:`GROW_RATE` x the cap
-  per second (what a new host costs shows only a few seconds later). A queue leaving the active
-  set (exhausted, over its session budget, retired) still makes room for an inactive one, so
-  hosts take turns as before.
+**The model (Little's law).** A queue in rotation holds a thread for ``o`` seconds per URI
+(hand-out to finish: the fetch, over a pooled or a new connection, and the processing), then
+waits ``w`` (its politeness delay) before it is due again: one visit per ``o + w``. ``T``
+threads hold URIs at most ``T / o`` times a second, so at most ``T x (o + w) / o`` queues can be
+served on time; with more, a due queue waits for a thread. ``o``, ``w`` and ``T`` are measured:
+``o`` and ``w`` as the means over a *window* of URIs given back (:meth:`served`), ``T`` as the
+most threads seen serving the frontier (holding a URI or waiting for one) in that window. So
+the figure follows the fetch times as they change: slower fetches (a busy interpreter, TLS
+handshakes when the connection pool cannot keep a connection per host in rotation, slow
+servers) lower it, faster ones raise it.
 
-All times are the frontier clock's monotonic seconds. Not thread-safe: the scheduler calls it
-under the frontier's lock. No Heritrix counterpart.
+**The correction (observed lateness).** At the model's figure every thread is busy and a due
+queue waits for one by chance (queueing at full load): the guard keeps the active set at a
+share ``u`` of it. A fetch is *late* when it starts more than :data:`MARGIN` x tolerance x its
+delay after its queue was due (:meth:`fetched`). At the end of each window:
+
+* more than :data:`LATE_SHARE` of the due fetches late (*saturated*) while the threads were
+  busy (fewer than one waiting for a URI on average: with threads idle, lateness is the
+  machine's, not too many hosts, and fewer hosts would not help): if no more queues were active
+  than the cap, ``u`` is too high: it falls to the share of the model active now times (1 - the
+  late share), by :data:`MAX_FALL` at most, and no queue is activated while as many are active.
+  A rotated-out host's next visit comes after its turn in the inactive FIFO, one long gap, so
+  the guard rotates out only a gross excess: with :data:`ROTATE_SHARE` or more late, the queues
+  active beyond :data:`SLOW_START` x the cap (as after a sharp rise of the fetch times) are
+  rotated out as they come due to a thread (to the back of their inactive FIFO, as a queue over
+  its session budget goes); a smaller excess shrinks as hosts leave the active set;
+* none late beyond that share while the cap kept a thread from activating a queue: ``u`` gains
+  :data:`GROWTH` of its distance to 1 (never more queues than the threads can serve).
+
+The model is the mean of the last window's figure and the one before. Like TCP's slow start,
+the cap is at most :data:`SLOW_START` x the queues active at a window's end (or the threads):
+it is twice the threads until the first window closes, and doubles at most per window, because
+a new host's first fetches (DNS, robots.txt) are cheap and what its pages cost shows only
+windows later.
+
+A window closes after :data:`WINDOW_URIS` URIs and at least one mean cycle ``o + w``; the
+window after a late one only measures (its lateness is still the last one's), so a step's
+effect shows before the next is taken. Nothing in it is a time constant. A queue leaving the
+active set (exhausted, over its session budget, retired) makes room for an inactive one, so
+hosts still take turns.
+
+**Shared by several workers** (the Redis frontier): each worker's guard learns its own figure
+(:attr:`offered`: its capacity, from its own threads and fetches, within the slow start's
+ceiling); Redis keeps each worker's figure (one that has none yet is not counted) and every read
+brings back their sum as :attr:`crawl_cap`, the cap on the crawl-wide active set. Each worker
+rotates out its share of an excess.
+
+All times are the frontier clock's seconds (monotonic, or Redis's). Not thread-safe: the
+frontier calls it under its lock. No Heritrix counterpart.
 """
 
 from __future__ import annotations
@@ -35,85 +64,171 @@ from __future__ import annotations
 import math
 
 MARGIN = 0.5
-"""Lateness counts from this fraction of the tolerance, so the wait settles below it."""
-MIN_LATE_S = 0.02
-"""Least lateness that counts (a thread's wake-up takes a few ms on a busy machine)."""
-PERSIST_S = 2.0
-RUN_GAP_S = 1.0
-CALM_S = 2.0
-GROW_RATE = 0.02
-TRIM_GAIN = 0.5
-"""Share of the estimated excess one trim rotates out (the estimate lags: trims converge)."""
-SMOOTHING = 0.05
-"""Weight of each fetch in the running means of lateness and of the time between fetches."""
+"""A fetch counts as late from this share of the tolerance, so the p99 settles below it."""
+LATE_SHARE = 0.01
+"""Share of late fetches a window may have: the tolerance is a 99th percentile."""
+WINDOW_URIS = 100
+"""Least URIs per window: enough to see a 1% share of late fetches."""
+GROWTH = 0.5
+"""Share of its distance to 1 that ``u`` gains after a calm window in which the cap held back
+a thread (the model is the safe bound: ``u`` approaches it geometrically)."""
+MAX_FALL = 0.25
+"""Most ``u`` loses after one late window."""
+ROTATE_SHARE = 0.1
+"""Share of late fetches from which a gross excess of active queues is rotated out."""
+SLOW_START = 2
+"""The cap is at most this many times the queues active (or the threads) at a window's end."""
 
 
 class LatenessGuard:
-    """The active set's cap, the trim under way and the fetch statistics (module docstring)."""
+    """The hosts in rotation the crawl can serve on time (see the module docstring)."""
 
     def __init__(self, tolerance: float) -> None:
         self.tolerance = tolerance
-        self.cap = math.inf
-        """No inactive queue is activated while this many are active (inf: no cap yet)."""
+        self.capacity = math.inf
+        """This process's learned figure: queues its threads can keep on time (inf: none yet)."""
+        self.ceiling = math.inf
+        """The slow start's bound on the cap (:data:`SLOW_START` x the queues active or the
+        threads; inf until a thread is seen)."""
+        self.crawl_cap: float | None = None
+        """The crawl-wide cap when several workers share the frontier (the sum of their
+        capacities, as the store last said); None: this process's capacity is the cap."""
+        self.model = math.inf
+        """``T x (o + w) / o`` of the last window."""
+        self.share = 1.0
+        """``u``: the share of the model kept active."""
         self.saturated = False
+        """Whether the last window had more late fetches than :data:`LATE_SHARE`."""
         self.rotated = 0
         """Queues rotated out to trim the active set."""
         self.to_rotate = 0
         """Due queues still to rotate out in the trim under way."""
         self.late_s = 0.0
-        """Running mean of the fetches' lateness (s)."""
-        self._mean_gap_s = 1.0  # running mean of the time between two fetch reports
-        self._late_since_s: float | None = None
-        self._last_fetch_s = -math.inf
-        self._last_late_s = -math.inf
-        self._trimmed_s = -math.inf
-        self._grown_s = -math.inf
+        """Mean lateness (s) of the due fetches of the last window (of this one, until then)."""
+        self.windows = 0
+        self._trim_due = False
+        self._settling = False  # the window after a trim: its lateness is the trim's
+        self._held_back = False
+        self._start_s: float | None = None
+        self._n = 0
+        self._out_s = 0.0
+        self._wait_s = 0.0
+        self._threads = 0
+        self._idle = 0
+        self._due = 0
+        self._late = 0
+        self._late_sum_s = 0.0
+        self._cycle_s = 0.0
+
+    @property
+    def enabled(self) -> bool:
+        return self.tolerance > 0
+
+    @property
+    def cap(self) -> float:
+        """No inactive queue is activated while this many are active (inf: no cap)."""
+        return self.offered if self.crawl_cap is None else self.crawl_cap
+
+    @property
+    def offered(self) -> float:
+        """This process's cap: its capacity within the slow start's ceiling (what a worker
+        sends Redis)."""
+        return min(self.capacity, self.ceiling)
+
+    # ------------------------------------------------------------ measurements
+    def served(
+        self, out_s: float, wait_s: float, threads: int, idle: int, active: int, now_s: float
+    ) -> None:
+        """A thread gave back a URI it held ``out_s``; its queue waits ``wait_s`` before it is
+        due again (its politeness delay; 0 if none); ``threads`` serve the frontier now (holding
+        a URI or waiting for one), ``idle`` of them waiting; ``active`` queues are active
+        (crawl-wide for a shared frontier). Closes the window when it is full."""
+        if self.tolerance <= 0:
+            return
+        if self._start_s is None:
+            self._start_s = now_s
+        self._n += 1
+        self._out_s += max(0.0, out_s)
+        self._wait_s += max(0.0, wait_s)
+        self._threads = max(self._threads, threads)
+        self._idle += idle
+        if not self.windows:  # slow start: twice the threads until the first window closes
+            self.ceiling = float(SLOW_START * max(self._threads, 1))
+        if self._n >= WINDOW_URIS and now_s - self._start_s >= self._cycle_s:
+            self._close(active, now_s)
 
     def fetched(self, due_s: float, delay_s: float, started_s: float, now_s: float) -> None:
-        """A fetch of a queue due since ``due_s`` (after a delay of ``delay_s``) started at
-        ``started_s``; it is reported at ``now_s``."""
+        """A fetch of a queue due since ``due_s`` (after a politeness delay of ``delay_s``)
+        started at ``started_s``; reported at ``now_s``."""
         if self.tolerance <= 0:
             return
         late_s = max(0.0, started_s - due_s)
-        gap_s = now_s - self._last_fetch_s
-        self._last_fetch_s = now_s
-        self._mean_gap_s += SMOOTHING * (min(gap_s, 10.0) - self._mean_gap_s)
-        self.late_s += SMOOTHING * (late_s - self.late_s)
-        if late_s > max(self.tolerance * MARGIN * delay_s, MIN_LATE_S):
-            self._last_late_s = now_s
-        if gap_s > RUN_GAP_S or late_s <= MIN_LATE_S:
-            self._late_since_s = None
-        if late_s <= MIN_LATE_S:
-            self.saturated = False
-            return
-        if self._late_since_s is None:
-            self._late_since_s = now_s
-        self.saturated = now_s - self._late_since_s >= max(PERSIST_S, delay_s)
-        if self.saturated and now_s - self._trimmed_s >= max(PERSIST_S, 2 * delay_s):
-            self._trimmed_s = now_s
-            self.to_rotate = math.ceil(TRIM_GAIN * self.late_s / max(self._mean_gap_s, 1e-3))
+        self._due += 1
+        self._late_sum_s += late_s
+        self.late_s = self._late_sum_s / self._due
+        if late_s > self.tolerance * MARGIN * delay_s:
+            self._late += 1
 
+    def _close(self, active: int, now_s: float) -> None:
+        n = self._n
+        out_s = self._out_s / n
+        self._cycle_s = cycle_s = out_s + self._wait_s / n
+        if out_s > 0 and self._threads > 0:
+            model = self._threads * cycle_s / out_s
+            # the mean of this window's figure and the last one's: one odd window moves it half
+            self.model = model if math.isinf(self.model) else (self.model + model) / 2
+        late_share = self._late / self._due if self._due else 0.0
+        self.saturated = late_share > LATE_SHARE
+        settling, self._settling = self._settling, False
+        busy = self._idle < n  # fewer than one thread idle on average: the threads are the limit
+        if self.saturated and busy and math.isfinite(self.model):
+            in_use = active * self._mine() / self.model  # the share of the model active now
+            if in_use <= self.share and not settling:
+                # late with no more queues active than the cap: the share is too high
+                self.share = max(in_use * (1 - min(MAX_FALL, late_share)), 1e-6)
+            self._trim_due = late_share >= ROTATE_SHARE
+            self._settling = True
+        elif self._held_back and late_share <= LATE_SHARE and not settling:
+            self.share += GROWTH * (1.0 - self.share)
+        if math.isfinite(self.model):
+            # at most twice what is active (or the threads): a new host's first fetches (DNS,
+            # robots.txt) are cheap, what its pages cost shows windows later
+            self.ceiling = float(
+                SLOW_START * max(math.ceil(active * self._mine()), self._threads, 1)
+            )
+            self.capacity = max(1.0, math.floor(self.share * self.model))
+        self.windows += 1
+        self._start_s = now_s
+        self._n = self._threads = self._idle = self._due = self._late = 0
+        self._out_s = self._wait_s = self._late_sum_s = 0.0
+        self._held_back = False
+
+    def _mine(self) -> float:
+        """This process's share of the crawl-wide cap (1 when it alone serves the frontier)."""
+        cap = self.crawl_cap
+        offered = self.offered
+        if cap is None or not math.isfinite(cap) or cap <= 0 or not math.isfinite(offered):
+            return 1.0
+        return min(1.0, offered / cap)
+
+    # ------------------------------------------------------------ decisions
     def take_rotation(self, active: int) -> bool:
-        """A due queue comes to a thread, ``active`` queues being active: True if it is to be
-        rotated out (a trim is under way); the cap then follows the active set down."""
+        """A queue due after a politeness wait comes to a thread, ``active`` queues being
+        active: True if it is to be rotated out (the trim after a late window)."""
+        if self._trim_due:
+            self._trim_due = False
+            excess = active - SLOW_START * self.cap  # what holding activations back won't mend
+            self.to_rotate = max(0, math.ceil(excess * self._mine()))
         if self.to_rotate <= 0:
             return False
         self.to_rotate -= 1
         self.rotated += 1
-        self.cap = min(self.cap, active - 1)
         return True
 
-    def may_activate(self, active: int, now_s: float) -> bool:
-        """Whether an idle thread may activate a queue, ``active`` being active; raises the cap
-        by one if it is all that stands in the way and no fetch was late for a while."""
-        if active < self.cap:
+    def may_activate(self, active: int, want: int = 1) -> bool:
+        """Whether an idle thread may activate a queue, ``active`` being active (``want``:
+        how many threads ask); notes it when the cap is what stands in the way."""
+        if active + want <= self.cap:
             return True
-        if (
-            now_s - self._last_late_s >= CALM_S
-            and now_s - self._grown_s >= 1.0 / (GROW_RATE * max(self.cap, 1.0))
-            and active + 1 >= self.cap
-        ):
-            self.cap += 1
-            self._grown_s = now_s
-            return True
-        return False
+        self._held_back = True
+        return active < self.cap

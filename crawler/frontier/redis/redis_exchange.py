@@ -26,9 +26,11 @@ eligible score, then queue id) and its CLAIMs activate them, so a read spread ov
 nodes, each with its own clock, decides as one server would. While the guard trims the active
 set, a queue due after a politeness wait is rotated out by its CLAIM instead of leased.
 The guard's times are Redis's (ms / 1000), carried forward by the monotonic clock between reads
-(:meth:`RedisExchange.redis_now_s`). The cap is one for the crawl, kept in Redis: a worker whose
-guard trims or raises it sends the new value with its next read; every read brings each guard
-the value last set.
+(:meth:`RedisExchange.redis_now_s`). The cap is one for the crawl, kept in Redis: each worker's
+guard learns its own capacity (from its threads and fetch times), sends it with a read when it
+changed or half a lease time after it last did (Redis forgets a worker's capacity not sent
+again within a lease time, as it reaps the leases of a worker gone), and every read brings each
+guard the sum of the capacities the workers sent (:attr:`LatenessGuard.crawl_cap`).
 
 Thread-safety: shares the frontier's lock; ``demand`` and ``on_leased`` are called with it held,
 and so is the guard.
@@ -105,7 +107,9 @@ class RedisExchange:
         self.active = 0
         """Active queues crawl-wide at the last read of the due queues."""
         self._offset_s = 0.0  # Redis's time minus the monotonic clock, at the last read
-        self._synced_cap = math.inf  # the guard's cap as last agreed with the shared one
+        self._sent_capacity = math.nan  # the guard's capacity as last sent to Redis
+        self._sent_at = -math.inf
+        self._resend_s = store.lease_ms / 2000.0
         self._logger = logger
         self._cond = threading.Condition(lock)
         self._max_conn = max_conn
@@ -196,7 +200,7 @@ class RedisExchange:
     # ------------------------------------------------------------ rounds
     def _run(self) -> None:
         """The background thread: rounds nobody else runs (FINISHes while every thread is busy
-        fetching, polls while threads wait)."""
+        fetching, polls while threads wait, the guard's capacity sent again in time)."""
         cond = self._cond
         with cond:
             while True:
@@ -208,19 +212,28 @@ class RedisExchange:
                     if self._closed:
                         break
                     want = self._demand()
-                    if want > 0 and (self._finishes or now >= self._poll_at):
+                    refresh_s = self._refresh_in(now)
+                    if (want > 0 and (self._finishes or now >= self._poll_at)) or refresh_s <= 0:
                         break
                     if self._finishes:
                         # No thread waits: let FINISHes gather a moment, one round trip for many.
                         linger_s = self._first_put + FINISH_LINGER_S - now
                         if linger_s <= 0:
                             break
-                        cond.wait(linger_s)
+                        cond.wait(min(linger_s, refresh_s))
                         continue
-                    cond.wait(self._poll_at - now if want > 0 else None)
+                    wait_s = min(self._poll_at - now if want > 0 else math.inf, refresh_s)
+                    cond.wait(None if math.isinf(wait_s) else wait_s)
                 if self._closed and not self._finishes:
                     return
                 self.round()
+
+    def _refresh_in(self, now: float) -> float:
+        """Seconds until the guard's capacity must be sent again, so that Redis keeps counting
+        it while no thread here needs a read (inf: the guard is off)."""
+        if not self.guard.enabled:
+            return math.inf
+        return self._sent_at + self._resend_s - now
 
     def round(self) -> None:
         """One round trip for the current demand (lock held on entry and exit; released during
@@ -244,20 +257,24 @@ class RedisExchange:
         del self._cands[: len(picked)]
         guard = self.guard
         claims = [(c.shard, c.qid, self._claim_how(c)) for c in picked]
-        need_due = rest > len(claims)
+        hungry = rest > len(claims)
+        need_due = hungry or self._refresh_in(time.monotonic()) <= 0
         activate, cap = 0, -2
         if need_due:
             self.reads_started += 1
-            # The guard may raise its cap (as the last read's count says); the read's count
-            # holds the activations under it.
-            guard.may_activate(self.active, self.redis_now_s())
             activate = rest - len(claims)
-            if guard.cap != self._synced_cap:  # this worker's guard trimmed or grew the cap
-                cap = -1 if math.isinf(guard.cap) else max(0, int(guard.cap))
+            # The guard notes whether the cap holds threads back (as the last read's count
+            # says); DUE holds the active queues under it with the count as it is now.
+            guard.may_activate(self.active, activate)
+            mono = time.monotonic()
+            offered = guard.offered
+            if offered != self._sent_capacity or mono - self._sent_at >= self._resend_s:
+                cap = -1 if not guard.enabled or math.isinf(offered) else int(offered)
+                self._sent_capacity, self._sent_at = offered, mono
         cond.release()
         try:
             ok, leased, due, yielded = self._send(
-                batch, claims, CANDIDATES_PER_SHARD if need_due else 0, activate, cap
+                batch, claims, CANDIDATES_PER_SHARD if need_due else 0, activate, cap, hungry
             )
         finally:
             cond.acquire()
@@ -267,14 +284,15 @@ class RedisExchange:
         now = time.monotonic()
         if not ok:
             self._poll_at = now + MAX_IDLE_SLEEP_S
+            self._sent_capacity = math.nan  # send it again with the next read
         elif yielded:
             self._poll_at = now + YIELD_S  # give the hungry worker a head start
         elif due is not None:
             found, wait_ms = due.queues, due.wait_ms
             self.active = due.active
             self._offset_s = due.now_ms / 1000.0 - now
-            # One cap for the crawl: every worker's guard follows the last one set.
-            guard.cap = self._synced_cap = math.inf if due.cap < 0 else float(due.cap)
+            # One cap for the crawl: the sum of the capacities the workers sent.
+            guard.crawl_cap = math.inf if due.cap < 0 else float(due.cap)
             found.sort(key=lambda c: (*eligible_key(c.precedence, c.due_ms), c.qid))
             # Hold queues: an inactive queue is activated only for a thread no due queue can
             # serve, and while the active queues stay under the cap.
@@ -311,10 +329,12 @@ class RedisExchange:
         due_per_shard: int,
         inactive: int = 0,
         cap: int = -2,
+        hungry: bool = True,
     ) -> tuple[bool, list[Leased], DueRead | None, bool]:
         """One round trip: whether it went through, the URIs leased to this worker, the due
         queues read (naming ``inactive`` inactive queues per shard) or None, whether a queue
-        was left to a hungry worker."""
+        was left to a hungry worker. ``hungry``: a read that finds nothing due records this
+        worker as hungry (not when only the guard's capacity is sent again)."""
         citems = [(shard, qid, qid.rpartition("\t")[2], how) for shard, qid, how in claims]
         try:
             done, got, due = self._leases.exchange(
@@ -323,7 +343,7 @@ class RedisExchange:
                 self._max_conn,
                 self._interval_ms,
                 due_per_shard,
-                HUNGRY_MS,
+                HUNGRY_MS if hungry else 0,
                 self._held(),
                 inactive,
                 cap,

@@ -351,6 +351,7 @@ class RedisFrontier:
             )
             item = (entry.shard, entry.qid, entry.server, args, curi.uri)
             with self._lock:
+                self._served(entry, int(out.wait_s * 1000))
                 self._exchange.put(item)
             return False
         self.retry_watch.done(curi.uri)
@@ -372,6 +373,7 @@ class RedisFrontier:
         )
         with self._lock:
             self._finishing += 1
+            self._served(entry, delay_ms)
         try:
             # Log first: a worker killed between the two leaves a URI crawled (and logged) twice
             # rather than one crawled and never logged.
@@ -394,6 +396,25 @@ class RedisFrontier:
             now_s = self._exchange.redis_now_s()
             started_s = min(started_s, now_s)
             self.guard.fetched(lease.due_ms / 1000.0, lease.delay_ms / 1000.0, started_s, now_s)
+
+    def _served(self, entry: InFlight, wait_ms: int) -> None:
+        """Tell the lateness guard that a thread held ``entry``'s URI from its lease until now
+        and that its queue waits ``wait_ms`` before it is due again; the threads serving this
+        worker are those waiting in ``next()`` and those holding a URI (this one included); the
+        waiting ones are idle only if the last read of the due queues found none. Called with
+        the lock held."""
+        threads = self._waiters + len(self._in_flight) - len(self._claimed) + 1
+        exchange = self._exchange
+        # Idle: waiting while the last read of the due queues found none (not for a round trip).
+        idle = self._waiters if exchange.last_empty_read >= exchange.reads_started else 0
+        self.guard.served(
+            self._clock.monotonic() - entry.leased_s,
+            wait_ms / 1000.0,
+            threads,
+            idle,
+            self._exchange.active,
+            self._exchange.redis_now_s(),
+        )
 
     def _since_fetch_end_ms(self, curi: CrawlURI, entry: InFlight) -> int:
         """Milliseconds since ``curi``'s fetch ended (0 if it was not fetched): its wall-clock

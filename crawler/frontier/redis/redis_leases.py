@@ -134,8 +134,10 @@ class RedisLeases:
         """Due queues of every shard (up to ``per_shard`` each, in the policy's order), in one
         round trip; with ``inactive``, the first that many inactive queues across the shards
         (first in line first: what a CLAIM with ``how`` 2 activates), and the shared cap on
-        active queues (``cap`` sets it, -1: none, -2: keep it). With ``hungry_ms``, shards with
-        nothing due nor inactive record this worker as hungry for that long, holding ``held``."""
+        active queues, the sum of the workers' lateness-guard capacities (``cap`` sends this
+        worker's, -1: none yet, -2: keep the last one sent; one not sent again within the lease
+        time no longer counts). With ``hungry_ms``, shards with nothing due nor inactive record
+        this worker as hungry for that long, holding ``held``."""
         st = self._store
         calls = self._due_calls(per_shard, hungry_ms, held, inactive, cap)
         rows = st.call("candidates", lambda: redis_conn.run_calls(st.client, calls))
@@ -150,7 +152,8 @@ class RedisLeases:
         out: list[Call] = []
         for group in st.groups(range(st.shards)):
             keys = [k for s in group for k in st.due_keys(s)]
-            out.append((script, keys, [per_shard, st.worker, hungry_ms, held, mode, inactive, cap]))
+            args = [per_shard, st.worker, hungry_ms, held, mode, inactive, cap, st.lease_ms]
+            out.append((script, keys, args))
         return out
 
     def _parse_due(self, rows: list[Any]) -> DueRead:

@@ -220,9 +220,11 @@ DUE = (
 -- KEYS: 6 per shard: ready, hungry, lease, spent, inactive, stats
 -- ARGV: limit, worker, hungry_ms, held, mode (queue precedence policy: 0 base, else the due
 --       queues are sorted by precedence), inactive (how many inactive queues to name per
---       shard), cap (the lateness guards' cap on active queues, shared by the workers in each
---       shard's stats hash: -2 keep the shared one, -1 set none, else set this one)
--- Returns {now, active queues (ready or snoozed, and leased), the shared cap (-1: none), the
+--       shard), cap (this worker's lateness-guard capacity, kept per worker in each shard's
+--       stats hash: -2 keep the last one sent, -1 none yet (not counted), else this one),
+--       capacity ttl ms (a worker's capacity not sent again within this no longer counts)
+-- Returns {now, active queues (ready or snoozed, and leased), the shared cap (the sum of the
+-- workers' capacities; -1: none has one), the
 -- inactive queues first in line across this call's shards as {(shard index in the call from
 -- 1, qid, eligible score)...}: as many as ``inactive`` exceeds the due queues found, then per
 -- shard {next due ms or -1, then (qid, precedence, due ms, politeness delay ms) per queue}}:
@@ -237,11 +239,28 @@ DUE = (
 local limit, worker, hungry_ms = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local held = math.min(tonumber(ARGV[4] or '0'), HUNGRY_SCALE - 1)
 local sorted, inactive, cap = ARGV[5] ~= '0', tonumber(ARGV[6]), tonumber(ARGV[7])
-if cap == -2 then
-  cap = tonumber(redis.call('HGET', KEYS[6], 'cap') or '-1')
-else
-  for k = 6, #KEYS, 6 do redis.call('HSET', KEYS[k], 'cap', cap) end
+if cap ~= -2 then
+  for k = 6, #KEYS, 6 do
+    redis.call('HSET', KEYS[k], 'cap\\n' .. worker, cap, 'capt\\n' .. worker, now)
+  end
 end
+cap = -2
+local capacities = redis.call('HGETALL', KEYS[6])
+local since = now - tonumber(ARGV[8] or '0')
+for i = 1, #capacities, 2 do
+  local f = capacities[i]
+  if string.sub(f, 1, 4) == 'cap\\n' then
+    local w = string.sub(f, 5)
+    local t = tonumber(redis.call('HGET', KEYS[6], 'capt\\n' .. w) or '0')
+    local c = tonumber(capacities[i + 1])
+    if t < since then
+      redis.call('HDEL', KEYS[6], f, 'capt\\n' .. w)
+    elseif c >= 0 then
+      cap = math.max(cap, 0) + c
+    end
+  end
+end
+if cap == -2 then cap = -1 end
 local scan = limit
 if sorted then scan = limit * 4 end
 local rows = {}
