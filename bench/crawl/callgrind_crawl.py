@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -50,7 +49,9 @@ def crawl(pages: int, port_base: int, hosts: int) -> tuple[int, int, float]:
     """(instructions, pages fetched with 200, wall seconds) of one crawl under callgrind."""
     site = run_bench.OUT / f"gensite-{pages}-{port_base}"
     gensite.generate(site, pages, hosts, port_base)
-    roots = {f"http://127.0.0.1:{port_base + h}": (site / f"h{h:02d}").resolve() for h in range(hosts)}
+    roots = {
+        f"http://127.0.0.1:{port_base + h}": (site / f"h{h:02d}").resolve() for h in range(hosts)
+    }
     corpus = peers.Corpus("gen", [o + "/" for o in roots], roots)
     out_dir = run_bench.OUT / "runs" / f"callgrind-{pages}"
     shutil.rmtree(out_dir, ignore_errors=True)
@@ -80,7 +81,9 @@ def crawl(pages: int, port_base: int, hosts: int) -> tuple[int, int, float]:
     finally:
         server.stop()
     if measured["exit_code"] != 0:
-        raise SystemExit(f"crawl of {pages} pages exited {measured['exit_code']}: {out_dir}/peer.log")
+        raise SystemExit(
+            f"crawl of {pages} pages exited {measured['exit_code']}: {out_dir}/peer.log"
+        )
     shutil.rmtree(out_dir, ignore_errors=True)
     return instructions(cg_out), int(scored["pages"]), time.monotonic() - started
 
@@ -98,12 +101,17 @@ def main() -> int:
     for n in (small, large):
         ir, pages, wall = crawl(n, args.port_base, args.hosts)
         results.append((ir, pages))
-        print(f"{n} pages: {pages} fetched, {ir:,} instructions ({ir / max(1, pages):,.0f} a page "
-              f"all in), {wall:.0f}s under callgrind", flush=True)
+        print(
+            f"{n} pages: {pages} fetched, {ir:,} instructions ({ir / max(1, pages):,.0f} a page "
+            f"all in), {wall:.0f}s under callgrind",
+            flush=True,
+        )
     (ir_s, p_s), (ir_l, p_l) = results
     per_page = (ir_l - ir_s) / max(1, p_l - p_s)
-    print(f"per page, start-up and shut-down taken out: {per_page:,.0f} instructions "
-          f"(start-up and shut-down: {ir_s - per_page * p_s:,.0f})")
+    print(
+        f"per page, start-up and shut-down taken out: {per_page:,.0f} instructions "
+        f"(start-up and shut-down: {ir_s - per_page * p_s:,.0f})"
+    )
     return 0
 
 

@@ -88,7 +88,11 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             f"| {r['t0_s'] / 60:.0f} | {r['per_s']} | {proc if proc is not None else '-'} "
             f"| {r['threads_cpu_ms_per_uri']:.2f} | " + " | ".join(cells) + " |"
         )
-    lines += ["", "| minute | kind | " + " | ".join(STAGES) + " |", "|---" * (2 + len(STAGES)) + "|"]
+    lines += [
+        "",
+        "| minute | kind | " + " | ".join(STAGES) + " |",
+        "|---" * (2 + len(STAGES)) + "|",
+    ]
     for r in rows:
         for kind in KINDS:
             k = r["kinds"].get(kind)

@@ -20,6 +20,7 @@ probe of the process.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import threading
@@ -34,7 +35,7 @@ from crawler import CrawlURI, Params, Processor, ProcessorContext
 _local = threading.local()
 _lock = threading.Lock()
 _tally: dict[int, dict[str, Any]] = {}
-_state: dict[str, Any] = {"t0": None, "out": None, "last_dump": 0.0, "bucket_s": 10.0}
+_state: dict[str, Any] = {"t0": 0.0, "out": None, "last_dump": 0.0, "bucket_s": 10.0}
 
 
 class CpuProbeParams(Params):
@@ -63,11 +64,11 @@ class CpuProbe(Processor[CpuProbeParams]):
 
     def start(self, ctx: ProcessorContext) -> None:
         super().start(ctx)
+        out = Path(ctx.run_dir) / "logs" / "cpu-by-kind.json"
         with _lock:
-            if _state["t0"] is None:
-                _state["t0"] = time.monotonic()
-                _state["bucket_s"] = self.params.bucket_s
-                _state["out"] = Path(ctx.run_dir) / "logs" / "cpu-by-kind.json"
+            if _state["out"] != out:  # a new crawl in this process: new tallies
+                _tally.clear()
+                _state.update(t0=time.monotonic(), out=out, bucket_s=self.params.bucket_s)
 
     def stop(self) -> None:
         if self.params.stage == "end":
@@ -90,10 +91,10 @@ class CpuProbe(Processor[CpuProbeParams]):
             return
         marks.append(("end", now))
         spent: dict[str, float] = {}
-        for (name, at), (_next, later) in zip(marks, marks[1:], strict=False):
+        for (name, at), (_next, later) in itertools.pairwise(marks):
             spent[name] = spent.get(name, 0.0) + later - at
         kind = kind_of(curi)
-        bucket = int((time.monotonic() - (_state["t0"] or 0.0)) / self.params.bucket_s)
+        bucket = int((time.monotonic() - _state["t0"]) / self.params.bucket_s)
         _add(bucket, kind, spent, 1)
         _local.marks = None
         _local.last_bucket, _local.last_kind = bucket, kind
@@ -120,7 +121,9 @@ def _dump() -> None:
         out = _state["out"]
         if out is None:
             return
-        text = json.dumps({"bucket_s": _state["bucket_s"], "buckets": {str(b): r for b, r in _tally.items()}})
+        text = json.dumps(
+            {"bucket_s": _state["bucket_s"], "buckets": {str(b): r for b, r in _tally.items()}}
+        )
     tmp = out.with_suffix(".tmp")
     tmp.write_text(text)
     os.replace(tmp, out)

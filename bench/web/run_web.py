@@ -355,7 +355,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             round(sb["frontier"] / max(1, queued), 1) if queued else None
         )
     result["state_bytes_per_discovered_url"] = round(sb["all"] / max(1, disc), 1)
-    probes = [run_dir / "logs" / "cpu-by-kind.json", *run_dir.glob("workers/*/logs/cpu-by-kind.json")]
+    probes = [
+        run_dir / "logs" / "cpu-by-kind.json",
+        *run_dir.glob("workers/*/logs/cpu-by-kind.json"),
+    ]
     result["cpu_by_kind"] = cpu_by_kind.summarize(cpu_by_kind.load(probes))
     if not args.keep:
         shutil.rmtree(run_dir / "warcs", ignore_errors=True)
