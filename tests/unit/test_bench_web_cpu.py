@@ -9,10 +9,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from crawler.demo import SampleSite
 from support.crawllog_parser import parse_file
 from support.sample_crawl import crawl_sample_site
+
+from crawler.demo import SampleSite
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "web"))
