@@ -9,8 +9,9 @@ difference, the instructions per page with start-up and shut-down taken out::
     per page = (Ir(large) - Ir(small)) / (pages(large) - pages(small))
 
 Idle polling still adds a little noise (threads waiting on timeouts run more or fewer loops as
-the crawl runs slower or faster), so repeat runs agree to ~1%, not exactly. Run it once per
-tree to compare two trees. Usage::
+the crawl runs slower or faster): two trees whose difference this site does not exercise
+measured 1.2% apart, so differences under ~1-2% are noise. Run it once per tree to compare
+two trees. Usage::
 
     .venv/bin/python bench/crawl/callgrind_crawl.py [--pages 200,1000] [--port-base 18701]
 
