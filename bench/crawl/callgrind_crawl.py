@@ -8,10 +8,10 @@ difference, the instructions per page with start-up and shut-down taken out::
 
     per page = (Ir(large) - Ir(small)) / (pages(large) - pages(small))
 
-Idle polling still adds a little noise (threads waiting on timeouts run more or fewer loops as
-the crawl runs slower or faster): two trees whose difference this site does not exercise
-measured 1.2% apart, so differences under ~1-2% are noise. Run it once per tree to compare
-two trees. Usage::
+Idle polling still adds noise: threads waiting on timeouts run more loops when the crawl runs
+longer under callgrind (a busier machine), and four runs on a loaded VM varied by a few percent
+more than their code changes explained. Compare trees run back to back at a similar load and
+measure a small cut alone (callgrind of the function itself). Usage::
 
     .venv/bin/python bench/crawl/callgrind_crawl.py [--pages 200,1000] [--port-base 18701]
 
