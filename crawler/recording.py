@@ -18,6 +18,8 @@ import brotlicffi as brotli  # type: ignore[import-untyped]
 
 DEFAULT_IN_MEMORY_BYTES = 512 * 1024
 """Bodies up to this size stay in memory; larger ones spill to a temporary file."""
+KEPT_DECODED_BYTES = 2 * 1024 * 1024
+"""A decoded body up to this size is kept for the next :meth:`Recording.decoded_body` call."""
 
 
 def sha1_base32(digest: bytes) -> str:
@@ -69,6 +71,7 @@ class Recording:
 
     __slots__ = (
         "_body",
+        "_decoded",
         "_sha1",
         "body_size",
         "request_head",
@@ -85,10 +88,13 @@ class Recording:
             max_size=in_memory_bytes, prefix="crawler-body-"
         )
         self._sha1 = hashlib.sha1()
+        # (Content-Encoding, decoded bytes, whether they are the whole body): the last decoding
+        self._decoded: tuple[str | None, bytes, bool] | None = None
 
     def write_body(self, chunk: bytes) -> None:
         """Append raw body bytes."""
         if chunk:
+            self._decoded = None
             self._body.write(chunk)
             self._sha1.update(chunk)
             self.body_size += len(chunk)
@@ -117,9 +123,20 @@ class Recording:
         ``max_bytes`` plus a few chunks. An unknown coding stops decoding there (the bytes of
         the layers undone so far are returned, the raw body if it is the outermost); a broken
         stream gives what was decoded before the error.
+
+        The result (up to :data:`KEPT_DECODED_BYTES`) is kept until the body grows or the
+        Recording closes, so the extractors and rules that read one page (links, media markup,
+        sitemaps) decode it once.
         """
         if max_bytes <= 0:
             return b""
+        kept = self._decoded
+        if kept is not None and kept[0] == content_encoding:
+            data, whole = kept[1], kept[2]
+            if len(data) >= max_bytes:
+                return data[:max_bytes]
+            if whole:
+                return data
         codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
         pipeline: Iterator[bytes] = _raw_chunks(self.body_stream())
         for coding in reversed(codings):
@@ -130,17 +147,23 @@ class Recording:
                 break
             pipeline = layer(pipeline)
         out = bytearray()
+        whole = True
         try:
             for piece in pipeline:
                 out += piece[: max_bytes - len(out)]
                 if len(out) >= max_bytes:
+                    whole = False
                     break
         except (zlib.error, brotli.error, EOFError, OSError):
             pass
-        return bytes(out)
+        data = bytes(out)
+        if len(data) <= KEPT_DECODED_BYTES:
+            self._decoded = (content_encoding, data, whole)
+        return data
 
     def close(self) -> None:
         """Free memory and delete the spool file. Idempotent."""
+        self._decoded = None
         self._body.close()
 
 

@@ -54,9 +54,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
+import cpu_by_kind  # noqa: E402
 import gen_web  # noqa: E402
 import politeness  # noqa: E402
 import services  # noqa: E402
+import yaml  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "web"
 
@@ -152,6 +154,19 @@ def count_lines(path: Path, state: dict[str, int]) -> int:
     return state["lines"]
 
 
+def probe_chains(source: Path) -> dict[str, Any]:
+    """The default order's chains with a :mod:`cpu_probe` at the head of each chain and one at
+    the end of the post chain (``stage: end``)."""
+    default = yaml.safe_load((source / "conf" / "default-order.yaml").read_text())
+    chains: dict[str, Any] = {}
+    for name, procs in default["chains"].items():
+        probe = {"name": f"cpu_probe_{name}", "class": "cpu_probe.CpuProbe"}
+        chains[name] = [probe | {"params": {"stage": name}}, *procs]
+    end = {"name": "cpu_probe_end", "class": "cpu_probe.CpuProbe", "params": {"stage": "end"}}
+    chains["post"].append(end)
+    return chains
+
+
 def crawler_argv(
     args: argparse.Namespace, job: Path, run_dir: Path, source: Path, redis_url: str = ""
 ) -> list[str]:
@@ -188,16 +203,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     shutil.rmtree(job, ignore_errors=True)
     job.mkdir(parents=True)
     shutil.copy(HERE / "order.yaml", job / "order.yaml")
+    source = Path(args.source).resolve()
+    if args.cpu_probe:
+        with (job / "order.yaml").open("a") as fh:
+            fh.write("\n# run_web.py --cpu-probe: the toe threads' CPU by kind and stage\n")
+            fh.write(yaml.safe_dump({"chains": probe_chains(source)}, sort_keys=False))
     hosts = args.seed_hosts or args.hosts
     (job / "seeds.txt").write_text(
         "".join(f"https://{gen_web.host_label(i)}.web.test:{args.port}/\n" for i in range(hosts))
     )
-    source = Path(args.source).resolve()
     redis = services.Redis(OUT / f"redis-{args.label}") if args.workers else None
     nginx.start()
     dnsmasq.start()
     samples: list[dict[str, float]] = []
-    env = dict(os.environ, PYTHONPATH=str(source))
+    env = dict(os.environ, PYTHONPATH=f"{source}{os.pathsep}{HERE}")
     redis_memory = peak_redis_memory = 0
     try:
         if redis is not None:
@@ -336,6 +355,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             round(sb["frontier"] / max(1, queued), 1) if queued else None
         )
     result["state_bytes_per_discovered_url"] = round(sb["all"] / max(1, disc), 1)
+    probes = [
+        run_dir / "logs" / "cpu-by-kind.json",
+        *run_dir.glob("workers/*/logs/cpu-by-kind.json"),
+    ]
+    result["cpu_by_kind"] = cpu_by_kind.summarize(cpu_by_kind.load(probes))
     if not args.keep:
         shutil.rmtree(run_dir / "warcs", ignore_errors=True)
         for warcs in run_dir.glob("workers/*/warcs"):
@@ -377,6 +401,12 @@ def main() -> int:
     ap.add_argument("--source", default=str(ROOT), help="crawler checkout to run (PYTHONPATH)")
     ap.add_argument("--profile", action="store_true", help="py-spy record (raw) the crawl")
     ap.add_argument("--keep", action="store_true", help="keep the WARCs")
+    ap.add_argument(
+        "--no-cpu-probe",
+        dest="cpu_probe",
+        action="store_false",
+        help="no CPU probes in the chains (bench/web/cpu_probe.py: CPU per fetch by kind)",
+    )
     ap.add_argument("--set", action="append", help="more --set K=V for the crawler")
     args = ap.parse_args()
     result = run(args)
@@ -385,6 +415,9 @@ def main() -> int:
     import report_web
 
     print(report_web.markdown([result]))
+    if result["cpu_by_kind"]:
+        print("\nCPU by kind of fetch, per minute (toe threads' own CPU; bench/web/cpu_probe.py)\n")
+        print(cpu_by_kind.markdown(result["cpu_by_kind"]))
     report_web.plot([result], OUT / f"web-{args.label}.png")
     print(f"\nwrote {path} and {OUT / f'web-{args.label}.png'}")
     return 0

@@ -30,6 +30,7 @@ import structlog
 from crawler.archive.cdx_server import CdxServerIndex
 from crawler.archive.cdxj_file import CdxjFileIndex, IndexFileError
 from crawler.archive.collection_index import Capture, CollectionIndex, digest_b32
+from crawler.archive.surt_key import surt_urlkey
 from crawler.crawler_error import CrawlerError
 
 if TYPE_CHECKING:
@@ -44,17 +45,6 @@ class CollectionSetError(CrawlerError):
     def __init__(self, path: str, message: str) -> None:
         super().__init__(message)
         self.path = path
-
-
-def surt_urlkey(url: str) -> str:
-    """The SURT key pywb and cdxj-indexer give ``url`` (lower case, no ``www.``, sorted query,
-    no session ids); a URI the ``surt`` package cannot parse is its own key, as for them."""
-    import surt  # imported once a crawl has collections; the rest of the crawler does without
-
-    try:
-        return str(surt.surt(url))
-    except Exception:  # noqa: BLE001 - any parse failure: the URI is its own key
-        return url
 
 
 class CollectionSet:

@@ -3,10 +3,11 @@ C speed.
 
 Each member is inflated with ISA-L (output discarded past the headers); only the WARC header
 block and, for ``response``/``revisit`` records in ``application/http``, the HTTP status line
-and ``Content-Type`` are parsed. The lines are the ones ``cdxj-indexer`` writes (same SURT key
-from the ``surt`` package, same fields and order; ``tests/archive/test_warc_scan.py`` compares
-them on real crawls), at about a third of its CPU: the library parses every header of every
-record (request and metadata records too) in Python, which cost 17% of a crawl's CPU.
+and ``Content-Type`` are parsed. The lines are the ones ``cdxj-indexer`` writes (the same SURT
+key, from :func:`~crawler.archive.surt_key.surt_urlkey`, same fields and order;
+``tests/archive/test_warc_scan.py`` compares them on real crawls), at about a third of its
+CPU: the library parses every header of every record (request and metadata records too) in
+Python, which cost 17% of a crawl's CPU.
 :meth:`WarcScanner.format` also makes the line of an :class:`IndexEntry` the WARC writer
 describes, so indexes made during a crawl are the same lines.
 
@@ -32,6 +33,7 @@ from typing import NamedTuple
 from isal import isal_zlib
 
 from crawler.archive.method_query import MethodQuery, request_method_query
+from crawler.archive.surt_key import surt_urlkey
 from crawler.crawler_error import CrawlerError
 
 _GZIP_WBITS = 31
@@ -74,11 +76,6 @@ class ScanResult:
 
 class WarcScanner:
     """Indexes per-record-gzipped WARC files (see the module docstring)."""
-
-    def __init__(self) -> None:
-        import surt  # the canonicalizer pywb looks keys up with
-
-        self._surt = surt.surt
 
     def scan(self, warc: Path, filename: str) -> ScanResult | None:
         """The CDXJ lines of ``warc`` naming it ``filename``; None if it needs cdxj-indexer."""
@@ -216,11 +213,7 @@ class WarcScanner:
             keyed = request.append_to(keyed)
             doc["requestBody"] = request.query
             doc["method"] = request.method
-        try:
-            key = self._surt(keyed)
-        except Exception:  # noqa: BLE001 - as cdxj-indexer: an unparsable URL is its own key
-            key = keyed
-        return f"{key} {_timestamp(entry.date)} {json.dumps(doc)}"
+        return f"{surt_urlkey(keyed)} {_timestamp(entry.date)} {json.dumps(doc)}"
 
 
 class _Indexed(NamedTuple):

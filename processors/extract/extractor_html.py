@@ -138,7 +138,7 @@ class ExtractorHTML(Processor[ExtractorHTMLParams]):
         for note in notes:
             curi.annotate(note)
         raw: list[RawLink] = []
-        if len(body) <= params.max_tree_parse_bytes and _nesting_estimate(body) <= MAX_TREE_NESTING:
+        if len(body) <= params.max_tree_parse_bytes and _nesting_within(body, MAX_TREE_NESTING):
             facts = _walk_tree(text, body, raw, params)
         else:
             if isinstance(text, bytes):
@@ -160,14 +160,17 @@ class ExtractorHTML(Processor[ExtractorHTMLParams]):
         add_links(curi, raw, resolver, params.max_outlinks)
 
 
-def _nesting_estimate(body: bytes) -> int:
-    """An upper-bound-ish guess of the element nesting depth: tags opened but never closed.
+def _nesting_within(body: bytes, limit: int) -> bool:
+    """Whether an upper-bound-ish guess of the element nesting depth (tags opened but never
+    closed: ``<`` count minus twice the ``</`` count) is at most ``limit``.
 
     Void elements and implied end tags make it overestimate on real pages (hundreds at most);
     a document of unclosed block elements, quadratic for the tree builder, scores in the
-    thousands. Two ``bytes.count`` passes: microseconds for a page the tree parser may take.
+    thousands. One ``bytes.count`` pass, and the costlier ``</`` count only when the ``<``
+    count alone exceeds ``limit`` (the guess is never above it).
     """
-    return body.count(b"<") - 2 * body.count(b"</")
+    opened = body.count(b"<")
+    return opened <= limit or opened - 2 * body.count(b"</") <= limit
 
 
 def _walk_tree(

@@ -186,12 +186,24 @@ def test_big_documents_use_the_tag_scanner_with_the_same_links() -> None:
         bytes(range(256)) * 400,
         b"<div>" * 200_000 + b'<a href="/deep">x</a>',
         b"<ul><li>" * 20_000 + b'<a href="/deep">x</a>',
+        b"<div>" * 25_000 + b'<a href="/deep">x</a>',  # under max_tree_parse_bytes
+        b"<p>x</p>" * 5_000 + b'<a href="/deep">x</a>',  # many tags, all closed: the tree
         b"<a href='" + b"x" * 100_000,
         b'<a href="/ok"' + b" a=" * 50_000,
         b"<" * 300_000 + b'<img src="/i.png">',
         b"<html><a href='http://[::1/'>v6</a><a href='http://h:99999/'>p</a></html>",
     ],
-    ids=["binary", "deep-div", "deep-list", "open-quote", "many-attrs", "many-lt", "bad-urls"],
+    ids=[
+        "binary",
+        "deep-div",
+        "deep-list",
+        "deep-div-small",
+        "closed-tags",
+        "open-quote",
+        "many-attrs",
+        "many-lt",
+        "bad-urls",
+    ],
 )
 def test_hostile_pages_neither_raise_nor_hang(body: bytes) -> None:
     start = time.monotonic()

@@ -70,3 +70,24 @@ def test_broken_stream_gives_what_was_decoded() -> None:
     assert TEXT.startswith(recorded(body[: len(body) // 2]).decoded_body("gzip", 1 << 20))
     assert recorded(b"not gzip at all").decoded_body("gzip", 100) == b""
     assert recorded(b"not brotli").decoded_body("br", 100) == b""
+
+
+def test_repeated_reads_with_other_caps_and_codings_give_the_right_bytes() -> None:
+    """A page is read by several extractors and rules, each with its own cap: a kept decoding
+    serves every cap it covers, and never one it does not."""
+    rec = recorded(gzip.compress(TEXT))
+    assert rec.decoded_body("gzip", 300) == TEXT[:300]
+    assert rec.decoded_body("gzip", 100) == TEXT[:100]
+    assert rec.decoded_body("gzip", 5000) == TEXT[:5000]
+    assert rec.decoded_body("gzip", 1 << 20) == TEXT
+    assert rec.decoded_body("gzip", 1 << 30) == TEXT
+    assert rec.decoded_body("gzip", 256) == TEXT[:256]
+    assert rec.decoded_body(None, 10) == gzip.compress(TEXT)[:10]
+    assert rec.decoded_body("gzip", len(TEXT)) == TEXT
+
+
+def test_a_body_that_grows_is_decoded_again() -> None:
+    rec = recorded(b"first part")
+    assert rec.decoded_body(None, 100) == b"first part"
+    rec.write_body(b", second part")
+    assert rec.decoded_body(None, 100) == b"first part, second part"
