@@ -4,39 +4,47 @@
 runs the crawler's command line in this process and, from a daemon thread, every ``INTERVAL_S``
 seconds takes a snapshot and appends to ``OUT_DIR/memtrace.txt`` the 40 source lines whose
 allocations grew most since the first snapshot (taken after one interval, past start-up), with
-the traced total and the counts of a few per-host structures found through the garbage
-collector (dicts of the server cache, the stats' host map, the connection pool). Bench-only: the
+the traced total and the entry counts of the per-host maps (robots and DNS caches, the stats'
+host map, the idle connections and TLS sessions of the fetchers), read off the crawl's
+controller. Bench-only: the
 crawler knows nothing of it (``run_web.py --tracemalloc S`` uses it). Tracing slows the crawl
 two- to three-fold, so the figures are about what grows, not about speed.
 """
 
 from __future__ import annotations
 
-import gc
 import sys
 import threading
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
+
+CONTROLLERS: list[Any] = []
 
 
 def sizes_of_interest() -> list[str]:
-    """Entry counts of the crawler's per-host and per-URL maps, found by their owners' types."""
-    wanted = {
-        "ServerCache": ("_robots", "_hosts", "_claims"),
-        "CrawlStats": ("_domains",),
-        "StatsTotals": ("hosts", "seeds", "seed_redirects", "sources", "by_mime"),
-    }
+    """Entry counts of the crawl's per-host and per-URL maps, read off its controller."""
     found: list[str] = []
-    for obj in gc.get_objects():
-        name = type(obj).__name__
-        attrs = wanted.get(name)
-        if attrs is None:
-            continue
-        for attr in attrs:
-            value = getattr(obj, attr, None)
-            if value is not None and hasattr(value, "__len__"):
-                found.append(f"{name}.{attr}={len(value)}")
+    for ctl in CONTROLLERS:
+        servers, totals = ctl.servers, ctl.stats._t
+        found += [
+            f"robots={len(servers._robots)}",
+            f"dns={len(servers._hosts)}",
+            f"claims={len(servers._claims)}",
+            f"stats.hosts={len(totals.hosts)}",
+            f"stats.seeds={len(totals.seeds)}",
+            f"stats.sources={len(totals.sources)}",
+        ]
+        for chain in ctl.chains.chains if hasattr(ctl.chains, "chains") else []:
+            for proc in chain:
+                client = getattr(proc, "_client", None)
+                idle = getattr(client, "_idle_count", None)
+                sessions = getattr(client, "tls_sessions", None)
+                if idle is not None:
+                    found.append(f"{proc.name}.idle_connections={idle}")
+                if sessions is not None:
+                    found.append(f"{proc.name}.tls_sessions={len(sessions)}")
     return found
 
 
@@ -77,6 +85,15 @@ def main() -> None:
     tracemalloc.start(frames)
     threading.Thread(target=watch, args=(out, interval), daemon=True, name="memtrace").start()
     sys.argv = ["crawler", *sys.argv[cut + 1 :]]
+    from crawler.control.controller import CrawlController
+
+    made = CrawlController.__init__
+
+    def remember(self: Any, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        CONTROLLERS.append(self)
+
+    CrawlController.__init__ = remember  # type: ignore[method-assign]
     from crawler.cli import main as crawler_main
 
     sys.exit(crawler_main())
