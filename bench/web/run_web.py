@@ -114,12 +114,13 @@ def tree_memory(pid: int) -> tuple[float, float]:
     return rss, anon
 
 
-def memory_trend(samples: list[dict[str, Any]], key: str) -> dict[str, Any] | None:
-    """The trend of ``samples[i][key]`` (MiB) over the last half of the run: the least-squares
+def memory_trend(samples: list[dict[str, Any]], key: str, until_s: float) -> dict[str, Any] | None:
+    """The trend of ``samples[i][key]`` (MiB) over the last half of the crawl (samples up to
+    ``until_s``, the crawl's time limit: its shutdown apart): the least-squares
     slope in MiB per minute, the first, last, lowest and highest values, and the spread
     ``(max - min) / mean`` and the slope's projection over that half as shares of its mean (flat
     means both small). None with fewer than 4 samples."""
-    points = [(s["t_s"], s[key]) for s in samples if s.get(key)]
+    points = [(s["t_s"], s[key]) for s in samples if s.get(key) and s["t_s"] <= until_s]
     if len(points) < 4:
         return None
     half = points[-1][0] / 2
@@ -370,8 +371,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "peak_rss_mb": round(max(peak_rss, usage.ru_maxrss / 1024), 1),
         "final_rss_mb": next((s["rss_mb"] for s in reversed(samples) if s["rss_mb"]), None),
         "memory_last_half": {
-            "rss": memory_trend(samples, "smaps_rss_mb"),
-            "anon": memory_trend(samples, "anon_mb"),
+            "rss": memory_trend(samples, "smaps_rss_mb", args.minutes * 60),
+            "anon": memory_trend(samples, "anon_mb", args.minutes * 60),
         },
         "discovered": progress.get("discovered"),
         "queued": progress.get("queued"),
@@ -461,7 +462,16 @@ def main() -> int:
         help="every S seconds, write the source lines whose allocations grew most "
         "(bench/out/web/job-LABEL/memtrace/memtrace.txt; slows the crawl)",
     )
+    ap.add_argument(
+        "--out",
+        default="",
+        help="output directory (default bench/out/web); two runs at once "
+        "need two directories and two --port/--dns-port pairs",
+    )
     args = ap.parse_args()
+    if args.out:
+        global OUT
+        OUT = Path(args.out).resolve()
     result = run(args)
     path = OUT / f"results-{args.label}.json"
     path.write_text(json.dumps(result, indent=1))
