@@ -313,6 +313,12 @@ class MemoryConfig(Section):
     max_cached_hosts: int = Field(
         200_000, ge=0, description="hosts whose address is kept (0: all); others look it up again"
     )
+    max_cookie_partitions: int = Field(
+        10_000,
+        ge=0,
+        description="sites whose cookies stay in memory (0: all); others are read "
+        "back from state/cookies.sqlite when needed",
+    )
 
 
 class HistoryConfig(Section):
