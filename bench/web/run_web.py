@@ -270,6 +270,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 str(HERE / "memtrace.py"),
                 str(job / "memtrace"),
                 str(args.tracemalloc),
+                str(args.tracemalloc_frames),
                 "--",
             ]
         started = time.monotonic()
@@ -454,6 +455,12 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true", help="py-spy record (raw) the crawl")
     ap.add_argument("--keep", action="store_true", help="keep the WARCs")
     ap.add_argument("--set", action="append", help="more --set K=V for the crawler")
+    ap.add_argument(
+        "--tracemalloc-frames",
+        type=int,
+        default=1,
+        help="frames per traced allocation (0: no tracing, only the sizes, at full speed)",
+    )
     ap.add_argument("--env", action="append", help="NAME=VALUE in the crawler's environment")
     ap.add_argument(
         "--tracemalloc",
