@@ -1,4 +1,4 @@
-"""Memory that stays flat over long crawls: the C heap's arenas bounded and trimmed.
+"""Bounds on a long crawl's memory: the C heap's arenas capped and trimmed.
 
 :class:`~crawler.memory.heap_trimmer.HeapTrimmer` applies the order's ``memory`` section
 through :class:`~crawler.memory.glibc_malloc.GlibcMalloc` (glibc's ``mallopt`` and
