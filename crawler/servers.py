@@ -5,6 +5,12 @@ a *host* is the bare host name (its IP is shared by every port). The cache is sh
 ToeThreads: one lock guards the maps and is held only for dictionary updates — robots.txt is
 parsed before the lock is taken. Heritrix counterpart: ``ServerCache`` with ``CrawlServer``
 (robots) and ``CrawlHost`` (IP).
+
+Both maps are bounded (``max_servers``, ``max_hosts``; 0: unbounded) so that a crawl of millions
+of hosts keeps a flat memory: past the bound, the entry updated longest ago goes — the one
+nearest to its expiry anyway. A server or host whose entry went is treated exactly like one whose
+entry expired: its robots.txt is fetched (its name looked up) again before its next URI.
+Prerequisite claims older than their hold time are dropped as the claims grow.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import base64
 import json
 import math
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +28,13 @@ from crawler.logs.growing_file import complete_lines
 from crawler.logs.line_file import LineFile
 from crawler.robots import DEFAULT_MAX_SIZE_BYTES, RobotsRules
 from crawler.urls import UriError, server_key
+
+DEFAULT_MAX_SERVERS = 50_000
+"""Servers whose robots state is kept (a parsed robots.txt is ~1-3 KB)."""
+DEFAULT_MAX_HOSTS = 200_000
+"""Hosts whose address is kept (~200 bytes each)."""
+CLAIMS_SWEEP_AT = 10_000
+"""Claims held before the expired ones are swept (a claim whose prerequisite never came back)."""
 
 MIN_ROBOTS_ATTEMPTS = 3
 """Failed robots fetches (status <= 0) are accepted as "no robots" only after this many."""
@@ -75,12 +89,23 @@ class ServerCache:
     PreconditionEnforcer schedule ``dns:`` prerequisites and FetchHTTP connect to cached IPs.
     """
 
-    def __init__(self, robots_max_size_bytes: int = DEFAULT_MAX_SIZE_BYTES) -> None:
+    def __init__(
+        self,
+        robots_max_size_bytes: int = DEFAULT_MAX_SIZE_BYTES,
+        max_servers: int = DEFAULT_MAX_SERVERS,
+        max_hosts: int = DEFAULT_MAX_HOSTS,
+    ) -> None:
         self.robots_max_size_bytes = robots_max_size_bytes
+        self.max_servers = max_servers
+        self.max_hosts = max_hosts
+        self.evicted_servers = 0
+        self.evicted_hosts = 0
         self.resolver_active = False
+        self._claims_sweep_at = CLAIMS_SWEEP_AT
         self._lock = threading.Lock()
-        self._robots: dict[str, RobotsState] = {}
-        self._hosts: dict[str, HostState] = {}
+        # Oldest update first (an update moves its key to the end): eviction order.
+        self._robots: OrderedDict[str, RobotsState] = OrderedDict()
+        self._hosts: OrderedDict[str, HostState] = OrderedDict()
         self._claims: dict[str, float] = {}
         self._journal: LineFile | None = None
         self._journal_lock = threading.Lock()
@@ -134,10 +159,15 @@ class ServerCache:
         ``dns:<host>``): True unless another URI claimed it less than ``hold_s`` ago and it
         was not resolved since. Lets many queues of one server share one robots.txt fetch."""
         with self._lock:
-            claimed = self._claims.get(key)
+            claims = self._claims
+            claimed = claims.get(key)
             if claimed is not None and now_s - claimed < hold_s:
                 return False
-            self._claims[key] = now_s
+            claims[key] = now_s
+            if len(claims) >= self._claims_sweep_at:
+                for stale in [k for k, t in claims.items() if now_s - t >= hold_s]:
+                    del claims[stale]
+                self._claims_sweep_at = max(CLAIMS_SWEEP_AT, 2 * len(claims))
             return True
 
     # ------------------------------------------------------------------ robots
@@ -177,7 +207,7 @@ class ServerCache:
                     state = RobotsState(RobotsRules.ALLOW_ALL, now_s, failures, status)
                 else:
                     state = RobotsState(old.rules if old else None, None, failures, status)
-            self._robots[server_key] = state
+            self._put(self._robots, server_key, state, self.max_servers, "servers")
             self._claims.pop("robots:" + server_key, None)
         if self._journal is not None:
             limit = self.robots_max_size_bytes if max_size_bytes is None else max_size_bytes
@@ -192,6 +222,20 @@ class ServerCache:
                 }
             )
         return state
+
+    def _put(
+        self, table: OrderedDict[str, Any], key: str, value: Any, bound: int, kind: str
+    ) -> None:
+        """Set ``table[key]`` as its newest entry; past ``bound`` the oldest goes. Lock held.
+        The key is never absent meanwhile: lock-free readers see the old value or the new."""
+        table[key] = value
+        table.move_to_end(key)
+        if bound and len(table) > bound:
+            table.popitem(last=False)
+            if kind == "servers":
+                self.evicted_servers += 1
+            else:
+                self.evicted_hosts += 1
 
     def is_robots_valid(self, server_key: str, now_s: float, validity_s: float) -> bool:
         """Whether the server's robots were accepted less than ``validity_s`` seconds ago."""
@@ -234,7 +278,9 @@ class ServerCache:
         """Record a lookup of ``host`` (``ip`` None: looked up, no address; ``ttl_s`` inf:
         never expires, for IP literals)."""
         with self._lock:
-            self._hosts[host.lower()] = HostState(ip, now_s, ttl_s)
+            self._put(
+                self._hosts, host.lower(), HostState(ip, now_s, ttl_s), self.max_hosts, "hosts"
+            )
             self._claims.pop("dns:" + host.lower(), None)
         self._write_journal(
             {
@@ -252,7 +298,8 @@ class ServerCache:
         if key in self._hosts:
             return
         with self._lock:
-            self._hosts.setdefault(key, HostState(ip, now_s, 0.0))
+            if key not in self._hosts:
+                self._put(self._hosts, key, HostState(ip, now_s, 0.0), self.max_hosts, "hosts")
 
     def host_ip(self, host: str) -> str | None:
         """The last known IP of ``host``."""

@@ -73,6 +73,24 @@ def markdown(results: list[dict[str, Any]]) -> str:
                 f"| {r['label']} | {n['requests']} | {n['connections']} | {n['resumed']} "
                 f"| {per:.2f} |"
             )
+    trended = [r for r in results if r.get("memory_last_half", {}).get("rss")]
+    if trended:
+        lines += [
+            "",
+            "| run | last half of the run | RSS MB first → last (min-max) | RSS slope MB/min "
+            "| anon MB first → last (min-max) | anon slope MB/min | anon spread |",
+            "|---|---|---:|---:|---:|---:|---:|",
+        ]
+        for r in trended:
+            rss, anon = r["memory_last_half"]["rss"], r["memory_last_half"]["anon"]
+            lines.append(
+                f"| {r['label']} | {rss['from_s'] / 60:.1f}-{rss['to_s'] / 60:.1f} min "
+                f"| {rss['first_mb']:.0f} → {rss['last_mb']:.0f} ({rss['min_mb']:.0f}-"
+                f"{rss['max_mb']:.0f}) | {rss['slope_mb_per_min']:+.2f} "
+                f"| {anon['first_mb']:.0f} → {anon['last_mb']:.0f} ({anon['min_mb']:.0f}-"
+                f"{anon['max_mb']:.0f}) | {anon['slope_mb_per_min']:+.2f} "
+                f"| {100 * anon['spread_share']:.1f}% |"
+            )
     lines += ["", "| run | statuses (code: count) |", "|---|---|"]
     for r in results:
         st = ", ".join(f"{k}: {v}" for k, v in r["statuses"].items())

@@ -88,6 +88,66 @@ def proc_rss_cpu(pid: int) -> tuple[float, float]:
     return rss_kb / 1024, (int(stat[11]) + int(stat[12])) / ticks
 
 
+def proc_memory(pid: int) -> tuple[float, float]:
+    """(RSS MiB, anonymous MiB) of ``pid`` from /proc/PID/smaps_rollup; (0, 0) once it is gone.
+
+    Anonymous memory is the heap (Python objects, malloc arenas, LevelDB's caches and memtables);
+    the rest of RSS is file-backed pages (shared libraries, mapped LevelDB tables) the kernel
+    may drop."""
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0.0, 0.0
+    values = {}
+    for line in text.splitlines()[1:]:
+        key, _, rest = line.partition(":")
+        if key in ("Rss", "Anonymous"):
+            values[key] = int(rest.split()[0]) / 1024
+    return values.get("Rss", 0.0), values.get("Anonymous", 0.0)
+
+
+def tree_memory(pid: int) -> tuple[float, float]:
+    """(RSS MiB, anonymous MiB) of ``pid`` and its live children together."""
+    rss, anon = proc_memory(pid)
+    for child in child_pids(pid):
+        child_rss, child_anon = proc_memory(child)
+        rss += child_rss
+        anon += child_anon
+    return rss, anon
+
+
+def memory_trend(samples: list[dict[str, Any]], key: str, until_s: float) -> dict[str, Any] | None:
+    """The trend of ``samples[i][key]`` (MiB) over the last half of the crawl (samples up to
+    ``until_s``, the crawl's time limit: its shutdown apart): the least-squares
+    slope in MiB per minute, the first, last, lowest and highest values, and the spread
+    ``(max - min) / mean`` and the slope's projection over that half as shares of its mean (flat
+    means both small). None with fewer than 4 samples."""
+    points = [(s["t_s"], s[key]) for s in samples if s.get(key) and s["t_s"] <= until_s]
+    if len(points) < 4:
+        return None
+    half = points[-1][0] / 2
+    tail = [p for p in points if p[0] >= half]
+    if len(tail) < 2:
+        return None
+    mean_t = statistics.fmean(t for t, _ in tail)
+    mean_v = statistics.fmean(v for _, v in tail)
+    var_t = sum((t - mean_t) ** 2 for t, _ in tail)
+    slope_s = sum((t - mean_t) * (v - mean_v) for t, v in tail) / var_t if var_t else 0.0
+    values = [v for _, v in tail]
+    span_s = tail[-1][0] - tail[0][0]
+    return {
+        "from_s": round(tail[0][0], 1),
+        "to_s": round(tail[-1][0], 1),
+        "first_mb": round(values[0], 1),
+        "last_mb": round(values[-1], 1),
+        "min_mb": round(min(values), 1),
+        "max_mb": round(max(values), 1),
+        "slope_mb_per_min": round(slope_s * 60, 2),
+        "spread_share": round((max(values) - min(values)) / mean_v, 4),
+        "slope_share_over_half": round(slope_s * span_s / mean_v, 4),
+    }
+
+
 def child_pids(pid: int) -> list[int]:
     """The live children of ``pid`` (the worker processes of ``crawler run --workers``)."""
     found = []
@@ -217,11 +277,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     dnsmasq.start()
     samples: list[dict[str, float]] = []
     env = dict(os.environ, PYTHONPATH=f"{source}{os.pathsep}{HERE}")
+    env.update(item.split("=", 1) for item in args.env or [])
     redis_memory = peak_redis_memory = 0
     try:
         if redis is not None:
             redis.start()
         argv = crawler_argv(args, job, run_dir, source, redis.url if redis is not None else "")
+        if args.tracemalloc:
+            # The same command line under tracemalloc: what grows, in job/memtrace/memtrace.txt.
+            argv[1:3] = [
+                str(HERE / "memtrace.py"),
+                str(job / "memtrace"),
+                str(args.tracemalloc),
+                str(args.tracemalloc_frames),
+                "--",
+            ]
         started = time.monotonic()
         ng0, dm0, rd0 = nginx.cpu_s(), dnsmasq.cpu_s(), redis.cpu_s() if redis else 0.0
         with (job / "crawler.out").open("wb") as out:
@@ -245,10 +315,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if pid:
                 break
             rss, cpu = tree_rss_cpu(proc.pid)
+            smaps_rss, anon = tree_memory(proc.pid)
             peak_rss = max(peak_rss, rss)
             sample = {
                 "t_s": round(time.monotonic() - started, 2),
                 "rss_mb": round(rss, 1),
+                "smaps_rss_mb": round(smaps_rss, 1),
+                "anon_mb": round(anon, 1),
                 "cpu_s": round(cpu, 2),
                 "nginx_cpu_s": round(nginx.cpu_s() - ng0, 2),
                 "dnsmasq_cpu_s": round(dnsmasq.cpu_s() - dm0, 2),
@@ -317,6 +390,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "redis_peak_used_memory": peak_redis_memory,
         "peak_rss_mb": round(max(peak_rss, usage.ru_maxrss / 1024), 1),
         "final_rss_mb": next((s["rss_mb"] for s in reversed(samples) if s["rss_mb"]), None),
+        "memory_last_half": {
+            "rss": memory_trend(samples, "smaps_rss_mb", args.minutes * 60),
+            "anon": memory_trend(samples, "anon_mb", args.minutes * 60),
+        },
         "discovered": progress.get("discovered"),
         "queued": progress.get("queued"),
         "downloaded": progress.get("downloaded"),
@@ -408,7 +485,30 @@ def main() -> int:
         help="no CPU probes in the chains (bench/web/cpu_probe.py: CPU per fetch by kind)",
     )
     ap.add_argument("--set", action="append", help="more --set K=V for the crawler")
+    ap.add_argument(
+        "--tracemalloc-frames",
+        type=int,
+        default=1,
+        help="frames per traced allocation (0: no tracing, only the sizes, at full speed)",
+    )
+    ap.add_argument("--env", action="append", help="NAME=VALUE in the crawler's environment")
+    ap.add_argument(
+        "--tracemalloc",
+        type=float,
+        default=0.0,
+        help="every S seconds, write the source lines whose allocations grew most "
+        "(bench/out/web/job-LABEL/memtrace/memtrace.txt; slows the crawl)",
+    )
+    ap.add_argument(
+        "--out",
+        default="",
+        help="output directory (default bench/out/web); two runs at once "
+        "need two directories and two --port/--dns-port pairs",
+    )
     args = ap.parse_args()
+    if args.out:
+        global OUT
+        OUT = Path(args.out).resolve()
     result = run(args)
     path = OUT / f"results-{args.label}.json"
     path.write_text(json.dumps(result, indent=1))

@@ -45,6 +45,7 @@ from crawler.history import CrawlHistory
 from crawler.logs.applog import flush_app_logging
 from crawler.logs.crawl_logs import CrawlLogs
 from crawler.logs.progress import ProgressRow
+from crawler.memory import HeapTrimmer
 from crawler.metrics.crawl_metrics import start_crawl_metrics
 from crawler.metrics.metrics_server import MetricsServer
 from crawler.netguard import AddressPolicy
@@ -94,7 +95,11 @@ class CrawlController:
         self.exit_status = ""
         self.logger: Any = structlog.get_logger("crawler")
         self.stats = CrawlStats()
-        self.servers = ServerCache(robots_max_size_bytes=order.robots.max_size_bytes)
+        self.servers = ServerCache(
+            robots_max_size_bytes=order.robots.max_size_bytes,
+            max_servers=order.memory.max_cached_servers,
+            max_hosts=order.memory.max_cached_hosts,
+        )
         self.stopping = threading.Event()
         self._stop_reason = ""
         self._state_lock = threading.Lock()
@@ -137,6 +142,7 @@ class CrawlController:
         self.reporter = CrawlReporter(self)
         self.status = self.reporter.status  # ToeThreads note failures in it directly
         self.metrics: MetricsServer | None = None
+        self.heap = HeapTrimmer(order.memory)
 
     @property
     def last_row(self) -> ProgressRow | None:
@@ -153,6 +159,7 @@ class CrawlController:
     def prepare(self) -> None:
         """Create the run's directories, open logs and frontier, start processors, add seeds."""
         self._builder.claim_run_dir()
+        self.heap.start(self.clock.monotonic())  # before any crawl thread makes an arena
         self.logger = self._builder.lay_out_run_dir()
         self.metrics = start_crawl_metrics(
             self.order.metrics,
@@ -323,6 +330,7 @@ class CrawlController:
                 next_action = now + POLL_INTERVAL_S
             self._check_disk(now)
             self.reporter.tick(now)
+            self.heap.tick(now)
             if self.state == "PAUSING" and self.pool.busy_threads() == 0:
                 self._set_state("PAUSED", self._pause_message or "Paused by operator")
                 self.reporter.write_progress()
@@ -442,6 +450,7 @@ class CrawlController:
             downloaded=totals.succeeded,
             failed=totals.failed,
             bytes=totals.bytes,
+            heap=self.heap.snapshot(),
         )
         if self.metrics is not None:
             self.metrics.close()

@@ -299,6 +299,29 @@ class MetricsConfig(Section):
     address: str = Field("127.0.0.1", min_length=1, description="address to listen on")
 
 
+class MemoryConfig(Section):
+    """``memory``: what keeps a long crawl's resident memory flat (see crawler.memory)."""
+
+    malloc_arena_max: int = Field(
+        2, ge=0, description="cap on glibc's malloc arenas (0: glibc's default, 8 per core)"
+    )
+    trim_interval_s: float = Field(
+        60, ge=0, description="seconds between returns of the C heap's free pages (0: never)"
+    )
+    max_cached_servers: int = Field(
+        50_000, ge=0, description="servers whose robots.txt is kept (0: all); others re-fetch it"
+    )
+    max_cached_hosts: int = Field(
+        200_000, ge=0, description="hosts whose address is kept (0: all); others look it up again"
+    )
+    max_cookie_partitions: int = Field(
+        10_000,
+        ge=0,
+        description="sites whose cookies stay in memory (0: all); others are read "
+        "back from state/cookies.sqlite when needed",
+    )
+
+
 class HistoryConfig(Section):
     """The crawl history in state/history: fetch history (conditional requests) and payload digests
     (revisit records). ``import_from``: state or run directory of a finished earlier crawl, or
@@ -467,6 +490,7 @@ class CrawlOrder(Section):
     logging: LoggingConfig = LoggingConfig()
     alerts: AlertsConfig = AlertsConfig()
     metrics: MetricsConfig = MetricsConfig()
+    memory: MemoryConfig = MemoryConfig()
     archive: ArchiveConfig = ArchiveConfig()
     sheets: list[SheetConfig] = Field(
         default_factory=list, description="per-site overlays; see crawler.sheets"

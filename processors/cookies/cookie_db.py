@@ -99,6 +99,26 @@ class CookieDB:
             except (ValueError, KeyError, TypeError):
                 continue
 
+    def partitions(self) -> set[str]:
+        """The partitions that have stored cookies."""
+        with self._lock:
+            found = self._conn.execute("SELECT DISTINCT part FROM cookies").fetchall()
+        return {str(row[0]) for row in found}
+
+    def partition(self, part: str) -> list[Cookie]:
+        """The stored cookies of ``part``; a row that does not parse is skipped."""
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT data FROM cookies WHERE part = ? ORDER BY rowid", (part,)
+            ).fetchall()
+        cookies = []
+        for (data,) in found:
+            try:
+                cookies.append(cookie_from_json(str(data)))
+            except (ValueError, KeyError, TypeError):
+                continue
+        return cookies
+
     def replace_partition(self, part: str, cookies: Iterable[Cookie]) -> None:
         """Make the stored cookies of ``part`` exactly ``cookies``, in one transaction."""
         rows = [(part, c.domain, c.path, c.name, cookie_to_json(c)) for c in cookies]

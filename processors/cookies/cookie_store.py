@@ -18,6 +18,12 @@ partition changed by a response is written whole before :meth:`set_from_response
 (no expiry) are kept across a resume: for the crawl, one crawl is one browser session. A
 Netscape ``cookies.txt`` can be loaded into a fresh store (:meth:`load_netscape`).
 
+Memory: with a database, at most ``max_jars`` partitions are held in memory (a crawl of
+millions of sites that set cookies would otherwise keep every one); past the bound the partition
+loaded or changed longest ago, once written, leaves memory and is read back from the database
+when one of its hosts is fetched again. Partitions whose last change is not written yet (a
+failing disk) stay. Without a database every partition stays.
+
 The interface other fetchers (the browser pool) share: :meth:`cookie_header` (the ``Cookie``
 value for a URL), :meth:`cookies_for` (the cookies a URL gets, as :class:`CookieRecord`),
 :meth:`set_from_response` (a response's ``Set-Cookie`` headers), :meth:`add` (a cookie learnt
@@ -34,6 +40,7 @@ import sqlite3
 import threading
 import time
 import urllib.request
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from http.cookiejar import Cookie, CookieJar, DefaultCookiePolicy
@@ -43,6 +50,8 @@ from urllib.parse import urlsplit
 from processors.cookies.cookie_db import CookieDB
 from processors.cookies.netscape import read_netscape
 
+DEFAULT_MAX_JARS = 10_000
+"""Cookie partitions (sites) held in memory by a store with a database."""
 PRELOADED_KEY = "preloaded_from"
 REQUEST_COOKIE = "request_cookie"
 """``CrawlURI.data`` key: a ``Cookie`` header sent on top of the jar's, its values winning (the
@@ -109,27 +118,31 @@ class _Headers:
 class CookieStore:
     """Cookies of one crawl (see the module docstring). ``db`` None: in memory only."""
 
-    def __init__(self, db: CookieDB | None = None) -> None:
+    def __init__(self, db: CookieDB | None = None, max_jars: int = DEFAULT_MAX_JARS) -> None:
         self._db = db
+        self._max_jars = max_jars if db is not None else 0
+        self.evicted_jars = 0
         # RFC 6265, as browsers: a cookie set without Domain goes to its host only (the older
         # Netscape rule would send it to subdomains too).
         self._policy = DefaultCookiePolicy(
             strict_ns_domain=DefaultCookiePolicy.DomainStrictNonDomain
         )
-        self._jars: dict[str, CookieJar] = {}
+        # Oldest load or change first: the order partitions leave memory in.
+        self._jars: OrderedDict[str, CookieJar] = OrderedDict()
+        # Partitions with cookies in the database (held in memory or not).
+        self._stored: set[str] = set()
         self._lock = threading.Lock()
         self._generation: dict[str, int] = {}
         self._written: dict[str, int] = {}
         self._write_lock = threading.Lock()
         self.write_failures = 0
         if db is not None:
-            for part, cookie in db.rows():
-                self._jar(part, create=True).set_cookie(cookie)  # type: ignore[union-attr]
+            self._stored = db.partitions()
 
     @classmethod
-    def open(cls, path: Path) -> CookieStore:
+    def open(cls, path: Path, max_jars: int = DEFAULT_MAX_JARS) -> CookieStore:
         """The store persisted in the sqlite file ``path`` (created if missing)."""
-        return cls(CookieDB(path))
+        return cls(CookieDB(path), max_jars)
 
     @property
     def preloaded(self) -> bool:
@@ -138,24 +151,58 @@ class CookieStore:
         return self._db is not None and self._db.get_meta(PRELOADED_KEY) is not None
 
     def __len__(self) -> int:
+        return sum(len(jar) for jar in self._all_jars())
+
+    def _all_jars(self) -> list[CookieJar]:
+        """Every partition's jar, those out of memory read back for the call only."""
         with self._lock:
-            jars = list(self._jars.values())
-        return sum(len(jar) for jar in jars)
+            held = dict(self._jars)
+            stored = [part for part in self._stored if part not in held]
+        jars = list(held.values())
+        if self._db is not None:
+            for part in stored:
+                jar = CookieJar(self._policy)
+                for cookie in self._db.partition(part):
+                    jar.set_cookie(cookie)
+                jars.append(jar)
+        return jars
 
     def _jar(self, part: str, create: bool = False) -> CookieJar | None:
+        """``part``'s jar: in memory, else read back from the database if it has cookies there,
+        else a new one (``create``) or None."""
         jar = self._jars.get(part)
-        if jar is None and create:
-            with self._lock:
-                jar = self._jars.setdefault(part, CookieJar(self._policy))
+        if jar is not None:
+            return jar
+        if part not in self._stored and not create:
+            return None
+        loaded = CookieJar(self._policy)
+        if part in self._stored and self._db is not None:
+            for cookie in self._db.partition(part):
+                loaded.set_cookie(cookie)
+        with self._lock:
+            jar = self._jars.get(part)
+            if jar is None:
+                jar = self._jars[part] = loaded
+                self._evict_locked()
         return jar
+
+    def _evict_locked(self) -> None:
+        """Past ``max_jars``, let the oldest written partitions leave memory. Lock held."""
+        excess = len(self._jars) - self._max_jars
+        if not self._max_jars or excess <= 0:
+            return
+        for part in list(self._jars)[:excess]:
+            if self._written.get(part, 0) >= self._generation.get(part, 0):
+                del self._jars[part]
+                self.evicted_jars += 1
 
     # --------------------------------------------------------------------- reads
     def cookie_header(self, url: str) -> str | None:
         """The ``Cookie`` request header ``url`` gets, or None. Cheap when no cookie could match."""
-        if not self._jars:
+        if not self._jars and not self._stored:
             return None
         host = urlsplit(url).hostname
-        jar = self._jars.get(partition_of(host or ""))
+        jar = self._jar(partition_of(host or ""))
         if jar is None or not len(jar):
             return None
         request = urllib.request.Request(url)
@@ -164,9 +211,9 @@ class CookieStore:
 
     def cookies_for(self, url: str) -> list[CookieRecord]:
         """The cookies a request for ``url`` carries, longest path first."""
-        if not self._jars:
+        if not self._jars and not self._stored:
             return []
-        jar = self._jars.get(partition_of(urlsplit(url).hostname or ""))
+        jar = self._jar(partition_of(urlsplit(url).hostname or ""))
         if jar is None:
             return []
         request = urllib.request.Request(url)
@@ -183,9 +230,7 @@ class CookieStore:
 
     def records(self) -> list[CookieRecord]:
         """Every cookie of the store."""
-        with self._lock:
-            jars = list(self._jars.values())
-        return [_record(c) for jar in jars for c in list(jar)]
+        return [_record(c) for jar in self._all_jars() for c in list(jar)]
 
     # -------------------------------------------------------------------- writes
     def set_from_response(self, url: str, headers: Iterable[tuple[str, str]]) -> bool:
@@ -253,6 +298,8 @@ class CookieStore:
         with self._lock:
             generation = self._generation.get(part, 0) + 1
             self._generation[part] = generation
+            if part in self._jars:
+                self._jars.move_to_end(part)
         snapshot = list(jar)
         with self._write_lock:
             # A later snapshot of this partition may have been written meanwhile: keep it.
@@ -266,6 +313,12 @@ class CookieStore:
                 self.write_failures += 1
                 return
             self._written[part] = generation
+            with self._lock:
+                if snapshot:
+                    self._stored.add(part)
+                else:
+                    self._stored.discard(part)
+                self._evict_locked()
 
     def flush(self) -> None:
         """Write the partitions whose last change could not be written."""
@@ -275,7 +328,7 @@ class CookieStore:
             pending = [
                 (part, self._jars[part])
                 for part, gen in self._generation.items()
-                if self._written.get(part, 0) < gen
+                if self._written.get(part, 0) < gen and part in self._jars
             ]
         for part, jar in pending:
             self._persist(part, jar)

@@ -12,16 +12,21 @@ from pathlib import Path
 from typing import Any
 
 from crawler.order.errors import OrderError, OrderIssue
-from processors.cookies.cookie_store import CookieStore
+from processors.cookies.cookie_store import DEFAULT_MAX_JARS, CookieStore
 from processors.cookies.netscape import CookieFileError
 
 
 def open_cookie_store(
-    state_dir: Path, cookies_file: str | None, base_dir: Path, where: str, logger: Any
+    state_dir: Path,
+    cookies_file: str | None,
+    base_dir: Path,
+    where: str,
+    logger: Any,
+    max_jars: int = DEFAULT_MAX_JARS,
 ) -> CookieStore:
     """The store of ``state_dir``, with ``cookies_file`` loaded once; ``where`` is the order key
-    of ``cookies_file`` for the error message."""
-    store = CookieStore.open(state_dir / "cookies.sqlite")
+    of ``cookies_file`` for the error message; ``max_jars`` partitions at most in memory."""
+    store = CookieStore.open(state_dir / "cookies.sqlite", max_jars)
     if not cookies_file or store.preloaded:
         return store
     path = base_dir / Path(cookies_file).expanduser()

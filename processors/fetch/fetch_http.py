@@ -168,6 +168,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
                 Path(ctx.order.base_dir),
                 f"chains.fetch ({self.name}).params.cookies_file",
                 ctx.logger,
+                ctx.order.memory.max_cookie_partitions,
             )
         if p.form_logins:
             self._login = FormLogin(p.form_logins, ctx.logger)

@@ -102,9 +102,15 @@ class PreconditionEnforcer(Processor[PreconditionEnforcerParams]):
         if robots.policy != "obey" or is_robots_uri(uri):
             return None
         server = f"{host}:{port}"
-        if not servers.is_robots_valid(server, ctx.clock.time(), robots.validity_s):
+        # One read of the server's robots state: the cache may drop it meanwhile (a bounded map).
+        robots_state = servers.robots_state(server)
+        if (
+            robots_state is None
+            or robots_state.rules is None
+            or not robots_state.is_valid(ctx.clock.time(), robots.validity_s)
+        ):
             return self._defer(ctx, curi, scheme_authority(uri) + ROBOTS_PATH, "robots:" + server)
-        if not servers.allowed(uri, self._user_agent, server):
+        if not robots_state.rules.allowed(uri, self._user_agent):
             if self.params.calculate_robots_only:
                 curi.annotate("robotExcluded")
                 return None

@@ -26,6 +26,7 @@ from crawler import (
     ProcessResult,
 )
 from crawler.order.schema import RobotsConfig
+from crawler.servers import ServerCache
 from processors.fetch import FetchHTTP
 from processors.prefetch import (
     PreconditionEnforcer,
@@ -280,3 +281,42 @@ def test_calculate_robots_only_annotates(site: Site, ctx: ProcessorContext) -> N
     assert proc.process(curi) == ProcessResult.PROCEED
     assert curi.status == 0
     assert "robotExcluded" in curi.annotations
+
+
+@pytest.fixture
+def second_site() -> Iterator[Site]:
+    server = Site(("127.0.0.1", 0), Handler)
+    server.robots = (200, b"User-agent: *\nDisallow:\n")
+    server.paths = []
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+def test_robots_evicted_from_a_full_cache_is_fetched_again_and_obeyed(
+    site: Site, second_site: Site, tmp_path: Path
+) -> None:
+    """A server cache bounded at one server: the second server's robots.txt pushes the first
+    one's out, and the first server's disallowed path is still refused - after its robots.txt
+    was fetched again, never on the strength of a missing entry."""
+    ctx = make_context(
+        tmp_path,
+        scope=DecideRuleSequence([AcceptIfContains()]),
+        schedule=lambda curi: None,
+        robots=RobotsConfig(policy="obey"),
+        servers=ServerCache(max_servers=1),
+    )
+    chains = make_chains(ctx)
+    try:
+        assert crawl_with_robots(chains, base(site) + "/page").status == 200
+        assert crawl_with_robots(chains, base(second_site) + "/page").status == 200
+        assert ctx.servers.evicted_servers == 1
+        banned = crawl_with_robots(chains, base(site) + "/private/secret")
+        assert banned.status == -9998
+        assert site.paths == ["/robots.txt", "/page", "/robots.txt"]
+        assert second_site.paths == ["/robots.txt", "/page"]
+    finally:
+        chains.stop()

@@ -156,3 +156,35 @@ def test_a_browser_cookie_header_merges_over_the_jar_s() -> None:
     assert merge_cookie_headers("a=1; b=2", "b=3; c=4") == "a=1; b=3; c=4"
     assert merge_cookie_headers(None, "c=4") == "c=4"
     assert merge_cookie_headers("a=1", "a=1") == "a=1"
+
+
+def test_a_bounded_store_reads_sites_out_of_memory_back_from_its_database(
+    tmp_path: Path,
+) -> None:
+    store = CookieStore.open(tmp_path / "cookies.sqlite", max_jars=2)
+    for i in range(5):
+        set_cookie(store, f"http://www.site{i}.example/", f"sid={i}; Path=/")
+    assert store.evicted_jars == 3
+    # Every site still gets its cookies, also those no longer held in memory.
+    for i in range(5):
+        assert store.cookie_header(f"http://www.site{i}.example/x") == f"sid={i}"
+    # A change to a site read back is kept with what it had.
+    set_cookie(store, "http://www.site0.example/", "lang=fr; Path=/")
+    assert store.cookie_header("http://www.site0.example/") == "sid=0; lang=fr"
+    assert len(store) == 6 and len(store.records()) == 6
+    assert store.cookie_header("http://www.never-set.example/") is None
+    store.close()
+
+
+def test_pending_writes_keep_a_site_in_memory(tmp_path: Path) -> None:
+    db = FailingDB(tmp_path / "cookies.sqlite")
+    store = CookieStore(db, max_jars=1)
+    set_cookie(store, "http://a.example/", "sid=1")
+    set_cookie(store, "http://b.example/", "sid=2")
+    assert store.evicted_jars == 0  # neither was written: both stay
+    assert store.cookie_header("http://a.example/") == "sid=1"
+    db.healthy = True
+    store.close()
+    again = CookieStore.open(tmp_path / "cookies.sqlite")
+    assert again.cookie_header("http://b.example/") == "sid=2"
+    again.close()

@@ -150,3 +150,42 @@ def test_failed_lookup_remembered_without_address() -> None:
     state = cache.host_state("GONE.example")
     assert state is not None and state.ip is None
     assert cache.host_ip("gone.example") is None
+
+
+def test_bounded_maps_drop_the_entry_updated_longest_ago() -> None:
+    cache = ServerCache(max_servers=2, max_hosts=2)
+    for i, server in enumerate(("a.example:80", "b.example:80")):
+        cache.update_robots(server, 200, b"User-agent: *\nDisallow: /no\n", now_s=float(i))
+    cache.update_robots("a.example:80", 200, b"User-agent: *\nDisallow: /no\n", now_s=5.0)
+    cache.update_robots("c.example:80", 404, None, now_s=6.0)
+    assert cache.robots_state("b.example:80") is None  # updated longest ago
+    assert not cache.is_robots_valid("b.example:80", 7.0, DAY_S)  # so fetched again
+    assert cache.is_robots_valid("a.example:80", 7.0, DAY_S)
+    assert not cache.allowed("http://a.example/no/1", UA)
+    assert (cache.server_count(), cache.evicted_servers) == (2, 1)
+
+    cache.update_host("a.example", "10.0.0.1", 0.0, 60.0)
+    cache.note_ip("b.example", "10.0.0.2", 1.0)
+    cache.note_ip("a.example", "10.9.9.9", 2.0)  # known already: neither changed nor refreshed
+    cache.update_host("c.example", "10.0.0.3", 3.0, 60.0)
+    assert cache.host_state("a.example") is None
+    assert (cache.host_ip("b.example"), cache.host_ip("c.example")) == ("10.0.0.2", "10.0.0.3")
+    assert cache.evicted_hosts == 1
+
+
+def test_unbounded_when_zero() -> None:
+    cache = ServerCache(max_servers=0, max_hosts=0)
+    for i in range(500):
+        cache.update_robots(f"h{i}.example:80", 404, None, now_s=0.0)
+        cache.update_host(f"h{i}.example", "10.0.0.1", 0.0, 60.0)
+    assert cache.server_count() == 500
+    assert (cache.evicted_servers, cache.evicted_hosts) == (0, 0)
+
+
+def test_claims_never_resolved_are_swept_once_expired() -> None:
+    cache = ServerCache()
+    for i in range(30_000):
+        assert cache.claim_prerequisite(f"dns:h{i}.example", now_s=float(i), hold_s=100.0)
+    # Only claims younger than the hold time are left; a fresh claim still holds.
+    assert len(cache._claims) < 11_000
+    assert not cache.claim_prerequisite("dns:h29999.example", now_s=30_000.0, hold_s=100.0)

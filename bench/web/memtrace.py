@@ -1,0 +1,123 @@
+"""Run ``python -m crawler ...`` under tracemalloc and write what grows, every N seconds.
+
+``python bench/web/memtrace.py OUT_DIR INTERVAL_S [FRAMES] -- run ORDER ...`` starts tracemalloc
+(``FRAMES`` 0: no tracing, only the sizes below),
+runs the crawler's command line in this process and, from a daemon thread, every ``INTERVAL_S``
+seconds takes a snapshot and appends to ``OUT_DIR/memtrace.txt`` the 40 source lines whose
+allocations grew most since the first snapshot (taken after one interval, past start-up), with
+the traced total and the entry counts of the per-host maps (robots and DNS caches, the stats'
+host map, the idle connections and TLS sessions of the fetchers) and the memory LevelDB says its
+block caches and memtables hold (uniq filter, frontier store), read off the crawl's
+controller. Bench-only: the crawler knows nothing of it (``run_web.py --tracemalloc S`` uses
+it). Tracing slows the crawl two- to three-fold: the figures say what grows, not how fast.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+CONTROLLERS: list[Any] = []
+
+
+def sizes_of_interest() -> list[str]:
+    """Entry counts of the crawl's per-host and per-URL maps, read off its controller."""
+    found: list[str] = []
+    for ctl in CONTROLLERS:
+        servers, totals = ctl.servers, ctl.stats._t
+        found += [
+            f"robots={len(servers._robots)}",
+            f"dns={len(servers._hosts)}",
+            f"claims={len(servers._claims)}",
+            f"stats.hosts={len(totals.hosts)}",
+            f"stats.seeds={len(totals.seeds)}",
+            f"stats.sources={len(totals.sources)}",
+        ]
+        frontier = ctl.frontier
+        dbs = {
+            "uniq": getattr(getattr(frontier, "_uniq", None), "_db", None),
+            "frontier": getattr(
+                getattr(getattr(frontier, "_store", None), "inner", None), "_db", None
+            ),
+        }
+        for name, db in dbs.items():
+            try:
+                usage = db.get_property(b"leveldb.approximate-memory-usage") if db else None
+            except (RuntimeError, AttributeError):  # closed, or another kind of store
+                usage = None
+            if usage is not None:
+                found.append(f"leveldb.{name}.memory_mb={int(usage) / 2**20:.1f}")
+        for chain in ctl.chains.chains if hasattr(ctl.chains, "chains") else []:
+            for proc in chain:
+                client = getattr(proc, "_client", None)
+                idle = getattr(client, "_idle_count", None)
+                sessions = getattr(client, "tls_sessions", None)
+                if idle is not None:
+                    found.append(f"{proc.name}.idle_connections={idle}")
+                if sessions is not None:
+                    found.append(f"{proc.name}.tls_sessions={len(sessions)}")
+    return found
+
+
+def watch(out: Path, interval_s: float) -> None:
+    first: tracemalloc.Snapshot | None = None
+    started = time.monotonic()
+    while True:
+        time.sleep(interval_s)
+        traced, peak = tracemalloc.get_traced_memory()
+        lines = [
+            f"=== t={time.monotonic() - started:.0f}s traced={traced / 2**20:.1f} MiB "
+            f"peak={peak / 2**20:.1f} MiB"
+        ]
+        lines.append("sizes: " + " ".join(sizes_of_interest()))
+        if not tracemalloc.is_tracing():
+            with out.open("a") as fh:
+                fh.write("\n".join(lines) + "\n")
+            continue
+        snap = tracemalloc.take_snapshot().filter_traces(
+            [tracemalloc.Filter(False, tracemalloc.__file__)]
+        )
+        if first is None:
+            first = snap
+        else:
+            for stat in snap.compare_to(first, "lineno")[:40]:
+                lines.append(
+                    f"{stat.size_diff / 2**20:+8.2f} MiB {stat.count_diff:+9d} blocks "
+                    f"(now {stat.size / 2**20:7.2f} MiB) {stat.traceback[0]}"
+                )
+        with out.open("a") as fh:
+            fh.write("\n".join(lines) + "\n")
+        del snap
+
+
+def main() -> None:
+    cut = sys.argv.index("--")
+    out_dir, interval = Path(sys.argv[1]), float(sys.argv[2])
+    frames = int(sys.argv[3]) if cut > 3 else 1
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / "memtrace.txt"
+    out.write_text("")
+    if frames:  # 0: only the sizes, at full speed
+        tracemalloc.start(frames)
+    threading.Thread(target=watch, args=(out, interval), daemon=True, name="memtrace").start()
+    sys.argv = ["crawler", *sys.argv[cut + 1 :]]
+    from crawler.control.controller import CrawlController
+
+    made = CrawlController.__init__
+
+    def remember(self: Any, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        CONTROLLERS.append(self)
+
+    CrawlController.__init__ = remember  # type: ignore[method-assign]
+    from crawler.cli import main as crawler_main
+
+    sys.exit(crawler_main())
+
+
+if __name__ == "__main__":
+    main()

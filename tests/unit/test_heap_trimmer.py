@@ -1,0 +1,106 @@
+"""HeapTrimmer over the real glibc: the freed C heap goes back to the system when a trim is due,
+and the arena cap makes new threads share arenas."""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from crawler.memory import GlibcMalloc, HeapTrimmer
+from crawler.order.schema import MemoryConfig
+
+pytestmark = [
+    pytest.mark.timeout(60),
+    pytest.mark.skipif(GlibcMalloc.load() is None, reason="glibc only"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def anon_mb() -> float:
+    for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
+        if line.startswith("Anonymous:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no Anonymous line")
+
+
+def test_freed_heap_is_returned_when_the_trim_is_due() -> None:
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    trimmer = HeapTrimmer(MemoryConfig(malloc_arena_max=0, trim_interval_s=60))
+    trimmer.start(mono_s=1000.0)
+    # 64 MB in 64 KiB blocks (below the mmap threshold: heap memory), touched, then freed
+    # but for the last one, which keeps the heap's top from shrinking by itself.
+    blocks = [libc.malloc(64 * 1024) for _ in range(1024)]
+    for block in blocks:
+        ctypes.memset(block, 1, 64 * 1024)
+    for block in blocks[:-1]:
+        libc.free(block)
+    freed = anon_mb()
+    trimmer.tick(mono_s=1059.0)
+    assert trimmer.trims == 0
+    assert anon_mb() > freed - 16  # not due: nothing returned
+    trimmer.tick(mono_s=1060.0)
+    assert trimmer.trims == 1
+    assert anon_mb() < freed - 48
+    libc.free(blocks[-1])
+    assert trimmer.snapshot()["trims"] == 1
+
+
+def test_no_trim_when_the_interval_is_zero() -> None:
+    trimmer = HeapTrimmer(MemoryConfig(trim_interval_s=0))
+    trimmer.start(mono_s=0.0)
+    trimmer.tick(mono_s=10**6)
+    assert trimmer.trims == 0
+
+
+ARENAS = textwrap.dedent(
+    """
+    import ctypes, sys, threading
+    from crawler.memory import HeapTrimmer
+    from crawler.order.schema import MemoryConfig
+    HeapTrimmer(MemoryConfig(malloc_arena_max=int(sys.argv[1]))).start(0.0)
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    barrier = threading.Barrier(8)
+    def work():
+        barrier.wait()
+        for _ in range(2000):
+            libc.free(libc.malloc(4096))
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    # A thread arena is a 64 MiB reservation: count the regions of that size.
+    heaps = 0
+    for line in open("/proc/self/maps"):
+        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+        heaps += lo % (64 << 20) == 0 and (hi - lo) <= (64 << 20) and not line.split()[5:]
+    print(heaps)
+    """
+)
+
+
+def thread_arenas(cap: int) -> int:
+    out = subprocess.run(
+        [sys.executable, "-c", ARENAS, str(cap)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=ROOT,
+        check=True,
+    )
+    return int(out.stdout)
+
+
+def test_arena_cap_makes_threads_share_arenas() -> None:
+    assert thread_arenas(2) <= 1  # the main heap and at most one thread arena
+    assert thread_arenas(0) >= 4  # glibc's default: one per thread, up to 8 per core
