@@ -18,8 +18,8 @@ deterministic; wall-clock rates are not on a shared machine: the load average is
 each run.
 
 ``--profile SECONDS`` adds one more ``redis2`` run with py-spy recording one worker (raw
-collapsed stacks in OUT_DIR/profile-worker.txt and a summary of the frames where the Redis path
-spends the worker's CPU).
+collapsed stacks in OUT_DIR/profile-worker-{wall,gil}.txt: where the threads wait, and where
+the CPU goes; and a summary of each: top leaf frames, the crawler frames that call redis-py).
 
 Run: ``python bench/workers_scale.py [--pages 6000] [--rounds 2] [--modes single,redis1,redis2]``.
 Needs nginx and redis-server; py-spy from .bench-venv for ``--profile``.
@@ -251,10 +251,21 @@ def py_spy() -> str | None:
     return None
 
 
-def start_profile(
-    sampler: ProcessSampler, tmp: Path, seconds: float
-) -> subprocess.Popen[bytes] | None:
-    """py-spy on the first worker that appears (raw collapsed stacks, idle frames left out)."""
+class Profile:
+    """Two py-spy recordings of one worker at once (raw collapsed stacks): ``wall`` samples
+    every thread not idle in the kernel's view (a thread blocked on a Redis reply counts: where
+    the threads wait), ``gil`` only the thread holding the GIL (where the CPU goes)."""
+
+    def __init__(self, procs: list[subprocess.Popen[bytes]]) -> None:
+        self.procs = procs
+
+    def wait(self, timeout: float) -> None:
+        for proc in self.procs:
+            proc.wait(timeout=timeout)
+
+
+def start_profile(sampler: ProcessSampler, tmp: Path, seconds: float) -> Profile | None:
+    """py-spy on the first worker that appears, once past its start-up."""
     spy = py_spy()
     if spy is None:
         print("py-spy not found (.bench-venv): no profile", file=sys.stderr)
@@ -264,11 +275,17 @@ def start_profile(
         sampler.sample()
         workers = [p for p, r in sampler.roles.items() if r.startswith("worker")]
         if workers:
-            time.sleep(8)  # past start-up
-            out = tmp / "profile-worker.txt"
-            args = [spy, "record", "--pid", str(min(workers)), "--duration", str(int(seconds))]
-            args += ["--rate", "200", "--format", "raw", "--output", str(out), "--nonblocking"]
-            return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(15)  # past start-up (order, preflight) on a loaded machine
+            procs = []
+            for view in ("wall", "gil"):
+                out = tmp / f"profile-worker-{view}.txt"
+                args = [spy, "record", "--pid", str(min(workers)), "--duration", str(int(seconds))]
+                args += ["--rate", "100", "--format", "raw", "--output", str(out), "--nonblocking"]
+                args += ["--gil"] if view == "gil" else []
+                procs.append(
+                    subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                )
+            return Profile(procs)
         time.sleep(0.1)
     return None
 
@@ -329,8 +346,8 @@ def count_commands(nginx: Any, tmp: Path, n: int, mode: str, threads: int) -> di
 
 # ------------------------------------------------------------------------ profile summary
 def summarize_profile(path: Path) -> dict[str, Any]:
-    """Share of the worker's samples by leaf function and by crawler module on the stack under a
-    redis-py call (the frame that called into redis), from py-spy's raw output."""
+    """Share of the worker's samples by leaf function, and of those inside redis-py by the
+    crawler frames that called it (the nearest three), from py-spy's raw output."""
     total = 0
     in_redis = 0
     leaf: Counter[str] = Counter()
@@ -346,7 +363,8 @@ def summarize_profile(path: Path) -> dict[str, Any]:
         first_redis = next((i for i, f in enumerate(frames) if " (redis/" in f), None)
         if first_redis is not None:
             in_redis += count
-            caller = frames[first_redis - 1] if first_redis else "?"
+            ours = [f for f in frames[:first_redis] if " (crawler/" in f or " (processors/" in f]
+            caller = " <- ".join(f.split(" (")[0] for f in reversed(ours[-3:])) or "?"
             callers[caller] += count
     pct = 100 / max(1, total)
     return {
@@ -439,11 +457,13 @@ def main() -> int:
                 row = run_crawl("redis2", nginx, tmp, n, args.threads, args.profile)
                 row["round"] = "profile"
                 rows.append(row)
-                raw = tmp / "profile-worker.txt"
-                if raw.exists():
-                    args.out.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy(raw, args.out.with_name("profile-worker.txt"))
-                    profile = summarize_profile(raw)
+                profile = {}
+                for view in ("wall", "gil"):
+                    raw = tmp / f"profile-worker-{view}.txt"
+                    if raw.exists():
+                        args.out.parent.mkdir(parents=True, exist_ok=True)
+                        shutil.copy(raw, args.out.with_name(raw.name))
+                        profile[view] = summarize_profile(raw)
         finally:
             nginx.stop()
     print(table(rows))
