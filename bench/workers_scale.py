@@ -141,6 +141,12 @@ def nginx_cpu_s(nginx: Any) -> float:
 
 
 # ------------------------------------------------------------------------ one crawl
+STORE_PARAMS: dict[str, Any] = {}
+"""More params of the RedisQueueStore (``--store-params``)."""
+EXTRA_SETS: list[str] = []
+"""``--set K=V`` items added to every crawl (``--crawl-set``)."""
+
+
 def crawl_args(workers: int, server: RedisServer | None, run_dir: Path, threads: int) -> list[str]:
     seeds = [f"http://127.0.0.1:{PORT_BASE + h}/" for h in range(HOSTS)]
     args = [sys.executable, "-m", "crawler", "run", str(ROOT / "bench" / "crawl" / "order.yaml")]
@@ -154,10 +160,11 @@ def crawl_args(workers: int, server: RedisServer | None, run_dir: Path, threads:
         f"name=workers-{workers}",
     ]
     if server is not None:
-        store = {"class": "crawler.frontier.RedisQueueStore", "params": {"url": server.url}}
+        params = {"url": server.url, **STORE_PARAMS}
+        store = {"class": "crawler.frontier.RedisQueueStore", "params": params}
         sets.append(f"frontier.store={json.dumps(store)}")
         args += ["--workers", str(workers)]
-    for item in sets:
+    for item in sets + EXTRA_SETS:
         args += ["--set", item]
     return args
 
@@ -411,11 +418,25 @@ def main() -> int:
     parser.add_argument("--modes", default="single,redis1,redis2")
     parser.add_argument("--profile", type=float, default=0.0, metavar="SECONDS")
     parser.add_argument(
+        "--crawl-set",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="an order override for every crawl (frontier.store's params: --store-params)",
+    )
+    parser.add_argument(
+        "--store-params",
+        default="{}",
+        help="extra RedisQueueStore params as JSON (e.g. '{\"shards\": 1}')",
+    )
+    parser.add_argument(
         "--no-count", action="store_true", help="skip the MONITOR runs counting commands sent"
     )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "workers_scale.json")
     args = parser.parse_args()
     modes = args.modes.split(",")
+    EXTRA_SETS.extend(args.crawl_set)
+    STORE_PARAMS.update(json.loads(args.store_params))
     for mode in modes:
         if mode not in MODES:
             parser.error(f"--modes: unknown mode {mode!r} (known: {', '.join(MODES)})")
