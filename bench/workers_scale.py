@@ -59,11 +59,17 @@ MODES = {"single": 0, "redis1": 1, "redis2": 2}
 # ------------------------------------------------------------------------ CPU from /proc
 def proc_stat(pid: int) -> tuple[int, int] | None:
     """(ppid, utime + stime in ticks) of ``pid``, or None once it is gone."""
+    got = proc_times(pid)
+    return None if got is None else (got[0], got[1] + got[2])
+
+
+def proc_times(pid: int) -> tuple[int, int, int] | None:
+    """(ppid, utime, stime in ticks) of ``pid``, or None once it is gone."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return int(fields[1]), int(fields[11]) + int(fields[12])
+    return int(fields[1]), int(fields[11]), int(fields[12])
 
 
 def role_of(pid: int) -> str:
@@ -87,6 +93,7 @@ class ProcessSampler(threading.Thread):
         super().__init__(daemon=True)
         self.root = root
         self.ticks: dict[int, int] = {}
+        self.sys_ticks: dict[int, int] = {}
         self.roles: dict[int, str] = {}
         self.done = threading.Event()
 
@@ -97,11 +104,13 @@ class ProcessSampler(threading.Thread):
     def sample(self) -> None:
         parents: dict[int, int] = {}
         ticks: dict[int, int] = {}
+        sys_ticks: dict[int, int] = {}
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit():
-                got = proc_stat(int(entry.name))
+                got = proc_times(int(entry.name))
                 if got is not None:
-                    parents[int(entry.name)], ticks[int(entry.name)] = got
+                    pid = int(entry.name)
+                    parents[pid], ticks[pid], sys_ticks[pid] = got[0], got[1] + got[2], got[2]
         family = {self.root}
         grew = True
         while grew:
@@ -113,13 +122,15 @@ class ProcessSampler(threading.Thread):
         for pid in family:
             if pid in ticks:
                 self.ticks[pid] = ticks[pid]
+                self.sys_ticks[pid] = sys_ticks[pid]
                 if pid not in self.roles:
                     self.roles[pid] = role_of(pid)
 
-    def by_role(self) -> dict[str, float]:
-        """CPU seconds by role (``launcher``, ``worker w1``..., ``other``)."""
+    def by_role(self, system: bool = False) -> dict[str, float]:
+        """CPU seconds by role (``launcher``, ``worker w1``..., ``other``); with ``system``
+        the kernel's share only."""
         out: Counter[str] = Counter()
-        for pid, t in self.ticks.items():
+        for pid, t in (self.sys_ticks if system else self.ticks).items():
             out[self.roles.get(pid, "other")] += t / TICK
         return dict(out)
 
@@ -221,6 +232,9 @@ def run_crawl(
                 "crawler_total": round(total_s * per, 3),
                 **{k: round(v * per, 3) for k, v in sorted(sampler.by_role().items())},
                 "nginx": round(nginx_s * per, 3),
+            },
+            "system_cpu_ms_per_fetch": {
+                k: round(v * per, 3) for k, v in sorted(sampler.by_role(system=True).items())
             },
         }
         if client is not None:
