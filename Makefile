@@ -38,7 +38,7 @@ help:
 	@echo "make bench-digest-index - digest index: bytes per digest (LevelDB, Redis), cost per fetch"
 	@echo "make bench-shared-tallies - quotas, trap budgets, logins in Redis: round trips, CPU per URI"
 	@echo "make bench-workers - one process vs --workers 1/2 on Redis, back to back: fetches/s, CPU"
-	@echo "                    per fetch of each process, Redis commands per fetch (~20 min)"
+	@echo "                    per fetch of each process, Redis commands per fetch (~15 min)"
 	@echo "make bench-workers-store - claim+finish cost: Redis (TCP, unix socket) vs SQLite WAL, LMDB"
 	@echo "make bench-scale - Redis frontier: 1 vs 2 workers, memory per URL/queue, claims/s (~10 min)"
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"

@@ -21,7 +21,7 @@ each run.
 collapsed stacks in OUT_DIR/profile-worker-{wall,gil}.txt: where the threads wait, and where
 the CPU goes; and a summary of each: top leaf frames, the crawler frames that call redis-py).
 
-Run: ``python bench/workers_scale.py [--pages 6000] [--rounds 2] [--modes single,redis1,redis2]``.
+Run: ``python bench/workers_scale.py [--pages 12000] [--rounds 2] [--modes single,redis1,redis2]``.
 Needs nginx and redis-server; py-spy from .bench-venv for ``--profile``.
 """
 
@@ -426,7 +426,7 @@ def commands_table(row: dict[str, Any], top: int = 12) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--pages", type=int, default=6000, help="pages of the generated site")
+    parser.add_argument("--pages", type=int, default=12000, help="pages of the generated site")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--threads", type=int, default=25, help="toe threads per process")
     parser.add_argument("--modes", default="single,redis1,redis2")
