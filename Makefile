@@ -15,7 +15,8 @@ export UV_LINK_MODE := copy
 .PHONY: install demo test test-stress lint typecheck unit docs clean help bench-warc bench-frontier \
 	bench-extract bench-crawl bench-crawl-setup bench-crawl-profile bench-scale bench-crawl-tls \
 	bench-index bench-replay bench-dedup bench-documents bench-browser bench-web \
-	bench-frontier-scale bench-recrawl bench-digest-index bench-shared-tallies
+	bench-frontier-scale bench-recrawl bench-digest-index bench-shared-tallies bench-workers \
+	bench-workers-store
 
 help:
 	@echo "make demo    - install and crawl the bundled sample site"
@@ -36,6 +37,9 @@ help:
 	@echo "make bench-recrawl - a recrawl with 304s: URLs reached, WARC bytes, pages/s, CPU per page"
 	@echo "make bench-digest-index - digest index: bytes per digest (LevelDB, Redis), cost per fetch"
 	@echo "make bench-shared-tallies - quotas, trap budgets, logins in Redis: round trips, CPU per URI"
+	@echo "make bench-workers - one process vs --workers 1/2 on Redis, back to back: fetches/s, CPU"
+	@echo "                    per fetch of each process, Redis commands per fetch (~15 min)"
+	@echo "make bench-workers-store - claim+finish cost: Redis (TCP, unix socket) vs SQLite WAL, LMDB"
 	@echo "make bench-scale - Redis frontier: 1 vs 2 workers, memory per URL/queue, claims/s (~10 min)"
 	@echo "make bench-crawl - crawler vs Scrapy, wget2, wget on nginx-served corpora (~30 min;"
 	@echo "                    BENCH_RUNS=1 BENCH_PAGES=2000 for a quick look; see bench/RESULTS.md)"
@@ -156,6 +160,24 @@ bench-scale: install
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 	command -v nginx >/dev/null || (apt-get update && apt-get install -y nginx)
 	$(VENV)/bin/python bench/scale.py
+
+# Both cores on one machine: the same crawl as one process and as --workers 1 and 2 on Redis,
+# alternating (BENCH_WORKERS_ARGS="--pages 3000 --rounds 1" for a quick look, "--profile 20" adds
+# py-spy on a worker). bench-workers-store: the bench-only prototype of an embedded store shared by
+# processes (lmdb in the bench virtualenv only).
+BENCH_WORKERS_ARGS ?=
+bench-workers: install
+	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
+	command -v nginx >/dev/null || (apt-get update && apt-get install -y nginx)
+	$(VENV)/bin/python bench/workers_scale.py $(BENCH_WORKERS_ARGS)
+
+bench-workers-store:
+	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
+	test -x .bench-venv/bin/python || $(PYTHON) -m venv .bench-venv
+	.bench-venv/bin/pip install --quiet --disable-pip-version-check "lmdb==2.0.0" "redis==8.1.0" \
+		"hiredis==3.5.0" "py-spy==0.4.3"
+	.bench-venv/bin/python bench/claim_store_proto.py
+	.bench-venv/bin/python bench/claim_store_proto.py --crash 5
 
 # Archives (crawler/archive/): indexing CPU against the crawl's (needs nginx), and every
 # archived page of the sample site replayed through pywb in Chromium.

@@ -225,10 +225,10 @@ class CrawlReporter:
             queues = c.frontier_abilities.queues if c.frontier_abilities is not None else None
             self._paced = queues.paced_servers(10) if queues is not None else []
             self._held = self._held_servers()
-        elif self._held is None:  # no reading yet (the frontier came after the last one)
-            self._held = self._held_servers()
             self._processors = processor_entries(c.chains)
             self._slow_parts_due = mono_s + SLOW_PARTS_INTERVAL_S
+        elif self._held is None:  # no reading yet (the frontier came after the last one)
+            self._held = self._held_servers()
         pool = c.pool
         doc = self.status.document(
             state=c.state,

@@ -11,7 +11,11 @@ Round trips: :meth:`~RedisTallyStore.read` and :meth:`~RedisTallyStore.add` send
 in one call or one pipeline (one round trip; one per Cluster node touched);
 :meth:`~RedisTallyStore.join` is one Lua script (``SISMEMBER``, ``SCARD``, ``SADD``) so that the
 test and the insertion are atomic across workers, and idempotent when retried after a lost
-reply; the cap is the rule's, passed in. An :meth:`~RedisTallyStore.add` retried after a lost
+reply; the cap is the rule's, passed in. Its answers are kept in the process (up to
+:data:`JOIN_ANSWERS_KEPT`): a member once in a set stays in it and a set once full stays full
+(nothing removes members), so the answer for a key, member and cap never changes, and a link
+found on many pages (a trap budget asks about every candidate it counts) costs one round trip,
+not one per page. An :meth:`~RedisTallyStore.add` retried after a lost
 reply (an outage, waited out up to ``outage_timeout_s``) may count twice: a quota then stops one
 URI early, never late.
 
@@ -49,6 +53,10 @@ return 1
 """
 """KEYS: the counter. ARGV: count, bytes. Both added in one call."""
 
+JOIN_ANSWERS_KEPT = 50_000
+"""Answers of :meth:`RedisTallyStore.join` a process keeps (all forgotten at once when full:
+~15 MB at most, and a forgotten answer only costs its round trip again)."""
+
 
 class RedisTallyStore:
     """Tallies shared through Redis (module docstring)."""
@@ -66,6 +74,7 @@ class RedisTallyStore:
         self._logger = logger
         self._sent = 0
         self._sent_lock = threading.Lock()
+        self._joined: dict[tuple[str, int, int], bool] = {}
 
     @classmethod
     def connect(cls, url: str, prefix: str, **kwargs: Any) -> RedisTallyStore:
@@ -99,9 +108,18 @@ class RedisTallyStore:
             self._call(lambda: redis_conn.run_script(self.client, self._add, calls), "tally add")
 
     def join(self, key: str, member: int, cap: int) -> bool:
+        asked = (key, member, cap)
+        known = self._joined.get(asked)
+        if known is not None:
+            return known
         name = f"{self.prefix}s:{key}"
         got = self._call(lambda: self._join(keys=[name], args=[member, cap]), "tally join")
-        return bool(int(got))
+        answer = bool(int(got))
+        with self._sent_lock:
+            if len(self._joined) >= JOIN_ANSWERS_KEPT:
+                self._joined.clear()
+            self._joined[asked] = answer
+        return answer
 
     def put_text(self, key: str, text: str) -> None:
         name = f"{self.prefix}x:{key}"
