@@ -17,6 +17,17 @@ trip. The script is idempotent: retried after a lost reply (an outage,
 :func:`~crawler.frontier.redis.redis_conn.retrying`) it returns the entry it stored, equal to the
 one given.
 
+:meth:`RedisDigestIndex.add_later` is how the WARC writer stores a new payload's first capture
+(it needs no answer): the entry waits in the process (at most :data:`PENDING_MAX`) and goes out
+as an ``HSETNX`` (first writer wins, idempotent) in the same pipeline as the process's next
+:meth:`~RedisDigestIndex.lookup`, so a page costs one round trip instead of two. A lookup of a
+digest still waiting answers from the process. :meth:`~RedisDigestIndex.flush`,
+:meth:`~RedisDigestIndex.entries` and :meth:`~RedisDigestIndex.close` send what waits. An entry
+is sent only after its record was written (never a capture that is not in a WARC); until it is
+sent, another worker may miss it and write the payload in full once more (as it may today
+between its lookup and the other's add); a worker that dies loses at most the waiting entries
+(missed deduplication, never a wrong revisit).
+
 Thread-safety: thread-safe (one redis-py client, which is).
 """
 
@@ -41,6 +52,8 @@ from crawler.frontier.redis import redis_conn
 BUCKET_BITS = 12
 _BUCKETS = 1 << BUCKET_BITS
 _BATCH = 1000
+PENDING_MAX = 64
+"""Entries :meth:`RedisDigestIndex.add_later` keeps before it sends them without a lookup."""
 
 _ADD_SCRIPT = """
 local v = redis.call('HGET', KEYS[1], ARGV[1])
@@ -78,6 +91,8 @@ class RedisDigestIndex:
         self._files_key = f"{prefix}dgf"
         self._files: dict[bytes, str] = {}  # reference -> name, registered or read here
         self._files_lock = threading.Lock()
+        self._pending: dict[bytes, tuple[str, bytes, DigestEntry]] = {}  # key -> bucket, value
+        self._pending_lock = threading.Lock()
 
     @classmethod
     def connect(cls, url: str, prefix: str, **kwargs: Any) -> RedisDigestIndex:
@@ -89,13 +104,36 @@ class RedisDigestIndex:
         return f"{self.prefix}dg:{_bucket(key):03x}"
 
     def lookup(self, payload_digest: str) -> DigestEntry | None:
+        """The first capture of ``payload_digest``: one round trip that also sends the entries
+        :meth:`add_later` keeps (a digest among those answers from the process)."""
         key = digest_key(payload_digest)
+        with self._pending_lock:
+            waiting = self._pending.get(key)
+            sent = dict(self._pending)
+        if waiting is not None:
+            return waiting[2]
         name = self.bucket_key(key)
-        raw = self._call(lambda: self.client.hget(name, key), "digest lookup")
+        if not sent:
+            raw = self._call(lambda: self.client.hget(name, key), "digest lookup")
+        else:
+
+            def send() -> Any:
+                pipe = self.client.pipeline(transaction=False)
+                for field, (bucket, value, _) in sent.items():
+                    pipe.hsetnx(bucket, field, value)
+                pipe.hget(name, key)
+                return pipe.execute()[-1]
+
+            raw = self._call(send, "digest lookup")
+            self._forget(sent)
         return decode_entry(bytes(raw), self._file_name) if raw is not None else None
 
     def add(self, payload_digest: str, entry: DigestEntry) -> DigestEntry:
         key = digest_key(payload_digest)
+        with self._pending_lock:
+            waiting = self._pending.get(key)
+        if waiting is not None:
+            return waiting[2]
         if entry.warc_filename:
             self._register_files([entry.warc_filename])
         value = encode_entry(entry, by_ref=True)
@@ -104,6 +142,42 @@ class RedisDigestIndex:
         if raw is None or bytes(raw) == value:
             return entry
         return decode_entry(bytes(raw), self._file_name)
+
+    def add_later(self, payload_digest: str, entry: DigestEntry) -> None:
+        """Store ``entry`` unless the digest has one (first writer wins), sent with the next
+        lookup (module docstring); past :data:`PENDING_MAX` waiting, sent now."""
+        key = digest_key(payload_digest)
+        if entry.warc_filename:
+            self._register_files([entry.warc_filename])  # once per file and process
+        value = encode_entry(entry, by_ref=True)
+        with self._pending_lock:
+            self._pending.setdefault(key, (self.bucket_key(key), value, entry))
+            full = len(self._pending) >= PENDING_MAX
+        if full:
+            self.flush()
+
+    def flush(self) -> None:
+        """Send every entry :meth:`add_later` keeps."""
+        with self._pending_lock:
+            sent = dict(self._pending)
+        if not sent:
+            return
+
+        def send() -> None:
+            pipe = self.client.pipeline(transaction=False)
+            for field, (bucket, value, _) in sent.items():
+                pipe.hsetnx(bucket, field, value)
+            pipe.execute()
+
+        self._call(send, "digest add")
+        self._forget(sent)
+
+    def _forget(self, sent: dict[bytes, tuple[str, bytes, DigestEntry]]) -> None:
+        """Drop the entries ``sent`` from those waiting (kept until Redis has them, so a lookup
+        in between still finds them here)."""
+        with self._pending_lock:
+            for field in sent:
+                self._pending.pop(field, None)
 
     def _register_files(self, names: Iterable[str]) -> None:
         """Store the reference -> name of each file not registered by this process yet."""
@@ -163,6 +237,7 @@ class RedisDigestIndex:
         self._call(send, "digest index load")
 
     def entries(self) -> Iterator[tuple[str, DigestEntry]]:
+        self.flush()
         files = self._call(lambda: self.client.hgetall(self._files_key), "digest index files")
         with self._files_lock:
             for ref, name in files.items():
@@ -192,5 +267,8 @@ class RedisDigestIndex:
         )
 
     def close(self) -> None:
+        """Send the entries still waiting, then close the client (never raises)."""
+        with contextlib.suppress(Exception):
+            self.flush()
         with contextlib.suppress(Exception):
             self.client.close()

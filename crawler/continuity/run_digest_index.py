@@ -52,6 +52,10 @@ class RunDigestIndex:
     def add(self, payload_digest: str, entry: DigestEntry) -> DigestEntry:
         return self.layers.add(payload_digest, entry)
 
+    def add_later(self, payload_digest: str, entry: DigestEntry) -> None:
+        """:meth:`add` when no answer is needed (may be sent with the next lookup)."""
+        self.layers.add_later(payload_digest, entry)
+
     def entries(self) -> Iterator[tuple[str, DigestEntry]]:
         return self.layers.entries()
 
