@@ -20,12 +20,14 @@ one given.
 :meth:`RedisDigestIndex.add_later` is how the WARC writer stores a new payload's first capture
 (it needs no answer): the entry waits in the process (at most :data:`PENDING_MAX`) and goes out
 as an ``HSETNX`` (first writer wins, idempotent) in the same pipeline as the process's next
-:meth:`~RedisDigestIndex.lookup`, so a page costs one round trip instead of two. A lookup of a
-digest still waiting answers from the process. :meth:`~RedisDigestIndex.flush`,
-:meth:`~RedisDigestIndex.entries` and :meth:`~RedisDigestIndex.close` send what waits. An entry
-is sent only after its record was written (never a capture that is not in a WARC); until it is
-sent, another worker may miss it and write the payload in full once more (as it may today
-between its lookup and the other's add); a worker that dies loses at most the waiting entries
+:meth:`~RedisDigestIndex.lookup`, or by :meth:`~RedisDigestIndex.flush`, which the candidates
+step calls before it schedules a page's links (a worker fetching a link of the page finds its
+payload, as before), and :meth:`~RedisDigestIndex.entries` and :meth:`~RedisDigestIndex.close`.
+A page whose links are all seen already thus costs one round trip instead of two. A lookup of a
+digest still waiting answers from the process. An entry is sent only after its record was
+written (never a capture that is not in a WARC); until it is sent, a worker reaching the same
+payload by another path may miss it and write it in full once more (as it may between one
+worker's lookup and the other's add); a worker that dies loses at most the waiting entries
 (missed deduplication, never a wrong revisit).
 
 Thread-safety: thread-safe (one redis-py client, which is).

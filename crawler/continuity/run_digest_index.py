@@ -56,6 +56,11 @@ class RunDigestIndex:
         """:meth:`add` when no answer is needed (may be sent with the next lookup)."""
         self.layers.add_later(payload_digest, entry)
 
+    def flush(self) -> None:
+        """Send the entries :meth:`add_later` left waiting (before a page's links are
+        scheduled)."""
+        self.layers.flush()
+
     def entries(self) -> Iterator[tuple[str, DigestEntry]]:
         return self.layers.entries()
 
