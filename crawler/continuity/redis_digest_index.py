@@ -94,6 +94,7 @@ class RedisDigestIndex:
         self._files: dict[bytes, str] = {}  # reference -> name, registered or read here
         self._files_lock = threading.Lock()
         self._pending: dict[bytes, tuple[str, bytes, DigestEntry]] = {}  # key -> bucket, value
+        self._sending: dict[bytes, tuple[str, bytes, DigestEntry]] = {}  # taken by a sender
         self._pending_lock = threading.Lock()
 
     @classmethod
@@ -109,12 +110,11 @@ class RedisDigestIndex:
         """The first capture of ``payload_digest``: one round trip that also sends the entries
         :meth:`add_later` keeps (a digest among those answers from the process)."""
         key = digest_key(payload_digest)
-        with self._pending_lock:
-            waiting = self._pending.get(key)
-            sent = dict(self._pending)
+        waiting = self._waiting(key)
         if waiting is not None:
-            return waiting[2]
+            return waiting
         name = self.bucket_key(key)
+        sent = self._take()
         if not sent:
             raw = self._call(lambda: self.client.hget(name, key), "digest lookup")
         else:
@@ -126,16 +126,14 @@ class RedisDigestIndex:
                 pipe.hget(name, key)
                 return pipe.execute()[-1]
 
-            raw = self._call(send, "digest lookup")
-            self._forget(sent)
+            raw = self._sent(sent, send, "digest lookup")
         return decode_entry(bytes(raw), self._file_name) if raw is not None else None
 
     def add(self, payload_digest: str, entry: DigestEntry) -> DigestEntry:
         key = digest_key(payload_digest)
-        with self._pending_lock:
-            waiting = self._pending.get(key)
+        waiting = self._waiting(key)
         if waiting is not None:
-            return waiting[2]
+            return waiting
         if entry.warc_filename:
             self._register_files([entry.warc_filename])
         value = encode_entry(entry, by_ref=True)
@@ -153,15 +151,15 @@ class RedisDigestIndex:
             self._register_files([entry.warc_filename])  # once per file and process
         value = encode_entry(entry, by_ref=True)
         with self._pending_lock:
-            self._pending.setdefault(key, (self.bucket_key(key), value, entry))
+            if key not in self._sending:
+                self._pending.setdefault(key, (self.bucket_key(key), value, entry))
             full = len(self._pending) >= PENDING_MAX
         if full:
             self.flush()
 
     def flush(self) -> None:
         """Send every entry :meth:`add_later` keeps."""
-        with self._pending_lock:
-            sent = dict(self._pending)
+        sent = self._take()
         if not sent:
             return
 
@@ -171,15 +169,38 @@ class RedisDigestIndex:
                 pipe.hsetnx(bucket, field, value)
             pipe.execute()
 
-        self._call(send, "digest add")
-        self._forget(sent)
+        self._sent(sent, send, "digest add")
 
-    def _forget(self, sent: dict[bytes, tuple[str, bytes, DigestEntry]]) -> None:
-        """Drop the entries ``sent`` from those waiting (kept until Redis has them, so a lookup
-        in between still finds them here)."""
+    def _waiting(self, key: bytes) -> DigestEntry | None:
+        """The entry for digest key ``key`` waiting or being sent, or None."""
         with self._pending_lock:
-            for field in sent:
-                self._pending.pop(field, None)
+            found = self._pending.get(key) or self._sending.get(key)
+        return found[2] if found is not None else None
+
+    def _take(self) -> dict[bytes, tuple[str, bytes, DigestEntry]]:
+        """The waiting entries, moved to those being sent (each is sent by one thread only)."""
+        with self._pending_lock:
+            taken, self._pending = self._pending, {}
+            self._sending.update(taken)
+        return taken
+
+    def _sent(
+        self, taken: dict[bytes, tuple[str, bytes, DigestEntry]], send: Any, what: str
+    ) -> Any:
+        """Run ``send`` (a pipeline carrying ``taken``); the entries leave those being sent
+        (back to those waiting if it failed)."""
+        try:
+            result = self._call(send, what)
+        except BaseException:
+            with self._pending_lock:
+                for field, item in taken.items():
+                    self._sending.pop(field, None)
+                    self._pending.setdefault(field, item)
+            raise
+        with self._pending_lock:
+            for field in taken:
+                self._sending.pop(field, None)
+        return result
 
     def _register_files(self, names: Iterable[str]) -> None:
         """Store the reference -> name of each file not registered by this process yet."""

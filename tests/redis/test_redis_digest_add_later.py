@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,6 +127,33 @@ def test_a_page_costs_one_lookup_and_one_hsetnx_and_no_script(redis_server: Redi
         assert sent.get("cmdstat_hget") == 30
         assert sent.get("cmdstat_hsetnx") == 30
         assert sent.get("cmdstat_evalsha", 0) == 0
+    finally:
+        index.close()
+
+
+def test_threads_send_each_entry_once(redis_server: RedisServer) -> None:
+    index = RedisDigestIndex.connect(redis_server.url, f"t{uuid.uuid4().hex[:12]}:")
+    try:
+        for n in range(3):
+            index.add_later(sha1(b"warm %d" % n), entry(n))
+        index.flush()
+        before = calls(index)
+
+        def write_chain(t: int) -> None:
+            for i in range(40):
+                digest = sha1(b"thread %d page %d" % (t, i))
+                assert index.lookup(digest) is None
+                index.add_later(digest, entry(t * 100 + i))
+
+        threads = [threading.Thread(target=write_chain, args=(t,)) for t in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        index.flush()
+        after = calls(index)
+        assert after["cmdstat_hsetnx"] - before["cmdstat_hsetnx"] == 8 * 40
+        assert len(dict(index.entries())) == 3 + 8 * 40
     finally:
         index.close()
 
