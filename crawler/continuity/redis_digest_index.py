@@ -94,6 +94,7 @@ class RedisDigestIndex:
         self._files: dict[bytes, str] = {}  # reference -> name, registered or read here
         self._files_lock = threading.Lock()
         self._pending: dict[bytes, tuple[str, bytes, DigestEntry]] = {}  # key -> bucket, value
+        self._round_trips = 0
         self._sending: dict[bytes, tuple[str, bytes, DigestEntry]] = {}  # taken by a sender
         self._pending_lock = threading.Lock()
 
@@ -284,7 +285,14 @@ class RedisDigestIndex:
             part = names[start : start + 500]
             self._call(lambda p=part: [self.client.delete(n) for n in p], "digest index delete")
 
+    @property
+    def round_trips(self) -> int:
+        """Calls sent to Redis so far (each one round trip, or one per Cluster node touched)."""
+        return self._round_trips
+
     def _call(self, call: Any, what: str) -> Any:
+        with self._files_lock:
+            self._round_trips += 1
         return redis_conn.retrying(
             call, outage_timeout_s=self._outage_timeout_s, what=what, logger=self._logger
         )

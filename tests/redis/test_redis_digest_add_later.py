@@ -117,7 +117,7 @@ def test_a_page_costs_one_lookup_and_one_hsetnx_and_no_script(redis_server: Redi
         for n in range(3):  # registers the WARC files' names, once each
             index.add_later(sha1(b"warm %d" % n), entry(n))
         index.flush()
-        before = calls(index)
+        before, trips = calls(index), index.round_trips
         for i in range(3, 33):  # the write chain: look the payload up, write, remember it
             assert index.lookup(sha1(b"page %d" % i)) is None
             index.add_later(sha1(b"page %d" % i), entry(i))
@@ -127,6 +127,7 @@ def test_a_page_costs_one_lookup_and_one_hsetnx_and_no_script(redis_server: Redi
         assert sent.get("cmdstat_hget") == 30
         assert sent.get("cmdstat_hsetnx") == 30
         assert sent.get("cmdstat_evalsha", 0) == 0
+        assert index.round_trips - trips == 31  # a lookup per page, carrying the previous add
     finally:
         index.close()
 
