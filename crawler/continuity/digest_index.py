@@ -12,6 +12,12 @@ against each):
   index into another with :func:`copy_entries`).
 * :meth:`DigestIndex.close` is idempotent and never raises.
 
+:func:`add_later` stores an entry when the caller needs no answer: a backend with an
+``add_later`` method (:class:`~crawler.continuity.redis_digest_index.RedisDigestIndex`) may send
+it with its next call, any other adds it at once. :func:`flush` sends what waits: the WARC
+writer's caller flushes before a page's outlinks reach the frontier, so a worker that fetches a
+link of the page finds the page's payload in the index, as when the entry was added at once.
+
 Every method is thread-safe. :class:`LayeredDigestIndex` composes one writable index with
 read-only ones consulted after it (the job's index of earlier crawls, an imported crawl's).
 """
@@ -43,6 +49,24 @@ class DigestIndex(Protocol):
     def close(self) -> None:
         """Release the index (idempotent, never raises)."""
         ...
+
+
+def add_later(index: DigestIndex, payload_digest: str, entry: DigestEntry) -> None:
+    """Store ``entry`` unless the digest has one (first writer wins), by ``index.add_later`` when
+    it has one (sent with its next call), else ``index.add``."""
+    later = getattr(index, "add_later", None)
+    if later is not None:
+        later(payload_digest, entry)
+    else:
+        index.add(payload_digest, entry)
+
+
+def flush(index: DigestIndex) -> None:
+    """Send the entries :func:`add_later` left waiting in ``index`` (nothing when none wait or
+    the backend has no ``flush``)."""
+    send = getattr(index, "flush", None)
+    if send is not None:
+        send()
 
 
 def copy_entries(source: Iterable[tuple[str, DigestEntry]], target: DigestIndex) -> int:
@@ -86,6 +110,16 @@ class LayeredDigestIndex:
         if earlier is not None:
             return earlier
         return self.primary.add(payload_digest, entry)
+
+    def add_later(self, payload_digest: str, entry: DigestEntry) -> None:
+        """:meth:`add` when no answer is needed: the primary may send it later
+        (:func:`add_later`)."""
+        if self._lookup_behind(payload_digest) is None:
+            add_later(self.primary, payload_digest, entry)
+
+    def flush(self) -> None:
+        """Send what :meth:`add_later` left waiting in the primary (:func:`flush`)."""
+        flush(self.primary)
 
     def entries(self) -> Iterator[tuple[str, DigestEntry]]:
         return self.primary.entries()

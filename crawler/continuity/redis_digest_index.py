@@ -17,6 +17,19 @@ trip. The script is idempotent: retried after a lost reply (an outage,
 :func:`~crawler.frontier.redis.redis_conn.retrying`) it returns the entry it stored, equal to the
 one given.
 
+:meth:`RedisDigestIndex.add_later` is how the WARC writer stores a new payload's first capture
+(it needs no answer): the entry waits in the process (at most :data:`PENDING_MAX`) and goes out
+as an ``HSETNX`` (first writer wins, idempotent) in the same pipeline as the process's next
+:meth:`~RedisDigestIndex.lookup`, or by :meth:`~RedisDigestIndex.flush`, which the candidates
+step calls before it schedules a page's links (a worker fetching a link of the page finds its
+payload, as before), and :meth:`~RedisDigestIndex.entries` and :meth:`~RedisDigestIndex.close`.
+A page whose links are all seen already thus costs one round trip instead of two. A lookup of a
+digest still waiting answers from the process. An entry is sent only after its record was
+written (never a capture that is not in a WARC); until it is sent, a worker reaching the same
+payload by another path may miss it and write it in full once more (as it may between one
+worker's lookup and the other's add); a worker that dies loses at most the waiting entries
+(missed deduplication, never a wrong revisit).
+
 Thread-safety: thread-safe (one redis-py client, which is).
 """
 
@@ -41,6 +54,8 @@ from crawler.frontier.redis import redis_conn
 BUCKET_BITS = 12
 _BUCKETS = 1 << BUCKET_BITS
 _BATCH = 1000
+PENDING_MAX = 64
+"""Entries :meth:`RedisDigestIndex.add_later` keeps before it sends them without a lookup."""
 
 _ADD_SCRIPT = """
 local v = redis.call('HGET', KEYS[1], ARGV[1])
@@ -78,6 +93,10 @@ class RedisDigestIndex:
         self._files_key = f"{prefix}dgf"
         self._files: dict[bytes, str] = {}  # reference -> name, registered or read here
         self._files_lock = threading.Lock()
+        self._pending: dict[bytes, tuple[str, bytes, DigestEntry]] = {}  # key -> bucket, value
+        self._round_trips = 0
+        self._sending: dict[bytes, tuple[str, bytes, DigestEntry]] = {}  # taken by a sender
+        self._pending_lock = threading.Lock()
 
     @classmethod
     def connect(cls, url: str, prefix: str, **kwargs: Any) -> RedisDigestIndex:
@@ -89,13 +108,33 @@ class RedisDigestIndex:
         return f"{self.prefix}dg:{_bucket(key):03x}"
 
     def lookup(self, payload_digest: str) -> DigestEntry | None:
+        """The first capture of ``payload_digest``: one round trip that also sends the entries
+        :meth:`add_later` keeps (a digest among those answers from the process)."""
         key = digest_key(payload_digest)
+        waiting = self._waiting(key)
+        if waiting is not None:
+            return waiting
         name = self.bucket_key(key)
-        raw = self._call(lambda: self.client.hget(name, key), "digest lookup")
+        sent = self._take()
+        if not sent:
+            raw = self._call(lambda: self.client.hget(name, key), "digest lookup")
+        else:
+
+            def send() -> Any:
+                pipe = self.client.pipeline(transaction=False)
+                for field, (bucket, value, _) in sent.items():
+                    pipe.hsetnx(bucket, field, value)
+                pipe.hget(name, key)
+                return pipe.execute()[-1]
+
+            raw = self._sent(sent, send, "digest lookup")
         return decode_entry(bytes(raw), self._file_name) if raw is not None else None
 
     def add(self, payload_digest: str, entry: DigestEntry) -> DigestEntry:
         key = digest_key(payload_digest)
+        waiting = self._waiting(key)
+        if waiting is not None:
+            return waiting
         if entry.warc_filename:
             self._register_files([entry.warc_filename])
         value = encode_entry(entry, by_ref=True)
@@ -104,6 +143,65 @@ class RedisDigestIndex:
         if raw is None or bytes(raw) == value:
             return entry
         return decode_entry(bytes(raw), self._file_name)
+
+    def add_later(self, payload_digest: str, entry: DigestEntry) -> None:
+        """Store ``entry`` unless the digest has one (first writer wins), sent with the next
+        lookup (module docstring); past :data:`PENDING_MAX` waiting, sent now."""
+        key = digest_key(payload_digest)
+        if entry.warc_filename:
+            self._register_files([entry.warc_filename])  # once per file and process
+        value = encode_entry(entry, by_ref=True)
+        with self._pending_lock:
+            if key not in self._sending:
+                self._pending.setdefault(key, (self.bucket_key(key), value, entry))
+            full = len(self._pending) >= PENDING_MAX
+        if full:
+            self.flush()
+
+    def flush(self) -> None:
+        """Send every entry :meth:`add_later` keeps."""
+        sent = self._take()
+        if not sent:
+            return
+
+        def send() -> None:
+            pipe = self.client.pipeline(transaction=False)
+            for field, (bucket, value, _) in sent.items():
+                pipe.hsetnx(bucket, field, value)
+            pipe.execute()
+
+        self._sent(sent, send, "digest add")
+
+    def _waiting(self, key: bytes) -> DigestEntry | None:
+        """The entry for digest key ``key`` waiting or being sent, or None."""
+        with self._pending_lock:
+            found = self._pending.get(key) or self._sending.get(key)
+        return found[2] if found is not None else None
+
+    def _take(self) -> dict[bytes, tuple[str, bytes, DigestEntry]]:
+        """The waiting entries, moved to those being sent (each is sent by one thread only)."""
+        with self._pending_lock:
+            taken, self._pending = self._pending, {}
+            self._sending.update(taken)
+        return taken
+
+    def _sent(
+        self, taken: dict[bytes, tuple[str, bytes, DigestEntry]], send: Any, what: str
+    ) -> Any:
+        """Run ``send`` (a pipeline carrying ``taken``); the entries leave those being sent
+        (back to those waiting if it failed)."""
+        try:
+            result = self._call(send, what)
+        except BaseException:
+            with self._pending_lock:
+                for field, item in taken.items():
+                    self._sending.pop(field, None)
+                    self._pending.setdefault(field, item)
+            raise
+        with self._pending_lock:
+            for field in taken:
+                self._sending.pop(field, None)
+        return result
 
     def _register_files(self, names: Iterable[str]) -> None:
         """Store the reference -> name of each file not registered by this process yet."""
@@ -163,6 +261,7 @@ class RedisDigestIndex:
         self._call(send, "digest index load")
 
     def entries(self) -> Iterator[tuple[str, DigestEntry]]:
+        self.flush()
         files = self._call(lambda: self.client.hgetall(self._files_key), "digest index files")
         with self._files_lock:
             for ref, name in files.items():
@@ -186,11 +285,21 @@ class RedisDigestIndex:
             part = names[start : start + 500]
             self._call(lambda p=part: [self.client.delete(n) for n in p], "digest index delete")
 
+    @property
+    def round_trips(self) -> int:
+        """Calls sent to Redis so far (each one round trip, or one per Cluster node touched)."""
+        return self._round_trips
+
     def _call(self, call: Any, what: str) -> Any:
+        with self._files_lock:
+            self._round_trips += 1
         return redis_conn.retrying(
             call, outage_timeout_s=self._outage_timeout_s, what=what, logger=self._logger
         )
 
     def close(self) -> None:
+        """Send the entries still waiting, then close the client (never raises)."""
+        with contextlib.suppress(Exception):
+            self.flush()
         with contextlib.suppress(Exception):
             self.client.close()

@@ -52,6 +52,15 @@ class RunDigestIndex:
     def add(self, payload_digest: str, entry: DigestEntry) -> DigestEntry:
         return self.layers.add(payload_digest, entry)
 
+    def add_later(self, payload_digest: str, entry: DigestEntry) -> None:
+        """:meth:`add` when no answer is needed (may be sent with the next lookup)."""
+        self.layers.add_later(payload_digest, entry)
+
+    def flush(self) -> None:
+        """Send the entries :meth:`add_later` left waiting (before a page's links are
+        scheduled)."""
+        self.layers.flush()
+
     def entries(self) -> Iterator[tuple[str, DigestEntry]]:
         return self.layers.entries()
 

@@ -8,7 +8,8 @@ force-fetch a redirect back into its own redirect chain once and drop it the nex
 (:class:`~processors.postprocess.redirect_chain.RedirectChain`: ``A → A`` is fetched twice, not
 until the hop limit; the URI that was not followed gets the ``redirectLoop`` annotation), ask
 the scope (``ctx.scope``); the accepted ones go to the frontier together, in one
-``ctx.schedule_many`` call (``ctx.schedule`` each when the context has none). With
+``ctx.schedule_many`` call (``ctx.schedule`` each when the context has none), after the digest
+index has sent what the WARC writer left waiting (``ctx.digest_index.flush``). With
 ``seeds.redirects_new_seeds`` (Heritrix's ``seedsRedirectNewSeeds``) the redirect of a seed
 — and a chain of redirects from it, up to :data:`MAX_SEED_REDIRECT_HOPS` — is marked a seed
 and, once the scope accepts it, announced through ``ctx.add_seed`` before it is scheduled, so
@@ -64,6 +65,7 @@ from crawler import (
     SchedulingDirective,
 )
 from crawler.canonicalizer import Canonicalizer
+from crawler.continuity.digest_index import flush as flush_digests
 from crawler.decide import TRAP_ANNOTATION, TrapBudgetDecideRule
 from crawler.logs.crawl_logs import log17
 from crawler.urls import UriError, normalize
@@ -228,6 +230,8 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         links = self._unseen(ctx, self._distinct_links(ctx, curi, tally))
         as_seeds = add_seed is not None and self._redirects_become_seeds(curi)
         accepted = self._scoped_children(ctx, curi, links, as_seeds, tally)
+        if accepted and ctx.digest_index is not None:
+            flush_digests(ctx.digest_index)  # the page's payload is in the index before its links
         if add_seed is not None:
             for child in accepted:
                 if child.is_seed:

@@ -18,7 +18,9 @@ full ``response`` record or a ``revisit`` of an earlier capture:
 :func:`remember_capture` records, after the write, the URI's fetch history (pointing at the
 record that holds its payload, so revisits never chain) and, for a new payload, its first capture
 in the digest index (the first writer wins: two workers capturing one payload at once agree on
-one original). Thread-safe (the history and the digest index are). Heritrix counterpart:
+one original; :func:`~crawler.continuity.digest_index.add_later`, as no answer is needed, so the
+shared index sends it with its next lookup). Thread-safe (the history and the digest index
+are). Heritrix counterpart:
 ``ContentDigestHistoryLoader`` / ``ContentDigestHistoryStorer`` and ``FetchHistoryProcessor``.
 """
 
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from crawler import CrawlURI, RevisitInfo
 from crawler.continuity import DigestEntry, DigestIndex
+from crawler.continuity.digest_index import add_later
 from crawler.history import CrawlHistory
 
 if TYPE_CHECKING:
@@ -174,7 +177,7 @@ def remember_capture(
         if history is not None:
             history.record_fetch(curi, record_id, date, filename, offset)
         if digests is not None and digest and not rec.truncated and rec.body_size > 0:
-            digests.add(digest, DigestEntry(curi.uri, date, record_id, filename, offset))
+            add_later(digests, digest, DigestEntry(curi.uri, date, record_id, filename, offset))
         return
     if history is not None:
         history.record_fetch(
@@ -192,7 +195,8 @@ def remember_capture(
         and referent.date
         and not referent.indexed
     ):
-        digests.add(
+        add_later(
+            digests,
             digest,
             DigestEntry(
                 referent.uri, referent.date, referent.record_id, referent.filename, referent.offset
