@@ -134,6 +134,7 @@ class WorkQueueFrontier:
             release.notify,
             config.lateness_tolerance,
             store=self._store,
+            cached_queues=config.cached_queues,
         )
         self._owner = release.owner
         self._release = release.release
