@@ -177,17 +177,18 @@ class QueueScheduler:
     def deactivate(self, q: WorkQueue, batch: StoreBatch | None = None) -> None:
         """Send ``q`` to the back of the inactive FIFO of its (re-evaluated) precedence.
 
-        Its row and record go in ``batch`` (which the caller writes) or in a batch of their own.
+        Its row goes in ``batch``, which the caller writes with ``q``'s record, or, without
+        one, in a batch of its own with the record.
         """
         self.set_state(q, INACTIVE)
         q.precedence = prec = self.precedence_of(q)
-        own = batch is None
         if batch is None:
-            batch = StoreBatch()
-        q.inactive_seq = self.index.push(prec, q.key, batch)
-        batch.meta[q.meta_name] = q.to_meta()
-        if own:
-            self._store.write(batch)
+            own = StoreBatch()
+            q.inactive_seq = self.index.push(prec, q.key, own)
+            own.meta[q.meta_name] = q.to_meta()
+            self._store.write(own)
+        else:
+            q.inactive_seq = self.index.push(prec, q.key, batch)
         self.inactive_counts[prec] = self.inactive_counts.get(prec, 0) + 1
         if prec < self._floor:
             self._notify()
