@@ -57,7 +57,19 @@ import mmh3
 from crawler.curi import CrawlURI
 from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.queue_store import StoreBatch
-from crawler.frontier.workqueue import EXHAUSTED, META_PREFIX, RETIRED, WorkQueue
+from crawler.frontier.workqueue import (
+    EXHAUSTED,
+    META_PREFIX,
+    N_DISREGARDED,
+    N_FAILED,
+    N_PRECEDENCE,
+    N_SIZE,
+    N_SUCCEEDED,
+    READY,
+    RETIRED,
+    WorkQueue,
+    parse_meta,
+)
 
 if TYPE_CHECKING:
     import threading
@@ -222,14 +234,18 @@ def restore(
     out.ordinal_reserved = int(saved.get("ordinal_reserved", 0))
     sched.begin_restore()
     totals = out.totals
+    skip = len(META_PREFIX)
     for name, value in store.iter_meta(META_PREFIX):
-        q = WorkQueue.from_meta(name[len(META_PREFIX) :], value)
-        sched.restore(q)
-        if q.state != RETIRED:
-            out.queued += q.size
-        totals["succeeded"] += q.succeeded
-        totals["failed"] += q.failed
-        totals["disregarded"] += q.disregarded
+        state, n = parse_meta(name, value)
+        if state == READY:  # only the queues in rotation are held in RAM
+            sched.restore(WorkQueue.from_meta(name[skip:], value))
+        else:
+            sched.restore_record(state, n[N_PRECEDENCE])
+        if state != RETIRED:
+            out.queued += n[N_SIZE]
+        totals["succeeded"] += n[N_SUCCEEDED]
+        totals["failed"] += n[N_FAILED]
+        totals["disregarded"] += n[N_DISREGARDED]
     restore_lost(store, out.lost)
     entries = list(store.scan_meta(JOURNAL))
     if entries:

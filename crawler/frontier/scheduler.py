@@ -135,16 +135,19 @@ class QueueScheduler:
         self.index.restore()
 
     def restore(self, q: WorkQueue) -> None:
-        """Count a queue rebuilt from its record, in the state it came back in; only a ready
-        one is held in RAM (an inactive one keeps its row in the inactive index)."""
+        """Hold a ready queue rebuilt from its record (:func:`parse_meta
+        <crawler.frontier.workqueue.parse_meta>`) in RAM and count it."""
         self.counts[q.state] += 1
-        if q.state == READY:
-            self.queues.add(q)
-            self._push_ready(q, self.precedence_of(q))
-        elif q.state == INACTIVE:
-            prec = q.precedence
-            self.inactive_counts[prec] = self.inactive_counts.get(prec, 0) + 1
-            self.index.stored(prec)
+        self.queues.add(q)
+        self._push_ready(q, self.precedence_of(q))
+
+    def restore_record(self, state: str, precedence: int) -> None:
+        """Count a queue in ``state`` (not ready) left in its record; an inactive one keeps its
+        row in the inactive index."""
+        self.counts[state] += 1
+        if state == INACTIVE:
+            self.inactive_counts[precedence] = self.inactive_counts.get(precedence, 0) + 1
+            self.index.stored(precedence)
 
     def total_queues(self) -> int:
         """Queues known, in RAM or not."""

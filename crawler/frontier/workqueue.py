@@ -125,16 +125,10 @@ class WorkQueue:
 
     @classmethod
     def from_meta(cls, key: str, raw: bytes) -> WorkQueue:
-        """Rebuild a queue saved by :meth:`to_meta` (``ValueError`` if malformed).
-
-        Active queues come back ``ready`` (after a restart their URI out, if any, is still at
-        the head of the store and is handed out again); empty queues ``exhausted``; retired
-        stay retired; the rest ``inactive`` (at ``inactive_seq`` in their FIFO).
-        """
+        """Rebuild a queue saved by :meth:`to_meta` (``ValueError`` if malformed), in the state
+        :func:`parse_meta` gives it."""
         q = cls(key)
-        state, *numbers = raw.decode("ascii", "replace").split(",")
-        if state not in STATES or len(numbers) != 11:
-            raise ValueError(f"malformed queue record {key!r}: {raw[:100]!r}")
+        q.state, numbers = parse_meta(key, raw)
         (
             q.size,
             q.session_spent,
@@ -147,17 +141,35 @@ class WorkQueue:
             q.errors,
             q.best_uri_precedence,
             q.inactive_seq,
-        ) = map(int, numbers)
-        if state == RETIRED:
-            q.state = RETIRED
-        elif q.size <= 0:
-            q.size = 0
-            q.state = EXHAUSTED
-        elif state in ACTIVE_STATES:
-            q.state = READY
-        else:
-            q.state = INACTIVE
+        ) = numbers
         return q
 
     def __repr__(self) -> str:
         return f"WorkQueue({self.key!r}, {self.state}, size={self.size})"
+
+
+# Positions in the numbers of :func:`parse_meta`.
+N_SIZE, N_SUCCEEDED, N_FAILED, N_DISREGARDED, N_PRECEDENCE = 0, 3, 4, 5, 6
+
+
+def parse_meta(key: str, raw: bytes) -> tuple[str, list[int]]:
+    """The state and numbers of a record saved by :meth:`WorkQueue.to_meta` (``ValueError`` if
+    malformed): size, session spent, total spent, succeeded, failed, disregarded, precedence,
+    total enqueues, errors, best URI precedence, inactive sequence.
+
+    Active queues come back ``ready`` (after a restart their URI out, if any, is still at the
+    head of the store and is handed out again); empty queues ``exhausted`` (size 0); retired
+    stay retired; the rest ``inactive`` (at their inactive sequence in their FIFO).
+    """
+    state, *fields = raw.decode("ascii", "replace").split(",")
+    if state not in STATES or len(fields) != 11:
+        raise ValueError(f"malformed queue record {key!r}: {raw[:100]!r}")
+    numbers = list(map(int, fields))
+    if state == RETIRED:
+        return RETIRED, numbers
+    if numbers[N_SIZE] <= 0:
+        numbers[N_SIZE] = 0
+        return EXHAUSTED, numbers
+    if state in ACTIVE_STATES:
+        return READY, numbers
+    return INACTIVE, numbers
