@@ -125,8 +125,8 @@ class QueueScheduler:
         loads = cache.loads
         q = cache.load(key)
         if q is not None and cache.loads != loads and q.state == READY:
-            # Only queues out of rotation leave RAM, so a record says "active" only if it was
-            # written before a change that needs no record (emptied); serve it rather than lose it.
+            # Only queues out of rotation leave RAM, their records saying so; a record that
+            # still says "active" (none should) is served rather than left out of every FIFO.
             self._push_ready(q, self.precedence_of(q))
         return q
 
