@@ -10,8 +10,9 @@ cache of fixed size, the cache holds:
   evicted first.
 
 An evicted queue is its ``q:<key>`` record in the store, which the frontier writes in the batch of
-every change it makes to a queue; :meth:`load` reads it back (through the write-behind store, so
-a record not yet durable is found too) and caches the rebuilt WorkQueue. Evictions happen only in
+every change it makes to a queue; :meth:`load` reads it back (through the write-behind store,
+which is told the record of each queue evicted, so one not yet durable is found too) and caches
+the rebuilt WorkQueue. Evictions happen only in
 :meth:`trim`, which the frontier calls once the batch of an operation is written, so a queue is
 never dropped with a change not yet in a batch.
 
@@ -83,9 +84,11 @@ class QueueCache:
         one's record is in the store already, or in a batch written); returns how many."""
         idle, queues = self._idle, self._queues
         n = len(idle) - self._capacity
+        remember = self._store.remember
         for _ in range(max(0, n)):
             key, _ = idle.popitem(last=False)
-            del queues[key]
+            q = queues.pop(key)
+            remember(q.meta_name, q.to_meta())
         return max(0, n)
 
     def values(self) -> Iterator[WorkQueue]:

@@ -22,9 +22,9 @@ writing what is pending — and read the next ``head_records``. At most ``max_ca
 queues are cached (least recently read dropped first; a dropped queue is simply re-read).
 
 Reads other than heads (``get_meta``, ``scan_meta``, ``scan_meta_range``) write what is pending
-first, except :meth:`read_meta`: the metadata written by batches not yet durable is kept aside
-(name -> newest value) until their flush, so a queue record evicted from the frontier's RAM can be
-read back at once without writing anything under the frontier's lock.
+first, except :meth:`read_meta`, which writes nothing under the frontier's lock: it answers from
+the values given to :meth:`remember` (the record of a queue the frontier drops from RAM, as written
+in the last batch so far) until the batches written by then are durable, else from the store.
 
 Thread-safety: :meth:`write`, :meth:`head`, :meth:`get_meta` and :meth:`scan_meta` must be
 called with the frontier's lock held; :meth:`sync` without it (it takes only this object's own
@@ -68,7 +68,7 @@ class WriteBehindStore:
         self._write_many = inner.write_many if isinstance(inner, WritesMany) else None
         self._head_many = inner.head_many if isinstance(inner, ReadsHeads) else None
         self._scan_range = inner.scan_meta_range if isinstance(inner, ScansMetaRange) else None
-        # metadata of batches not yet durable: name -> (batch number, value); see read_meta
+        # remembered metadata: name -> (batches written by then, value); see read_meta
         self._unflushed_meta: dict[str, tuple[int, bytes | None]] = {}
         self._meta_lock = threading.Lock()
         self._head_records = max(1, head_records)
@@ -107,13 +107,13 @@ class WriteBehindStore:
             if cached is not None:
                 self._put_cached(cached, key, value)
         self._appended += 1
-        n = self._appended
-        if batch.meta:
-            unflushed = self._unflushed_meta
-            with self._meta_lock:
-                for name, meta in batch.meta.items():
-                    unflushed[name] = (n, meta)
-        self._pending.append((n, batch))
+        self._pending.append((self._appended, batch))
+
+    def remember(self, name: str, value: bytes | None) -> None:
+        """``value`` is what the batches written so far leave in metadata ``name``: let
+        :meth:`read_meta` answer it until they are durable (frontier lock held)."""
+        with self._meta_lock:
+            self._unflushed_meta[name] = (self._appended, value)
 
     def _put_cached(self, cached: _CachedHeads, key: int, value: bytes) -> None:
         keys = cached.keys
@@ -156,12 +156,10 @@ class WriteBehindStore:
                 self.inner.write(batch)
         self._durable = last
         unflushed = self._unflushed_meta
-        with self._meta_lock:
-            for batch in batches:
-                for name in batch.meta:
-                    entry = unflushed.get(name)
-                    if entry is not None and entry[0] <= last:
-                        del unflushed[name]
+        if unflushed:
+            with self._meta_lock:
+                for name in [n for n, (upto, _) in unflushed.items() if upto <= last]:
+                    del unflushed[name]
 
     # ----------------------------------------------------------------- reads
     def head(self, queue_key: str) -> tuple[int, bytes] | None:
@@ -198,14 +196,14 @@ class WriteBehindStore:
             return self.inner.get_meta(name)
 
     def read_meta(self, name: str) -> bytes | None:
-        """A metadata value as last written, pending or durable, without writing what is
-        pending (frontier lock held)."""
+        """A metadata value: as given to :meth:`remember` if the batches written by then are not
+        all durable yet, else as the store holds it; writes nothing (frontier lock held). Exact
+        for a name whose every pending write was remembered after it."""
         entry = self._unflushed_meta.get(name)
         if entry is not None:
             return entry[1]
         with self._flush_lock:
-            # Not pending when looked up (batches are only added under the frontier's lock):
-            # durable by now, or never written.
+            # Dropped only once durable; remembered only under the frontier's lock.
             entry = self._unflushed_meta.get(name)
             if entry is not None:
                 return entry[1]

@@ -83,15 +83,18 @@ def test_concurrent_sync_callers_all_return_durable(tmp_path: Path) -> None:
     reopened.close()
 
 
-def test_read_meta_sees_the_newest_value_before_and_after_sync(tmp_path: Path) -> None:
+def test_read_meta_sees_remembered_values_until_durable(tmp_path: Path) -> None:
     store = opened(tmp_path)
     store.write(StoreBatch(meta={"q:a": b"1"}))
     store.write(StoreBatch(meta={"q:a": b"2", "q:b": b"x"}))
+    store.remember("q:a", b"2")
+    store.remember("q:b", b"x")
     assert store.inner.get_meta("q:a") is None  # nothing written yet
     assert (store.read_meta("q:a"), store.read_meta("q:b")) == (b"2", b"x")
     assert store.inner.get_meta("q:a") is None  # read without writing what is pending
     store.sync()
     store.write(StoreBatch(meta={"q:b": None}))
+    store.remember("q:b", None)
     assert (store.read_meta("q:a"), store.read_meta("q:b")) == (b"2", None)
     store.sync()
     assert (store.read_meta("q:a"), store.read_meta("q:b"), store.read_meta("q:c")) == (
