@@ -43,7 +43,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(__file__).resolve().parent / "out"
-GOALS = "RSS flat and <= 1 GB; <= 40 B on disk per seen URL, <= 150 per queued URL; resume < 60 s"
+GOALS = (
+    "RSS flat and <= 1 GB (<= 2 GB at 10^7 queues); <= 100 B of RSS per queue; <= 40 B on disk "
+    "per seen URL, <= 150 per queued URL; resume < 60 s"
+)
 
 
 def uri_of(j: int, queues: int) -> str:
@@ -124,7 +127,7 @@ def emit_resumed(f: Any, t_open: float, opened_s: float, seen: int) -> Any:
             "first_next_s": first_s,
             "got": curi is not None,
             "queued": f.snapshot().queued,
-            "queues": len(f.sched.queues),
+            "queues": f.sched.total_queues(),
             "anon_mb": anon,
             "file_mb": filed,
             "seen": seen,
@@ -214,7 +217,7 @@ def child(args: argparse.Namespace) -> None:
                     "event": "checkpoint",
                     "seen": j,
                     "queued": queued,
-                    "queues": len(f.sched.queues),
+                    "queues": f.sched.total_queues(),
                     "offered": offered,
                     "taken": taken,
                     "elapsed_s": before_s + now - t_all,
@@ -364,13 +367,34 @@ def parent(args: argparse.Namespace) -> None:
             f"| {r['first_next_s']:>22.1f} | {r['spawn_to_first_next_s']:>31.1f} "
             f"| {r['anon_mb'] + r['file_mb']:>17.0f} |"
         )
+    lines.append(per_queue(results["checkpoints"]))
     lines.append(f"\nGoals: {GOALS}.")
-    print("\n".join(lines[-len(results["resumes"]) - 4 :]), flush=True)
+    print("\n".join(lines[-len(results["resumes"]) - 5 :]), flush=True)
     (OUT / f"{args.out}.md").write_text("\n".join(lines) + "\n")
     (OUT / f"{args.out}.json").write_text(json.dumps(results, indent=1))
     print(f"written: {OUT / (args.out + '.md')}; state kept in {state}" if args.keep else "")
     if not args.keep:
         shutil.rmtree(state, ignore_errors=True)
+
+
+def per_queue(points: list[dict[str, Any]]) -> str:
+    """RSS per queue: the slope of RSS over the queue count between the first checkpoint with
+    half the last one's queues (the bounded caches full by then) and the last."""
+    if len(points) < 2:
+        return ""
+    last = points[-1]
+    first = next(p for p in points if p["queues"] * 2 >= last["queues"])
+    if first is last:
+        first = points[-2]
+    d_queues = last["queues"] - first["queues"]
+    if d_queues <= 0:
+        return ""
+    d_rss = (last["anon_mb"] + last["file_mb"]) - (first["anon_mb"] + first["file_mb"])
+    d_anon = last["anon_mb"] - first["anon_mb"]
+    return (
+        f"\nRSS per queue from {first['queues']:,} to {last['queues']:,} queues: "
+        f"{d_rss * 2**20 / d_queues:.0f} B (anonymous {d_anon * 2**20 / d_queues:.0f} B)."
+    )
 
 
 def child_args(args: argparse.Namespace) -> list[str]:

@@ -70,7 +70,10 @@ def snapshot_of(
 ) -> FrontierSnapshot:
     """Counts of the frontier whose scheduler is ``sched`` (call under the frontier lock)."""
     counts = dict(sched.counts)
+    # Depths of the queues in RAM (those in rotation and those touched lately): the others are
+    # records in the store, not read for a snapshot.
     depths = [(q.key, q.size) for q in sched.queues.values() if q.state not in (EXHAUSTED, RETIRED)]
+    live = sum(n for state, n in counts.items() if state not in (EXHAUSTED, RETIRED))
     busy = counts[IN_PROCESS] + counts[SNOOZED]
     ineligible = sched.ineligible()
     eligible = busy + counts[READY] + counts[INACTIVE] - ineligible
@@ -83,9 +86,9 @@ def snapshot_of(
         failed=totals["failed"],
         disregarded=totals["disregarded"],
         queues=counts,
-        total_queues=len(sched.queues),
+        total_queues=sched.total_queues(),
         max_depth=max((size for _, size in depths), default=-1),
-        avg_depth=queued / len(depths) if depths else 0.0,
+        avg_depth=queued / live if live else 0.0,
         congestion=congestion,
         longest=tuple(heapq.nlargest(10, depths, key=lambda kv: kv[1])),
         inactive_by_precedence={p: n for p, n in sorted(sched.inactive_counts.items()) if n},
@@ -96,7 +99,8 @@ def snapshot_of(
 def queue_details(
     sched: QueueScheduler, config: FrontierConfig, now_s: float, limit: int
 ) -> list[QueueDetail]:
-    """The ``limit`` longest queues not exhausted, longest first (call under the lock)."""
+    """The ``limit`` longest queues not exhausted among those in RAM (in rotation or touched
+    lately), longest first (call under the lock)."""
     live = [q for q in sched.queues.values() if q.state != EXHAUSTED]
     return [
         QueueDetail(

@@ -211,7 +211,7 @@ class FrontierIntake:
                         continue  # another thread took it: queued there
                     if took and not curi.force_fetch:
                         requeued.append(curi.uri)
-                q = self._add_locked(curi)
+                q = self._add_locked(curi, batch)
                 if q.state != RETIRED:
                     queued += 1
                 touched[q.key] = q
@@ -225,13 +225,15 @@ class FrontierIntake:
                 self._ordinal_reserved = self._ordinal + ORDINAL_BLOCK
                 batch.meta[rec.FRONTIER_META] = self._counters_meta()
             self._store.write(batch)
+            self._sched.trim()
         self._store.sync()
         for uri in requeued:
             self._logger.info("lost_uri_requeued", uri=uri)
         return out
 
-    def _add_locked(self, curi: CrawlURI) -> WorkQueue:
-        """Give ``curi`` its ordinal and count it in its queue (lock held)."""
+    def _add_locked(self, curi: CrawlURI, batch: StoreBatch) -> WorkQueue:
+        """Give ``curi`` its ordinal and count it in its queue (lock held); a queue that becomes
+        inactive has its index row written in ``batch``."""
         self._ordinal += 1
         curi.ordinal = self._ordinal
         q = self._sched.get_or_add(curi.queue_key)
@@ -240,9 +242,9 @@ class FrontierIntake:
         self._sched.uris.queued(q.key, curi.uri)
         if q.state == EXHAUSTED:
             q.best_uri_precedence = curi.precedence
-            self._sched.deactivate(q)
+            self._sched.deactivate(q, batch)
         elif curi.precedence < q.best_uri_precedence:
             q.best_uri_precedence = curi.precedence
             if q.state == INACTIVE and self._sched.precedence_of(q) < q.precedence:
-                self._sched.deactivate(q)  # to the FIFO of its better precedence
+                self._sched.deactivate(q, batch)  # to the FIFO of its better precedence
         return q

@@ -97,6 +97,9 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
             create_if_missing=True,
             lru_cache_size=self.params.lru_cache_mb << 20,
             write_buffer_size=self.params.write_buffer_mb << 20,
+            # Queue records are looked up by name when a queue is touched that is not in RAM;
+            # most of those of a new queue's find nothing.
+            bloom_filter_bits=10,
         )
 
     def _reopen(self) -> None:
@@ -149,6 +152,8 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
                         wb.put(_META + name.encode(), meta)
         while len(floor) > FLOORS_KEPT:
             floor.popitem(last=False)
+        if len(last_head) > FLOORS_KEPT:
+            last_head.clear()  # a hint too: bounded like the floors
 
     def head(self, queue_key: str) -> tuple[int, bytes] | None:
         db = self._require()
@@ -189,6 +194,21 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
         with db.iterator(prefix=start) as it:
             for raw_key, value in it:
                 yield raw_key[len(_META) :].decode(), value
+
+    def scan_meta_range(self, prefix: str, after: str, limit: int) -> list[tuple[str, bytes]]:
+        """Up to ``limit`` metadata entries named ``prefix``... after ``after``, in name order."""
+        db = self._require()
+        # No UTF-8 name holds the byte 0xff: it bounds every name starting with ``prefix``.
+        start = _META + max(after.encode() + b"\x00", prefix.encode())
+        rows: list[tuple[str, bytes]] = []
+        if limit <= 0:
+            return rows
+        with db.iterator(start=start, stop=_META + prefix.encode() + b"\xff") as it:
+            for raw_key, value in it:
+                rows.append((raw_key[len(_META) :].decode(), value))
+                if len(rows) >= limit:
+                    break
+        return rows
 
     def memory_bytes(self) -> int:
         """What LevelDB reports holding in RAM: its block cache and memtables (not the table

@@ -79,5 +79,14 @@ class MemoryQueueStore(QueueStoreBase[NoParams]):
         for name in sorted(n for n in self._meta if n.startswith(prefix)):
             yield name, self._meta[name]
 
+    def scan_meta_range(self, prefix: str, after: str, limit: int) -> list[tuple[str, bytes]]:
+        """Up to ``limit`` metadata entries named ``prefix``... after ``after``, in name order."""
+        after_b = after.encode()
+        names = sorted(
+            (n for n in self._meta if n.startswith(prefix) and n.encode() > after_b),
+            key=str.encode,
+        )
+        return [(n, self._meta[n]) for n in names[:limit]]
+
     def close(self) -> None:
         """Nothing to release; the contents stay readable until the object is dropped."""

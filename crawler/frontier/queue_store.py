@@ -28,7 +28,9 @@ Optional, used when present (runtime-checkable protocols, tested once when the f
 store): ``write_many(batches)`` (:class:`WritesMany`) applies several batches, in order, as one
 atomic write (group commit); ``head_many(queue, limit)`` (:class:`ReadsHeads`) returns up to
 ``limit`` lowest records (the frontier caches a queue's first records and reads the store again
-only when they run out).
+only when they run out); ``scan_meta_range(prefix, after, limit)`` (:class:`ScansMetaRange`)
+reads a few metadata entries from a point on (the frontier pages its inactive-queue index and its
+queue records through it, never holding them all in RAM).
 
 The frontier's decisions (which URI is retried, what it costs, when its queue may fetch again,
 which queue goes next, the server cap, the lateness guard) are made once, in
@@ -130,6 +132,16 @@ class ReadsHeads(Protocol):
 
     def head_many(self, queue_key: str, limit: int) -> list[tuple[int, bytes]]:
         """Up to ``limit`` pending records of ``queue_key`` with the lowest sort keys, in order."""
+        ...
+
+
+@runtime_checkable
+class ScansMetaRange(Protocol):
+    """A store that reads metadata entries from a given name on."""
+
+    def scan_meta_range(self, prefix: str, after: str, limit: int) -> list[tuple[str, bytes]]:
+        """Up to ``limit`` metadata ``(name, value)`` whose name starts with ``prefix`` and is
+        greater than ``after`` (byte order of the UTF-8 names), in name order."""
         ...
 
 

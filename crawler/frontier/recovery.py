@@ -4,6 +4,11 @@ Everything the frontier needs after ``kill -9`` is in the QueueStore, written in
 batches as the pending records it describes:
 
 * ``frontier`` — counters and :data:`FORMAT_VERSION`; another version is refused.
+* ``q:<queue>`` — each queue's record (:meth:`WorkQueue.to_meta
+  <crawler.frontier.workqueue.WorkQueue.to_meta>`), read once per queue on open (counts,
+  totals; only active queues are kept in RAM) and whenever a queue not in RAM is touched.
+* ``i:<precedence><sequence>`` and ``iseq`` — the inactive queues' FIFOs
+  (:mod:`crawler.frontier.inactive_index`), reopened as they were.
 * ``j:<queue>\\0<sort key>`` — the final journal: written in the batch that deletes a URI's
   pending record, deleted (lazily, in a later batch) once its crawl.log line was written. After
   a crash an entry whose URI has no line at the end of crawl.log is put back in its queue, so
@@ -52,7 +57,19 @@ import mmh3
 from crawler.curi import CrawlURI
 from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.queue_store import StoreBatch
-from crawler.frontier.workqueue import EXHAUSTED, META_PREFIX, RETIRED, WorkQueue
+from crawler.frontier.workqueue import (
+    EXHAUSTED,
+    META_PREFIX,
+    N_DISREGARDED,
+    N_FAILED,
+    N_PRECEDENCE,
+    N_SIZE,
+    N_SUCCEEDED,
+    READY,
+    RETIRED,
+    WorkQueue,
+    parse_meta,
+)
 
 if TYPE_CHECKING:
     import threading
@@ -62,9 +79,10 @@ if TYPE_CHECKING:
     from crawler.frontier.write_behind_store import WriteBehindStore
     from crawler.uniq.uniq_filter import UriUniqFilter
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 """Bumped whenever the store layout changes incompatibly (3: write-ahead ``a:``/``l:`` entries
-instead of a mark per URL ever queued and in-flight markers)."""
+instead of a mark per URL ever queued and in-flight markers; 4: the inactive queues' FIFOs as
+``i:`` rows, each queue record naming its row)."""
 FRONTIER_META = "frontier"
 JOURNAL = "j:"
 ANNOUNCED = "a:"
@@ -202,7 +220,7 @@ def restore_lost(store: QueueStore, lost: set[bytes]) -> None:
 
 
 def restore(
-    store: QueueStore, sched: QueueScheduler, state_dir: Path, crawl_log: Path | None
+    store: WriteBehindStore, sched: QueueScheduler, state_dir: Path, crawl_log: Path | None
 ) -> RestoredState:
     """Rebuild queues into ``sched`` from ``store``, gather the links that may have been lost,
     replay the journal.
@@ -214,11 +232,20 @@ def restore(
     out = RestoredState()
     saved = load_counters(store.get_meta(FRONTIER_META), state_dir)
     out.ordinal_reserved = int(saved.get("ordinal_reserved", 0))
-    for name, value in store.scan_meta(META_PREFIX):
-        q = WorkQueue.from_meta(name[len(META_PREFIX) :], value)
-        sched.restore(q)
-        if q.state != RETIRED:
-            out.queued += q.size
+    sched.begin_restore()
+    totals = out.totals
+    skip = len(META_PREFIX)
+    for name, value in store.iter_meta(META_PREFIX):
+        state, n = parse_meta(name, value)
+        if state == READY:  # only the queues in rotation are held in RAM
+            sched.restore(WorkQueue.from_meta(name[skip:], value))
+        else:
+            sched.restore_record(state, n[N_PRECEDENCE])
+        if state != RETIRED:
+            out.queued += n[N_SIZE]
+        totals["succeeded"] += n[N_SUCCEEDED]
+        totals["failed"] += n[N_FAILED]
+        totals["disregarded"] += n[N_DISREGARDED]
     restore_lost(store, out.lost)
     entries = list(store.scan_meta(JOURNAL))
     if entries:
@@ -234,23 +261,22 @@ def restore(
             batch.puts.append((key, skey, record))
             q.size += 1
             attr = _TOTAL_OF_KIND.get(kind, "disregarded")
-            setattr(q, attr, max(0, getattr(q, attr) - 1))
+            if getattr(q, attr) > 0:
+                setattr(q, attr, getattr(q, attr) - 1)
+                totals[attr] -= 1
             if q.state == EXHAUSTED:
-                sched.deactivate(q)
+                sched.deactivate(q, batch)
             if q.state != RETIRED:
                 out.queued += 1
             batch.meta[q.meta_name] = q.to_meta()
             out.requeued_unlogged += 1
         store.write(batch)
-    for q in sched.queues.values():
-        out.totals["succeeded"] += q.succeeded
-        out.totals["failed"] += q.failed
-        out.totals["disregarded"] += q.disregarded
+    sched.trim()
     return out
 
 
 def open_state(
-    store: QueueStore,
+    store: WriteBehindStore,
     uniq: UriUniqFilter[Any],
     sched: QueueScheduler,
     state_dir: Path,

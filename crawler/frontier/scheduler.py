@@ -1,8 +1,12 @@
 """QueueScheduler: which work queue may hand out a URI next, and when the others may.
 
-Holds the queue states of :mod:`crawler.frontier.workqueue` in memory: the ready FIFO, the
-snooze heap (queues and server timers by wake time), one inactive FIFO per queue precedence,
-state counts, and the :class:`~crawler.frontier.server_gate.ServerGate`. The frontier decides
+Holds the queue states of :mod:`crawler.frontier.workqueue`: the ready FIFO, the snooze heap
+(queues and server timers by wake time), state counts and the
+:class:`~crawler.frontier.server_gate.ServerGate` in memory; the queues themselves in a bounded
+:class:`~crawler.frontier.queue_cache.QueueCache` over their records in the store, and one
+inactive FIFO per queue precedence as rows of the store
+(:class:`~crawler.frontier.inactive_index.InactiveIndex`): RAM grows with the queues in
+rotation, not with the queues known. The frontier decides
 *why* a queue changes state (budgets, retries, politeness); this class keeps the structures
 consistent and answers "which queue now?" (:meth:`candidate`).
 
@@ -25,10 +29,13 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from crawler.frontier.inactive_index import InactiveIndex, row_name
 from crawler.frontier.policy.lateness_guard import LatenessGuard
+from crawler.frontier.queue_cache import DEFAULT_CAPACITY, QueueCache
+from crawler.frontier.queue_store import StoreBatch
 from crawler.frontier.queue_uris import QueueUris
 from crawler.frontier.server_gate import ServerGate
 from crawler.frontier.workqueue import (
@@ -42,6 +49,9 @@ from crawler.frontier.workqueue import (
     WorkQueue,
 )
 from crawler.urls import server_key
+
+if TYPE_CHECKING:
+    from crawler.frontier.write_behind_store import WriteBehindStore
 
 _GATED = ("http:", "https:", "ftp:")
 """Schemes whose fetches contact the server (a dns: lookup does not)."""
@@ -79,9 +89,14 @@ class QueueScheduler:
         precedence_floor: int,
         notify: Callable[[], None],
         lateness_tolerance: float = 0.0,
+        *,
+        store: WriteBehindStore,
+        cached_queues: int = DEFAULT_CAPACITY,
     ) -> None:
         self.gate = gate
-        self.queues: dict[str, WorkQueue] = {}
+        self._store = store
+        self.queues = QueueCache(store, cached_queues)
+        self.index = InactiveIndex(store)
         self.uris = QueueUris()  # last queued/peeked URIs of recently touched queues
         self.counts = dict.fromkeys(STATES, 0)
         self.precedence_of = queue_precedence
@@ -92,7 +107,6 @@ class QueueScheduler:
         self._ready: list[tuple[int, int, WorkQueue]] = []
         self._snoozed: list[tuple[float, int, WorkQueue | str]] = []
         self._seq = itertools.count()
-        self._inactive: dict[int, deque[WorkQueue]] = {}
         self.inactive_counts: dict[int, int] = {}
         self.guard = LatenessGuard(lateness_tolerance)
         self.waiting = 0
@@ -100,24 +114,53 @@ class QueueScheduler:
 
     # ------------------------------------------------------------ states
     def get_or_add(self, key: str) -> WorkQueue:
-        """The queue named ``key``, created exhausted if new."""
-        q = self.queues.get(key)
+        """The queue named ``key`` (read back from the store if not in RAM), created exhausted
+        if new."""
+        q = self._load(key)
         if q is None:
-            q = self.queues[key] = WorkQueue(key, self.precedence_of(WorkQueue(key)))
+            q = WorkQueue(key, self.precedence_of(WorkQueue(key)))
+            self.queues.add(q)
             self.counts[EXHAUSTED] += 1
         return q
 
-    def restore(self, q: WorkQueue) -> None:
-        """Register a queue rebuilt from the store, in the state it came back in."""
-        self.queues[q.key] = q
-        self.counts[q.state] += 1
-        if q.state == READY:
+    def _load(self, key: str) -> WorkQueue | None:
+        """The queue named ``key``, from RAM or its record; None if unknown."""
+        cache = self.queues
+        loads = cache.loads
+        q = cache.load(key)
+        if q is not None and cache.loads != loads and q.state == READY:
+            # Only queues out of rotation leave RAM, their records saying so; a record that
+            # still says "active" (none should) is served rather than left out of every FIFO.
             self._push_ready(q, self.precedence_of(q))
-        elif q.state == INACTIVE:
-            self.counts[INACTIVE] -= 1
-            q.state = EXHAUSTED
-            self.counts[EXHAUSTED] += 1
-            self.deactivate(q)
+        return q
+
+    def begin_restore(self) -> None:
+        """Start rebuilding from the store (before :meth:`restore` of each record)."""
+        self.index.restore()
+
+    def restore(self, q: WorkQueue) -> None:
+        """Hold a ready queue rebuilt from its record (:func:`parse_meta
+        <crawler.frontier.workqueue.parse_meta>`) in RAM and count it."""
+        self.counts[q.state] += 1
+        self.queues.add(q)
+        self._push_ready(q, self.precedence_of(q))
+
+    def restore_record(self, state: str, precedence: int) -> None:
+        """Count a queue in ``state`` (not ready) left in its record; an inactive one keeps its
+        row in the inactive index."""
+        self.counts[state] += 1
+        if state == INACTIVE:
+            self.inactive_counts[precedence] = self.inactive_counts.get(precedence, 0) + 1
+            self.index.stored(precedence)
+
+    def total_queues(self) -> int:
+        """Queues known, in RAM or not."""
+        return sum(self.counts.values())
+
+    def trim(self) -> None:
+        """Evict queues out of rotation beyond the cache's capacity (call once the current
+        operation's batch is written)."""
+        self.queues.trim()
 
     def set_state(self, q: WorkQueue, state: str) -> None:
         """Move ``q`` to ``state``, keeping the counts right."""
@@ -127,6 +170,7 @@ class QueueScheduler:
         counts[q.state] -= 1
         counts[state] += 1
         q.state = state
+        self.queues.state_changed(q)
 
     def make_ready(self, q: WorkQueue, precedence: int | None = None) -> None:
         """``q`` may hand out its head now (``precedence``: its queue precedence, if known)."""
@@ -137,14 +181,21 @@ class QueueScheduler:
     def _push_ready(self, q: WorkQueue, precedence: int) -> None:
         heapq.heappush(self._ready, (precedence, next(self._seq), q))
 
-    def deactivate(self, q: WorkQueue) -> None:
-        """Send ``q`` to the back of the inactive FIFO of its (re-evaluated) precedence."""
+    def deactivate(self, q: WorkQueue, batch: StoreBatch | None = None) -> None:
+        """Send ``q`` to the back of the inactive FIFO of its (re-evaluated) precedence.
+
+        Its row goes in ``batch``, which the caller writes with ``q``'s record, or, without
+        one, in a batch of its own with the record.
+        """
         self.set_state(q, INACTIVE)
         q.precedence = prec = self.precedence_of(q)
-        fifo = self._inactive.get(prec)
-        if fifo is None:
-            fifo = self._inactive[prec] = deque()
-        fifo.append(q)
+        if batch is None:
+            own = StoreBatch()
+            q.inactive_seq = self.index.push(prec, q.key, own)
+            own.meta[q.meta_name] = q.to_meta()
+            self._store.write(own)
+        else:
+            q.inactive_seq = self.index.push(prec, q.key, batch)
         self.inactive_counts[prec] = self.inactive_counts.get(prec, 0) + 1
         if prec < self._floor:
             self._notify()
@@ -283,15 +334,36 @@ class QueueScheduler:
         for prec in sorted(p for p, n in self.inactive_counts.items() if n > 0):
             if prec >= self._floor:
                 break
-            fifo = self._inactive[prec]
-            while fifo:
-                q = fifo.popleft()
-                if q.state == INACTIVE and q.precedence == prec:
-                    q.session_spent = 0
-                    q.due_s = 0.0
-                    self.set_state(q, READY)
-                    return q
+            if (activated := self._activate(prec)) is not None:
+                return activated
         return None
+
+    def _activate(self, prec: int) -> WorkQueue | None:
+        """Take the first queue of ``prec``'s inactive FIFO, made ready; None if it has none.
+        Stale rows met on the way are deleted."""
+        index = self.index
+        batch = StoreBatch()
+        q = None
+        while (row := index.pop(prec)) is not None:
+            seq, key = row
+            batch.meta[row_name(prec, seq)] = None
+            cand = self._load(key)
+            if (
+                cand is not None
+                and cand.state == INACTIVE
+                and cand.precedence == prec
+                and cand.inactive_seq == seq
+            ):
+                q = cand
+                q.session_spent = 0
+                q.due_s = 0.0
+                q.inactive_seq = 0
+                self.set_state(q, READY)
+                batch.meta[q.meta_name] = q.to_meta()
+                break
+        if batch.meta:
+            self._store.write(batch)
+        return q
 
     def fetched(self, q: WorkQueue, started_s: float, now_s: float) -> None:
         """``q``'s URI was fetched from ``started_s``: if ``q`` was due after a politeness

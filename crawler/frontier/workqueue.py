@@ -11,6 +11,12 @@ A queue is in exactly one state (Heritrix's glossary):
 * ``retired`` — over its total budget; keeps its URIs, which stop counting as queued.
 * ``exhausted`` — empty.
 
+Only the queues in rotation (and a bounded number touched lately) are WorkQueue objects in RAM
+(:class:`~crawler.frontier.queue_cache.QueueCache`); every other queue is its ``q:<key>`` record in
+the store, written in the batch of each change, and read back (:meth:`WorkQueue.from_meta`) when
+the queue is touched again. An inactive queue's place in its FIFO is the ``inactive_seq`` of its
+row in :class:`~crawler.frontier.inactive_index.InactiveIndex`.
+
 Heritrix counterpart: ``WorkQueue``/``BdbWorkQueue``. Not thread-safe: guarded by the frontier lock.
 """
 
@@ -54,6 +60,7 @@ class WorkQueue:
         "errors",
         "failed",
         "handed_out_s",
+        "inactive_seq",
         "key",
         "last_cost",
         "last_dequeue_s",
@@ -95,6 +102,7 @@ class WorkQueue:
         self.handed_out_s = 0.0
         self.due_s = 0.0
         self.delay_s = 0.0
+        self.inactive_seq = 0
 
     @property
     def meta_name(self) -> str:
@@ -112,21 +120,15 @@ class WorkQueue:
         return (
             f"{self.state},{self.size},{self.session_spent},{self.total_spent},{self.succeeded},"
             f"{self.failed},{self.disregarded},{self.precedence},{self.total_enqueues},"
-            f"{self.errors},{self.best_uri_precedence}"
+            f"{self.errors},{self.best_uri_precedence},{self.inactive_seq}"
         ).encode()
 
     @classmethod
     def from_meta(cls, key: str, raw: bytes) -> WorkQueue:
-        """Rebuild a queue saved by :meth:`to_meta` (``ValueError`` if malformed).
-
-        Active queues come back ``ready`` (their URI out, if any, is still at the head of the
-        store and is handed out again); empty queues ``exhausted``; retired stay retired;
-        the rest ``inactive``.
-        """
+        """Rebuild a queue saved by :meth:`to_meta` (``ValueError`` if malformed), in the state
+        :func:`parse_meta` gives it."""
         q = cls(key)
-        state, *numbers = raw.decode("ascii", "replace").split(",")
-        if state not in STATES or len(numbers) != 10:
-            raise ValueError(f"malformed queue record {key!r}: {raw[:100]!r}")
+        q.state, numbers = parse_meta(key, raw)
         (
             q.size,
             q.session_spent,
@@ -138,17 +140,36 @@ class WorkQueue:
             q.total_enqueues,
             q.errors,
             q.best_uri_precedence,
-        ) = map(int, numbers)
-        if state == RETIRED:
-            q.state = RETIRED
-        elif q.size <= 0:
-            q.size = 0
-            q.state = EXHAUSTED
-        elif state in ACTIVE_STATES:
-            q.state = READY
-        else:
-            q.state = INACTIVE
+            q.inactive_seq,
+        ) = numbers
         return q
 
     def __repr__(self) -> str:
         return f"WorkQueue({self.key!r}, {self.state}, size={self.size})"
+
+
+# Positions in the numbers of :func:`parse_meta`.
+N_SIZE, N_SUCCEEDED, N_FAILED, N_DISREGARDED, N_PRECEDENCE = 0, 3, 4, 5, 6
+
+
+def parse_meta(key: str, raw: bytes) -> tuple[str, list[int]]:
+    """The state and numbers of a record saved by :meth:`WorkQueue.to_meta` (``ValueError`` if
+    malformed): size, session spent, total spent, succeeded, failed, disregarded, precedence,
+    total enqueues, errors, best URI precedence, inactive sequence.
+
+    Active queues come back ``ready`` (after a restart their URI out, if any, is still at the
+    head of the store and is handed out again); empty queues ``exhausted`` (size 0); retired
+    stay retired; the rest ``inactive`` (at their inactive sequence in their FIFO).
+    """
+    state, *fields = raw.decode("ascii", "replace").split(",")
+    if state not in STATES or len(fields) != 11:
+        raise ValueError(f"malformed queue record {key!r}: {raw[:100]!r}")
+    numbers = list(map(int, fields))
+    if state == RETIRED:
+        return RETIRED, numbers
+    if numbers[N_SIZE] <= 0:
+        numbers[N_SIZE] = 0
+        return EXHAUSTED, numbers
+    if state in ACTIVE_STATES:
+        return READY, numbers
+    return INACTIVE, numbers

@@ -134,6 +134,8 @@ class WorkQueueFrontier:
             config.precedence_floor,
             release.notify,
             config.lateness_tolerance,
+            store=self._store,
+            cached_queues=config.cached_queues,
         )
         self._owner = release.owner
         self._release = release.release
@@ -178,10 +180,8 @@ class WorkQueueFrontier:
             self._queued, self.totals = restored.queued, restored.totals
             self._opened = True
         self._store.sync()
-        if self.sched.queues:
-            self._logger.info(
-                "frontier_reopened", queues=len(self.sched.queues), **restored.summary()
-            )
+        if total := self.sched.total_queues():
+            self._logger.info("frontier_reopened", queues=total, **restored.summary())
 
     def close(self) -> None:
         """Save counters, wake blocked ``next()`` callers (they get None), close the parts."""
@@ -270,6 +270,7 @@ class WorkQueueFrontier:
         finally:
             for server in retried:
                 self.sched.service(server, now)
+            sched.trim()
             guard = sched.guard
             if guard.rotated != self._rotated_logged and now >= self._guard_logged_s + 10.0:
                 self._guard_logged_s = now
@@ -288,6 +289,7 @@ class WorkQueueFrontier:
             self._queued -= q.size
             q.size = 0
             self.sched.set_state(q, EXHAUSTED)
+            self._store.write(StoreBatch(meta={q.meta_name: q.to_meta()}))
             return None
         skey, value = head
         curi = CrawlURI.from_bytes(value)

@@ -21,7 +21,10 @@ cached records run out while more are in the store does :meth:`head` go to the s
 writing what is pending — and read the next ``head_records``. At most ``max_cached_queues``
 queues are cached (least recently read dropped first; a dropped queue is simply re-read).
 
-Reads other than heads (``get_meta``, ``scan_meta``) write what is pending first.
+Reads other than heads (``get_meta``, ``scan_meta``, ``scan_meta_range``) write what is pending
+first, except :meth:`read_meta`, which writes nothing under the frontier's lock: it answers from
+the values given to :meth:`remember` (the record of a queue the frontier drops from RAM, as written
+in the last batch so far) until the batches written by then are durable, else from the store.
 
 Thread-safety: :meth:`write`, :meth:`head`, :meth:`get_meta` and :meth:`scan_meta` must be
 called with the frontier's lock held; :meth:`sync` without it (it takes only this object's own
@@ -36,7 +39,13 @@ from collections import OrderedDict, deque
 from collections.abc import Iterator
 from pathlib import Path
 
-from crawler.frontier.queue_store import QueueStore, ReadsHeads, StoreBatch, WritesMany
+from crawler.frontier.queue_store import (
+    QueueStore,
+    ReadsHeads,
+    ScansMetaRange,
+    StoreBatch,
+    WritesMany,
+)
 
 
 class _CachedHeads:
@@ -58,6 +67,10 @@ class WriteBehindStore:
         # The store's optional abilities, tested once (QueueStore's module docstring).
         self._write_many = inner.write_many if isinstance(inner, WritesMany) else None
         self._head_many = inner.head_many if isinstance(inner, ReadsHeads) else None
+        self._scan_range = inner.scan_meta_range if isinstance(inner, ScansMetaRange) else None
+        # remembered metadata: name -> (batches written by then, value); see read_meta
+        self._unflushed_meta: dict[str, tuple[int, bytes | None]] = {}
+        self._meta_lock = threading.Lock()
         self._head_records = max(1, head_records)
         self._max_cached = max(1, max_cached_queues)
         self._heads: OrderedDict[str, _CachedHeads] = OrderedDict()
@@ -95,6 +108,12 @@ class WriteBehindStore:
                 self._put_cached(cached, key, value)
         self._appended += 1
         self._pending.append((self._appended, batch))
+
+    def remember(self, name: str, value: bytes | None) -> None:
+        """``value`` is what the batches written so far leave in metadata ``name``: let
+        :meth:`read_meta` answer it until they are durable (frontier lock held)."""
+        with self._meta_lock:
+            self._unflushed_meta[name] = (self._appended, value)
 
     def _put_cached(self, cached: _CachedHeads, key: int, value: bytes) -> None:
         keys = cached.keys
@@ -136,6 +155,11 @@ class WriteBehindStore:
             for batch in batches:
                 self.inner.write(batch)
         self._durable = last
+        unflushed = self._unflushed_meta
+        if unflushed:
+            with self._meta_lock:
+                for name in [n for n, (upto, _) in unflushed.items() if upto <= last]:
+                    del unflushed[name]
 
     # ----------------------------------------------------------------- reads
     def head(self, queue_key: str) -> tuple[int, bytes] | None:
@@ -170,6 +194,47 @@ class WriteBehindStore:
         with self._flush_lock:
             self._flush_locked(self._appended)
             return self.inner.get_meta(name)
+
+    def read_meta(self, name: str) -> bytes | None:
+        """A metadata value: as given to :meth:`remember` if the batches written by then are not
+        all durable yet, else as the store holds it; writes nothing (frontier lock held). Exact
+        for a name whose every pending write was remembered after it."""
+        entry = self._unflushed_meta.get(name)
+        if entry is not None:
+            return entry[1]
+        with self._flush_lock:
+            # Dropped only once durable; remembered only under the frontier's lock.
+            entry = self._unflushed_meta.get(name)
+            if entry is not None:
+                return entry[1]
+            return self.inner.get_meta(name)
+
+    def scan_meta_range(self, prefix: str, after: str, limit: int) -> list[tuple[str, bytes]]:
+        """Up to ``limit`` metadata entries named ``prefix``... after ``after``, in name order,
+        after writing what is pending (frontier lock held)."""
+        with self._flush_lock:
+            self._flush_locked(self._appended)
+            if self._scan_range is not None:
+                return self._scan_range(prefix, after, limit)
+            after_b = after.encode()
+            rows: list[tuple[str, bytes]] = []
+            for name, value in self.inner.scan_meta(prefix):
+                if name.encode() > after_b:
+                    rows.append((name, value))
+                    if len(rows) >= limit:
+                        break
+            return rows
+
+    def iter_meta(self, prefix: str, chunk: int = 10_000) -> Iterator[tuple[str, bytes]]:
+        """Every metadata entry named ``prefix``..., read ``chunk`` at a time (RAM bounded by
+        the chunk whatever the count); the caller holds the frontier lock throughout."""
+        after = ""
+        while True:
+            rows = self.scan_meta_range(prefix, after, chunk)
+            yield from rows
+            if len(rows) < chunk:
+                return
+            after = rows[-1][0]
 
     def scan_meta(self, prefix: str) -> Iterator[tuple[str, bytes]]:
         """Metadata entries by prefix, after writing what is pending (frontier lock held)."""

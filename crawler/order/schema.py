@@ -201,6 +201,12 @@ class FrontierConfig(Section):
     queue_precedence_policy: Literal["base", "highest_uri", "success_counts"] = "base"
     base_queue_precedence: int = Field(3, ge=0)
     precedence_floor: int = Field(255, ge=1)
+    cached_queues: int = Field(
+        65536,
+        ge=0,
+        description="work queues out of rotation kept in RAM (LevelDB/memory store); the "
+        "others are records in the store, read back when touched",
+    )
     lateness_tolerance: float = Field(
         0.05,
         ge=0,

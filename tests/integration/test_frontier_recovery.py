@@ -263,8 +263,9 @@ def test_the_store_keeps_nothing_per_url_once_queued(tmp_path: Path) -> None:
         names = sorted(k[1:].split(b":")[0] for k, _ in db.iterator(prefix=b"m"))
     finally:
         db.close()
-    # queue records and the counters; no write-ahead, lost-link or journal entries left
-    assert names == [b"frontier", b"q"]
+    # queue records and the counters (the inactive index's sequence too); no write-ahead,
+    # lost-link, journal or inactive-queue entries left
+    assert names == [b"frontier", b"iseq", b"q"]
 
 
 def test_final_without_crawl_log_line_is_queued_again(tmp_path: Path) -> None:
@@ -344,7 +345,7 @@ def test_other_format_version_is_refused(tmp_path: Path) -> None:
     db.put(b"mfrontier", b'{"version": 2, "ordinal_reserved": 4096}')
     db.close()
     # version 2 kept a mark per URL ever queued: a state of that format is not read
-    with pytest.raises(FrontierStateError, match="format version 2; this crawler reads version 3"):
+    with pytest.raises(FrontierStateError, match="format version 2; this crawler reads version 4"):
         reopen(tmp_path)
     # the refused state stays closed: it can be opened again once fixed
     db = plyvel.DB(str(tmp_path / "frontier"))

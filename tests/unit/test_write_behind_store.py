@@ -81,3 +81,28 @@ def test_concurrent_sync_callers_all_return_durable(tmp_path: Path) -> None:
     reopened.open(tmp_path)
     assert [len(reopened.head_many(f"q{n}", 1000)) for n in range(4)] == [200] * 4
     reopened.close()
+
+
+def test_read_meta_sees_remembered_values_until_durable(tmp_path: Path) -> None:
+    store = opened(tmp_path)
+    store.write(StoreBatch(meta={"q:a": b"1"}))
+    store.write(StoreBatch(meta={"q:a": b"2", "q:b": b"x"}))
+    store.remember("q:a", b"2")
+    store.remember("q:b", b"x")
+    assert store.inner.get_meta("q:a") is None  # nothing written yet
+    assert (store.read_meta("q:a"), store.read_meta("q:b")) == (b"2", b"x")
+    assert store.inner.get_meta("q:a") is None  # read without writing what is pending
+    store.sync()
+    store.write(StoreBatch(meta={"q:b": None}))
+    store.remember("q:b", None)
+    assert (store.read_meta("q:a"), store.read_meta("q:b")) == (b"2", None)
+    store.sync()
+    assert (store.read_meta("q:a"), store.read_meta("q:b"), store.read_meta("q:c")) == (
+        b"2",
+        None,
+        None,
+    )
+    # a few entries from a point on, in name order
+    store.write(StoreBatch(meta={f"i:{n:02d}": b"" for n in (3, 1, 2, 5)}))
+    assert [n for n, _ in store.scan_meta_range("i:", "i:01", 2)] == ["i:02", "i:03"]
+    store.close()
