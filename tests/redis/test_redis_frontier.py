@@ -3,6 +3,7 @@ one process, different worker ids) share queues, politeness, leases and the end 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -293,3 +294,41 @@ def test_unreachable_redis_at_start_is_a_clear_error() -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
     with pytest.raises(FrontierStateError, match=r"cannot reach Redis at redis://127\.0\.0\.1"):
         Worker(url, "w1")
+
+
+def test_finishes_from_many_threads_all_reach_redis_without_a_lost_wake_up(
+    redis_server: RedisServer, workers: list[Worker]
+) -> None:
+    """The exchange thread is woken only by the first FINISH waiting (or a round's end): URIs
+    finished from many threads at once, while others wait for URIs, are all sent and every queue
+    is released (a lone FINISH with no thread waiting: the first test's ``done``)."""
+    a, b = _two(redis_server, workers)
+    uris = [f"http://h{i % 8}.example/{i}" for i in range(48)]
+    for uri in uris:
+        assert a.add(uri)
+    fetched: list[str] = []
+    errors: list[BaseException] = []
+
+    def toe(w: Worker) -> None:
+        try:
+            while True:
+                curi = w.take(timeout_s=0.3)
+                if curi is None:
+                    if w.frontier.is_empty():
+                        return
+                    continue
+                curi.status, curi.fetch_duration_ms = 200, 1
+                w.frontier.finished(curi)
+                fetched.append(curi.uri)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=toe, args=(w,)) for w in (a, b) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    assert not errors and not any(t.is_alive() for t in threads)
+    assert a.frontier.flush(2.0) and b.frontier.flush(2.0)
+    assert sorted(fetched) == sorted(uris)
+    assert b.frontier.snapshot().succeeded == len(uris)
