@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -125,17 +126,34 @@ def test_politeness_delay_is_shared_by_all_workers(
     assert time.monotonic() - started >= 0.35
 
 
+@pytest.mark.parametrize("where", ["server", "cluster"])
 def test_server_cap_holds_across_queues_and_workers(
-    redis_server: RedisServer, workers: list[Worker]
+    where: str, request: pytest.FixtureRequest, workers: list[Worker]
 ) -> None:
+    """The cap holds a second queue of a busy server, for every worker; the held-servers
+    reading (status, ``crawler_held_servers``) counts it while parked, on a Cluster too."""
+    if where == "server":
+        url, ns = request.getfixturevalue("redis_server").url, "c1:"
+    else:  # the session's cluster is shared: a fresh namespace
+        url, ns = request.getfixturevalue("redis_cluster").url, f"t{uuid.uuid4().hex[:12]}:"
     pol = PolitenessConfig(delay_factor=0, min_delay_ms=0, max_delay_ms=0, host_max_connections=1)
-    a, b = _two(redis_server, workers, politeness=pol)
+    a, b = (Worker(url, wid, ns, politeness=pol) for wid in ("wa", "wb"))
+    workers += [a, b]
+    assert a.frontier.held_servers() == (0, 0)
     a.add("http://h.example/1", queue_key="q1")
     a.add("http://h.example/2", queue_key="q2")
-    first = a.take()
-    assert first is not None
+    a.add("http://other.example/1")
+    got = [a.take(), a.take()]
+    assert all(c is not None for c in got)
+    first, other = sorted(got, key=lambda c: "other" in c.uri)  # type: ignore[union-attr]
+    assert first is not None and first.uri.startswith("http://h.example/")
+    assert other is not None and other.uri == "http://other.example/1"
     assert b.take() is None and a.take() is None  # q2 is parked on the busy server
+    assert b.frontier.held_servers() == (1, 1)
+    a.done(other)
+    assert b.frontier.held_servers() == (1, 1)
     a.done(first)
+    assert b.frontier.held_servers() == (0, 0)  # the finish woke q2
     second = b.take(timeout_s=30.0)
     assert second is not None and second.uri != first.uri
 
