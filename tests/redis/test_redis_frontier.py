@@ -3,7 +3,9 @@ one process, different worker ids) share queues, politeness, leases and the end 
 
 from __future__ import annotations
 
+import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -124,17 +126,34 @@ def test_politeness_delay_is_shared_by_all_workers(
     assert time.monotonic() - started >= 0.35
 
 
+@pytest.mark.parametrize("where", ["server", "cluster"])
 def test_server_cap_holds_across_queues_and_workers(
-    redis_server: RedisServer, workers: list[Worker]
+    where: str, request: pytest.FixtureRequest, workers: list[Worker]
 ) -> None:
+    """The cap holds a second queue of a busy server, for every worker; the held-servers
+    reading (status, ``crawler_held_servers``) counts it while parked, on a Cluster too."""
+    if where == "server":
+        url, ns = request.getfixturevalue("redis_server").url, "c1:"
+    else:  # the session's cluster is shared: a fresh namespace
+        url, ns = request.getfixturevalue("redis_cluster").url, f"t{uuid.uuid4().hex[:12]}:"
     pol = PolitenessConfig(delay_factor=0, min_delay_ms=0, max_delay_ms=0, host_max_connections=1)
-    a, b = _two(redis_server, workers, politeness=pol)
+    a, b = (Worker(url, wid, ns, politeness=pol) for wid in ("wa", "wb"))
+    workers += [a, b]
+    assert a.frontier.held_servers() == (0, 0)
     a.add("http://h.example/1", queue_key="q1")
     a.add("http://h.example/2", queue_key="q2")
-    first = a.take()
-    assert first is not None
+    a.add("http://other.example/1")
+    got = [a.take(), a.take()]
+    assert all(c is not None for c in got)
+    first, other = sorted(got, key=lambda c: "other" in c.uri)  # type: ignore[union-attr]
+    assert first is not None and first.uri.startswith("http://h.example/")
+    assert other is not None and other.uri == "http://other.example/1"
     assert b.take() is None and a.take() is None  # q2 is parked on the busy server
+    assert b.frontier.held_servers() == (1, 1)
+    a.done(other)
+    assert b.frontier.held_servers() == (1, 1)
     a.done(first)
+    assert b.frontier.held_servers() == (0, 0)  # the finish woke q2
     second = b.take(timeout_s=30.0)
     assert second is not None and second.uri != first.uri
 
@@ -294,3 +313,41 @@ def test_unreachable_redis_at_start_is_a_clear_error() -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
     with pytest.raises(FrontierStateError, match=r"cannot reach Redis at redis://127\.0\.0\.1"):
         Worker(url, "w1")
+
+
+def test_finishes_from_many_threads_all_reach_redis_without_a_lost_wake_up(
+    redis_server: RedisServer, workers: list[Worker]
+) -> None:
+    """The exchange thread is woken only by the first FINISH waiting (or a round's end): URIs
+    finished from many threads at once, while others wait for URIs, are all sent and every queue
+    is released (a lone FINISH with no thread waiting: the first test's ``done``)."""
+    a, b = _two(redis_server, workers)
+    uris = [f"http://h{i % 8}.example/{i}" for i in range(48)]
+    for uri in uris:
+        assert a.add(uri)
+    fetched: list[str] = []
+    errors: list[BaseException] = []
+
+    def toe(w: Worker) -> None:
+        try:
+            while True:
+                curi = w.take(timeout_s=0.3)
+                if curi is None:
+                    if w.frontier.is_empty():
+                        return
+                    continue
+                curi.status, curi.fetch_duration_ms = 200, 1
+                w.frontier.finished(curi)
+                fetched.append(curi.uri)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=toe, args=(w,)) for w in (a, b) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    assert not errors and not any(t.is_alive() for t in threads)
+    assert a.frontier.flush(2.0) and b.frontier.flush(2.0)
+    assert sorted(fetched) == sorted(uris)
+    assert b.frontier.snapshot().succeeded == len(uris)

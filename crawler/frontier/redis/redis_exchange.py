@@ -139,18 +139,26 @@ class RedisExchange:
 
     # ------------------------------------------------------------ called with the lock held
     def put(self, item: FinishItem) -> None:
-        """Queue a FINISH for the next round."""
-        if not self._finishes:
+        """Queue a FINISH for the next round.
+
+        Wakes the exchange thread only when this FINISH is the first one waiting and no round
+        is under way: with FINISHes already waiting the thread is lingering for them (or a
+        waiting thread runs the round itself, see :meth:`ready`), and a round under way wakes
+        it when done. Waking it at every FINISH cost a worker ~9% of its CPU."""
+        finishes = self._finishes
+        finishes.append(item)
+        if len(finishes) == 1:
             self._first_put = time.monotonic()
-        self._finishes.append(item)
-        self._cond.notify_all()
+            if not self._busy:
+                self._cond.notify_all()
 
     def poke(self, fresh: bool = False) -> None:
         """The demand grew (or, ``fresh``, new queues may be due): run a round now."""
         if fresh:
             self._poll_at = 0.0
             self._cands_at = -CANDIDATES_TTL_S
-        self._cond.notify_all()
+        if not self._busy:  # else the round under way wakes the exchange thread when done
+            self._cond.notify_all()
 
     def pending(self) -> int:
         """FINISHes not yet acknowledged by Redis."""

@@ -481,7 +481,7 @@ class RedisFrontier:
         return self._store.paced_servers(limit)
 
     def held_servers(self) -> tuple[int, int] | None:
-        """``(servers, queues)`` the server cap holds crawl-wide (read from Redis; None on a
+        """``(servers, queues)`` the server cap holds crawl-wide (read from Redis, also on a
         Cluster): see :class:`~crawler.frontier.redis.redis_metrics_view.RedisMetricsView`."""
         return RedisMetricsView(self._store).held_servers()
 

@@ -196,7 +196,7 @@ class RedisLeases:
         one per group of shards, with the item indexes of each. Each call's arguments start
         with the worker, the lease time and ``extra_head``. Keys per queue: the 8 of
         :meth:`RedisQueueStore.queue_keys`, then the shard's spent hash and, for FINISH, its
-        retired and ineligible sets, then (both) its inactive set."""
+        retired and ineligible sets, then (both) its inactive set, paced and held servers."""
         st = self._store
         script = st.script(name)
         by_shard: dict[int, list[int]] = {}
@@ -211,7 +211,9 @@ class RedisLeases:
             for shard in group:
                 t = st.tag(shard)
                 extra_keys = (
-                    (f"{t}b", f"{t}x", f"{t}i", f"{t}n") if name == "FINISH" else (f"{t}b", f"{t}n")
+                    (f"{t}b", f"{t}x", f"{t}i", f"{t}n", f"{t}g", f"{t}k")
+                    if name == "FINISH"
+                    else (f"{t}b", f"{t}n", f"{t}g", f"{t}k")
                 )
                 for i in by_shard[shard]:
                     _, qid, server, extra = items[i]
@@ -326,6 +328,8 @@ class RedisLeases:
         calls: list[tuple[list[str], list[Any]]] = []
         for shard, qid in st.call("reap_scan", expired):
             server = qid.rpartition("\t")[2]
-            calls.append((st.queue_keys(shard, qid, server), [qid, max_conn]))
+            t = st.tag(shard)
+            keys = [*st.queue_keys(shard, qid, server), f"{t}g", f"{t}k"]
+            calls.append((keys, [qid, max_conn]))
         results = st.call("reap", lambda: redis_conn.run_script(st.client, script, calls))
         return sum(int(r) for r in results)

@@ -2,8 +2,8 @@
 
 * :meth:`RedisMetricsView.held_servers`: the servers the server cap holds (queues parked on them
   for want of a free connection: the ``T p:<srv>`` sets of :mod:`~crawler.frontier.redis.
-  redis_scripts`) and how many queues are parked. Found by one SCAN of the keyspace, so on one
-  redis-server only (None on a Cluster, where a scan would visit every node).
+  redis_scripts`) and how many queues are parked: each shard's held set (``T k``, kept by the
+  scripts), one pipelined read, on one redis-server or a Cluster.
 * :meth:`RedisMetricsView.worker_leases`: per worker, the leases it holds (``T l`` and ``T c``
   of every shard) and the age of its stalest one: the seconds since the worker took or last
   renewed it. A live worker's keeper renews every ``lease_s / 4``, so the age stays under about
@@ -25,19 +25,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING:
     from crawler.frontier.redis.redis_store import RedisQueueStore
 
-_GLOB_SPECIAL = "\\*?[]"
-
 
 class WorkerLeases(NamedTuple):
     """One worker's leases: how many, and seconds since its stalest was taken or renewed."""
 
     leases: int
     age_s: float
-
-
-def glob_escape(text: str) -> str:
-    """``text`` as a literal in a Redis MATCH pattern."""
-    return "".join("\\" + ch if ch in _GLOB_SPECIAL else ch for ch in text)
 
 
 class RedisMetricsView:
@@ -47,32 +40,15 @@ class RedisMetricsView:
         self._store = store
 
     def held_servers(self) -> tuple[int, int] | None:
-        """``(servers with queues parked for a free connection, queues parked)``; None on a
-        Cluster."""
+        """``(servers with queues parked for a free connection, queues parked)``."""
         st = self._store
-        if not st.one_node:
-            return None
-        tags = {st.tag(n) for n in range(st.shards)}
-        client = st.client
-
-        def scan() -> tuple[int, int]:
-            pattern = "{" + glob_escape(st.ns) + "f*}p:*"
-            keys = []
-            for raw in client.scan_iter(match=pattern, count=1000):
-                key = bytes(raw).decode("utf-8", "surrogateescape")
-                end = key.find("}") + 1
-                if key[:end] in tags and key.startswith("p:", end):
-                    keys.append(raw)
-            if not keys:
-                return 0, 0
-            pipe = client.pipeline(transaction=False)
-            for key in keys:
-                pipe.zcard(key)
-            sizes = [int(n) for n in pipe.execute()]
-            held = [n for n in sizes if n > 0]
-            return len(held), sum(held)
-
-        return scan()
+        pipe = st.client.pipeline(transaction=False)
+        for n in range(st.shards):
+            pipe.zrange(f"{st.tag(n)}k", 0, -1, withscores=True)
+        rows = pipe.execute()
+        servers = sum(len(r) for r in rows)
+        queues = sum(int(score) for r in rows for _, score in r)
+        return servers, queues
 
     def worker_leases(self) -> dict[str, WorkerLeases]:
         """Worker id -> its :class:`WorkerLeases`, for every worker holding a lease now."""

@@ -3,9 +3,9 @@
 :func:`redis_queue_details` gives the :class:`~crawler.frontier.frontier_report.QueueDetail` rows
 of the work-queue frontier's report from the Redis keys (see
 :mod:`crawler.frontier.redis.redis_scripts`): QUEUE_LIST per shard names the queues that are ready
-or snoozed (the ready set), in process (the lease set) or retired; on one redis-server the queues
-parked on a busy server are found by a scan of the park sets (skipped on a Cluster, as a scan would
-visit every node). QUEUE_DETAIL then reads each queue's size, head and counters, one call per shard
+or snoozed (the ready set), in process (the lease set) or retired; the queues parked on a busy
+server are read from the park sets each shard's held set names (no scan, so on a Cluster too).
+QUEUE_DETAIL then reads each queue's size, head and counters, one call per shard
 group. Two or three round trips per report, none on the crawl's hot path.
 
 Differences from the single-process rows: a queue id is ``<queue key>\\t<server>`` (a queue
@@ -74,13 +74,21 @@ def _listed(store: RedisQueueStore) -> dict[int, dict[str, tuple[str, float, str
         for qid in inactive:
             found[_text(qid)] = (INACTIVE, 0.0, None)
         out[shard] = found
-    if store.one_node:
-        client = store.client
-        for shard in shards:
-            for key in client.scan_iter(match=f"{store.tag(shard)}p:*", count=1000):
-                server = _text(key).split("p:", 1)[1]
-                for qid in client.zrange(key, 0, -1):
-                    out[shard].setdefault(_text(qid), (SNOOZED, math.inf, server))
+    # Parked queues: each shard's held set (``T k``) names its servers' park sets.
+    client = store.client
+    pipe = client.pipeline(transaction=False)
+    for shard in shards:
+        pipe.zrange(f"{store.tag(shard)}k", 0, -1)
+    held = zip(shards, pipe.execute(), strict=True)
+    parks = [(shard, key) for shard, keys in held for key in keys]
+    if parks:
+        pipe = client.pipeline(transaction=False)
+        for _, key in parks:
+            pipe.zrange(key, 0, -1)
+        for (shard, key), qids in zip(parks, pipe.execute(), strict=True):
+            server = _text(key).split("p:", 1)[1]
+            for qid in qids:
+                out[shard].setdefault(_text(qid), (SNOOZED, math.inf, server))
     return out
 
 

@@ -32,6 +32,11 @@ Per frontier shard (hash tag ``{<ns>f<n>}``, so a script touches one Cluster slo
                         queues"): member queue id, score = :func:`~crawler.frontier.policy.
                         eligible_order.eligible_score` (precedence, then ms since inactive)
 ``T x``         zset    retired queues (spent their total budget): member queue id, score = spent
+``T g``         zset    paced servers: member the server's ``T v:<srv>`` key, score = its pace's
+                        gap ms (``g``), while above 0 (kept by :func:`mark_paced` wherever the
+                        pace changes, so status readings need no scan)
+``T k``         zset    held servers: member a ``T p:<srv>`` key, score = the queues parked in
+                        it, while any (kept by :func:`mark_parked` wherever a park set changes)
 ``T h``         zset    hungry workers: member worker id, score = (ms until when it found
                         nothing due in this shard while its threads waited) x 1024 + the
                         number of URIs it held then (capped at 1023)
@@ -81,8 +86,23 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local HUNGRY_SCALE = 1024
 """
 
-_WAKE_PARKED = """
-local function wake_parked(srv_key, park_key, ready_key, max_conn)
+_MARKS = """
+local function mark_parked(park_key, held_key)
+  local n = redis.call('ZCARD', park_key)
+  if n > 0 then redis.call('ZADD', held_key, n, park_key)
+  else redis.call('ZREM', held_key, park_key) end
+end
+local function mark_paced(srv_key, paced_key)
+  local g = tonumber(redis.call('HGET', srv_key, 'g') or '0')
+  if g > 0 then redis.call('ZADD', paced_key, g, srv_key)
+  else redis.call('ZREM', paced_key, srv_key) end
+end
+"""
+
+_WAKE_PARKED = (
+    _MARKS
+    + """
+local function wake_parked(srv_key, park_key, ready_key, max_conn, held_key)
   if redis.call('EXISTS', park_key) == 0 then return end
   local active = tonumber(redis.call('HGET', srv_key, 'a') or '0')
   local nb = tonumber(redis.call('HGET', srv_key, 'nb') or '0')
@@ -93,21 +113,24 @@ local function wake_parked(srv_key, park_key, ready_key, max_conn)
   local at = now
   if nb > at then at = nb end
   for i = 1, #popped, 2 do redis.call('ZADD', ready_key, at, popped[i]) end
+  mark_parked(park_key, held_key)
 end
 """
+)
 
 _CLAIM_FN = (
-    ADMISSION_LUA
+    _MARKS
+    + ADMISSION_LUA
     + ELIGIBLE_SCORE_LUA
     + """
 -- K = offset of the queue's keys: ready, lease, cur, stats, queue, server, park, hungry, spent;
--- inactive: the shard's inactive set (rotate and activate only).
+-- inactive: the shard's inactive set (rotate and activate only); held_key: its held servers.
 -- how: 0 claim a due queue, 1 the same unless it was due after a politeness wait (then the
 -- lateness guard rotates it out to the inactive set), 2 activate an inactive queue (the worker
 -- chose it: DUE named it) and claim it.
 -- Returns {1, member, due ms, politeness delay ms, now} (leased), {2} (rotated out),
 -- {0, due_ms} (not yet), or {0} (not due, gone, or no longer inactive).
-local function claim(K, qid, worker, lease_ms, max_conn, interval, how, inactive)
+local function claim(K, qid, worker, lease_ms, max_conn, interval, how, inactive, held_key)
   if how == 2 then
     if redis.call('ZREM', inactive, qid) == 0 then return {0} end
     redis.call('ZADD', KEYS[K + 1], now, qid)
@@ -139,6 +162,7 @@ local function claim(K, qid, worker, lease_ms, max_conn, interval, how, inactive
   if admitted < 0 then
     redis.call('ZREM', KEYS[K + 1], qid)
     redis.call('ZADD', KEYS[K + 7], 'NX', now, qid)
+    mark_parked(KEYS[K + 7], held_key)
     return {0}
   end
   if admitted > 0 then
@@ -363,7 +387,8 @@ CLAIM = (
     _NOW
     + _CLAIM_FN
     + """
--- KEYS: 10 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, inactive)
+-- KEYS: 12 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, inactive,
+--       paced, held)
 -- ARGV: worker, lease_ms, then (qid, max_conn, min_interval_ms, how) per queue; how (see
 -- _CLAIM_FN): 0 claim, 1 the lateness guard rotates the queue out if it was due after a
 -- politeness wait, 2 activate the inactive queue and claim it.
@@ -371,9 +396,9 @@ CLAIM = (
 local worker, lease_ms = ARGV[1], tonumber(ARGV[2])
 local out = {}
 for i = 0, (#ARGV - 2) / 4 - 1 do
-  local a, K = 3 + i * 4, i * 10
+  local a, K = 3 + i * 4, i * 12
   out[#out + 1] = claim(K, ARGV[a], worker, lease_ms, tonumber(ARGV[a + 1]),
-    tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), KEYS[K + 10])
+    tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), KEYS[K + 10], KEYS[K + 12])
 end
 return out
 """
@@ -381,22 +406,22 @@ return out
 
 FINISH_ARGS = 20
 """FINISH arguments per queue."""
-FINISH_KEYS = 12
-"""FINISH keys per queue: the queue's 8, then spent, retired, ineligible and inactive."""
+FINISH_KEYS = 14
+"""FINISH keys per queue: the queue's 8, then spent, retired, ineligible, inactive, paced, held."""
 FINISH_HEAD = 9
 """FINISH arguments before the first queue's."""
 
 FINISH = (
     _NOW
     + _WAKE_PARKED
-    + _CLAIM_FN
+    + _CLAIM_FN.removeprefix(_MARKS)
     + PACE_LUA
     + HELD_START_LUA
     + QUEUE_BUDGETS_LUA
     + SUCCESS_PRECEDENCE_LUA
     + """
--- KEYS: 12 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, retired,
---       ineligible, inactive)
+-- KEYS: 14 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, retired,
+--       ineligible, inactive, paced, held)
 -- ARGV: worker, lease_ms, held (URIs this worker holds besides these), the 6 pace parameters
 --       (pace_rule.PARAMS; factor 0: no pace), then per queue: qid,
 --       old member, kind (r retry | succeeded | failed | disregarded), new member (retry), new
@@ -426,7 +451,7 @@ local P = pace_params(ARGV, 4)
 local hungry_from = string.format('%d', now * HUNGRY_SCALE)
 local out = {}
 for i = 0, (#ARGV - 9) / 20 - 1 do
-  local K, a = i * 12, 10 + i * 20
+  local K, a = i * 14, 10 + i * 20
   local qid = ARGV[a]
   if redis.call('HGET', KEYS[K + 3], qid) ~= worker .. '\\n' .. ARGV[a + 1] then
     out[#out + 1] = {0}
@@ -454,6 +479,7 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
     if active > 0 then redis.call('HSET', KEYS[K + 6], 'a', active - 1) end
     if P.factor > 0 then
       pace(KEYS[K + 6], tonumber(ARGV[a + 11]), tonumber(ARGV[a + 12]), tonumber(ARGV[a + 13]), P)
+      mark_paced(KEYS[K + 6], KEYS[K + 13])
     end
     local backoff, hold = tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7])
     if backoff > 0 or hold > 0 then
@@ -506,11 +532,12 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
         end
       end
       if reclaim then
-        local got = claim(K, qid, worker, lease_ms, max_conn, tonumber(ARGV[a + 10]), 0, nil)
+        local got = claim(K, qid, worker, lease_ms, max_conn, tonumber(ARGV[a + 10]), 0, nil,
+          KEYS[K + 14])
         if got[1] == 1 then row = got end
       end
     end
-    wake_parked(KEYS[K + 6], KEYS[K + 7], KEYS[K + 1], max_conn)
+    wake_parked(KEYS[K + 6], KEYS[K + 7], KEYS[K + 1], max_conn, KEYS[K + 14])
     out[#out + 1] = row
   end
 end
@@ -518,19 +545,20 @@ return out
 """
 )
 
-INLINE_KEYS = 4
-"""INLINE_ENTER/INLINE_LEAVE keys: the server's hash, its inline slots, its parked queues, ready."""
+INLINE_KEYS = 6
+"""INLINE_ENTER/INLINE_LEAVE keys: the server's hash, its inline slots, its parked queues, ready,
+the shard's paced and held servers."""
 
 _INLINE_EXPIRE = """
 -- Slots whose holder never gave them back (a worker killed mid-fetch) are taken back.
-local function expire_inline(srv_key, slots_key, park_key, ready_key, max_conn)
+local function expire_inline(srv_key, slots_key, park_key, ready_key, max_conn, held_key)
   local dead = redis.call('ZRANGEBYSCORE', slots_key, '-inf', now)
   if #dead == 0 then return end
   redis.call('ZREMRANGEBYSCORE', slots_key, '-inf', now)
   local active = tonumber(redis.call('HGET', srv_key, 'a') or '0') - #dead
   if active < 0 then active = 0 end
   redis.call('HSET', srv_key, 'a', active)
-  wake_parked(srv_key, park_key, ready_key, max_conn)
+  wake_parked(srv_key, park_key, ready_key, max_conn, held_key)
 end
 """
 
@@ -540,14 +568,14 @@ INLINE_ENTER = (
     + _INLINE_EXPIRE
     + ADMISSION_LUA
     + """
--- KEYS: server, inline slots, park, ready (INLINE_KEYS)
+-- KEYS: server, inline slots, park, ready, paced, held (INLINE_KEYS)
 -- ARGV: token, own (1: under a slot the caller's page already holds: only the server's times
 --       apply), max_conn, min_interval_ms, slot_ms (how long the slot is kept if not given back)
 -- Returns 0 (admitted: a slot taken unless own, the next start pushed by the gap), -1 (no free
 -- slot) or the ms to wait for the server's next start (pace, Retry-After or bandwidth hold).
 local token, own = ARGV[1], ARGV[2] == '1'
 local max_conn, interval = tonumber(ARGV[3]), tonumber(ARGV[4])
-expire_inline(KEYS[1], KEYS[2], KEYS[3], KEYS[4], max_conn)
+expire_inline(KEYS[1], KEYS[2], KEYS[3], KEYS[4], max_conn, KEYS[6])
 -- a call repeated after a lost answer (outage retry) finds its slot taken already
 if not own and redis.call('ZSCORE', KEYS[2], token) then return 0 end
 local admitted = admission(KEYS[1], max_conn, interval, own)
@@ -564,7 +592,7 @@ INLINE_LEAVE = (
     + PACE_LUA
     + HELD_START_LUA
     + """
--- KEYS: server, inline slots, park, ready (INLINE_KEYS)
+-- KEYS: server, inline slots, park, ready, paced, held (INLINE_KEYS)
 -- ARGV: token, own, max_conn, the pace's kind, age and dur (pace_rule.pace_inputs), backoff_ms,
 --       hold_ms, then
 --       the 6 pace parameters (pace_rule.PARAMS; factor 0: no pace)
@@ -581,13 +609,14 @@ end
 local P = pace_params(ARGV, 9)
 if P.factor > 0 then
   pace(KEYS[1], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), P)
+  mark_paced(KEYS[1], KEYS[5])
 end
 local backoff, hold = tonumber(ARGV[7]), tonumber(ARGV[8])
 if backoff > 0 or hold > 0 then
   local nb = tonumber(redis.call('HGET', KEYS[1], 'nb') or '0')
   redis.call('HSET', KEYS[1], 'nb', held_start(nb, now, backoff, hold))
 end
-wake_parked(KEYS[1], KEYS[3], KEYS[4], max_conn)
+wake_parked(KEYS[1], KEYS[3], KEYS[4], max_conn, KEYS[6])
 return freed
 """
 )
@@ -596,7 +625,7 @@ REAP = (
     _NOW
     + _WAKE_PARKED
     + """
--- KEYS: ready, lease, cur, stats, queue, server, park, hungry;  ARGV: qid, max_conn
+-- KEYS: ready, lease, cur, stats, queue, server, park, hungry, paced, held;  ARGV: qid, max_conn
 -- Hands an expired lease's queue back (its URI is still at the head). Returns 1 if reaped.
 local qid = ARGV[1]
 local exp = redis.call('ZSCORE', KEYS[2], qid)
@@ -608,7 +637,7 @@ redis.call('HINCRBY', KEYS[4], 'ops', 1)
 local active = tonumber(redis.call('HGET', KEYS[6], 'a') or '0')
 if active > 0 then redis.call('HSET', KEYS[6], 'a', active - 1) end
 if redis.call('ZCARD', KEYS[5]) > 0 then redis.call('ZADD', KEYS[1], now, qid) end
-wake_parked(KEYS[6], KEYS[7], KEYS[1], tonumber(ARGV[2]))
+wake_parked(KEYS[6], KEYS[7], KEYS[1], tonumber(ARGV[2]), KEYS[10])
 return 1
 """
 )

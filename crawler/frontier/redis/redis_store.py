@@ -327,7 +327,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
 
     def _inline_keys(self, server: str) -> list[str]:
         t = self._tags[self.shard_of(server)]
-        return [f"{t}v:{server}", f"{t}o:{server}", f"{t}p:{server}", f"{t}r"]
+        return [f"{t}v:{server}", f"{t}o:{server}", f"{t}p:{server}", f"{t}r", f"{t}g", f"{t}k"]
 
     def inline_enter(
         self, server: str, token: str, own: bool, max_conn: int, interval_ms: int, slot_ms: int
@@ -361,27 +361,23 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
 
     def paced_servers(self, limit: int) -> list[tuple[str, float]]:
         """``(server, gap s)`` of the servers whose adaptive pace (``g`` in their hash) holds
-        them back most, longest gap first; [] on a Cluster (a scan would visit every node)."""
-        if not self.one_node:
-            return []
+        them back most, longest gap first: the ``limit`` first of each shard's paced set (``T
+        g``, kept by the scripts), one pipelined read, also on a Cluster."""
         client = self.client
 
-        def scan() -> list[tuple[str, float]]:
-            keys = [k for t in self._tags for k in client.scan_iter(match=f"{t}v:*", count=1000)]
-            if not keys:
-                return []
+        def read() -> list[tuple[str, float]]:
             pipe = client.pipeline(transaction=False)
-            for key in keys:
-                pipe.hget(key, "g")
+            for t in self._tags:
+                pipe.zrevrange(f"{t}g", 0, limit - 1, withscores=True)
             rows = [
-                (key.decode("utf-8", "replace").split("v:", 1)[1], float(gap) / 1000.0)
-                for key, gap in zip(keys, pipe.execute(), strict=True)
-                if gap is not None and float(gap) > 0
+                (bytes(key).decode("utf-8", "replace").split("v:", 1)[1], float(gap) / 1000.0)
+                for shard_rows in pipe.execute()
+                for key, gap in shard_rows
             ]
             rows.sort(key=lambda r: (-r[1], r[0]))
             return rows[:limit]
 
-        result: list[tuple[str, float]] = self.call("paced_servers", scan)
+        result: list[tuple[str, float]] = self.call("paced_servers", read)
         return result
 
     def shard_states(self) -> list[dict[str, int]]:
