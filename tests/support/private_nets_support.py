@@ -26,8 +26,21 @@ import dns.rdatatype
 import dns.rrset
 
 _audit_lock = threading.Lock()
-_audit_log: list[list[tuple[str, int]]] = []
+_audit_log: list[ConnectLog] = []
 _hook_installed = False
+
+
+class ConnectLog(list[tuple[str, int]]):
+    """The (address, port) of each connect, in order; ``threads[i]`` names the thread that made
+    the i-th (threads left running by earlier tests of the process connect too)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: list[str] = []
+
+    def by_threads(self, prefix: str) -> list[tuple[str, int]]:
+        """The connects made by threads whose name starts with ``prefix``."""
+        return [c for c, name in zip(self, self.threads, strict=True) if name.startswith(prefix)]
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
@@ -37,9 +50,11 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
     if not isinstance(address, tuple) or len(address) < 2:
         return
     host, port = str(address[0]), int(address[1])
+    thread = threading.current_thread().name
     with _audit_lock:
         for log in _audit_log:
             log.append((host, port))
+            log.threads.append(thread)
     try:
         loopback = ipaddress.ip_address(host.partition("%")[0]).is_loopback
     except ValueError:
@@ -49,14 +64,14 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
 
 
 @contextmanager
-def connect_audit() -> Iterator[list[tuple[str, int]]]:
+def connect_audit() -> Iterator[ConnectLog]:
     """The (address, port) of every socket.connect made meanwhile; off-loopback ones refused."""
     global _hook_installed
     with _audit_lock:
         if not _hook_installed:
             sys.addaudithook(_hook)  # audit hooks cannot be removed: it idles when no log is open
             _hook_installed = True
-    log: list[tuple[str, int]] = []
+    log = ConnectLog()
     with _audit_lock:
         _audit_log.append(log)
     try:
