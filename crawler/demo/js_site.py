@@ -90,6 +90,9 @@ ITEM = """<!doctype html><html><head><title>Item {n}</title></head><body>
 <h1>Item {n}</h1><p>A plain page written on the server; it needs no script to read.</p>
 <img src="/img/item-{n}.png" alt=""><p><a href="/">home</a></p></body></html>"""
 
+TICK_DELAY_S = 0.3
+"""How long ``/api/tick`` (the never-settling page's poll) takes to answer."""
+
 BAD = {
     "never-settles": "let i = 0; setInterval(() => fetch('/api/tick?n=' + (i++ % 3)), 50);",
     "popup": "window.open('/item/1.html'); alert('hello'); confirm('sure?');",
@@ -202,6 +205,9 @@ class JsSite:
         elif path in ("/consent.html", "/api/gated") or path.startswith("/gated/"):
             status, ctype, body = self._consent(path, h.headers.get("Cookie") or "")
         elif path == "/api/tick":
+            # answered late, so the page's ticks overlap and a request is always in flight, even
+            # when a busy machine delays the page's timer
+            time.sleep(TICK_DELAY_S)
             ctype, body = "application/json", b"{}"
         elif path.startswith("/item/") and path.endswith(".html"):
             body = ITEM.format(n=path[6:-5]).encode()
