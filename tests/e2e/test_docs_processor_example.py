@@ -5,27 +5,21 @@ directory, without PYTHONPATH, against the sample site."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 from support.crawllog_parser import parse_file
+from support.doc_examples import CRAWLER, ROOT, marked_block, run_job_elsewhere
 
 from crawler.demo import SampleSite
-
-ROOT = Path(__file__).resolve().parents[2]
-CRAWLER = ROOT / ".venv" / "bin" / "crawler"
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
 
 def docs_block(marker: str, lang: str) -> str:
-    text = (ROOT / "docs" / "processors.md").read_text(encoding="utf-8")
-    match = re.search(rf"<!-- example: {marker} -->\s*```{lang}\n(.*?)```", text, flags=re.DOTALL)
-    assert match, f"docs/processors.md has no {marker} example"
-    return match.group(1)
+    return marked_block(ROOT / "docs" / "processors.md", marker, lang)
 
 
 def test_docs_processor_records_the_title_of_every_2xx_html_page(tmp_path: Path) -> None:
@@ -33,32 +27,13 @@ def test_docs_processor_records_the_title_of_every_2xx_html_page(tmp_path: Path)
     job.mkdir(parents=True)
     (job / "myprocessors.py").write_text(docs_block("processor", "python"))
     (job / "order.yaml").write_text("name: mycrawl\n" + docs_block("order", "yaml"))
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     with SampleSite(pages_per_host=20) as site:
-        proc = subprocess.run(
-            [
-                str(CRAWLER),
-                "run",
-                str(job / "order.yaml"),
-                "--no-display",
-                "--set",
-                "operator.contact_url=https://example.org/about-our-crawler",
-                "--set",
-                f"seeds.urls={site.base_urls!r}",
-                "--set",
-                "frontier.politeness={delay_factor: 0, min_delay_ms: 0, max_delay_ms: 0}",
-                "--set",
-                "logging.console=false",
-            ],
-            cwd=elsewhere,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=100,
+        run_job_elsewhere(
+            job / "order.yaml",
+            tmp_path,
+            "operator.contact_url=https://example.org/about-our-crawler",
+            f"seeds.urls={site.base_urls!r}",
         )
-    assert proc.returncode == 0, proc.stderr
     run_dir = (job / "latest").resolve()
 
     # the processor joined the default extract chain, which keeps every extractor
@@ -84,6 +59,7 @@ def test_docs_processor_records_the_title_of_every_2xx_html_page(tmp_path: Path)
     assert all(0 < len(title) <= 80 and "<" not in title for _, title in rows)
 
     # as docs/processors.md says, show-processor finds the module when run in the job's directory
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     shown = subprocess.run(
         [str(CRAWLER), "show-processor", "myprocessors.TitleRecorder"],
         cwd=job,
