@@ -55,7 +55,10 @@ def worker_overrides(order: CrawlOrder, url: str, namespace: str, worker_id: str
         f"frontier.store.params.worker_id={q(worker_id)}",
     ]
     uniq = order.frontier.uniq_filter
-    if uniq.class_.rsplit(".", 1)[-1] == "RedisUriUniqFilter":
+    uniq_cls = components.resolve_class(
+        uniq.class_, components.frontier_base("uniq_filter"), "frontier.uniq_filter.class"
+    )
+    if getattr(uniq_cls, "shared", False):
         if not uniq.params.get("url"):
             sets.append(f"frontier.uniq_filter.params.url={q(url)}")
         sets.append(f"frontier.uniq_filter.params.namespace={q(namespace)}")

@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -139,6 +139,8 @@ class RedisUriUniqFilterParams(Params):
 
 class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
     """Exact uniq filter shared through Redis (one server or a Cluster)."""
+
+    shared: ClassVar[bool] = True
 
     def __init__(self, params: RedisUriUniqFilterParams | None = None) -> None:
         super().__init__(params)

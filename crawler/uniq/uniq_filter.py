@@ -80,6 +80,9 @@ class UriUniqFilter(Generic[P]):
     """Base of the uniq filters; ``cls(params)`` does no I/O, :meth:`open` does."""
 
     params_model: ClassVar[type[Params]] = Params
+    #: True for a filter that processes share (its params take ``url`` and ``namespace``): a
+    #: worker launched by ``crawler run --workers`` keeps it and is pointed at the crawl's server.
+    shared: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

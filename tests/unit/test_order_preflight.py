@@ -13,6 +13,7 @@ import pytest
 from crawler.order.errors import OrderError
 from crawler.order.loader import load_order
 from crawler.order.preflight import load_checked_order
+from crawler.uniq.redis_uniq import RedisUriUniqFilter
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "jobs" / "example" / "order.yaml"
@@ -218,3 +219,37 @@ def test_workers_give_an_order_with_a_shared_store_the_shared_frontier() -> None
     assert "frontier.class=crawler.frontier.RedisFrontier" in sets
     joined = load_order(EXAMPLE, [REDIS_STORE, *sets])
     assert shared_frontier_sets(joined) == []  # named already: nothing more to set
+
+
+class _MyRedisUniq(RedisUriUniqFilter):
+    """A user's own filter built on the shared one (another class name)."""
+
+
+LEVELDB_UNIQ = 'frontier.uniq_filter={"class": "crawler.uniq.LevelDBUriUniqFilter"}'
+
+
+def test_workers_keep_a_shared_uniq_filter_of_any_name_and_replace_a_local_one() -> None:
+    from crawler.distributed.overrides import worker_overrides
+
+    mine = f"{__name__}._MyRedisUniq"
+    own = f'frontier.uniq_filter={{"class": "{mine}"}}'
+    order = load_order(EXAMPLE, [REDIS_STORE, own])
+    joined = load_order(
+        EXAMPLE,
+        [
+            REDIS_STORE,
+            own,
+            *worker_overrides(order, "redis://127.0.0.1:1/0", "ns:", "w1"),
+        ],
+    )
+    assert joined.frontier.uniq_filter.class_ == mine
+    assert joined.frontier.uniq_filter.params["url"] == "redis://127.0.0.1:1/0"
+    assert joined.frontier.uniq_filter.params["namespace"] == "ns:"
+
+    local = load_order(EXAMPLE, [REDIS_STORE, LEVELDB_UNIQ])
+    sets = worker_overrides(local, "redis://127.0.0.1:1/0", "ns:", "w1")
+    replaced = load_order(
+        EXAMPLE,
+        [REDIS_STORE, LEVELDB_UNIQ, *sets],
+    )
+    assert replaced.frontier.uniq_filter.class_.endswith("RedisUriUniqFilter")
