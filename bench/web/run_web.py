@@ -467,8 +467,9 @@ def main() -> int:
     ap.add_argument(
         "--max-connections",
         type=int,
-        default=2000,
-        help="FetchHTTP max_connections (idle pool: 4x); 0 = toe_threads, the default",
+        default=0,
+        help="FetchHTTP max_connections (0, the default: one per toe thread, and the idle "
+        "pool follows the hosts in rotation; N: N, and a fixed idle pool of 4N)",
     )
     ap.add_argument("--port", type=int, default=8443, help="nginx's TLS port")
     ap.add_argument("--dns-port", type=int, default=5353, help="dnsmasq's port")

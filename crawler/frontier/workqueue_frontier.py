@@ -418,6 +418,11 @@ class WorkQueueFrontier:
             guard = self.sched.guard
             return guard.cap, guard.rotated, guard.saturated
 
+    def in_rotation(self) -> int:
+        """Queues in rotation now (ready, in process or snoozed), read without the lock: a
+        count at most one hand-out old, for the fetcher's idle pool."""
+        return self.sched.active()
+
     def busy_servers(self, limit: int = 20) -> list[tuple[str, int, int]]:
         """``(server, fetches in progress, parked queues)`` of the busiest servers."""
         with self._cond:
