@@ -148,7 +148,9 @@ def make_client(
         connect_timeout_s=p.connect_timeout_s,
         read_timeout_s=read_s,
         keepalive_expiry_s=p.keepalive_expiry_s,
-        max_idle=IdleBound(pool_size, None if p.max_connections else in_rotation),
+        max_idle=IdleBound(
+            pool_size, None if p.max_connections else in_rotation, p.keepalive_expiry_s
+        ),
         proxy=SocksProxy.parse(proxy_url) if socks and proxy_url else None,
         resolve=resolve,
     )
