@@ -48,6 +48,22 @@ def markdown(results: list[dict[str, Any]]) -> str:
             f"| {p['lateness_ms_p99']:.0f} | {100 * p['lateness_share_p50']:.1f}% "
             f"| {100 * p['lateness_share_p99']:.1f}% | {p['violations']} |"
         )
+    split = [r for r in results if r.get("politeness_in_rotation")]
+    if split:
+        lines += [
+            "",
+            "| run | in rotation: gaps | p50 / delay | p99 / delay | p99 ms "
+            "| returned after leaving rotation: gaps | p50 / delay | p99 / delay | p99 ms |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in split:
+            row = f"| {r['label']} "
+            for p in (r["politeness_in_rotation"], r["politeness_returned"]):
+                row += (
+                    f"| {p['gaps']} | {100 * p['lateness_share_p50']:.1f}% "
+                    f"| {100 * p['lateness_share_p99']:.1f}% | {p['lateness_ms_p99']:.0f} "
+                )
+            lines.append(row + "|")
     shared = [r for r in results if r.get("workers")]
     if shared:
         lines += [

@@ -18,7 +18,9 @@ logged so far. Afterwards, from crawl.log and progress-statistics.log:
   (``delay_factor`` x duration within [min, max]); a fetch whose URI was discovered (its via's
   crawl.log time) after the earliest allowed start counts from its discovery instead, as the
   crawler could not have fetched it earlier. p50/p99 of the lateness in ms and as a share of the
-  configured delay, and the count of gaps shorter than configured (violations).
+  configured delay, and the count of gaps shorter than configured (violations); the same
+  apart for the gaps in rotation and for a host's return after its queue ran empty
+  (``bench/web/politeness.py``);
 * the statuses against the ground truth (``truth.json``): 404/500/301 and robots-disallowed
   URIs found per host crawled to the end.
 
@@ -406,6 +408,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "warc_bytes": dir_bytes(run_dir / "warcs"),
         "nginx_connections": connections,
         "politeness": report["politeness"],
+        "politeness_in_rotation": report["in_rotation"],
+        "politeness_returned": report["returned"],
         "statuses": report["statuses"],
         "mimes": report["mimes"],
         "html_pages_per_s_mean": round(report["mimes"].get("text/html", 0) / wall, 1),
