@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -53,12 +54,15 @@ def markdown(results: list[dict[str, Any]]) -> str:
         lines += [
             "",
             "| run | in rotation: gaps | p50 / delay | p99 / delay | p99 ms "
-            "| returned after leaving rotation: gaps | p50 / delay | p99 / delay | p99 ms |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| back after the queue ran empty: gaps | p50 / delay | p99 / delay | p99 ms "
+            "| back after rotated out: gaps | p50 / delay | p99 / delay | p99 ms |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
+        empty = {"gaps": 0, "lateness_share_p50": math.nan, "lateness_share_p99": math.nan}
         for r in split:
             row = f"| {r['label']} "
-            for p in (r["politeness_in_rotation"], r["politeness_returned"]):
+            kinds = ("politeness_in_rotation", "politeness_returned", "politeness_rotated")
+            for p in (r.get(k) or empty | {"lateness_ms_p99": math.nan} for k in kinds):
                 row += (
                     f"| {p['gaps']} | {100 * p['lateness_share_p50']:.1f}% "
                     f"| {100 * p['lateness_share_p99']:.1f}% | {p['lateness_ms_p99']:.0f} "

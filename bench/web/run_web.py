@@ -19,8 +19,8 @@ logged so far. Afterwards, from crawl.log and progress-statistics.log:
   crawl.log time) after the earliest allowed start counts from its discovery instead, as the
   crawler could not have fetched it earlier. p50/p99 of the lateness in ms and as a share of the
   configured delay, and the count of gaps shorter than configured (violations); the same
-  apart for the gaps in rotation and for a host's return after its queue ran empty
-  (``bench/web/politeness.py``);
+  apart for the gaps in rotation, for a host's return after its queue ran empty and for its
+  return after the lateness guard rotated it out (``bench/web/politeness.py``);
 * the statuses against the ground truth (``truth.json``): 404/500/301 and robots-disallowed
   URIs found per host crawled to the end.
 
@@ -362,7 +362,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         tail = (job / "crawler.out").read_text(errors="replace")[-3000:]
         raise SystemExit(f"the crawler wrote no crawl.log; its output ends:\n{tail}")
     state = run_dir / "state"
-    report = politeness.analyse(logs, args.delay_factor, args.min_delay_ms, args.max_delay_ms)
+    rotations = politeness.rotations_of([p.with_name("crawler.jsonl") for p in logs])
+    report = politeness.analyse(
+        logs, args.delay_factor, args.min_delay_ms, args.max_delay_ms, rotations
+    )
     progress = progress_of(run_dir)
     fetches = report["fetches"]
     # The launcher's usage includes its workers': it waits for each of them.
@@ -410,6 +413,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "politeness": report["politeness"],
         "politeness_in_rotation": report["in_rotation"],
         "politeness_returned": report["returned"],
+        "politeness_rotated": report["rotated"],
         "statuses": report["statuses"],
         "mimes": report["mimes"],
         "html_pages_per_s_mean": round(report["mimes"].get("text/html", 0) / wall, 1),

@@ -274,11 +274,16 @@ class WorkQueueFrontier:
             guard = sched.guard
             if guard.rotated != self._rotated_logged and now >= self._guard_logged_s + 10.0:
                 self._guard_logged_s = now
+                wall_s = self._clock.time()
                 self._logger.info(
                     "queues_rotated_late",
                     rotated=guard.rotated - self._rotated_logged,
                     active=sched.active(),
                     cap=guard.cap,
+                    # each queue with the wall-clock ms it was rotated out at
+                    queues=[
+                        [k, int((wall_s - now + t) * 1000)] for k, t in guard.take_rotated_out()
+                    ],
                 )
                 self._rotated_logged = guard.rotated
 

@@ -3,6 +3,7 @@ rotation is told apart from its return after the queue ran empty and left rotati
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -58,3 +59,34 @@ def test_a_return_after_the_queue_ran_empty_is_not_lateness_in_rotation(tmp_path
     # the overall figure still counts both, as before
     assert report["politeness"]["gaps"] == 2
     assert report["politeness"]["lateness_ms_max"] == 3_000
+
+
+def test_a_return_after_a_rotation_out_is_apart_too(tmp_path: Path) -> None:
+    a = "https://a.test:8443"
+    log = tmp_path / "crawl.log"
+    log.write_text(
+        "".join(
+            [
+                line(T0 + 20, f"{a}/", "-", T0, 10),
+                line(T0 + 1_030, f"{a}/1", f"{a}/", T0 + 1_020, 5),
+                # due at T0 + 2_025, rotated out at T0 + 2_100, back 4,005 ms after it was due
+                line(T0 + 6_040, f"{a}/2", f"{a}/", T0 + 6_030, 5),
+                line(T0 + 7_050, f"{a}/3", f"{a}/", T0 + 7_040, 5),
+            ]
+        )
+    )
+    events = tmp_path / "crawler.jsonl"
+    rotated = {
+        "event": "queues_rotated_late",
+        "rotated": 1,
+        "queues": [["a.test#8443", T0 + 2_100]],
+    }
+    events.write_text(json.dumps(rotated) + '\n{"event": "something_else"}\n')
+    rotations = politeness.rotations_of([events])
+    assert rotations == {"a.test": [T0 + 2_100]}
+    report = politeness.analyse(log, 1.0, 1000, 3000, rotations)
+    assert report["rotated"]["gaps"] == 1
+    assert report["rotated"]["lateness_ms_p99"] == 4_005
+    assert report["in_rotation"]["gaps"] == 2
+    assert report["in_rotation"]["lateness_ms_p99"] == 10
+    assert report["returned"]["gaps"] == 0

@@ -220,3 +220,14 @@ def test_one_late_fetch_per_window_is_the_goal_itself() -> None:
     serve(guard, clock, WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, late_s=1.0,
           late_every=WINDOW_URIS // 2, active=80)  # fmt: skip
     assert guard.saturated and guard.cap == math.floor(80 * (1 - 2 / WINDOW_URIS))
+
+
+def test_queues_rotated_out_are_named_for_the_log() -> None:
+    guard, clock = LatenessGuard(0.05), Clock()
+    serve(guard, clock, WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, active=80)
+    serve(guard, clock, WINDOW_URIS, threads=20, hold_s=1.5, wait_s=1.5, late_s=1.0,
+          late_every=1, active=200)  # fmt: skip
+    assert guard.take_rotation(200, "a.test#443", 7.5)
+    assert guard.take_rotation(199)  # unnamed: counted, not listed
+    assert guard.take_rotated_out() == [("a.test#443", 7.5)]
+    assert guard.take_rotated_out() == [] and guard.rotated == 2

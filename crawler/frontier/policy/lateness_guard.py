@@ -154,6 +154,10 @@ class LatenessGuard:
         """Queues rotated out to trim the active set."""
         self.to_rotate = 0
         """Due queues still to rotate out in the trim under way."""
+        self.rotated_out: list[tuple[str, float]] = []
+        """``(queue key, time)`` of the queues rotated out that a caller named, until
+        :meth:`take_rotated_out` (the frontier logs them, so a host's return after one can be
+        told from lateness in rotation)."""
         self.late_s = 0.0
         """Mean lateness (s) of the due fetches of the last window (of this one, until then)."""
         self.windows = 0
@@ -263,9 +267,10 @@ class LatenessGuard:
         return min(1.0, offered / cap)
 
     # ------------------------------------------------------------ decisions
-    def take_rotation(self, active: int) -> bool:
+    def take_rotation(self, active: int, key: str | None = None, now_s: float = 0.0) -> bool:
         """A queue due after a politeness wait comes to a thread, ``active`` queues being
-        active: True if it is to be rotated out (the trim after a late window)."""
+        active: True if it is to be rotated out (the trim after a late window); then ``key``,
+        if given, is noted in :attr:`rotated_out` with ``now_s``."""
         if self._trim_due:
             self._trim_due = False
             excess = active - SLOW_START * self.cap  # what holding activations back won't mend
@@ -274,7 +279,14 @@ class LatenessGuard:
             return False
         self.to_rotate -= 1
         self.rotated += 1
+        if key is not None:
+            self.rotated_out.append((key, now_s))
         return True
+
+    def take_rotated_out(self) -> list[tuple[str, float]]:
+        """The queues rotated out (key, time) since the last call."""
+        taken, self.rotated_out = self.rotated_out, []
+        return taken
 
     def may_activate(self, active: int, want: int = 1) -> bool:
         """Whether an idle thread may activate a queue, ``active`` being active (``want``:
