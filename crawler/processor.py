@@ -103,7 +103,9 @@ class ProcessorContext:
     order's ``fetch.allow_private`` and the seeds' servers; :mod:`crawler.netguard`) — None,
     as in tests' own contexts, checks nothing; ``tallies`` is the crawl-wide
     :class:`~crawler.tally.TallyStore` every worker of a ``--workers`` crawl shares (quotas,
-    trap budgets, form logins), None in a crawl of one process.
+    trap budgets, form logins), None in a crawl of one process; ``in_rotation()`` is how many
+    queues (hosts) the frontier has in rotation now, crawl-wide (cheap, lock-free), None when
+    the frontier cannot tell.
     """
 
     run_dir: Path
@@ -132,6 +134,7 @@ class ProcessorContext:
     inline_gate: InlineGate | None = None
     addresses: AddressPolicy | None = None
     tallies: TallyStore | None = None
+    in_rotation: Callable[[], int] | None = None
 
 
 P = TypeVar("P", bound=Params)

@@ -1,8 +1,8 @@
 """crawl.log analysis for the synthetic-web benchmark: statuses and the politeness error.
 
-``analyse(crawl_logs, delay_factor, min_ms, max_ms)`` reads every line of one crawl.log or of
-several (the workers' of one crawl; Heritrix columns: log time, status, size, URI, hops, via,
-mime, thread, ``fetchstart17+duration``, …) and returns:
+``analyse(crawl_logs, delay_factor, min_ms, max_ms, rotations)`` reads every line of one
+crawl.log or of several (the workers' of one crawl; Heritrix columns: log time, status, size,
+URI, hops, via, mime, thread, ``fetchstart17+duration``, …) and returns:
 
 * ``fetches`` — lines with a fetch-start time (dns: and http(s) fetches, whatever their status);
 * ``statuses`` — count per status code; ``mimes`` — per MIME type; ``hosts`` — hosts with at
@@ -17,15 +17,33 @@ mime, thread, ``fetchstart17+duration``, …) and returns:
   final status of 408, 429, 5xx or below 0): its earlier attempts, each a fetch of the host,
   are not logged, and its last one waited for the retry back-off by design (``retried_gaps``
   counts them). Returns the count, p50/p90/p99/max of the lateness in ms, p50/p99 of lateness
-  / delay, violations.
+  / delay, violations;
+* ``in_rotation``, ``returned`` and ``rotated`` — the same figures for three kinds of gap. A
+  gap is one
+  *in rotation* when the host's queue held its next URI as the previous fetch was finished (the
+  via's log time is not after the previous fetch's own: the link was scheduled before the
+  queue was given back; seeds and prerequisites always were there):
+  the queue stayed active and its lateness is what the politeness goal is about. It is a
+  *return* when the next URI was logged as found only after that: the queue ran empty, left
+  rotation, and came back only when an idle thread activated it in its inactive FIFO's order
+  (Heritrix's "hold queues"), so its lateness includes a wait by design. It is *rotated* when
+  the lateness guard rotated the host's queue out in it (``rotations``: per host, the
+  wall-clock ms of each rotation, from the ``queues_rotated_late`` events of crawler.jsonl,
+  :func:`rotations_of`): the queue went to the back of its inactive FIFO and came back in its
+  turn. The work-queue frontier logs them; on the Redis frontier they are not logged, so
+  there they stay among the gaps in rotation (its frontier report counts them).
+
+``rotations_of(jsonl_paths)`` — per host, the times its queue was rotated out.
 
 ``last_progress(path)`` — discovered, queued and downloaded of progress-statistics.log's last row.
 """
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -69,11 +87,36 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
+def rotations_of(paths: list[Path]) -> dict[str, list[int]]:
+    """Per host, the sorted wall-clock ms at which the lateness guard rotated its queue out
+    (the ``queues`` of crawler.jsonl's ``queues_rotated_late`` events; a queue key is the host,
+    ``#port`` after it)."""
+    out: dict[str, list[int]] = {}
+    for path in paths:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for row in fh:
+                if "queues_rotated_late" not in row:
+                    continue
+                try:
+                    event = json.loads(row)
+                except ValueError:
+                    continue
+                for key, at_ms in event.get("queues", ()):
+                    out.setdefault(str(key).split("#", 1)[0], []).append(int(at_ms))
+    for times in out.values():
+        times.sort()
+    return out
+
+
 def analyse(
-    paths: Path | list[Path], delay_factor: float, min_ms: int, max_ms: int
+    paths: Path | list[Path],
+    delay_factor: float,
+    min_ms: int,
+    max_ms: int,
+    rotations: dict[str, list[int]] | None = None,
 ) -> dict[str, Any]:
     logged: dict[str, int] = {}
-    per_host: dict[str, list[tuple[int, int, str | None, bool]]] = {}
+    per_host: dict[str, list[tuple[int, int, str | None, bool, int]]] = {}
     statuses: dict[int, int] = {}
     mimes: dict[str, int] = {}
     fetches = 0
@@ -89,7 +132,7 @@ def analyse(
                     continue
                 uri, hops, via, mime, timing = cols[0], cols[1], cols[2], cols[3], cols[5]
                 mimes[mime] = mimes.get(mime, 0) + 1
-                logged[uri] = _epoch_ms_iso(line[:24])
+                logged[uri] = log_ms = _epoch_ms_iso(line[:24])
                 if timing == "-" or "+" not in timing:
                     continue
                 start, _, duration = timing.partition("+")
@@ -98,26 +141,39 @@ def analyse(
                     via = None
                 retried = len(cols) > 8 and _retried(status, cols[8].split(" ", 1)[0])
                 per_host.setdefault(_host(uri), []).append(
-                    (_epoch_ms_17(start), int(duration), via, retried)
+                    (_epoch_ms_17(start), int(duration), via, retried, log_ms)
                 )
     lateness: list[float] = []
     relative: list[float] = []
+    kept: tuple[list[float], list[float]] = ([], [])  # in rotation: ms, share of the delay
+    back: tuple[list[float], list[float]] = ([], [])  # returned after the queue ran empty
+    turned: tuple[list[float], list[float]] = ([], [])  # returned after a rotation out
     violations = retried_gaps = 0
-    for items in per_host.values():
+    for host, items in per_host.items():
         items.sort()
-        for (s0, d0, _v0, _r0), (s1, _d1, via, retried) in itertools.pairwise(items):
+        rotated = (rotations or {}).get(host, [])
+        for (s0, d0, _v0, _r0, done0), (s1, _d1, via, retried, _done1) in itertools.pairwise(items):
             if retried:
                 retried_gaps += 1
                 continue
             delay = min(max(delay_factor * d0, min_ms), max_ms)
             eligible = s0 + d0 + delay
-            if via is not None and via in logged:
-                eligible = max(eligible, logged[via])
+            found = logged.get(via) if via is not None else None
+            if found is not None:
+                eligible = max(eligible, found)
             late = s1 - eligible
             if s1 - (s0 + d0) < delay:
                 violations += 1
             lateness.append(late)
             relative.append(late / delay)
+            if rotated and bisect.bisect_right(rotated, s1) > bisect.bisect_right(rotated, done0):
+                kind = turned  # rotated out after the previous fetch, before this one
+            elif found is not None and found > done0:
+                kind = back
+            else:
+                kind = kept
+            kind[0].append(late)
+            kind[1].append(late / delay)
     lateness.sort()
     relative.sort()
     return {
@@ -136,6 +192,22 @@ def analyse(
             "violations": violations,
             "retried_gaps": retried_gaps,
         },
+        "in_rotation": _summary(*kept),
+        "returned": _summary(*back),
+        "rotated": _summary(*turned),
+    }
+
+
+def _summary(lateness: list[float], relative: list[float]) -> dict[str, Any]:
+    """Count and percentiles of one kind of gap (lateness in ms, and as a share of the delay)."""
+    lateness.sort()
+    relative.sort()
+    return {
+        "gaps": len(lateness),
+        "lateness_ms_p50": _pct(lateness, 0.5),
+        "lateness_ms_p99": _pct(lateness, 0.99),
+        "lateness_share_p50": round(_pct(relative, 0.5), 4),
+        "lateness_share_p99": round(_pct(relative, 0.99), 4),
     }
 
 

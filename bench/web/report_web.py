@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,25 @@ def markdown(results: list[dict[str, Any]]) -> str:
             f"| {p['lateness_ms_p99']:.0f} | {100 * p['lateness_share_p50']:.1f}% "
             f"| {100 * p['lateness_share_p99']:.1f}% | {p['violations']} |"
         )
+    split = [r for r in results if r.get("politeness_in_rotation")]
+    if split:
+        lines += [
+            "",
+            "| run | in rotation: gaps | p50 / delay | p99 / delay | p99 ms "
+            "| back after the queue ran empty: gaps | p50 / delay | p99 / delay | p99 ms "
+            "| back after rotated out: gaps | p50 / delay | p99 / delay | p99 ms |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        empty = {"gaps": 0, "lateness_share_p50": math.nan, "lateness_share_p99": math.nan}
+        for r in split:
+            row = f"| {r['label']} "
+            kinds = ("politeness_in_rotation", "politeness_returned", "politeness_rotated")
+            for p in (r.get(k) or empty | {"lateness_ms_p99": math.nan} for k in kinds):
+                row += (
+                    f"| {p['gaps']} | {100 * p['lateness_share_p50']:.1f}% "
+                    f"| {100 * p['lateness_share_p99']:.1f}% | {p['lateness_ms_p99']:.0f} "
+                )
+            lines.append(row + "|")
     shared = [r for r in results if r.get("workers")]
     if shared:
         lines += [

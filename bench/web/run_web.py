@@ -18,7 +18,9 @@ logged so far. Afterwards, from crawl.log and progress-statistics.log:
   (``delay_factor`` x duration within [min, max]); a fetch whose URI was discovered (its via's
   crawl.log time) after the earliest allowed start counts from its discovery instead, as the
   crawler could not have fetched it earlier. p50/p99 of the lateness in ms and as a share of the
-  configured delay, and the count of gaps shorter than configured (violations).
+  configured delay, and the count of gaps shorter than configured (violations); the same
+  apart for the gaps in rotation, for a host's return after its queue ran empty and for its
+  return after the lateness guard rotated it out (``bench/web/politeness.py``);
 * the statuses against the ground truth (``truth.json``): 404/500/301 and robots-disallowed
   URIs found per host crawled to the end.
 
@@ -360,7 +362,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         tail = (job / "crawler.out").read_text(errors="replace")[-3000:]
         raise SystemExit(f"the crawler wrote no crawl.log; its output ends:\n{tail}")
     state = run_dir / "state"
-    report = politeness.analyse(logs, args.delay_factor, args.min_delay_ms, args.max_delay_ms)
+    rotations = politeness.rotations_of([p.with_name("crawler.jsonl") for p in logs])
+    report = politeness.analyse(
+        logs, args.delay_factor, args.min_delay_ms, args.max_delay_ms, rotations
+    )
     progress = progress_of(run_dir)
     fetches = report["fetches"]
     # The launcher's usage includes its workers': it waits for each of them.
@@ -406,6 +411,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "warc_bytes": dir_bytes(run_dir / "warcs"),
         "nginx_connections": connections,
         "politeness": report["politeness"],
+        "politeness_in_rotation": report["in_rotation"],
+        "politeness_returned": report["returned"],
+        "politeness_rotated": report["rotated"],
         "statuses": report["statuses"],
         "mimes": report["mimes"],
         "html_pages_per_s_mean": round(report["mimes"].get("text/html", 0) / wall, 1),
@@ -467,8 +475,9 @@ def main() -> int:
     ap.add_argument(
         "--max-connections",
         type=int,
-        default=2000,
-        help="FetchHTTP max_connections (idle pool: 4x); 0 = toe_threads, the default",
+        default=0,
+        help="FetchHTTP max_connections (0, the default: one per toe thread, and the idle "
+        "pool follows the hosts in rotation; N: N, and a fixed idle pool of 4N)",
     )
     ap.add_argument("--port", type=int, default=8443, help="nginx's TLS port")
     ap.add_argument("--dns-port", type=int, default=5353, help="dnsmasq's port")

@@ -369,6 +369,7 @@ class CrawlBuilder:
             inline_gate=abilities.inline_gate,
             addresses=c.addresses,
             tallies=self.open_tallies(),
+            in_rotation=abilities.rotation.in_rotation if abilities.rotation else None,
         )
         for chain in c.chains.chains:
             for proc in chain:

@@ -11,7 +11,9 @@ abilities, each a runtime-checkable protocol of its own:
 * :class:`QueueIntrospection` — per-queue detail, URIs waiting for a retry, paced servers
   (status and reports);
 * :class:`ServerCapIntrospection` — the busiest servers of the server cap;
-* :class:`LatenessIntrospection` — the lateness guard's cap on the active queues.
+* :class:`LatenessIntrospection` — the lateness guard's cap on the active queues;
+* :class:`CountsRotation` — ``in_rotation()``, the queues in rotation now (what the fetcher's
+  idle connection pool is sized from).
 
 :meth:`FrontierAbilities.of` tests a frontier against each protocol once, when the crawl is
 built; the crawl keeps the result and its users read a field (None: the frontier lacks that
@@ -104,6 +106,17 @@ class LatenessIntrospection(Protocol):
         ...
 
 
+@runtime_checkable
+class CountsRotation(Protocol):
+    """A frontier that tells how many queues are in rotation."""
+
+    def in_rotation(self) -> int:
+        """Queues in rotation now (ready, in process or waiting out their politeness delay;
+        crawl-wide on a shared frontier): the hosts whose next fetch is coming. Cheap, takes no
+        lock and does no I/O (a recent count, read on the fetch path)."""
+        ...
+
+
 @dataclass(frozen=True)
 class FrontierAbilities:
     """A frontier and its optional abilities (None where it lacks one)."""
@@ -116,6 +129,7 @@ class FrontierAbilities:
     server_cap: ServerCapIntrospection | None = None
     lateness: LatenessIntrospection | None = None
     held: HeldServersIntrospection | None = None
+    rotation: CountsRotation | None = None
 
     @classmethod
     def of(cls, frontier: Frontier) -> FrontierAbilities:
@@ -130,4 +144,5 @@ class FrontierAbilities:
             server_cap=frontier if isinstance(frontier, ServerCapIntrospection) else None,
             lateness=frontier if isinstance(frontier, LatenessIntrospection) else None,
             held=frontier if isinstance(frontier, HeldServersIntrospection) else None,
+            rotation=frontier if isinstance(frontier, CountsRotation) else None,
         )

@@ -324,7 +324,7 @@ class QueueScheduler:
             q = heapq.heappop(ready)[2]
             if q.state != READY:
                 continue
-            if q.due_s and self.guard.take_rotation(self.active()):
+            if q.due_s and self.guard.take_rotation(self.active(), q.key, now_s):
                 q.due_s = 0.0
                 self.deactivate(q)
                 continue

@@ -274,11 +274,16 @@ class WorkQueueFrontier:
             guard = sched.guard
             if guard.rotated != self._rotated_logged and now >= self._guard_logged_s + 10.0:
                 self._guard_logged_s = now
+                wall_s = self._clock.time()
                 self._logger.info(
                     "queues_rotated_late",
                     rotated=guard.rotated - self._rotated_logged,
                     active=sched.active(),
                     cap=guard.cap,
+                    # each queue with the wall-clock ms it was rotated out at
+                    queues=[
+                        [k, int((wall_s - now + t) * 1000)] for k, t in guard.take_rotated_out()
+                    ],
                 )
                 self._rotated_logged = guard.rotated
 
@@ -417,6 +422,11 @@ class WorkQueueFrontier:
         with self._cond:
             guard = self.sched.guard
             return guard.cap, guard.rotated, guard.saturated
+
+    def in_rotation(self) -> int:
+        """Queues in rotation now (ready, in process or snoozed), read without the lock: a
+        count at most one hand-out old, for the fetcher's idle pool."""
+        return self.sched.active()
 
     def busy_servers(self, limit: int = 20) -> list[tuple[str, int, int]]:
         """``(server, fetches in progress, parked queues)`` of the busiest servers."""

@@ -27,6 +27,7 @@ from processors.fetch.fetch_http_params import FetchHTTPParams
 from processors.fetch.guarded_backend import GuardedBackend
 from processors.fetch.http11_client import Http11Client
 from processors.fetch.httpx_client import HttpxClient
+from processors.fetch.idle_bound import IdleBound
 from processors.fetch.socks5_tunnel import SocksProxy, is_socks_url
 
 _CONNECT_FAILED = (
@@ -119,10 +120,13 @@ def make_client(
     pool_size: int,
     proxy_url: str | None = None,
     resolve: Callable[[str], str | None] | None = None,
+    in_rotation: Callable[[], int] | None = None,
 ) -> FetchClient:
     """The client for ``p`` through ``proxy_url`` (None: direct): httpx for HTTP/2 or an HTTP
     proxy, else the HTTP/1.1 client (through a SOCKS5 proxy too; ``resolve`` gives the crawl's
-    address of a host for ``socks5://``)."""
+    address of a host for ``socks5://``), whose idle pool follows ``in_rotation``, the hosts in
+    rotation (:class:`~processors.fetch.idle_bound.IdleBound`), unless ``max_connections`` is
+    set."""
     read_s = min(p.read_timeout_s, p.timeout_s)
     socks = is_socks_url(proxy_url) and not p.http2
     if p.http2 or (proxy_url and not socks):
@@ -144,7 +148,9 @@ def make_client(
         connect_timeout_s=p.connect_timeout_s,
         read_timeout_s=read_s,
         keepalive_expiry_s=p.keepalive_expiry_s,
-        max_idle=max(64, 4 * pool_size),
+        max_idle=IdleBound(
+            pool_size, None if p.max_connections else in_rotation, p.keepalive_expiry_s
+        ),
         proxy=SocksProxy.parse(proxy_url) if socks and proxy_url else None,
         resolve=resolve,
     )

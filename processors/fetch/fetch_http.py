@@ -200,7 +200,7 @@ class FetchHTTP(Processor[FetchHTTPParams]):
         servers = ctx.servers
         resolve = servers.host_ip if servers.resolver_active else None
         pool = p.max_connections or ctx.order.toe_threads
-        return make_client(p, backend, pool, proxy_url, resolve)
+        return make_client(p, backend, pool, proxy_url, resolve, ctx.in_rotation)
 
     def _client_for(self, curi: CrawlURI, default: FetchClient) -> tuple[FetchClient, bool]:
         """The client of ``curi``'s proxy (the order's, or another a sheet gives its site), and

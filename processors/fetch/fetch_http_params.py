@@ -71,7 +71,11 @@ class FetchHTTPParams(Params):
         "realm}; a 401 from that host is retried with it",
     )
     max_connections: int = Field(
-        0, ge=0, description="size of the connection pool; 0 = one per toe thread"
+        0,
+        ge=0,
+        description="size of the connection pool; 0 = one per toe thread, and the idle "
+        "keep-alive connections kept follow the hosts in rotation (one each, plus one per "
+        "connection slot); set, the idle ones kept are 4 x this (at least 64)",
     )
     keepalive_expiry_s: float = Field(
         30.0,

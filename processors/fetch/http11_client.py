@@ -17,7 +17,9 @@ Through a SOCKS5 proxy (``proxy``) each connection is a tunnel opened by
   ``ReadError``, ``WriteError`` (-3), ``UnsupportedProtocol`` / ``LocalProtocolError`` (-7).
 * One pool of idle connections per origin (scheme, host, port); an idle connection is reused
   unless it expired (``keepalive_expiry_s``) or the kernel shows the server hung up or sent
-  unasked bytes; at most ``max_idle`` are kept in all (oldest closed first). TLS connections
+  unasked bytes; at most ``max_idle`` are kept in all (oldest closed first): a number, or a
+  callable read at each check-in (:class:`~processors.fetch.idle_bound.IdleBound`: one per
+  host in rotation, so a host's connection survives its politeness gap). TLS connections
   are reused alike (TLS records the server sends while one is idle, such as session tickets,
   do not count as unasked bytes), and a new TLS connection offers the origin's last session
   (:class:`~processors.fetch.tls_sessions.TlsSessions`) to skip the full handshake. A GET that finds
@@ -34,6 +36,7 @@ connection belong to the calling thread until :meth:`Http11Response.close`.
 
 from __future__ import annotations
 
+import heapq
 import ssl
 import threading
 import time
@@ -70,7 +73,7 @@ class Http11Client:
         connect_timeout_s: float,
         read_timeout_s: float,
         keepalive_expiry_s: float,
-        max_idle: int,
+        max_idle: int | Callable[[], int],
         tls_sessions: TlsSessions | None = None,
         proxy: SocksProxy | None = None,
         resolve: Callable[[str], str | None] | None = None,
@@ -82,7 +85,10 @@ class Http11Client:
         self._connect_timeout_s = connect_timeout_s
         self.read_timeout_s = read_timeout_s
         self._expiry_s = keepalive_expiry_s
-        self._max_idle = max(1, max_idle)
+        self._max_idle_of: Callable[[], int] | None = (
+            None if isinstance(max_idle, int) else max_idle
+        )
+        self._max_idle = max(1, max_idle) if isinstance(max_idle, int) else max(1, max_idle())
         self._idle: dict[Origin, list[Http11Connection]] = {}
         self._idle_count = 0
         self._lock = threading.Lock()
@@ -219,6 +225,8 @@ class Http11Client:
         if conn.tls:
             conn.stream.went_idle()
         dead: list[Http11Connection] = []
+        if (bound_of := self._max_idle_of) is not None:
+            self._max_idle = max(1, bound_of())
         with self._lock:
             if self._closed:
                 dead.append(conn)
@@ -244,11 +252,12 @@ class Http11Client:
                 del self._idle[origin]
         self._idle_count -= len(dead)
         if self._idle_count > self._max_idle:
-            by_age = sorted(
+            oldest_first = heapq.nsmallest(
+                self._idle_count - self._max_idle,
                 ((c.idle_since, origin, c) for origin, cs in self._idle.items() for c in cs),
                 key=lambda item: item[0],
             )
-            for _, origin, conn in by_age[: self._idle_count - self._max_idle]:
+            for _, origin, conn in oldest_first:
                 self._idle[origin].remove(conn)
                 if not self._idle[origin]:
                     del self._idle[origin]
@@ -259,6 +268,11 @@ class Http11Client:
     def idle_connections(self) -> int:
         """How many idle connections the pool holds now."""
         return self._idle_count
+
+    @property
+    def max_idle(self) -> int:
+        """The bound on idle connections as of the last check-in."""
+        return self._max_idle
 
     def close(self) -> None:
         """Close every idle connection; connections given back later are closed. Idempotent."""

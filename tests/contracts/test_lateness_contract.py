@@ -78,6 +78,8 @@ def test_every_store_activates_no_more_queues_than_the_cap(stores: FrontierMaker
         h.add(f"http://h{i}.test/2")
     first = drain(h.take, 0.3)
     assert len(first) == 3  # threads beyond the cap are held back
+    # the hosts in rotation the fetcher's idle pool is sized from: the three active, not six
+    assert h.frontier.in_rotation() == 3
     for curi in first:
         h.done(curi)
     again = [c for _ in range(3) if (c := h.take(2.0)) is not None]
@@ -91,6 +93,7 @@ def test_every_store_activates_no_more_queues_than_the_cap(stores: FrontierMaker
     rest = [c for _ in range(3) if (c := h.take(2.0)) is not None]
     assert h.take(0.3) is None
     assert len(rest) == 3 and not served & {c.uri.split("/")[2] for c in rest}
+    assert h.frontier.in_rotation() == 3  # the first three ran empty and left rotation
 
 
 def drain(take: Any, timeout_s: float) -> list[CrawlURI]:

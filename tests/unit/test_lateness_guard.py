@@ -198,3 +198,36 @@ def test_workers_sharing_a_frontier_trim_their_share_of_the_excess() -> None:
     while guard.take_rotation(400):
         rotated += 1
     assert rotated == 56  # half of the 112 beyond twice the cap: the other worker trims the rest
+
+
+def test_rotation_out_needs_a_late_count_chance_cannot_explain() -> None:
+    # at the goal (1% late) 9 late fetches of 100 come by chance about once in a million
+    # windows, 10 once in ten million: only from 10 is a gross excess rotated out
+    for late, rotates in ((9, False), (10, True)):
+        guard, clock = LatenessGuard(0.05), Clock()
+        serve(guard, clock, WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, active=80)
+        serve(guard, clock, WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, late_s=1.0,
+              late_every=WINDOW_URIS // late + (WINDOW_URIS % late > 0), active=400)  # fmt: skip
+        assert guard.saturated
+        assert guard.take_rotation(400) is rotates, late
+
+
+def test_one_late_fetch_per_window_is_the_goal_itself() -> None:
+    guard, clock = LatenessGuard(0.05), Clock()
+    serve(guard, clock, 5 * WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, late_s=1.0,
+          late_every=WINDOW_URIS, active=80)  # fmt: skip
+    assert guard.windows == 5 and not guard.saturated and guard.cap == 80
+    serve(guard, clock, WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, late_s=1.0,
+          late_every=WINDOW_URIS // 2, active=80)  # fmt: skip
+    assert guard.saturated and guard.cap == math.floor(80 * (1 - 2 / WINDOW_URIS))
+
+
+def test_queues_rotated_out_are_named_for_the_log() -> None:
+    guard, clock = LatenessGuard(0.05), Clock()
+    serve(guard, clock, WINDOW_URIS, threads=20, hold_s=0.5, wait_s=1.5, active=80)
+    serve(guard, clock, WINDOW_URIS, threads=20, hold_s=1.5, wait_s=1.5, late_s=1.0,
+          late_every=1, active=200)  # fmt: skip
+    assert guard.take_rotation(200, "a.test#443", 7.5)
+    assert guard.take_rotation(199)  # unnamed: counted, not listed
+    assert guard.take_rotated_out() == [("a.test#443", 7.5)]
+    assert guard.take_rotated_out() == [] and guard.rotated == 2

@@ -63,21 +63,72 @@ from __future__ import annotations
 
 import math
 
-MARGIN = 0.5
-"""A fetch counts as late from this share of the tolerance, so the p99 settles below it."""
-LATE_SHARE = 0.01
-"""Share of late fetches a window may have: the tolerance is a 99th percentile."""
-WINDOW_URIS = 100
-"""Least URIs per window: enough to see a 1% share of late fetches."""
+QUANTILE = 0.99
+"""The goal's percentile: the tolerance bounds the p99 of the lateness (``p99 <= tolerance x
+delay``). Every other figure below follows from it, from :data:`SLOW_START`, or from both."""
+
+SLOW_START = 2
+"""The cap is at most this many times the queues active (or the threads) at a window's end: the
+active set at most doubles per window, like TCP's slow start, because a new host's first fetches
+(DNS, robots.txt) are cheap and what its pages cost shows a window later. The one choice here
+not derived from the goal: it sets how fast the crawl widens (doubling: ``log2(hosts)``
+windows to reach them all)."""
+
+LATE_SHARE = round(1.0 - QUANTILE, 12)
+"""Share of late fetches a window may have (0.01): "p99 <= the tolerance" says exactly that at
+most 1% of the fetches may start later than the tolerance."""
+
+MARGIN = 1.0 / SLOW_START
+"""A fetch counts as late from this share of the tolerance (0.5). Lateness at full load is
+waiting for a thread, whose tail is exponential: its percentiles scale with the mean wait. The
+guard sees a window's lateness only after the window, and the active set may have doubled by
+then (:data:`SLOW_START`), which at most doubles the waits (twice the queues per thread);
+counting from ``1 / SLOW_START`` of the tolerance keeps the p99 within the tolerance through
+that step."""
+
+WINDOW_URIS = math.ceil(1.0 / LATE_SHARE)
+"""Least URIs per window (100): the fewest in which the allowed share is a whole fetch. At the
+goal a window expects one late fetch, so a window can tell "more than 1%" (two or more late)
+from none; a shorter one could not, a longer one reacts later. At exactly the goal two or more
+come by chance in a quarter of the windows; the fall that follows is by the late share seen
+(2% for 2 of 100), so such a false alarm costs about 2% of the active set and one calm window
+gives it back (:data:`GROWTH`)."""
+
+ROTATE_CHANCE = 1e-7
+"""How rarely a rotation out may be a false alarm: at most once in 10^7 windows (10^9 fetches,
+weeks of a crawl at hundreds of fetches a second). Rotating a host out costs it a whole turn of
+the inactive FIFO, so it is done only on evidence that chance at the goal cannot explain."""
+
+
+def _beyond_chance(n: int, share: float, chance: float) -> int:
+    """The least count ``k`` of late fetches in a window of ``n`` whose probability, fetches
+    being late independently with probability ``share`` (the binomial law), is below
+    ``chance`` for ``k`` or more."""
+    tail = 1.0
+    for k in range(n + 1):
+        if tail < chance:
+            return k
+        tail -= math.comb(n, k) * share**k * (1.0 - share) ** (n - k)
+    return n + 1
+
+
+ROTATE_SHARE = _beyond_chance(WINDOW_URIS, LATE_SHARE, ROTATE_CHANCE) / WINDOW_URIS
+"""Share of late fetches from which a gross excess of active queues is rotated out (0.1: 10 of
+100; at the goal, 10 or more late come by chance with a probability of 8e-8, 9 or more 8e-7).
+Between :data:`LATE_SHARE` and this the guard only holds activations back and lowers ``u``: the
+hysteresis is the binomial spread of the late count at the goal."""
+
 GROWTH = 0.5
 """Share of its distance to 1 that ``u`` gains after a calm window in which the cap held back
-a thread (the model is the safe bound: ``u`` approaches it geometrically)."""
-MAX_FALL = 0.25
-"""Most ``u`` loses after one late window."""
-ROTATE_SHARE = 0.1
-"""Share of late fetches from which a gross excess of active queues is rotated out."""
-SLOW_START = 2
-"""The cap is at most this many times the queues active (or the threads) at a window's end."""
+a thread: the model (every thread busy) bounds the right share from above and the last late
+share from below, so the guard bisects between them, one window a step."""
+
+MAX_FALL = GROWTH / 2
+"""Most ``u`` loses after one late window (0.25): the fall is by the late share seen, and at
+most what one calm window regains from half the model (``GROWTH x 1/2``), so one late window,
+perhaps a false alarm, is undone by one calm one wherever ``u`` is above a half. More late
+fetches than that are a gross excess, which rotation (:data:`ROTATE_SHARE`) trims, not the
+share."""
 
 
 class LatenessGuard:
@@ -103,6 +154,10 @@ class LatenessGuard:
         """Queues rotated out to trim the active set."""
         self.to_rotate = 0
         """Due queues still to rotate out in the trim under way."""
+        self.rotated_out: list[tuple[str, float]] = []
+        """``(queue key, time)`` of the queues rotated out that a caller named, until
+        :meth:`take_rotated_out` (the frontier logs them, so a host's return after one can be
+        told from lateness in rotation)."""
         self.late_s = 0.0
         """Mean lateness (s) of the due fetches of the last window (of this one, until then)."""
         self.windows = 0
@@ -212,9 +267,10 @@ class LatenessGuard:
         return min(1.0, offered / cap)
 
     # ------------------------------------------------------------ decisions
-    def take_rotation(self, active: int) -> bool:
+    def take_rotation(self, active: int, key: str | None = None, now_s: float = 0.0) -> bool:
         """A queue due after a politeness wait comes to a thread, ``active`` queues being
-        active: True if it is to be rotated out (the trim after a late window)."""
+        active: True if it is to be rotated out (the trim after a late window); then ``key``,
+        if given, is noted in :attr:`rotated_out` with ``now_s``."""
         if self._trim_due:
             self._trim_due = False
             excess = active - SLOW_START * self.cap  # what holding activations back won't mend
@@ -223,7 +279,14 @@ class LatenessGuard:
             return False
         self.to_rotate -= 1
         self.rotated += 1
+        if key is not None:
+            self.rotated_out.append((key, now_s))
         return True
+
+    def take_rotated_out(self) -> list[tuple[str, float]]:
+        """The queues rotated out (key, time) since the last call."""
+        taken, self.rotated_out = self.rotated_out, []
+        return taken
 
     def may_activate(self, active: int, want: int = 1) -> bool:
         """Whether an idle thread may activate a queue, ``active`` being active (``want``:

@@ -475,6 +475,11 @@ class RedisFrontier:
             guard = self.guard
             return guard.cap, guard.rotated, guard.saturated
 
+    def in_rotation(self) -> int:
+        """Queues active crawl-wide as the last read of the due queues said (no round trip):
+        a host's URIs go to any worker, so each worker's idle pool is sized from them all."""
+        return self._exchange.active
+
     def paced_servers(self, limit: int = 20) -> list[tuple[str, float]]:
         """``(server, gap between fetch starts in s)`` of the servers the crawl-wide adaptive
         pace slows most, slowest first (read from Redis)."""
