@@ -104,6 +104,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         self.one_node = True
         self._scripts: dict[str, Any] = {}
         self._tags = [f"{{{self.ns}f{n}}}" for n in range(p.shards)]
+        self._bound_keys = [f"{self.ns}fbound:r", f"{self.ns}fbound:n"]
         self.leases = RedisLeases(self)
         """This worker's lease traffic (:mod:`~crawler.frontier.redis.redis_leases`)."""
 
@@ -220,6 +221,13 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         """The frontier shard holding ``server``'s queues."""
         return zlib.crc32(server.encode("utf-8", "surrogatepass")) % self.shards
 
+    def bound_keys(self) -> list[str]:
+        """The node-wide sorted sets of the shards' earliest due and first inactive scores
+        (lower bounds, ``redis_scripts._BOUNDS``), passed last to the scripts that read or
+        lower them, so that DUE skips shards with nothing due. On one redis-server only (a
+        Cluster script's keys share one slot): empty on a Cluster, where DUE reads each shard."""
+        return self._bound_keys if self.one_node else []
+
     def due_keys(self, shard: int) -> tuple[str, ...]:
         """KEYS of DUE for ``shard``: ready, hungry, lease, spent, inactive, stats."""
         t = self._tags[shard]
@@ -282,7 +290,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                 for qid, score, member in by_shard[shard]:
                     queue_keys.append(f"{t}q:{qid}")
                     args += (g, qid, score, member)
-            calls.append((script, keys + queue_keys, args))
+            calls.append((script, keys + queue_keys + self.bound_keys(), args))
             order.append(group)
         results = self.call("schedule", lambda: redis_conn.run_calls(self.client, calls))
         out: dict[int, list[bool]] = {}
@@ -327,7 +335,15 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
 
     def _inline_keys(self, server: str) -> list[str]:
         t = self._tags[self.shard_of(server)]
-        return [f"{t}v:{server}", f"{t}o:{server}", f"{t}p:{server}", f"{t}r", f"{t}g", f"{t}k"]
+        return [
+            f"{t}v:{server}",
+            f"{t}o:{server}",
+            f"{t}p:{server}",
+            f"{t}r",
+            f"{t}g",
+            f"{t}k",
+            *self.bound_keys(),
+        ]
 
     def inline_enter(
         self, server: str, token: str, own: bool, max_conn: int, interval_ms: int, slot_ms: int
