@@ -87,16 +87,33 @@ local HUNGRY_SCALE = 1024
 """
 
 _BOUNDS = """
--- On one redis-server (not a Cluster) the frontier passes two node-wide sorted sets as the
--- script's last two keys: READY_BOUNDS (member a shard's ready key, score a lower bound of its
--- earliest due ms) and INACTIVE_BOUNDS (member a shard's inactive key, score a lower bound of
--- its first eligible score). Only DUE adds a member (the exact value it read); writers only
--- lower existing ones (XX LT), so a member's score never exceeds its set's true minimum and a
--- shard without a member is read. EMPTY: the set was empty when DUE read it.
-local READY_BOUNDS, INACTIVE_BOUNDS = nil, nil
+-- On one redis-server (not a Cluster) the frontier passes three node-wide keys as the script's
+-- last keys: READY_BOUNDS (zset: member a shard's ready key, score a lower bound of its
+-- earliest due ms), INACTIVE_BOUNDS (zset: member a shard's inactive key, score a lower bound
+-- of its first eligible score) and ACTIVE_COUNTS (hash: field a shard's ready key, value its
+-- ready and leased queues; the field + '!' marks it counted). Only DUE adds a bound (the exact
+-- value it read); writers only lower existing ones (XX LT), so a bound never exceeds its set's
+-- true minimum and a shard without one is read. EMPTY: the set was empty when DUE read it. DUE
+-- counts a shard's active queues once (ZCARD) and marks it; every script that adds to or
+-- removes from a ready or lease set adds what it changed (count_active, flush_active).
+local READY_BOUNDS, INACTIVE_BOUNDS, ACTIVE_COUNTS = nil, nil, nil
 local EMPTY = 9007199254740992
 local function bounds_from(first)
-  if KEYS[first + 1] then READY_BOUNDS, INACTIVE_BOUNDS = KEYS[first], KEYS[first + 1] end
+  if KEYS[first + 2] then
+    READY_BOUNDS, INACTIVE_BOUNDS, ACTIVE_COUNTS = KEYS[first], KEYS[first + 1], KEYS[first + 2]
+  end
+end
+local active_delta = {}
+local function count_active(ready_key, delta)
+  if ACTIVE_COUNTS and delta ~= 0 then
+    active_delta[ready_key] = (active_delta[ready_key] or 0) + delta
+  end
+end
+local function flush_active()
+  for key, delta in pairs(active_delta) do
+    if delta ~= 0 then redis.call('HINCRBY', ACTIVE_COUNTS, key, delta) end
+  end
+  active_delta = {}
 end
 local function note_ready(ready_key, score)
   if READY_BOUNDS then redis.call('ZADD', READY_BOUNDS, 'XX', 'LT', score, ready_key) end
@@ -135,7 +152,9 @@ local function wake_parked(srv_key, park_key, ready_key, max_conn, held_key)
   local popped = redis.call('ZPOPMIN', park_key, n)
   local at = now
   if nb > at then at = nb end
-  for i = 1, #popped, 2 do redis.call('ZADD', ready_key, at, popped[i]) end
+  local added = 0
+  for i = 1, #popped, 2 do added = added + redis.call('ZADD', ready_key, at, popped[i]) end
+  count_active(ready_key, added)
   if #popped > 0 then note_ready(ready_key, at) end
   mark_parked(park_key, held_key)
 end
@@ -157,7 +176,7 @@ _CLAIM_FN = (
 local function claim(K, qid, worker, lease_ms, max_conn, interval, how, inactive, held_key)
   if how == 2 then
     if redis.call('ZREM', inactive, qid) == 0 then return {0} end
-    redis.call('ZADD', KEYS[K + 1], now, qid)
+    count_active(KEYS[K + 1], redis.call('ZADD', KEYS[K + 1], now, qid))
     redis.call('HDEL', KEYS[K + 9], qid .. '\\nw')
     redis.call('HSET', KEYS[K + 9], qid .. '\\nx', 0)
   end
@@ -166,18 +185,18 @@ local function claim(K, qid, worker, lease_ms, max_conn, interval, how, inactive
   due = tonumber(due)
   if due > now then return {0, due} end
   if redis.call('HEXISTS', KEYS[K + 3], qid) == 1 then
-    redis.call('ZREM', KEYS[K + 1], qid)
+    count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
     return {0}
   end
   local head = redis.call('ZRANGE', KEYS[K + 5], 0, 0)
   if #head == 0 then
-    redis.call('ZREM', KEYS[K + 1], qid)
+    count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
     return {0}
   end
   local f = redis.call('HMGET', KEYS[K + 9], qid .. '\\nw', qid .. '\\np')
   local delay = tonumber(f[1] or '0')
   if how == 1 and delay > 0 then
-    redis.call('ZREM', KEYS[K + 1], qid)
+    count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
     redis.call('HDEL', KEYS[K + 9], qid .. '\\nw')
     local score = eligible_score(tonumber(f[2] or '0'), now)
     redis.call('ZADD', inactive, score, qid)
@@ -186,18 +205,18 @@ local function claim(K, qid, worker, lease_ms, max_conn, interval, how, inactive
   end
   local admitted = admission(KEYS[K + 6], max_conn, interval, false)
   if admitted < 0 then
-    redis.call('ZREM', KEYS[K + 1], qid)
+    count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
     redis.call('ZADD', KEYS[K + 7], 'NX', now, qid)
     mark_parked(KEYS[K + 7], held_key)
     return {0}
   end
   if admitted > 0 then
-    redis.call('ZADD', KEYS[K + 1], admitted, qid)
+    count_active(KEYS[K + 1], redis.call('ZADD', KEYS[K + 1], admitted, qid))
     note_ready(KEYS[K + 1], admitted)
     return {0, admitted}
   end
-  redis.call('ZREM', KEYS[K + 1], qid)
-  redis.call('ZADD', KEYS[K + 2], now + lease_ms, qid)
+  count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
+  count_active(KEYS[K + 1], redis.call('ZADD', KEYS[K + 2], now + lease_ms, qid))
   redis.call('HSET', KEYS[K + 3], qid, worker .. '\\n' .. head[1])
   redis.call('ZREM', KEYS[K + 8], worker)
   return {1, head[1], due, delay, now}
@@ -334,10 +353,20 @@ local function bounds_of(key)
   return b
 end
 local ready_bound = bounds_of(READY_BOUNDS)
+local counted = {}
+if ACTIVE_COUNTS then
+  local all = redis.call('HGETALL', ACTIVE_COUNTS)
+  for i = 1, #all, 2 do counted[all[i]] = tonumber(all[i + 1]) end
+end
 local rows = {}
 local found, active = 0, 0
 for k = 1, NK, 6 do
-  active = active + redis.call('ZCARD', KEYS[k]) + redis.call('ZCARD', KEYS[k + 2])
+  local n = counted[KEYS[k]]
+  if n == nil or counted[KEYS[k] .. '!'] == nil then
+    n = redis.call('ZCARD', KEYS[k]) + redis.call('ZCARD', KEYS[k + 2])
+    if ACTIVE_COUNTS then redis.call('HSET', ACTIVE_COUNTS, KEYS[k], n, KEYS[k] .. '!', 1) end
+  end
+  active = active + n
   local bound = ready_bound[KEYS[k]]
   local due, nxt = {}, -1
   if bound and bound > now then
@@ -432,12 +461,15 @@ return out
 """
 )
 
-UNSCHEDULE = """
--- KEYS: 6 per entry: ready, cur, stats, queue, retired, inactive;  ARGV: (qid, member) per
--- entry.  Takes back
+UNSCHEDULE = (
+    _BOUNDS
+    + """
+-- KEYS: 6 per entry: ready, cur, stats, queue, retired, inactive, then (one server) the node's
+-- keys (_BOUNDS);  ARGV: (qid, member) per entry.  Takes back
 -- members SCHEDULE added (another worker recorded the URI first). Returns 1/0 per entry
 -- (1: it was still queued).
 -- A member already handed out stays (it is being fetched; FINISH removes it).
+bounds_from(6 * #ARGV / 2 + 1)
 local out = {}
 for i = 0, #ARGV / 2 - 1 do
   local K, qid, member = i * 6, ARGV[i * 2 + 1], ARGV[i * 2 + 2]
@@ -452,14 +484,16 @@ for i = 0, #ARGV / 2 - 1 do
     end
     redis.call('HINCRBY', KEYS[K + 3], 'ops', 1)
     if redis.call('ZCARD', KEYS[K + 4]) == 0 and redis.call('HEXISTS', KEYS[K + 2], qid) == 0 then
-      redis.call('ZREM', KEYS[K + 1], qid)
+      count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
       redis.call('ZREM', KEYS[K + 6], qid)
     end
     out[#out + 1] = 1
   end
 end
+flush_active()
 return out
 """
+)
 
 CLAIM = (
     _NOW
@@ -479,6 +513,7 @@ for i = 0, (#ARGV - 2) / 4 - 1 do
   out[#out + 1] = claim(K, ARGV[a], worker, lease_ms, tonumber(ARGV[a + 1]),
     tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), KEYS[K + 10], KEYS[K + 12])
 end
+flush_active()
 return out
 """
 )
@@ -537,7 +572,7 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
     out[#out + 1] = {0}
   else
     redis.call('HDEL', KEYS[K + 3], qid)
-    redis.call('ZREM', KEYS[K + 2], qid)
+    count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 2], qid))
     local removed = redis.call('ZREM', KEYS[K + 5], ARGV[a + 1])
     local kind = ARGV[a + 2]
     local ineligible = nil
@@ -579,7 +614,7 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
     end
     local left = redis.call('ZCARD', KEYS[K + 5])
     if over_total_budget(spent, budget) then
-      redis.call('ZREM', KEYS[K + 1], qid)
+      count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
       if not redis.call('ZSCORE', KEYS[K + 10], qid) then
         redis.call('HINCRBY', KEYS[K + 4], 'queued', -left)
       end
@@ -595,7 +630,7 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
       redis.call('HDEL', KEYS[K + 9], qid .. '\\nw')
     elseif left > 0 then
       local due = now + tonumber(ARGV[a + 5])
-      redis.call('ZADD', KEYS[K + 1], due, qid)
+      count_active(KEYS[K + 1], redis.call('ZADD', KEYS[K + 1], due, qid))
       note_ready(KEYS[K + 1], due)
       local polite = tonumber(ARGV[a + 19])
       if polite > 0 then
@@ -624,6 +659,7 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
     out[#out + 1] = row
   end
 end
+flush_active()
 return out
 """
 )
@@ -661,6 +697,7 @@ local token, own = ARGV[1], ARGV[2] == '1'
 bounds_from(7)
 local max_conn, interval = tonumber(ARGV[3]), tonumber(ARGV[4])
 expire_inline(KEYS[1], KEYS[2], KEYS[3], KEYS[4], max_conn, KEYS[6])
+flush_active()
 -- a call repeated after a lost answer (outage retry) finds its slot taken already
 if not own and redis.call('ZSCORE', KEYS[2], token) then return 0 end
 local admitted = admission(KEYS[1], max_conn, interval, own)
@@ -704,6 +741,7 @@ if backoff > 0 or hold > 0 then
   redis.call('HSET', KEYS[1], 'nb', held_start(nb, now, backoff, hold))
 end
 wake_parked(KEYS[1], KEYS[3], KEYS[4], max_conn, KEYS[6])
+flush_active()
 return freed
 """
 )
@@ -719,17 +757,18 @@ local qid = ARGV[1]
 bounds_from(11)
 local exp = redis.call('ZSCORE', KEYS[2], qid)
 if not exp or tonumber(exp) > now then return 0 end
-redis.call('ZREM', KEYS[2], qid)
+count_active(KEYS[1], -redis.call('ZREM', KEYS[2], qid))
 redis.call('HDEL', KEYS[3], qid)
 redis.call('HINCRBY', KEYS[4], 'reaped', 1)
 redis.call('HINCRBY', KEYS[4], 'ops', 1)
 local active = tonumber(redis.call('HGET', KEYS[6], 'a') or '0')
 if active > 0 then redis.call('HSET', KEYS[6], 'a', active - 1) end
 if redis.call('ZCARD', KEYS[5]) > 0 then
-  redis.call('ZADD', KEYS[1], now, qid)
+  count_active(KEYS[1], redis.call('ZADD', KEYS[1], now, qid))
   note_ready(KEYS[1], now)
 end
 wake_parked(KEYS[6], KEYS[7], KEYS[1], tonumber(ARGV[2]), KEYS[10])
+flush_active()
 return 1
 """
 )

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
 
-LAYOUT_VERSION = "1"
+LAYOUT_VERSION = "2"
 ORDINAL_BLOCK = 4096
 _STATE_FIELDS = (
     "now_ms",
@@ -104,7 +104,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         self.one_node = True
         self._scripts: dict[str, Any] = {}
         self._tags = [f"{{{self.ns}f{n}}}" for n in range(p.shards)]
-        self._bound_keys = [f"{self.ns}fbound:r", f"{self.ns}fbound:n"]
+        self._bound_keys = [f"{self.ns}fbound:r", f"{self.ns}fbound:n", f"{self.ns}fbound:a"]
         self.leases = RedisLeases(self)
         """This worker's lease traffic (:mod:`~crawler.frontier.redis.redis_leases`)."""
 
@@ -222,10 +222,11 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         return zlib.crc32(server.encode("utf-8", "surrogatepass")) % self.shards
 
     def bound_keys(self) -> list[str]:
-        """The node-wide sorted sets of the shards' earliest due and first inactive scores
-        (lower bounds, ``redis_scripts._BOUNDS``), passed last to the scripts that read or
-        lower them, so that DUE skips shards with nothing due. On one redis-server only (a
-        Cluster script's keys share one slot): empty on a Cluster, where DUE reads each shard."""
+        """The node-wide keys of ``redis_scripts._BOUNDS``: the shards' earliest due and first
+        inactive scores (lower bounds) and their active queue counts, passed last to the
+        scripts that read or change them, so that DUE skips shards with nothing due and counts
+        the active queues without reading every shard. On one redis-server only (a Cluster
+        script's keys share one slot): empty on a Cluster, where DUE reads each shard."""
         return self._bound_keys if self.one_node else []
 
     def due_keys(self, shard: int) -> tuple[str, ...]:
@@ -324,7 +325,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                     keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}q:{qid}", f"{t}x", f"{t}n")
                     args += (qid, member)
                     idx.append(i)
-            calls.append((script, keys, args))
+            calls.append((script, keys + self.bound_keys(), args))
             index.append(idx)
         results = self.call("unschedule", lambda: redis_conn.run_calls(self.client, calls))
         out = [False] * len(items)
