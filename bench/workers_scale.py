@@ -17,9 +17,10 @@ dominate (``INFO commandstats``: calls per fetch, usec per call). Command counts
 deterministic; wall-clock rates are not on a shared machine: the load average is noted before
 each run.
 
-``--profile SECONDS`` adds one more ``redis2`` run with py-spy recording one worker (raw
-collapsed stacks in OUT_DIR/profile-worker-{wall,gil}.txt: where the threads wait, and where
-the CPU goes; and a summary of each: top leaf frames, the crawler frames that call redis-py).
+``--profile SECONDS`` adds one more run of each mode with py-spy recording one worker (``single``:
+the crawl's process), from ``--profile-delay`` seconds after its start (raw collapsed stacks in
+OUT_DIR/profile-MODE-{wall,gil}.txt: where the threads wait, and where the CPU goes; and a
+summary of each: top leaf frames, the crawler frames that call redis-py).
 
 Run: ``python bench/workers_scale.py [--pages 12000] [--rounds 2] [--modes single,redis1,redis2]``.
 Needs nginx and redis-server; py-spy from .bench-venv for ``--profile``.
@@ -188,6 +189,7 @@ def run_crawl(
     threads: int,
     profile_s: float = 0.0,
     on_server: Any = None,
+    profile_delay_s: float = 15.0,
 ) -> dict[str, Any]:
     workers = MODES[mode]
     server = RedisServer(tmp / f"redis{n}").start() if workers else None
@@ -206,7 +208,7 @@ def run_crawl(
         )
         sampler = ProcessSampler(proc.pid)
         sampler.start()
-        spy = start_profile(sampler, tmp, profile_s) if profile_s else None
+        spy = start_profile(sampler, tmp, profile_s, mode, profile_delay_s) if profile_s else None
         rc = proc.wait()
         sampler.stop()
         if spy is not None:
@@ -285,8 +287,11 @@ class Profile:
             proc.wait(timeout=timeout)
 
 
-def start_profile(sampler: ProcessSampler, tmp: Path, seconds: float) -> Profile | None:
-    """py-spy on the first worker that appears, once past its start-up."""
+def start_profile(
+    sampler: ProcessSampler, tmp: Path, seconds: float, mode: str, delay_s: float
+) -> Profile | None:
+    """py-spy on the first worker that appears (``single``: the crawl's process), once past its
+    start-up (``delay_s``); raw stacks in ``tmp/profile-MODE-VIEW.txt``."""
     spy = py_spy()
     if spy is None:
         print("py-spy not found (.bench-venv): no profile", file=sys.stderr)
@@ -295,11 +300,13 @@ def start_profile(sampler: ProcessSampler, tmp: Path, seconds: float) -> Profile
     while time.monotonic() < deadline:
         sampler.sample()
         workers = [p for p, r in sampler.roles.items() if r.startswith("worker")]
+        if not MODES[mode]:
+            workers = [sampler.root]
         if workers:
-            time.sleep(15)  # past start-up (order, preflight) on a loaded machine
+            time.sleep(delay_s)  # past start-up (order, preflight) on a loaded machine
             procs = []
             for view in ("wall", "gil"):
-                out = tmp / f"profile-worker-{view}.txt"
+                out = tmp / f"profile-{mode}-{view}.txt"
                 args = [spy, "record", "--pid", str(min(workers)), "--duration", str(int(seconds))]
                 args += ["--rate", "100", "--format", "raw", "--output", str(out), "--nonblocking"]
                 args += ["--gil"] if view == "gil" else []
@@ -432,6 +439,13 @@ def main() -> int:
     parser.add_argument("--modes", default="single,redis1,redis2")
     parser.add_argument("--profile", type=float, default=0.0, metavar="SECONDS")
     parser.add_argument(
+        "--profile-delay",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="how long after the process starts the profile begins",
+    )
+    parser.add_argument(
         "--crawl-set",
         action="append",
         default=[],
@@ -487,18 +501,20 @@ def main() -> int:
             for mode in [] if args.no_count else [m for m in modes if MODES[m]]:
                 n += 1
                 sent.append(count_commands(nginx, tmp, n, mode, args.threads))
-            if args.profile:
+            profile = {} if args.profile else None
+            for mode in modes if args.profile else []:
                 n += 1
-                row = run_crawl("redis2", nginx, tmp, n, args.threads, args.profile)
+                row = run_crawl(
+                    mode, nginx, tmp, n, args.threads, args.profile, None, args.profile_delay
+                )
                 row["round"] = "profile"
                 rows.append(row)
-                profile = {}
                 for view in ("wall", "gil"):
-                    raw = tmp / f"profile-worker-{view}.txt"
+                    raw = tmp / f"profile-{mode}-{view}.txt"
                     if raw.exists():
                         args.out.parent.mkdir(parents=True, exist_ok=True)
                         shutil.copy(raw, args.out.with_name(raw.name))
-                        profile[view] = summarize_profile(raw)
+                        profile[f"{mode} {view}"] = summarize_profile(raw)
         finally:
             nginx.stop()
     print(table(rows))

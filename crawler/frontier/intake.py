@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.frontier import recovery as rec
 from crawler.frontier.queue_store import StoreBatch, sort_key
+from crawler.frontier.recently_seen import recently_seen
 from crawler.frontier.workqueue import EXHAUSTED, INACTIVE, RETIRED, WorkQueue
 
 if TYPE_CHECKING:
@@ -158,16 +159,10 @@ class FrontierIntake:
         """True for each URI the uniq filter recorded lately (answered without I/O or lock).
 
         A True is final (the URI was scheduled); a False only means "not known cheaply". Lets
-        a caller skip the per-link work (scope rules) for the links of a page seen already.
+        a caller skip the per-link work (scope rules) for the links of a page seen already
+        (:func:`~crawler.frontier.recently_seen.recently_seen`).
         """
-        canonical_of = self._prepare.canonical
-        canonicals: list[str] = []
-        for uri in uris:
-            try:
-                canonicals.append(canonical_of(uri))
-            except ValueError:
-                canonicals.append("")
-        return [not new for new in self._uniq.maybe_new(canonicals)]
+        return recently_seen(self._prepare, self._uniq, uris)
 
     # ------------------------------------------------------------- enqueue
     def _enqueue_many(

@@ -83,6 +83,7 @@ from crawler.frontier.policy.pace_rule import NOTHING, pace_arguments, pace_inpu
 from crawler.frontier.policy.queue_precedence import SUCCESS_COUNTS, precedence_mode
 from crawler.frontier.preparer import FrontierPreparer
 from crawler.frontier.queue_release import fetch_answer, fetch_end_ms
+from crawler.frontier.recently_seen import recently_seen
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_exchange import Leased, RedisExchange
 from crawler.frontier.redis.redis_inline_gate import RedisInlineGate
@@ -246,6 +247,13 @@ class RedisFrontier:
         except ValueError:
             return False
         return bool(self._uniq.add(curi.canonical))
+
+    def seen_recently(self, uris: Sequence[str]) -> list[bool]:
+        """True for each URI this worker saw Redis confirm as recorded crawl-wide (the uniq
+        filter's cache; no I/O): a True is final, a False only means "not known cheaply". Lets
+        the candidates step skip the scope for a page's links seen already, as in one
+        process (:func:`~crawler.frontier.recently_seen.recently_seen`)."""
+        return recently_seen(self._prep, self._uniq, uris)
 
     # ---------------------------------------------------------------- next
     def next(self, timeout_s: float) -> CrawlURI | None:

@@ -151,7 +151,7 @@ class RedisLeases:
         mode = st.precedence_args[2]
         out: list[Call] = []
         for group in st.groups(range(st.shards)):
-            keys = [k for s in group for k in st.due_keys(s)]
+            keys = [k for s in group for k in st.due_keys(s)] + st.bound_keys()
             args = [per_shard, st.worker, hungry_ms, held, mode, inactive, cap, st.lease_ms]
             out.append((script, keys, args))
         return out
@@ -222,7 +222,7 @@ class RedisLeases:
                     args.append(qid)
                     args += extra
                     idx.append(i)
-            calls.append((script, keys, args))
+            calls.append((script, keys + st.bound_keys(), args))
             index.append(idx)
         return calls, index
 
@@ -329,7 +329,7 @@ class RedisLeases:
         for shard, qid in st.call("reap_scan", expired):
             server = qid.rpartition("\t")[2]
             t = st.tag(shard)
-            keys = [*st.queue_keys(shard, qid, server), f"{t}g", f"{t}k"]
+            keys = [*st.queue_keys(shard, qid, server), f"{t}g", f"{t}k", *st.bound_keys()]
             calls.append((keys, [qid, max_conn]))
         results = st.call("reap", lambda: redis_conn.run_script(st.client, script, calls))
         return sum(int(r) for r in results)

@@ -86,7 +86,46 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local HUNGRY_SCALE = 1024
 """
 
-_MARKS = """
+_BOUNDS = """
+-- On one redis-server (not a Cluster) the frontier passes three node-wide keys as the script's
+-- last keys: READY_BOUNDS (zset: member a shard's ready key, score a lower bound of its
+-- earliest due ms), INACTIVE_BOUNDS (zset: member a shard's inactive key, score a lower bound
+-- of its first eligible score) and ACTIVE_COUNTS (hash: field a shard's ready key, value its
+-- ready and leased queues; the field + '!' marks it counted). Only DUE adds a bound (the exact
+-- value it read); writers only lower existing ones (XX LT), so a bound never exceeds its set's
+-- true minimum and a shard without one is read. EMPTY: the set was empty when DUE read it. DUE
+-- counts a shard's active queues once (ZCARD) and marks it; every script that adds to or
+-- removes from a ready or lease set adds what it changed (count_active, flush_active).
+local READY_BOUNDS, INACTIVE_BOUNDS, ACTIVE_COUNTS = nil, nil, nil
+local EMPTY = 9007199254740992
+local function bounds_from(first)
+  if KEYS[first + 2] then
+    READY_BOUNDS, INACTIVE_BOUNDS, ACTIVE_COUNTS = KEYS[first], KEYS[first + 1], KEYS[first + 2]
+  end
+end
+local active_delta = {}
+local function count_active(ready_key, delta)
+  if ACTIVE_COUNTS and delta ~= 0 then
+    active_delta[ready_key] = (active_delta[ready_key] or 0) + delta
+  end
+end
+local function flush_active()
+  for key, delta in pairs(active_delta) do
+    if delta ~= 0 then redis.call('HINCRBY', ACTIVE_COUNTS, key, delta) end
+  end
+  active_delta = {}
+end
+local function note_ready(ready_key, score)
+  if READY_BOUNDS then redis.call('ZADD', READY_BOUNDS, 'XX', 'LT', score, ready_key) end
+end
+local function note_inactive(inactive_key, score)
+  if INACTIVE_BOUNDS then redis.call('ZADD', INACTIVE_BOUNDS, 'XX', 'LT', score, inactive_key) end
+end
+"""
+
+_MARKS = (
+    _BOUNDS
+    + """
 local function mark_parked(park_key, held_key)
   local n = redis.call('ZCARD', park_key)
   if n > 0 then redis.call('ZADD', held_key, n, park_key)
@@ -98,6 +137,7 @@ local function mark_paced(srv_key, paced_key)
   else redis.call('ZREM', paced_key, srv_key) end
 end
 """
+)
 
 _WAKE_PARKED = (
     _MARKS
@@ -112,7 +152,10 @@ local function wake_parked(srv_key, park_key, ready_key, max_conn, held_key)
   local popped = redis.call('ZPOPMIN', park_key, n)
   local at = now
   if nb > at then at = nb end
-  for i = 1, #popped, 2 do redis.call('ZADD', ready_key, at, popped[i]) end
+  local added = 0
+  for i = 1, #popped, 2 do added = added + redis.call('ZADD', ready_key, at, popped[i]) end
+  count_active(ready_key, added)
+  if #popped > 0 then note_ready(ready_key, at) end
   mark_parked(park_key, held_key)
 end
 """
@@ -133,7 +176,7 @@ _CLAIM_FN = (
 local function claim(K, qid, worker, lease_ms, max_conn, interval, how, inactive, held_key)
   if how == 2 then
     if redis.call('ZREM', inactive, qid) == 0 then return {0} end
-    redis.call('ZADD', KEYS[K + 1], now, qid)
+    count_active(KEYS[K + 1], redis.call('ZADD', KEYS[K + 1], now, qid))
     redis.call('HDEL', KEYS[K + 9], qid .. '\\nw')
     redis.call('HSET', KEYS[K + 9], qid .. '\\nx', 0)
   end
@@ -142,35 +185,38 @@ local function claim(K, qid, worker, lease_ms, max_conn, interval, how, inactive
   due = tonumber(due)
   if due > now then return {0, due} end
   if redis.call('HEXISTS', KEYS[K + 3], qid) == 1 then
-    redis.call('ZREM', KEYS[K + 1], qid)
+    count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
     return {0}
   end
   local head = redis.call('ZRANGE', KEYS[K + 5], 0, 0)
   if #head == 0 then
-    redis.call('ZREM', KEYS[K + 1], qid)
+    count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
     return {0}
   end
   local f = redis.call('HMGET', KEYS[K + 9], qid .. '\\nw', qid .. '\\np')
   local delay = tonumber(f[1] or '0')
   if how == 1 and delay > 0 then
-    redis.call('ZREM', KEYS[K + 1], qid)
+    count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
     redis.call('HDEL', KEYS[K + 9], qid .. '\\nw')
-    redis.call('ZADD', inactive, eligible_score(tonumber(f[2] or '0'), now), qid)
+    local score = eligible_score(tonumber(f[2] or '0'), now)
+    redis.call('ZADD', inactive, score, qid)
+    note_inactive(inactive, score)
     return {2}
   end
   local admitted = admission(KEYS[K + 6], max_conn, interval, false)
   if admitted < 0 then
-    redis.call('ZREM', KEYS[K + 1], qid)
+    count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
     redis.call('ZADD', KEYS[K + 7], 'NX', now, qid)
     mark_parked(KEYS[K + 7], held_key)
     return {0}
   end
   if admitted > 0 then
-    redis.call('ZADD', KEYS[K + 1], admitted, qid)
+    count_active(KEYS[K + 1], redis.call('ZADD', KEYS[K + 1], admitted, qid))
+    note_ready(KEYS[K + 1], admitted)
     return {0, admitted}
   end
-  redis.call('ZREM', KEYS[K + 1], qid)
-  redis.call('ZADD', KEYS[K + 2], now + lease_ms, qid)
+  count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
+  count_active(KEYS[K + 1], redis.call('ZADD', KEYS[K + 2], now + lease_ms, qid))
   redis.call('HSET', KEYS[K + 3], qid, worker .. '\\n' .. head[1])
   redis.call('ZREM', KEYS[K + 8], worker)
   return {1, head[1], due, delay, now}
@@ -180,10 +226,11 @@ end
 
 SCHEDULE = (
     _NOW
+    + _BOUNDS
     + ELIGIBLE_SCORE_LUA
     + """
 -- KEYS: g groups (one per shard) of ready, cur, stats, retired, spent, ineligible, inactive;
--- then one queue zset per entry
+-- then one queue zset per entry, then (one server) the bound sets (_BOUNDS)
 -- ARGV: g, precedence floor, base queue precedence, mode (1: queue precedence is the base plus
 -- the best URI precedence it received; 2: FINISH sets it from the successes, a new queue
 -- starts at the base; else the base), then (group 1..g, qid, score, member) per entry.
@@ -197,6 +244,7 @@ local highest, kept = ARGV[4] == '1', ARGV[4] == '2'
 local out = {}
 local added = {}
 local n = (#ARGV - 4) / 4
+bounds_from(7 * g + n + 1)
 for i = 1, n do
   local a = 5 + (i - 1) * 4
   local k = (tonumber(ARGV[a]) - 1) * 7
@@ -222,7 +270,9 @@ for i = 1, n do
         redis.call('ZREM', KEYS[k + 6], qid)
         if redis.call('HEXISTS', KEYS[k + 2], qid) == 0
             and not redis.call('ZSCORE', KEYS[k + 1], qid) then
-          redis.call('ZADD', KEYS[k + 7], 'LT', eligible_score(prec, now), qid)
+          local score = eligible_score(prec, now)
+          redis.call('ZADD', KEYS[k + 7], 'LT', score, qid)
+          note_inactive(KEYS[k + 7], score)
         end
       end
     end
@@ -240,8 +290,13 @@ return out
 
 DUE = (
     _NOW
+    + _BOUNDS
     + """
--- KEYS: 6 per shard: ready, hungry, lease, spent, inactive, stats
+-- KEYS: 6 per shard: ready, hungry, lease, spent, inactive, stats, then (one server) the bound
+--       sets (_BOUNDS): a shard whose ready bound is later than now has nothing due and is not
+--       read (its bound stands for its next due ms); inactive sets are read in the order of
+--       their bounds until no later one can hold a queue first in line. Every read sets the
+--       shard's bounds to what it found.
 -- ARGV: limit, worker, hungry_ms, held, mode (queue precedence policy: 0 base, else the due
 --       queues are sorted by precedence), inactive (how many inactive queues to name per
 --       shard), cap (this worker's lateness-guard capacity, kept per worker in each shard's
@@ -260,11 +315,13 @@ DUE = (
 -- on one server and on a Cluster alike.
 -- When the shards of this call have nothing due and no inactive queue, the worker is recorded
 -- as hungry in each for ``hungry_ms`` (0: not hungry), with the number of URIs it holds.
+local NK = #KEYS - #KEYS % 6
+bounds_from(NK + 1)
 local limit, worker, hungry_ms = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local held = math.min(tonumber(ARGV[4] or '0'), HUNGRY_SCALE - 1)
 local sorted, inactive, cap = ARGV[5] ~= '0', tonumber(ARGV[6]), tonumber(ARGV[7])
 if cap ~= -2 then
-  for k = 6, #KEYS, 6 do
+  for k = 6, NK, 6 do
     redis.call('HSET', KEYS[k], 'cap\\n' .. worker, cap, 'capt\\n' .. worker, now)
   end
 end
@@ -287,16 +344,45 @@ end
 if cap == -2 then cap = -1 end
 local scan = limit
 if sorted then scan = limit * 4 end
+local function bounds_of(key)
+  local b = {}
+  if key then
+    local known = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+    for i = 1, #known, 2 do b[known[i]] = tonumber(known[i + 1]) end
+  end
+  return b
+end
+local ready_bound = bounds_of(READY_BOUNDS)
+local counted = {}
+if ACTIVE_COUNTS then
+  local all = redis.call('HGETALL', ACTIVE_COUNTS)
+  for i = 1, #all, 2 do counted[all[i]] = tonumber(all[i + 1]) end
+end
 local rows = {}
 local found, active = 0, 0
-for k = 1, #KEYS, 6 do
-  active = active + redis.call('ZCARD', KEYS[k]) + redis.call('ZCARD', KEYS[k + 2])
-  local due = redis.call('ZRANGEBYSCORE', KEYS[k], '-inf', now, 'WITHSCORES', 'LIMIT', 0, scan)
-  local nxt = -1
-  if #due < 2 * scan then
-    local first = redis.call('ZRANGEBYSCORE', KEYS[k], '(' .. now, '+inf', 'WITHSCORES',
-      'LIMIT', 0, 1)
-    if first[2] then nxt = tonumber(first[2]) end
+for k = 1, NK, 6 do
+  local n = counted[KEYS[k]]
+  if n == nil or counted[KEYS[k] .. '!'] == nil then
+    n = redis.call('ZCARD', KEYS[k]) + redis.call('ZCARD', KEYS[k + 2])
+    if ACTIVE_COUNTS then redis.call('HSET', ACTIVE_COUNTS, KEYS[k], n, KEYS[k] .. '!', 1) end
+  end
+  active = active + n
+  local bound = ready_bound[KEYS[k]]
+  local due, nxt = {}, -1
+  if bound and bound > now then
+    if bound < EMPTY then nxt = bound end
+  else
+    due = redis.call('ZRANGEBYSCORE', KEYS[k], '-inf', now, 'WITHSCORES', 'LIMIT', 0, scan)
+    if #due < 2 * scan then
+      local first = redis.call('ZRANGEBYSCORE', KEYS[k], '(' .. now, '+inf', 'WITHSCORES',
+        'LIMIT', 0, 1)
+      if first[2] then nxt = tonumber(first[2]) end
+    end
+    if READY_BOUNDS then
+      local least = EMPTY
+      if #due > 0 then least = tonumber(due[2]) elseif nxt >= 0 then least = nxt end
+      redis.call('ZADD', READY_BOUNDS, least, KEYS[k])
+    end
   end
   local cands = {}
   for i = 1, #due, 2 do
@@ -324,17 +410,38 @@ end
 -- Hold queues: the first in line across the shards, for the threads no due queue serves.
 local line = {}
 local want = inactive - found
+local function first_in_line(x, y)
+  if x[3] ~= y[3] then return x[3] < y[3] end
+  return x[2] < y[2]
+end
 if want > 0 then
-  for k = 1, #KEYS, 6 do
+  -- shards by their bound (unknown first); a shard whose bound is past the want-th queue
+  -- found so far cannot hold one of the first ``want``, nor can any after it
+  local inactive_bound = bounds_of(INACTIVE_BOUNDS)
+  local order = {}
+  for k = 1, NK, 6 do
+    local b = inactive_bound[KEYS[k + 4]] or -1
+    if b < EMPTY then order[#order + 1] = {k, b} end
+  end
+  table.sort(order, function(x, y)
+    if x[2] ~= y[2] then return x[2] < y[2] end
+    return x[1] < y[1]
+  end)
+  for _, o in ipairs(order) do
+    local k = o[1]
+    if #line >= want then
+      table.sort(line, first_in_line)
+      if line[want][3] < o[2] then break end
+    end
     local heads = redis.call('ZRANGE', KEYS[k + 4], 0, want - 1, 'WITHSCORES')
     for i = 1, #heads, 2 do
       line[#line + 1] = {(k - 1) / 6 + 1, heads[i], tonumber(heads[i + 1])}
     end
+    if INACTIVE_BOUNDS then
+      redis.call('ZADD', INACTIVE_BOUNDS, heads[2] or EMPTY, KEYS[k + 4])
+    end
   end
-  table.sort(line, function(x, y)
-    if x[3] ~= y[3] then return x[3] < y[3] end
-    return x[2] < y[2]
-  end)
+  table.sort(line, first_in_line)
 end
 local named = {}
 for i = 1, math.min(#line, math.max(want, 0)) do
@@ -346,7 +453,7 @@ end
 if found == 0 and hungry_ms > 0 then
   -- one member per worker ever hungry here: no pruning needed, readers ignore old scores
   local score = string.format('%d', (now + hungry_ms) * HUNGRY_SCALE + held)
-  for k = 2, #KEYS, 6 do redis.call('ZADD', KEYS[k], score, worker) end
+  for k = 2, NK, 6 do redis.call('ZADD', KEYS[k], score, worker) end
 end
 local out = {now, active, cap, named}
 for i = 1, #rows do out[#out + 1] = rows[i] end
@@ -354,12 +461,15 @@ return out
 """
 )
 
-UNSCHEDULE = """
--- KEYS: 6 per entry: ready, cur, stats, queue, retired, inactive;  ARGV: (qid, member) per
--- entry.  Takes back
+UNSCHEDULE = (
+    _BOUNDS
+    + """
+-- KEYS: 6 per entry: ready, cur, stats, queue, retired, inactive, then (one server) the node's
+-- keys (_BOUNDS);  ARGV: (qid, member) per entry.  Takes back
 -- members SCHEDULE added (another worker recorded the URI first). Returns 1/0 per entry
 -- (1: it was still queued).
 -- A member already handed out stays (it is being fetched; FINISH removes it).
+bounds_from(6 * #ARGV / 2 + 1)
 local out = {}
 for i = 0, #ARGV / 2 - 1 do
   local K, qid, member = i * 6, ARGV[i * 2 + 1], ARGV[i * 2 + 2]
@@ -374,32 +484,36 @@ for i = 0, #ARGV / 2 - 1 do
     end
     redis.call('HINCRBY', KEYS[K + 3], 'ops', 1)
     if redis.call('ZCARD', KEYS[K + 4]) == 0 and redis.call('HEXISTS', KEYS[K + 2], qid) == 0 then
-      redis.call('ZREM', KEYS[K + 1], qid)
+      count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
       redis.call('ZREM', KEYS[K + 6], qid)
     end
     out[#out + 1] = 1
   end
 end
+flush_active()
 return out
 """
+)
 
 CLAIM = (
     _NOW
     + _CLAIM_FN
     + """
 -- KEYS: 12 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, inactive,
---       paced, held)
+--       paced, held), then (one server) the bound sets (_BOUNDS)
 -- ARGV: worker, lease_ms, then (qid, max_conn, min_interval_ms, how) per queue; how (see
 -- _CLAIM_FN): 0 claim, 1 the lateness guard rotates the queue out if it was due after a
 -- politeness wait, 2 activate the inactive queue and claim it.
 -- Returns per queue claim()'s answer (see _CLAIM_FN).
 local worker, lease_ms = ARGV[1], tonumber(ARGV[2])
+bounds_from(12 * (#ARGV - 2) / 4 + 1)
 local out = {}
 for i = 0, (#ARGV - 2) / 4 - 1 do
   local a, K = 3 + i * 4, i * 12
   out[#out + 1] = claim(K, ARGV[a], worker, lease_ms, tonumber(ARGV[a + 1]),
     tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), KEYS[K + 10], KEYS[K + 12])
 end
+flush_active()
 return out
 """
 )
@@ -421,7 +535,7 @@ FINISH = (
     + SUCCESS_PRECEDENCE_LUA
     + """
 -- KEYS: 14 per queue (ready, lease, cur, stats, queue, server, park, hungry, spent, retired,
---       ineligible, inactive, paced, held)
+--       ineligible, inactive, paced, held), then (one server) the bound sets (_BOUNDS)
 -- ARGV: worker, lease_ms, held (URIs this worker holds besides these), the 6 pace parameters
 --       (pace_rule.PARAMS; factor 0: no pace), then per queue: qid,
 --       old member, kind (r retry | succeeded | failed | disregarded), new member (retry), new
@@ -448,6 +562,7 @@ FINISH = (
 -- when finished and the queue left to a hungry worker, {3} when finished and retired.
 local worker, lease_ms, held = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local P = pace_params(ARGV, 4)
+bounds_from(14 * (#ARGV - 9) / 20 + 1)
 local hungry_from = string.format('%d', now * HUNGRY_SCALE)
 local out = {}
 for i = 0, (#ARGV - 9) / 20 - 1 do
@@ -457,7 +572,7 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
     out[#out + 1] = {0}
   else
     redis.call('HDEL', KEYS[K + 3], qid)
-    redis.call('ZREM', KEYS[K + 2], qid)
+    count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 2], qid))
     local removed = redis.call('ZREM', KEYS[K + 5], ARGV[a + 1])
     local kind = ARGV[a + 2]
     local ineligible = nil
@@ -499,7 +614,7 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
     end
     local left = redis.call('ZCARD', KEYS[K + 5])
     if over_total_budget(spent, budget) then
-      redis.call('ZREM', KEYS[K + 1], qid)
+      count_active(KEYS[K + 1], -redis.call('ZREM', KEYS[K + 1], qid))
       if not redis.call('ZSCORE', KEYS[K + 10], qid) then
         redis.call('HINCRBY', KEYS[K + 4], 'queued', -left)
       end
@@ -509,11 +624,14 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
       redis.call('ZADD', KEYS[K + 11], ineligible, qid)
     elseif left > 0 and rotate then
       local prec = tonumber(redis.call('HGET', KEYS[K + 9], qid .. '\\np') or '0')
-      redis.call('ZADD', KEYS[K + 12], eligible_score(prec, now), qid)
+      local score = eligible_score(prec, now)
+      redis.call('ZADD', KEYS[K + 12], score, qid)
+      note_inactive(KEYS[K + 12], score)
       redis.call('HDEL', KEYS[K + 9], qid .. '\\nw')
     elseif left > 0 then
       local due = now + tonumber(ARGV[a + 5])
-      redis.call('ZADD', KEYS[K + 1], due, qid)
+      count_active(KEYS[K + 1], redis.call('ZADD', KEYS[K + 1], due, qid))
+      note_ready(KEYS[K + 1], due)
       local polite = tonumber(ARGV[a + 19])
       if polite > 0 then
         redis.call('HSET', KEYS[K + 9], qid .. '\\nw', polite)
@@ -541,6 +659,7 @@ for i = 0, (#ARGV - 9) / 20 - 1 do
     out[#out + 1] = row
   end
 end
+flush_active()
 return out
 """
 )
@@ -568,14 +687,17 @@ INLINE_ENTER = (
     + _INLINE_EXPIRE
     + ADMISSION_LUA
     + """
--- KEYS: server, inline slots, park, ready, paced, held (INLINE_KEYS)
+-- KEYS: server, inline slots, park, ready, paced, held (INLINE_KEYS), then (one server) the
+-- bound sets (_BOUNDS)
 -- ARGV: token, own (1: under a slot the caller's page already holds: only the server's times
 --       apply), max_conn, min_interval_ms, slot_ms (how long the slot is kept if not given back)
 -- Returns 0 (admitted: a slot taken unless own, the next start pushed by the gap), -1 (no free
 -- slot) or the ms to wait for the server's next start (pace, Retry-After or bandwidth hold).
 local token, own = ARGV[1], ARGV[2] == '1'
+bounds_from(7)
 local max_conn, interval = tonumber(ARGV[3]), tonumber(ARGV[4])
 expire_inline(KEYS[1], KEYS[2], KEYS[3], KEYS[4], max_conn, KEYS[6])
+flush_active()
 -- a call repeated after a lost answer (outage retry) finds its slot taken already
 if not own and redis.call('ZSCORE', KEYS[2], token) then return 0 end
 local admitted = admission(KEYS[1], max_conn, interval, own)
@@ -592,7 +714,8 @@ INLINE_LEAVE = (
     + PACE_LUA
     + HELD_START_LUA
     + """
--- KEYS: server, inline slots, park, ready, paced, held (INLINE_KEYS)
+-- KEYS: server, inline slots, park, ready, paced, held (INLINE_KEYS), then (one server) the
+-- bound sets (_BOUNDS)
 -- ARGV: token, own, max_conn, the pace's kind, age and dur (pace_rule.pace_inputs), backoff_ms,
 --       hold_ms, then
 --       the 6 pace parameters (pace_rule.PARAMS; factor 0: no pace)
@@ -600,6 +723,7 @@ INLINE_LEAVE = (
 -- pace learn from the answer, applies a Retry-After back-off and bandwidth hold as FINISH does,
 -- and wakes queues parked on the server. Returns 1 if a slot was given back.
 local own, max_conn = ARGV[2] == '1', tonumber(ARGV[3])
+bounds_from(7)
 local freed = 0
 if not own and redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
   freed = 1
@@ -617,6 +741,7 @@ if backoff > 0 or hold > 0 then
   redis.call('HSET', KEYS[1], 'nb', held_start(nb, now, backoff, hold))
 end
 wake_parked(KEYS[1], KEYS[3], KEYS[4], max_conn, KEYS[6])
+flush_active()
 return freed
 """
 )
@@ -625,19 +750,25 @@ REAP = (
     _NOW
     + _WAKE_PARKED
     + """
--- KEYS: ready, lease, cur, stats, queue, server, park, hungry, paced, held;  ARGV: qid, max_conn
+-- KEYS: ready, lease, cur, stats, queue, server, park, hungry, paced, held, then (one server)
+-- the bound sets (_BOUNDS);  ARGV: qid, max_conn
 -- Hands an expired lease's queue back (its URI is still at the head). Returns 1 if reaped.
 local qid = ARGV[1]
+bounds_from(11)
 local exp = redis.call('ZSCORE', KEYS[2], qid)
 if not exp or tonumber(exp) > now then return 0 end
-redis.call('ZREM', KEYS[2], qid)
+count_active(KEYS[1], -redis.call('ZREM', KEYS[2], qid))
 redis.call('HDEL', KEYS[3], qid)
 redis.call('HINCRBY', KEYS[4], 'reaped', 1)
 redis.call('HINCRBY', KEYS[4], 'ops', 1)
 local active = tonumber(redis.call('HGET', KEYS[6], 'a') or '0')
 if active > 0 then redis.call('HSET', KEYS[6], 'a', active - 1) end
-if redis.call('ZCARD', KEYS[5]) > 0 then redis.call('ZADD', KEYS[1], now, qid) end
+if redis.call('ZCARD', KEYS[5]) > 0 then
+  count_active(KEYS[1], redis.call('ZADD', KEYS[1], now, qid))
+  note_ready(KEYS[1], now)
+end
 wake_parked(KEYS[6], KEYS[7], KEYS[1], tonumber(ARGV[2]), KEYS[10])
+flush_active()
 return 1
 """
 )

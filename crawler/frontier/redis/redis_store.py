@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
 
-LAYOUT_VERSION = "1"
+LAYOUT_VERSION = "2"
 ORDINAL_BLOCK = 4096
 _STATE_FIELDS = (
     "now_ms",
@@ -104,6 +104,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         self.one_node = True
         self._scripts: dict[str, Any] = {}
         self._tags = [f"{{{self.ns}f{n}}}" for n in range(p.shards)]
+        self._bound_keys = [f"{self.ns}fbound:r", f"{self.ns}fbound:n", f"{self.ns}fbound:a"]
         self.leases = RedisLeases(self)
         """This worker's lease traffic (:mod:`~crawler.frontier.redis.redis_leases`)."""
 
@@ -220,6 +221,14 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         """The frontier shard holding ``server``'s queues."""
         return zlib.crc32(server.encode("utf-8", "surrogatepass")) % self.shards
 
+    def bound_keys(self) -> list[str]:
+        """The node-wide keys of ``redis_scripts._BOUNDS``: the shards' earliest due and first
+        inactive scores (lower bounds) and their active queue counts, passed last to the
+        scripts that read or change them, so that DUE skips shards with nothing due and counts
+        the active queues without reading every shard. On one redis-server only (a Cluster
+        script's keys share one slot): empty on a Cluster, where DUE reads each shard."""
+        return self._bound_keys if self.one_node else []
+
     def due_keys(self, shard: int) -> tuple[str, ...]:
         """KEYS of DUE for ``shard``: ready, hungry, lease, spent, inactive, stats."""
         t = self._tags[shard]
@@ -282,7 +291,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                 for qid, score, member in by_shard[shard]:
                     queue_keys.append(f"{t}q:{qid}")
                     args += (g, qid, score, member)
-            calls.append((script, keys + queue_keys, args))
+            calls.append((script, keys + queue_keys + self.bound_keys(), args))
             order.append(group)
         results = self.call("schedule", lambda: redis_conn.run_calls(self.client, calls))
         out: dict[int, list[bool]] = {}
@@ -316,7 +325,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                     keys += (f"{t}r", f"{t}c", f"{t}s", f"{t}q:{qid}", f"{t}x", f"{t}n")
                     args += (qid, member)
                     idx.append(i)
-            calls.append((script, keys, args))
+            calls.append((script, keys + self.bound_keys(), args))
             index.append(idx)
         results = self.call("unschedule", lambda: redis_conn.run_calls(self.client, calls))
         out = [False] * len(items)
@@ -327,7 +336,15 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
 
     def _inline_keys(self, server: str) -> list[str]:
         t = self._tags[self.shard_of(server)]
-        return [f"{t}v:{server}", f"{t}o:{server}", f"{t}p:{server}", f"{t}r", f"{t}g", f"{t}k"]
+        return [
+            f"{t}v:{server}",
+            f"{t}o:{server}",
+            f"{t}p:{server}",
+            f"{t}r",
+            f"{t}g",
+            f"{t}k",
+            *self.bound_keys(),
+        ]
 
     def inline_enter(
         self, server: str, token: str, own: bool, max_conn: int, interval_ms: int, slot_ms: int
