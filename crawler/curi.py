@@ -14,6 +14,8 @@ from typing import Any
 
 MAX_HOPS_SHOWN = 50
 """Only the last 50 hop letters are kept; earlier ones are counted (``12+LL…``)."""
+_RECORD_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""Encodes the frontier's records (made once: ``json.dumps`` with options builds one a call)."""
 
 
 class Hop:
@@ -331,11 +333,7 @@ class CrawlURI:
     # ------------------------------------------------------- persistence
     def to_bytes(self) -> bytes:
         """Compact record of the persistent fields, for the frontier's store."""
-        return json.dumps(
-            [getattr(self, name) for name in self._PERSISTENT],
-            separators=(",", ":"),
-            ensure_ascii=False,
-        ).encode()
+        return _RECORD_ENCODER.encode([getattr(self, name) for name in self._PERSISTENT]).encode()
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> CrawlURI:
