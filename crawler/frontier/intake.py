@@ -20,16 +20,16 @@ run outside it. ``in_flight`` is the frontier's map of URIs out (URI -> queue), 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from crawler.frontier import recovery as rec
 from crawler.frontier.queue_store import StoreBatch, sort_key
 from crawler.frontier.workqueue import EXHAUSTED, INACTIVE, RETIRED, WorkQueue
+from crawler.uniq.recent_keys import RecentKeys
 
 if TYPE_CHECKING:
-    import threading
-
     from crawler.curi import CrawlURI
     from crawler.frontier.preparer import FrontierPreparer
     from crawler.frontier.scheduler import QueueScheduler
@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 
 ORDINAL_BLOCK = 4096
 """Ordinals are reserved in the store this many at a time (gaps after a restart are harmless)."""
+SEEN_URIS_KEPT = 16_384
+"""URIs :meth:`FrontierIntake.seen_recently` found seen and remembers as they are, per
+generation (two generations: ~2-4 MB at most)."""
 
 
 class FrontierIntake:
@@ -74,6 +77,10 @@ class FrontierIntake:
         self._ordinal = 0
         self._ordinal_reserved = 0
         self._closed = False
+        # URIs (not canonical keys) the uniq filter said it recorded: never wrong, since a
+        # URI's canonical key is a function of it and the filter forgets nothing it recorded.
+        self._seen_uris: RecentKeys[str] = RecentKeys(SEEN_URIS_KEPT)
+        self._seen_lock = threading.Lock()
 
     # ------------------------------------------------------------ counters
     def restore(self, ordinal_reserved: int) -> None:
@@ -155,19 +162,36 @@ class FrontierIntake:
         return bool(self._uniq.add(curi.canonical))
 
     def seen_recently(self, uris: Sequence[str]) -> list[bool]:
-        """True for each URI the uniq filter recorded lately (answered without I/O or lock).
+        """True for each URI the uniq filter recorded lately (answered without I/O).
 
         A True is final (the URI was scheduled); a False only means "not known cheaply". Lets
         a caller skip the per-link work (scope rules) for the links of a page seen already.
+        The URIs answered True are remembered as they are (:data:`SEEN_URIS_KEPT`): the same
+        link on the next page (navigation, headers, footers) is answered without working out
+        its canonical key and fingerprint again.
         """
+        known = self._seen_uris
+        out = [uri in known for uri in uris]
+        todo = [i for i, seen in enumerate(out) if not seen]
+        if not todo:
+            return out
         canonical_of = self._prepare.canonical
         canonicals: list[str] = []
-        for uri in uris:
+        for i in todo:
             try:
-                canonicals.append(canonical_of(uri))
+                canonicals.append(canonical_of(uris[i]))
             except ValueError:
                 canonicals.append("")
-        return [not new for new in self._uniq.maybe_new(canonicals)]
+        found: list[str] = []
+        for i, new in zip(todo, self._uniq.maybe_new(canonicals), strict=True):
+            if not new:
+                out[i] = True
+                found.append(uris[i])
+        if found:
+            with self._seen_lock:
+                for uri in found:
+                    known.remember(uri)
+        return out
 
     # ------------------------------------------------------------- enqueue
     def _enqueue_many(
