@@ -8,12 +8,33 @@ themselves. Heritrix counterpart: ``org.archive.modules.CrawlURI``.
 from __future__ import annotations
 
 import json
+import operator
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
 MAX_HOPS_SHOWN = 50
 """Only the last 50 hop letters are kept; earlier ones are counted (``12+LL…``)."""
+_RECORD_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
+"""Encodes the frontier's records as ``json.dumps(..., separators=(",", ":"),
+ensure_ascii=False)`` does, made once (``json.dumps`` with options builds an encoder a call)."""
+_make_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+_C_RECORD_ENCODER: Any = (
+    None
+    if _make_c_encoder is None
+    else _make_c_encoder(
+        None,  # no circular-reference markers: a record holds plain JSON data
+        _RECORD_ENCODER.default,
+        json.encoder.encode_basestring,  # ensure_ascii=False
+        None,  # indent
+        ":",
+        ",",
+        False,  # sort_keys
+        False,  # skipkeys
+        True,  # allow_nan
+    )
+)
+"""The C encoder behind :data:`_RECORD_ENCODER`, made once (its ``encode`` makes one a call)."""
 
 
 class Hop:
@@ -331,11 +352,10 @@ class CrawlURI:
     # ------------------------------------------------------- persistence
     def to_bytes(self) -> bytes:
         """Compact record of the persistent fields, for the frontier's store."""
-        return json.dumps(
-            [getattr(self, name) for name in self._PERSISTENT],
-            separators=(",", ":"),
-            ensure_ascii=False,
-        ).encode()
+        values = _persistent_values(self)
+        if _C_RECORD_ENCODER is not None:
+            return "".join(_C_RECORD_ENCODER(values, 0)).encode()
+        return _RECORD_ENCODER.encode(values).encode()
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> CrawlURI:
@@ -351,3 +371,7 @@ class CrawlURI:
 
     def __repr__(self) -> str:
         return f"CrawlURI({self.uri!r}, hops={self.hop_path_text()!r}, status={self.status})"
+
+
+_persistent_values = operator.attrgetter(*CrawlURI._PERSISTENT)
+"""The persistent fields of a CrawlURI as a tuple (encoded as the record's JSON array)."""

@@ -98,6 +98,10 @@ def _hash64(text: str) -> int:
     )
 
 
+_via_hash = lru_cache(maxsize=4096)(_hash64)
+"""The series id of a page's outlinks is the hash of their shared via: worked out once."""
+
+
 class TrapBudgetParams(Params):
     """Parameters of :class:`TrapBudgetDecideRule`."""
 
@@ -184,7 +188,7 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
             run = via_run + 1
             if p.max_series_length and run > p.max_series_length:
                 return self._reject(curi, template)
-            series = via_series or _hash64(curi.via or "")
+            series = via_series or _via_hash(curi.via or "")
             if (
                 via_run >= FREE_STEPS
                 and p.max_series_uris

@@ -27,12 +27,14 @@ _MONTH_RE = re.compile(
     re.IGNORECASE,
 )
 _MONTH_HINTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+# Whether any hint is in a lower-cased text, in one scan (no IGNORECASE: the text is lowered
+# first, exactly as ``hint in text.lower()``).
+_MONTH_HINT_RE = re.compile("|".join(_MONTH_HINTS))
 
 
 def _has_month(text: str) -> bool:
     # Cheaper than the month regex for the many URIs that hold no month name at all.
-    low = text.lower()
-    return any(hint in low for hint in _MONTH_HINTS)
+    return _MONTH_HINT_RE.search(text.lower()) is not None
 
 
 def _shape(text: str, months: bool) -> str:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.frontier import recovery as rec
 from crawler.frontier.queue_store import StoreBatch, sort_key
-from crawler.frontier.recently_seen import recently_seen
+from crawler.frontier.recently_seen import RecentlySeen
 from crawler.frontier.workqueue import EXHAUSTED, INACTIVE, RETIRED, WorkQueue
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ class FrontierIntake:
         self._store = store
         self._uniq = uniq
         self._prepare = prepare
+        self._recently_seen = RecentlySeen(prepare, uniq)
         self._cond = cond
         self._sched = sched
         self._log = log
@@ -160,9 +161,10 @@ class FrontierIntake:
 
         A True is final (the URI was scheduled); a False only means "not known cheaply". Lets
         a caller skip the per-link work (scope rules) for the links of a page seen already
-        (:func:`~crawler.frontier.recently_seen.recently_seen`).
+        (:class:`~crawler.frontier.recently_seen.RecentlySeen`, which also remembers the URIs
+        it found seen as they are).
         """
-        return recently_seen(self._prepare, self._uniq, uris)
+        return self._recently_seen.seen(uris)
 
     # ------------------------------------------------------------- enqueue
     def _enqueue_many(

@@ -128,6 +128,8 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
     def _write_many(self, batches: list[StoreBatch]) -> None:
         db = self._require()
         floor, last_head = self._floor, self._last_head
+        # A page's records go to few queues: each queue's key prefix is checked and built once.
+        prefixes: dict[str, bytes] = {}
         with db.write_batch(sync=self.params.sync_writes) as wb:
             for batch in batches:
                 for queue_key, key in batch.deletes:
@@ -138,8 +140,11 @@ class LevelDBQueueStore(QueueStoreBase[LevelDBQueueStoreParams]):
                         floor.move_to_end(queue_key)
                         del last_head[queue_key]
                 for queue_key, key, value in batch.puts:
-                    check_queue_key(queue_key)
-                    wb.put(_PENDING + queue_key.encode() + b"\x00" + key.to_bytes(8, "big"), value)
+                    prefix = prefixes.get(queue_key)
+                    if prefix is None:
+                        check_queue_key(queue_key)
+                        prefix = prefixes[queue_key] = _PENDING + queue_key.encode() + b"\x00"
+                    wb.put(prefix + key.to_bytes(8, "big"), value)
                     if key < floor.get(queue_key, 0):
                         floor[queue_key] = key
                     head = last_head.get(queue_key)

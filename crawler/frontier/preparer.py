@@ -8,10 +8,17 @@ ahead of it, one directive higher). A URI that cannot be canonicalized or has no
 
 Reads ``curi.uri``, ``via``, ``hop_path``, ``queue_key``; writes ``canonical``, ``precedence``,
 ``queue_key`` (and ``directive`` of a prerequisite). Immutable after construction, thread-safe.
+
+The canonical keys of the last :data:`CANONICAL_MEMO` URIs are remembered (a bounded LRU): a
+page's outlinks are canonicalized first to skip those surely seen (``seen_recently``), then again
+as they are scheduled, and the second time costs a dictionary lookup. Canonicalization is a
+pure function of the URI, so the memo changes no answer.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from crawler.canonicalizer import Canonicalizer
@@ -23,18 +30,28 @@ if TYPE_CHECKING:
     from crawler.order.schema import FrontierConfig
 
 _NEEDS_HOST = frozenset({"http", "https", "ftp", "dns"})
+CANONICAL_MEMO = 4096
+"""URIs whose canonical key :class:`FrontierPreparer` remembers (a few pages' outlinks)."""
 
 
 class FrontierPreparer:
-    """Canonical key, precedence and queue key of new URIs (see the module docstring)."""
+    """Canonical key, precedence and queue key of new URIs (see the module docstring).
+
+    ``canonical(uri)`` is the uniq key of ``uri`` (memoized; ``ValueError`` if it has no scheme
+    or needs a missing host).
+    """
 
     def __init__(self, config: FrontierConfig, policy: QueueAssignmentPolicy[Any]) -> None:
         self.canonicalize = Canonicalizer(config.canonicalization).canonicalize
         self.cost = COST_POLICIES[config.cost_policy]
         self._uri_precedence = uri_precedence_function(config, self.cost)
         self._policy = policy
+        # A ValueError is not remembered: a bad URI raises each time it is asked.
+        self.canonical: Callable[[str], str] = functools.lru_cache(maxsize=CANONICAL_MEMO)(
+            self._canonical
+        )
 
-    def canonical(self, uri: str) -> str:
+    def _canonical(self, uri: str) -> str:
         """The uniq key of ``uri``; ``ValueError`` if it has no scheme or needs a missing host."""
         canonical = self.canonicalize(uri)
         colon = canonical.find(":")

@@ -1,17 +1,25 @@
-"""recently_seen: which of a page's links the uniq filter surely recorded, without I/O.
+"""RecentlySeen: which of a page's links the uniq filter surely recorded, without I/O.
 
 The one rule behind ``seen_recently`` of every frontier (the work-queue frontier's intake and a
 Redis worker's frontier alike): canonicalize each URI as scheduling would, then ask the uniq
 filter's no-I/O fast path (:meth:`~crawler.uniq.uniq_filter.UriUniqFilter.maybe_new`). A True
-is final (the URI was recorded, so scheduling it again would do nothing); a False only means
-"not known cheaply". A URI that cannot be canonicalized is False (scheduling reports it).
+is final (the URI was recorded, and no filter forgets, so scheduling it again would do
+nothing); a False only means "not known cheaply". A URI that cannot be canonicalized is False
+(scheduling reports it).
 
-Pure function of its arguments; thread-safe as far as the filter's ``maybe_new`` is.
+The URIs answered True are remembered as they are (:data:`SEEN_URIS_KEPT`, two generations):
+the same link on the next page (navigation, headers, footers) is answered with one set lookup,
+without its canonical key and fingerprint.
+
+Thread-safe: lookups read the remembered sets without a lock; additions take one.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
+
+from crawler.uniq.recent_keys import RecentKeys
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -19,16 +27,42 @@ if TYPE_CHECKING:
     from crawler.frontier.preparer import FrontierPreparer
     from crawler.uniq.uniq_filter import UriUniqFilter
 
+#: URIs answered "seen" kept as they are, per generation (a few MB at most).
+SEEN_URIS_KEPT = 16_384
 
-def recently_seen(
-    prep: FrontierPreparer, uniq: UriUniqFilter[Any], uris: Sequence[str]
-) -> list[bool]:
-    """One flag per URI of ``uris``: True where ``uniq`` surely recorded its canonical form."""
-    canonical_of = prep.canonical
-    canonicals: list[str] = []
-    for uri in uris:
-        try:
-            canonicals.append(canonical_of(uri))
-        except ValueError:
-            canonicals.append("")
-    return [not new for new in uniq.maybe_new(canonicals)]
+
+class RecentlySeen:
+    """``seen(uris)``: one flag per URI, True where the uniq filter surely recorded it."""
+
+    def __init__(
+        self, prep: FrontierPreparer, uniq: UriUniqFilter[Any], kept: int = SEEN_URIS_KEPT
+    ) -> None:
+        self._prep = prep
+        self._uniq = uniq
+        self._known: RecentKeys[str] = RecentKeys(kept)
+        self._lock = threading.Lock()
+
+    def seen(self, uris: Sequence[str]) -> list[bool]:
+        """One flag per URI of ``uris`` (see the module docstring)."""
+        known = self._known
+        out = [uri in known for uri in uris]
+        todo = [i for i, seen in enumerate(out) if not seen]
+        if not todo:
+            return out
+        canonical_of = self._prep.canonical
+        canonicals: list[str] = []
+        for i in todo:
+            try:
+                canonicals.append(canonical_of(uris[i]))
+            except ValueError:
+                canonicals.append("")
+        found: list[str] = []
+        for i, new in zip(todo, self._uniq.maybe_new(canonicals), strict=True):
+            if not new:
+                out[i] = True
+                found.append(uris[i])
+        if found:
+            with self._lock:
+                for uri in found:
+                    known.remember(uri)
+        return out

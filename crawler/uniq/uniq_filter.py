@@ -55,9 +55,17 @@ def digest128(text: str, function: FingerprintFunction = "mmh3") -> bytes:
     return raw
 
 
+FINGERPRINT_MEMO = 4096
+"""Canonical URIs whose fingerprint :func:`fingerprint` remembers (a few pages' outlinks)."""
+
+
+@functools.lru_cache(maxsize=FINGERPRINT_MEMO)
 def fingerprint(canonical: str, function: FingerprintFunction = "mmh3") -> bytes:
     """11-byte key of a canonical URI: 3 bytes of the hash of its scheme+authority, then the
     exact 64-bit hash of the whole URI.
+
+    Memoized (a bounded LRU, thread-safe): the frontier asks for a page's outlinks up to three
+    times in a row (skip the links surely seen, then the cheap check, then the check-and-add).
 
     The authority prefix keeps one host's keys adjacent (LevelDB locality, bulk forget per host
     later), as Heritrix's 24-bit fp(scheme+authority) | 40-bit fp(URI) key does; 64 bits over the

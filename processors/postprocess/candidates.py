@@ -44,6 +44,7 @@ per URI; scope.log lines are written under their own lock. Heritrix counterpart:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import threading
 import traceback
@@ -75,6 +76,10 @@ SCOPE_LOG = "scope.log"
 MAX_SEED_REDIRECT_HOPS = 5
 """Most redirects from an original seed to a redirect target that still becomes a seed."""
 TRAP_STATE = "trap-budgets.json"
+NORMALIZED_MEMO = 4096
+"""Outlink strings whose normal form is remembered: a site's navigation links are on every page
+(normalization is a pure function of the string; one that fails is not remembered)."""
+_normalized = functools.lru_cache(maxsize=NORMALIZED_MEMO)(normalize)
 
 
 class CandidatesParams(Params):
@@ -281,7 +286,7 @@ class CandidatesProcessor(Processor[CandidatesParams]):
                 continue
             seen_raw.add(raw_key)
             try:
-                uri = normalize(link.uri)
+                uri = _normalized(link.uri)
             except UriError as err:
                 ctx.uri_error(curi.uri, str(err), link.uri)
                 bad += 1

@@ -83,7 +83,7 @@ from crawler.frontier.policy.pace_rule import NOTHING, pace_arguments, pace_inpu
 from crawler.frontier.policy.queue_precedence import SUCCESS_COUNTS, precedence_mode
 from crawler.frontier.preparer import FrontierPreparer
 from crawler.frontier.queue_release import fetch_answer, fetch_end_ms
-from crawler.frontier.recently_seen import recently_seen
+from crawler.frontier.recently_seen import RecentlySeen
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_exchange import Leased, RedisExchange
 from crawler.frontier.redis.redis_inline_gate import RedisInlineGate
@@ -128,6 +128,7 @@ class RedisFrontier:
         self._on_final = on_final
         self._logger: Any = logger if logger is not None else structlog.get_logger("frontier")
         self._prep = prep = FrontierPreparer(config, policy)
+        self._recently_seen = RecentlySeen(prep, uniq)
         self._finish = FinishPolicy(config, prep.cost)
         retry = self._finish.retry
         self.retry_watch = RetryWatch()
@@ -252,8 +253,8 @@ class RedisFrontier:
         """True for each URI this worker saw Redis confirm as recorded crawl-wide (the uniq
         filter's cache; no I/O): a True is final, a False only means "not known cheaply". Lets
         the candidates step skip the scope for a page's links seen already, as in one
-        process (:func:`~crawler.frontier.recently_seen.recently_seen`)."""
-        return recently_seen(self._prep, self._uniq, uris)
+        process (:class:`~crawler.frontier.recently_seen.RecentlySeen`)."""
+        return self._recently_seen.seen(uris)
 
     # ---------------------------------------------------------------- next
     def next(self, timeout_s: float) -> CrawlURI | None:
