@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -179,7 +180,9 @@ class Recording:
             data: bytes = getvalue()
             return data if len(data) <= max_bytes else data[:max_bytes]
         self._body.seek(0)
-        return self._body.read(max_bytes)
+        data = self._body.read(min(max_bytes, self.body_size))  # a read sized to the cap
+        self._body.seek(0, io.SEEK_END)  # where the next write_body appends
+        return data
 
     def close(self) -> None:
         """Free memory and delete the spool file. Idempotent."""
