@@ -32,6 +32,7 @@ import functools
 import io
 import json
 import os
+import pickle
 import queue
 import threading
 import time
@@ -97,7 +98,10 @@ class CdxjIndexer:
         if self._scanner is None:
             self._scanner = WarcScanner()
         if entries is not None:
-            from_entries = self._lines_from(entries, warc.name)
+            try:
+                from_entries = self._lines_from(entries, warc.name)
+            except (OSError, EOFError, pickle.UnpicklingError):
+                from_entries = None  # a spool the disk refused or cut short: read the file
             if from_entries is not None:
                 return self._write(warc, indexes, from_entries, None, None)
         if warc.name.endswith((".gz", ".gz.open")):

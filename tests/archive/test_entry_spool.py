@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from warc_samples import write_warc
 
 from crawler.archive.entry_spool import EntrySpool
-from crawler.archive.indexer import LocatedEntry
+from crawler.archive.indexer import CdxjIndexer, LocatedEntry
 from crawler.archive.method_query import MethodQuery
 from crawler.archive.warc_scan import IndexEntry
 from processors.write.warc_files import WARCFileSet
@@ -99,3 +100,22 @@ class _Spool:
 
     def seek(self, pos: int) -> None:
         raise AssertionError("not asked for without a full disk")
+
+
+class _UnreadableSpool:
+    """Entries on a disk that fails when they are read back."""
+
+    def __iter__(self) -> Any:
+        raise OSError(5, "Input/output error")
+
+
+@pytest.mark.timeout(60)
+def test_entries_that_cannot_be_read_back_leave_the_index_to_a_read_of_the_file(
+    tmp_path: Path,
+) -> None:
+    warc = tmp_path / "S.warc.gz"
+    urls = write_warc(warc, pages=4)
+    result = CdxjIndexer().index(warc, tmp_path / "indexes", _UnreadableSpool())
+    assert result.problem is None and result.records == 4
+    lines = (tmp_path / "indexes" / "S.warc.gz.cdxj").read_text().splitlines()
+    assert sorted(line.split('"url": "', 1)[1].split('"', 1)[0] for line in lines) == urls
