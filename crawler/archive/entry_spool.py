@@ -8,9 +8,10 @@ with the crawl's progress. The spool writes each pair, pickled, to an unnamed te
 (no name in the directory, gone when closed or when the process ends) through a small write
 buffer, so the memory it holds is that buffer whatever the number of entries.
 
-Reading back (:meth:`__iter__`) yields the pairs in the order appended. A failed write (a full
-disk) is raised to the caller, who may then :meth:`close` the spool and have the file read
-instead.
+Reading back (:meth:`__iter__`) yields the pairs in the order appended. A write the disk
+refuses raises ``OSError`` from :meth:`append`, or, for the last buffered bytes, from reading
+back; either way the WARC file is then indexed by reading it (the file set drops the spool, the
+indexer falls back).
 
 Thread-safety: none; the owner serialises calls (the WARC file set appends under its lock, and
 hands the spool to the indexer's thread only once its file has closed).
