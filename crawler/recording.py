@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -138,13 +139,21 @@ class Recording:
             if whole:
                 return data
         codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
-        pipeline: Iterator[bytes] = _raw_chunks(self.body_stream())
+        layers = []
         for coding in reversed(codings):
             if coding in ("identity", ""):
                 continue
             layer = _DECODERS.get(coding)
             if layer is None:
                 break
+            layers.append(layer)
+        if not layers:
+            data = self._raw_prefix(max_bytes)
+            if len(data) <= KEPT_DECODED_BYTES:
+                self._decoded = (content_encoding, data, len(data) == self.body_size)
+            return data
+        pipeline: Iterator[bytes] = _raw_chunks(self.body_stream())
+        for layer in layers:
             pipeline = layer(pipeline)
         out = bytearray()
         whole = True
@@ -159,6 +168,20 @@ class Recording:
         data = bytes(out)
         if len(data) <= KEPT_DECODED_BYTES:
             self._decoded = (content_encoding, data, whole)
+        return data
+
+    def _raw_prefix(self, max_bytes: int) -> bytes:
+        """The first ``max_bytes`` of the raw body. A body still in memory is handed out as the
+        spool's own bytes (no copy while the body is not written to again); one rolled over to
+        disk is read once. Either way no decoding buffer and no second copy: a page of a few MB
+        in flight on each of hundreds of threads made the C heap's peaks, which it keeps."""
+        getvalue = getattr(getattr(self._body, "_file", None), "getvalue", None)
+        if getvalue is not None:
+            data: bytes = getvalue()
+            return data if len(data) <= max_bytes else data[:max_bytes]
+        self._body.seek(0)
+        data = self._body.read(min(max_bytes, self.body_size))  # a read sized to the cap
+        self._body.seek(0, io.SEEK_END)  # where the next write_body appends
         return data
 
     def close(self) -> None:

@@ -8,12 +8,15 @@ allocations grew most since the first snapshot (taken after one interval, past s
 the traced total and the entry counts of the per-host maps (robots and DNS caches, the stats'
 host map, the idle connections and TLS sessions of the fetchers) and the memory LevelDB says its
 block caches and memtables hold (uniq filter, frontier store), read off the crawl's
-controller. Bench-only: the crawler knows nothing of it (``run_web.py --tracemalloc S`` uses
-it). Tracing slows the crawl two- to three-fold: the figures say what grows, not how fast.
+controller, and where the process's anonymous memory is (:func:`heap_split`: glibc's bytes in
+use and free, Python's small-object allocator). Bench-only: the crawler knows nothing of it
+(``run_web.py --tracemalloc S`` uses it). Tracing slows the crawl two- to three-fold: the
+figures say what grows, not how fast.
 """
 
 from __future__ import annotations
 
+import ctypes
 import sys
 import threading
 import time
@@ -63,6 +66,38 @@ def sizes_of_interest() -> list[str]:
     return found
 
 
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena", "ordblks", "smblks", "hblks", "hblkhd",
+            "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
+        )
+    ]  # fmt: skip
+
+
+def heap_split() -> str:
+    """Anonymous MiB (smaps_rollup), glibc's in-use / free / mmapped bytes (``mallinfo2``, all
+    arenas) and the bytes of Python's small-object allocator's blocks in use (its 1 MiB arenas
+    are mmapped, outside glibc's figures): what grows, Python's objects or the C heap."""
+    anon = 0
+    with open("/proc/self/smaps_rollup") as fh:
+        for line in fh:
+            if line.startswith("Anonymous:"):
+                anon = int(line.split()[1]) // 1024
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = _Mallinfo2
+        info = libc.mallinfo2()
+    except (OSError, AttributeError):
+        return f"anon={anon}"
+    mib = 2**20
+    return (
+        f"anon={anon} malloc.in_use={info.uordblks / mib:.1f} malloc.free={info.fordblks / mib:.1f}"
+        f" malloc.mmapped={info.hblkhd / mib:.1f} pymalloc.blocks={sys.getallocatedblocks()}"
+    )
+
+
 def watch(out: Path, interval_s: float) -> None:
     first: tracemalloc.Snapshot | None = None
     started = time.monotonic()
@@ -74,6 +109,7 @@ def watch(out: Path, interval_s: float) -> None:
             f"peak={peak / 2**20:.1f} MiB"
         ]
         lines.append("sizes: " + " ".join(sizes_of_interest()))
+        lines.append("heap MiB: " + heap_split())
         if not tracemalloc.is_tracing():
             with out.open("a") as fh:
                 fh.write("\n".join(lines) + "\n")

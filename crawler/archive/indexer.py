@@ -32,16 +32,19 @@ import functools
 import io
 import json
 import os
+import pickle
 import queue
 import threading
 import time
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias
 
 import structlog
 
+from crawler.archive.entry_spool import EntrySpool
 from crawler.archive.run_layout import index_path
 from crawler.archive.warc_scan import IndexEntry, WarcScanner
 
@@ -87,23 +90,20 @@ class CdxjIndexer:
         self,
         warc: Path,
         indexes: Path,
-        entries: list[tuple[int, LocatedEntry | None]] | None = None,
+        entries: Entries | None = None,
     ) -> IndexResult:
         """Index ``warc`` into directory ``indexes`` (created if missing); never raises for a
         bad WARC (an unreadable one gives no index and a ``problem``). ``entries`` (see
         :meth:`BackgroundIndexer.submit`) spare reading the file."""
         if self._scanner is None:
             self._scanner = WarcScanner()
-        if entries is not None and all(e is not None for _, e in entries):
-            lines = []
-            for base, located in entries:
-                assert located is not None
-                line = self._scanner.format(
-                    located.entry, base + located.offset, located.length, warc.name
-                )
-                if line is not None:
-                    lines.append(line)
-            return self._write(warc, indexes, lines, None, None)
+        if entries is not None:
+            try:
+                from_entries = self._lines_from(entries, warc.name)
+            except (OSError, EOFError, pickle.UnpicklingError):
+                from_entries = None  # a spool the disk refused or cut short: read the file
+            if from_entries is not None:
+                return self._write(warc, indexes, from_entries, None, None)
         if warc.name.endswith((".gz", ".gz.open")):
             try:
                 scanned = self._scanner.scan(warc, warc.name)
@@ -113,6 +113,18 @@ class CdxjIndexer:
                 whole = scanned.whole_bytes if scanned.problem else None
                 return self._write(warc, indexes, scanned.lines, scanned.problem, whole)
         return self._index_with_library(warc, indexes)
+
+    def _lines_from(self, entries: Entries, name: str) -> list[str] | None:
+        """The index lines of the writer's ``entries`` (one pass); None if any is missing."""
+        assert self._scanner is not None
+        lines = []
+        for base, located in entries:
+            if located is None:
+                return None
+            line = self._scanner.format(located.entry, base + located.offset, located.length, name)
+            if line is not None:
+                lines.append(line)
+        return lines
 
     def _index_with_library(self, warc: Path, indexes: Path) -> IndexResult:
         out = io.StringIO()
@@ -208,6 +220,10 @@ class LocatedEntry(NamedTuple):
     entry: IndexEntry
 
 
+Entries: TypeAlias = "Iterable[tuple[int, LocatedEntry | None]]"
+"""The writer's ``(offset of a URI's records, entry of its first record)`` pairs of one file."""
+
+
 class BackgroundIndexer:
     """Indexes WARC files handed to :meth:`submit` on one daemon thread, in order.
 
@@ -220,18 +236,17 @@ class BackgroundIndexer:
         self.indexes = indexes
         self.results: list[IndexResult] = []
         self._indexer = indexer or CdxjIndexer()
-        self._queue: queue.Queue[tuple[Path, list[tuple[int, LocatedEntry | None]] | None] | None]
+        self._queue: queue.Queue[tuple[Path, Entries | None] | None]
         self._queue = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="warc-indexer", daemon=True)
         self._thread.start()
 
-    def submit(
-        self, warc: Path, entries: list[tuple[int, LocatedEntry | None]] | None = None
-    ) -> None:
+    def submit(self, warc: Path, entries: Entries | None = None) -> None:
         """Index ``warc`` soon (a closed WARC file). ``entries``: the writer's ``(offset of a
-        URI's records, entry of its first record)`` for every append, from which the index is
-        made without reading the file; with any entry None, or none given, the file is read.
-        Cheap; any thread."""
+        URI's records, entry of its first record)`` for every append (a list, or an
+        :class:`~crawler.archive.entry_spool.EntrySpool`, closed once indexed), from which the
+        index is made without reading the file; with any entry None, or none given, the file
+        is read. Cheap; any thread."""
         self._queue.put((warc, entries))
 
     def close(self, timeout_s: float | None = None) -> None:
@@ -249,6 +264,9 @@ class BackgroundIndexer:
             except OSError as error:  # the index directory cannot be written
                 _log.error("warc_index_failed", warc=str(warc), error=str(error))
                 continue
+            finally:
+                if isinstance(entries, EntrySpool):
+                    entries.close()
             self.results.append(result)
             if result.problem:
                 _log.warning("warc_index_incomplete", warc=str(warc), problem=result.problem)

@@ -9,6 +9,12 @@ free holes stay resident: RSS climbs for hours although live data does not.
 
 * :meth:`set_arena_max` caps the number of arenas (``mallopt(M_ARENA_MAX)``); threads beyond
   the cap share the existing ones. Affects arenas created afterwards, so call it early.
+* :meth:`set_mmap_threshold` fixes the size from which a block is mmapped of its own
+  (``mallopt(M_MMAP_THRESHOLD)``) and freed straight back to the system. glibc's default starts
+  at 128 KiB and rises to the size of every larger mmapped block freed (up to 32 MiB): after the
+  first multi-MB page the crawl's page-sized buffers come from the arenas, and a burst of big
+  pages in flight on hundreds of threads leaves their arenas holding hundreds of MB of free
+  holes the trim cannot return whole. A fixed threshold stops the rise.
 * :meth:`trim` (``malloc_trim(0)``) gives the free pages inside every arena back to the system
   (``madvise(MADV_DONTNEED)``), not only the top of the main heap.
 
@@ -23,6 +29,8 @@ import platform
 
 M_ARENA_MAX = -8
 """glibc's ``mallopt`` parameter number for the arena cap (malloc.h)."""
+M_MMAP_THRESHOLD = -3
+"""glibc's ``mallopt`` parameter number for the mmap threshold (malloc.h)."""
 
 
 class GlibcMalloc:
@@ -50,6 +58,11 @@ class GlibcMalloc:
     def set_arena_max(self, arenas: int) -> bool:
         """Cap the malloc arenas at ``arenas`` (>= 1); True if glibc accepted it."""
         return bool(self._mallopt(M_ARENA_MAX, max(1, arenas)))
+
+    def set_mmap_threshold(self, size_bytes: int) -> bool:
+        """Blocks of ``size_bytes`` and more are mmapped and unmapped when freed (glibc caps
+        the value at 32 MiB); True if glibc accepted it."""
+        return bool(self._mallopt(M_MMAP_THRESHOLD, max(0, size_bytes)))
 
     def trim(self) -> bool:
         """Return the free memory of every arena to the system; True if some was released."""

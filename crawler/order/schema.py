@@ -314,6 +314,13 @@ class MemoryConfig(Section):
     trim_interval_s: float = Field(
         60, ge=0, description="seconds between returns of the C heap's free pages (0: never)"
     )
+    mmap_threshold_bytes: int = Field(
+        1_048_576,
+        ge=0,
+        le=33_554_432,
+        description="blocks of this size and more are mmapped and go back to the system when "
+        "freed (0: glibc's sliding default)",
+    )
     max_cached_servers: int = Field(
         50_000, ge=0, description="servers whose robots.txt is kept (0: all); others re-fetch it"
     )

@@ -11,7 +11,10 @@ the file stays valid. Every file begins with the warcinfo record made by the
 ``max_file_size_bytes`` is closed, so a file exceeds the limit by at most one URI's records.
 ``on_closed`` (optional) is called with each closed file's final path and the ``(offset,
 entry)`` pairs of its appends, under the lock: it must be quick (the writer hands them to a
-background indexer).
+background indexer). The pairs wait on disk, not in memory
+(:class:`~crawler.archive.entry_spool.EntrySpool`, an unnamed temporary file in the WARC
+directory, closed by whoever receives it); if the spool cannot be written (a full disk),
+``on_closed`` gets None instead and the indexer reads the file.
 
 Thread-safe: :meth:`append` copies an already-built spool under one lock (no compression or
 digesting under it). Heritrix counterpart: WebArchive-Commons ``WriterPoolMember``.
@@ -27,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from crawler.archive.entry_spool import EntrySpool
 from crawler.disk import SPACE_WAIT, is_disk_full
 from processors.write.warc_records import timestamp17
 
@@ -46,7 +50,7 @@ class WARCFileSet:
         max_file_size_bytes: int,
         warcinfo: Callable[[str], bytes],
         now_s: Callable[[], float],
-        on_closed: Callable[[Path, list[tuple[int, Any]]], None] | None = None,
+        on_closed: Callable[[Path, EntrySpool[Any] | None], None] | None = None,
     ) -> None:
         self.directory = directory
         self._prefix = prefix
@@ -56,7 +60,7 @@ class WARCFileSet:
         self._warcinfo = warcinfo
         self._now_s = now_s
         self._on_closed = on_closed
-        self._entries: list[tuple[int, Any]] = []
+        self._spool: EntrySpool[Any] | None = None
         self._hostname = socket.gethostname()
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = None
@@ -123,8 +127,12 @@ class WARCFileSet:
                 self._cut_back(offset)
             raise
         self._offset += size
-        if self._on_closed is not None:
-            self._entries.append((offset, entry))
+        if self._spool is not None:
+            try:
+                self._spool.append(offset, entry)
+            except OSError:  # the file is indexed by reading it instead
+                self._spool.close()
+                self._spool = None
         self.bytes_written += size
         return self._path.name[: -len(".open")], offset
 
@@ -164,6 +172,11 @@ class WARCFileSet:
             self._serial -= 1
             raise
         self._file, self._path = handle, path
+        if self._on_closed is not None:
+            try:
+                self._spool = EntrySpool(self.directory)
+            except OSError:
+                self._spool = None  # the file is indexed by reading it instead
         self._offset = len(info)
         self.bytes_written += len(info)
         self.warcinfo_records += 1
@@ -177,9 +190,11 @@ class WARCFileSet:
         closed = path.with_name(path.name[: -len(".open")])
         os.replace(path, closed)
         self.files_closed += 1
-        entries, self._entries = self._entries, []
+        spool, self._spool = self._spool, None
         if self._on_closed is not None:
-            self._on_closed(closed, entries)
+            self._on_closed(closed, spool)
+        elif spool is not None:
+            spool.close()
 
     def _cut_back(self, offset: int) -> None:
         """Drop what a failed append left past ``offset`` (a half record) from the file."""
@@ -194,7 +209,9 @@ class WARCFileSet:
     def _invalidate(self) -> None:
         handle, path = self._file, self._path
         self._file = self._path = None
-        self._entries = []
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
         if handle is not None:
             with contextlib.suppress(OSError):
                 handle.close()

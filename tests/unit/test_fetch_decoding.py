@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import tracemalloc
 import zlib
 
 import brotlicffi as brotli  # type: ignore[import-untyped]
@@ -91,3 +92,23 @@ def test_a_body_that_grows_is_decoded_again() -> None:
     assert rec.decoded_body(None, 100) == b"first part"
     rec.write_body(b", second part")
     assert rec.decoded_body(None, 100) == b"first part, second part"
+
+
+@pytest.mark.parametrize("in_memory_bytes", [4 << 20, 256 * 1024])
+def test_an_unencoded_body_costs_at_most_one_copy(in_memory_bytes: int) -> None:
+    """In memory the page is the spool's own bytes; rolled to disk it is read once: no decoding
+    buffer and second copy per page in flight (a 2 MB page on hundreds of threads)."""
+    body = bytes(range(256)) * 8192  # 2 MiB
+    rec = recorded(body, in_memory_bytes)
+    tracemalloc.start()
+    try:
+        data = rec.decoded_body(None, 4 << 20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert data == body
+    assert peak < len(body) + 64 * 1024, peak  # a decoding buffer and its copy: twice as much
+    assert rec.decoded_body("identity", 1000) == body[:1000]
+    rec.write_body(b"tail")  # a body that grows is read again, the kept bytes untouched
+    assert rec.decoded_body(None, 4 << 20) == body + b"tail" and data == body
+    rec.close()

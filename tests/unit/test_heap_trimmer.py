@@ -104,3 +104,53 @@ def thread_arenas(cap: int) -> int:
 def test_arena_cap_makes_threads_share_arenas() -> None:
     assert thread_arenas(2) <= 1  # the main heap and at most one thread arena
     assert thread_arenas(0) >= 4  # glibc's default: one per thread, up to 8 per core
+
+
+BIG_BLOCKS = textwrap.dedent(
+    """
+    import ctypes, sys
+    from crawler.memory import HeapTrimmer
+    from crawler.order.schema import MemoryConfig
+    threshold = int(sys.argv[1])
+    config = MemoryConfig(malloc_arena_max=0, trim_interval_s=0, mmap_threshold_bytes=threshold)
+    HeapTrimmer(config).start(0.0)
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    def anon():
+        for line in open("/proc/self/smaps_rollup"):
+            if line.startswith("Anonymous:"):
+                return int(line.split()[1]) / 1024
+    first = libc.malloc(4 << 20)  # a 4 MB page: glibc's own threshold rises to its size
+    ctypes.memset(first, 1, 4 << 20)
+    libc.free(first)
+    pages, pins = [], []
+    for _ in range(64):  # 64 pages of 2 MB in flight, small blocks made between them
+        page = libc.malloc(2 << 20)
+        ctypes.memset(page, 1, 2 << 20)
+        pages.append(page)
+        pins.append(libc.malloc(256))
+    held = anon()
+    for page in pages:
+        libc.free(page)
+    print(held - anon())
+    """
+)
+
+
+def released_mb(threshold: int) -> float:
+    out = subprocess.run(
+        [sys.executable, "-c", BIG_BLOCKS, str(threshold)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=ROOT,
+        check=True,
+    )
+    return float(out.stdout.strip())
+
+
+def test_big_blocks_go_back_to_the_system_when_freed_with_a_fixed_mmap_threshold() -> None:
+    assert released_mb(1 << 20) > 100  # of 128 MB of pages: gone as they are freed
+    assert released_mb(0) < 32  # glibc's sliding threshold: holes in the heap, kept
