@@ -569,6 +569,18 @@ def only_resume(args: argparse.Namespace) -> None:
     f.close()
 
 
+def probe_only(args: argparse.Namespace) -> None:
+    """Open the state of an earlier run (``--keep``) and probe it once: what a profiler
+    attaches to (``py-spy record -- python bench/frontier_scale.py --probe-only ...``)."""
+    state = Path(args.state)
+    progress = json.loads((state / "bench-progress.json").read_text())
+    seen = int(progress["j"])
+    f = build_frontier(state)
+    ev = probe(f, args, seen, seen + int(time.time()))  # URIs of its own, new at each run
+    f.close()
+    print(probe_header(args)[-2], probe_header(args)[-1], probe_row(ev), sep="\n", flush=True)
+
+
 def sizes(text: str) -> list[int]:
     return [int(float(x)) for x in text.split(",") if x]
 
@@ -612,9 +624,16 @@ def main() -> None:
     p.add_argument("--out", default="frontier-scale", help="stem of the files in bench/out/")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--only-resume", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--probe-only",
+        action="store_true",
+        help="probe the state of an earlier --keep run once (--state, --queues as then)",
+    )
     args = p.parse_args()
     if args.only_resume:
         only_resume(args)
+    elif args.probe_only:
+        probe_only(args)
     elif args.child:
         child(args)
     else:
