@@ -22,6 +22,18 @@ returns; that child goes on with the workload (a few URIs from before the kill c
 already seen). ``--trace-memory N`` also prints, at each checkpoint, the Python heap
 (tracemalloc, N frames per allocation: slow) and the allocation sites that changed most.
 Tables go to stdout and ``bench/out/frontier-scale.md`` (+ ``.json``).
+
+``--probe-pages N`` (with ``--probe-embeds M``) also measures, at each checkpoint, the
+frontier's own work per fetch in CPU time (``time.thread_time`` of the calling thread; the
+process's CPU, background threads included, beside it): N crawled pages, each ``next()``, then
+its outlinks scheduled (``--probe-seen`` URIs seen before at random, ``--probe-same-host`` new
+URIs on the page's own host, ``--probe-new-host`` URIs on hosts never seen before, one
+``schedule_many`` call per part so each is timed alone), then ``finished()``; then M embeds
+(``next()`` + ``finished()``, no outlinks). The probe's URIs stay in the crawl's state: its
+pages and embeds leave the queue, its new URIs and new hosts join it (N x (same-host +
+new-host) more queued URIs and N x new-host more queues at each checkpoint), as a crawl's
+would. It draws its randomness from its own generator, so the synthetic workload after it
+is the same URIs as without it.
 """
 
 from __future__ import annotations
@@ -232,6 +244,12 @@ def child(args: argparse.Namespace) -> None:
                 }
             )
             last = {"sched_s": sched_s, "out_s": out_s, "offered": offered, "out": taken, "t": now}
+            if args.probe_pages or args.probe_embeds:
+                ev = probe(f, args, j, j)
+                emit(ev)
+                taken += ev["pages"] + ev["embeds"]
+                queued = f.snapshot().queued
+                last["out"] = taken
             if args.trace_memory:
                 trace_memory(traced, j)
         if kills and j >= kills[0]:
@@ -251,6 +269,94 @@ def child(args: argparse.Namespace) -> None:
         if not marks and not kills:
             break
     f.close()
+
+
+def probe(f: Any, args: argparse.Namespace, seen: int, mark: int) -> dict[str, Any]:
+    """The frontier's work for ``args.probe_pages`` pages and ``args.probe_embeds`` embeds.
+
+    Returns CPU-us per page and per outlink by part (see the module docstring). The caller's
+    thread CPU (``time.thread_time``) is summed around each call; ``cpu_us_page_process``
+    is the process's CPU (LevelDB's compaction and any write-behind thread included) over
+    the whole page loop divided by the pages.
+    """
+    from urllib.parse import urlsplit
+
+    from crawler.curi import CrawlURI
+
+    queued_before = f.snapshot().queued
+    rng = random.Random(-mark)  # its own generator: the workload's stays as without a probe
+    parts = {"next_fin": 0.0, "seen": 0.0, "same_host": 0.0, "new_host": 0.0}
+    queued = {"seen": 0, "same_host": 0, "new_host": 0}
+    pages = embeds = 0
+    tick = time.thread_time
+    p0 = time.process_time()
+    for n in range(args.probe_pages):
+        t = tick()
+        curi = f.next(1.0)
+        parts["next_fin"] += tick() - t
+        if curi is None:
+            break
+        host = urlsplit(curi.uri).netloc
+        batches = {
+            "seen": [
+                CrawlURI(uri_of(rng.randrange(seen), args.queues)) for _ in range(args.probe_seen)
+            ],
+            "same_host": [
+                CrawlURI(f"https://{host}/p{mark}/{n}/{k}.html")
+                for k in range(args.probe_same_host)
+            ],
+            "new_host": [
+                CrawlURI(f"https://www.p{mark}-{n}-{k}.example/")
+                for k in range(args.probe_new_host)
+            ],
+        }
+        for part, batch in batches.items():
+            if batch:
+                t = tick()
+                queued[part] += sum(f.schedule_many(batch))
+                parts[part] += tick() - t
+        curi.status = 200
+        t = tick()
+        f.finished(curi)
+        parts["next_fin"] += tick() - t
+        pages += 1
+    page_process_s = time.process_time() - p0
+    embed_s = 0.0
+    p0 = time.process_time()
+    for _ in range(args.probe_embeds):
+        t = tick()
+        curi = f.next(1.0)
+        if curi is None:
+            break
+        curi.status = 200
+        f.finished(curi)
+        embed_s += tick() - t
+        embeds += 1
+    embed_process_s = time.process_time() - p0
+    per = max(1, pages)
+    out: dict[str, Any] = {
+        "event": "probe",
+        "seen": seen,
+        "queued": queued_before,
+        "pages": pages,
+        "embeds": embeds,
+        "queued_by_part": queued,
+        "load": os.getloadavg()[0],
+    }
+    counts = {
+        "seen": args.probe_seen,
+        "same_host": args.probe_same_host,
+        "new_host": args.probe_new_host,
+    }
+    for part, s in parts.items():
+        out[f"us_page_{part}"] = s * 1e6 / per
+        if part in counts:
+            out[f"us_link_{part}"] = s * 1e6 / max(1, per * counts[part])
+    out["us_page"] = sum(parts.values()) * 1e6 / per
+    out["us_page_process"] = page_process_s * 1e6 / per
+    out["us_embed"] = embed_s * 1e6 / max(1, embeds)
+    out["us_embed_process"] = embed_process_s * 1e6 / max(1, embeds)
+    return out
 
 
 def trace_memory(traced: list[Any], seen: int) -> None:
@@ -308,7 +414,7 @@ def parent(args: argparse.Namespace) -> None:
         *HEADER,
     ]
     print("\n".join(lines), flush=True)
-    results: dict[str, Any] = {"args": vars(args), "checkpoints": [], "resumes": []}
+    results: dict[str, Any] = {"args": vars(args), "checkpoints": [], "resumes": [], "probes": []}
     cmd = [sys.executable, __file__, "--child", "--state", str(state), *child_args(args)]
     while True:
         killed_at = None
@@ -323,6 +429,9 @@ def parent(args: argparse.Namespace) -> None:
                 results["checkpoints"].append(ev)
                 lines.append(row(ev))
                 print(lines[-1], flush=True)
+            elif ev["event"] == "probe":
+                results["probes"].append(ev)
+                print(f"  probe: {probe_row(ev)}", flush=True)
             elif ev["event"] == "memtrace":
                 print(
                     f"  Python heap {ev['python_mb']:.1f} MB at {ev['seen']:,} seen; since the "
@@ -367,14 +476,39 @@ def parent(args: argparse.Namespace) -> None:
             f"| {r['first_next_s']:>22.1f} | {r['spawn_to_first_next_s']:>31.1f} "
             f"| {r['anon_mb'] + r['file_mb']:>17.0f} |"
         )
+    if results["probes"]:
+        lines += ["", *probe_header(args), *(probe_row(ev) for ev in results["probes"])]
     lines.append(per_queue(results["checkpoints"]))
     lines.append(f"\nGoals: {GOALS}.")
-    print("\n".join(lines[-len(results["resumes"]) - 5 :]), flush=True)
+    print("\n".join(lines[-len(results["resumes"]) - len(results["probes"]) - 10 :]), flush=True)
     (OUT / f"{args.out}.md").write_text("\n".join(lines) + "\n")
     (OUT / f"{args.out}.json").write_text(json.dumps(results, indent=1))
     print(f"written: {OUT / (args.out + '.md')}; state kept in {state}" if args.keep else "")
     if not args.keep:
         shutil.rmtree(state, ignore_errors=True)
+
+
+def probe_header(args: argparse.Namespace) -> list[str]:
+    return [
+        f"The frontier's work per fetch (CPU-us; {args.probe_pages:,} pages of "
+        f"{args.probe_seen} seen + {args.probe_same_host} same-host new + "
+        f"{args.probe_new_host} new-host outlinks, then {args.probe_embeds:,} embeds):",
+        "",
+        "| seen URIs    | queued at probe | page: all | page, process | next+fin "
+        "| seen /link | same-host /link | new-host /link | embed | embed, process | load |",
+        "|--------------|-----------------|-----------|---------------|----------"
+        "|------------|-----------------|----------------|-------|----------------|------|",
+    ]
+
+
+def probe_row(ev: dict[str, Any]) -> str:
+    return (
+        f"| {ev['seen']:>12,} | {ev.get('queued', 0):>15,} | {ev['us_page']:>9,.0f} "
+        f"| {ev['us_page_process']:>13,.0f} | {ev['us_page_next_fin']:>8,.0f} "
+        f"| {ev.get('us_link_seen', 0):>10.1f} | {ev.get('us_link_same_host', 0):>15.1f} "
+        f"| {ev.get('us_link_new_host', 0):>14.1f} | {ev['us_embed']:>5,.0f} "
+        f"| {ev['us_embed_process']:>14,.0f} | {ev['load']:>4.1f} |"
+    )
 
 
 def per_queue(points: list[dict[str, Any]]) -> str:
@@ -413,6 +547,16 @@ def child_args(args: argparse.Namespace) -> list[str]:
         ",".join(str(k) for k in args.kill_at),
         "--trace-memory",
         str(args.trace_memory),
+        "--probe-pages",
+        str(args.probe_pages),
+        "--probe-embeds",
+        str(args.probe_embeds),
+        "--probe-seen",
+        str(args.probe_seen),
+        "--probe-same-host",
+        str(args.probe_same_host),
+        "--probe-new-host",
+        str(args.probe_new_host),
     ]
 
 
@@ -423,6 +567,18 @@ def only_resume(args: argparse.Namespace) -> None:
     f = build_frontier(state)
     emit_resumed(f, t, time.perf_counter() - t, int(progress["j"]))
     f.close()
+
+
+def probe_only(args: argparse.Namespace) -> None:
+    """Open the state of an earlier run (``--keep``) and probe it once: what a profiler
+    attaches to (``py-spy record -- python bench/frontier_scale.py --probe-only ...``)."""
+    state = Path(args.state)
+    progress = json.loads((state / "bench-progress.json").read_text())
+    seen = int(progress["j"])
+    f = build_frontier(state)
+    ev = probe(f, args, seen, seen + int(time.time()))  # URIs of its own, new at each run
+    f.close()
+    print(probe_header(args)[-2], probe_header(args)[-1], probe_row(ev), sep="\n", flush=True)
 
 
 def sizes(text: str) -> list[int]:
@@ -450,14 +606,34 @@ def main() -> None:
         help="frames per allocation to trace (tracemalloc; slow): print the Python heap and its "
         "largest changes at each checkpoint",
     )
+    p.add_argument(
+        "--probe-pages",
+        type=int,
+        default=0,
+        help="at each checkpoint, time the frontier's CPU for this many crawled pages: next(), "
+        "schedule_many of their outlinks by part, finished()",
+    )
+    p.add_argument("--probe-embeds", type=int, default=0, help="then this many next()+finished()")
+    p.add_argument("--probe-seen", type=int, default=70, help="outlinks per page seen before")
+    p.add_argument(
+        "--probe-same-host", type=int, default=25, help="new outlinks on the page's host"
+    )
+    p.add_argument("--probe-new-host", type=int, default=5, help="outlinks on hosts never seen")
     p.add_argument("--state", default="", help="state directory (default: a temporary one)")
     p.add_argument("--keep", action="store_true", help="keep the state directory")
     p.add_argument("--out", default="frontier-scale", help="stem of the files in bench/out/")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--only-resume", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--probe-only",
+        action="store_true",
+        help="probe the state of an earlier --keep run once (--state, --queues as then)",
+    )
     args = p.parse_args()
     if args.only_resume:
         only_resume(args)
+    elif args.probe_only:
+        probe_only(args)
     elif args.child:
         child(args)
     else:
