@@ -44,8 +44,8 @@ def test_every_store_learns_the_same_hosts_in_rotation(stores: FrontierMaker) ->
     for i in range(hosts):
         h.add(f"http://h{i}.test/")
     threads, hold_s = 10, 0.05
-    inner: list[float] = []  # from the last take of a batch to each finish
-    outer: list[float] = []  # from before its first take
+    inner: list[float] = []  # from the last take of a batch to the call finishing each URI
+    outer: list[float] = []  # from before its first take to the call's return
     while len(inner) < hosts:
         asked = time.monotonic()
         batch = [c for _ in range(threads) if (c := h.take(1.0)) is not None]
@@ -53,8 +53,9 @@ def test_every_store_learns_the_same_hosts_in_rotation(stores: FrontierMaker) ->
         taken = time.monotonic()
         time.sleep(hold_s)  # ten threads fetching at once
         for curi in batch:
+            finishing = time.monotonic()
             h.done(curi)
-            inner.append(time.monotonic() - taken)
+            inner.append(finishing - taken)
             outer.append(time.monotonic() - asked)
     guard = guard_of(h.frontier)
     assert guard.windows == 1
