@@ -30,8 +30,8 @@ URI, hops, via, mime, thread, ``fetchstart17+duration``, …) and returns:
   the lateness guard rotated the host's queue out in it (``rotations``: per host, the
   wall-clock ms of each rotation, from the ``queues_rotated_late`` events of crawler.jsonl,
   :func:`rotations_of`): the queue went to the back of its inactive FIFO and came back in its
-  turn. The work-queue frontier logs them; on the Redis frontier they are not logged, so
-  there they stay among the gaps in rotation (its frontier report counts them).
+  turn. Both frontiers log them (a Redis worker in its own crawler.jsonl, under
+  ``workers/wNN/logs/``).
 
 ``rotations_of(jsonl_paths)`` — per host, the times its queue was rotated out.
 

@@ -73,6 +73,7 @@ from crawler.frontier.preparer import FrontierPreparer
 from crawler.frontier.queue_release import QueueRelease, fetch_end_ms
 from crawler.frontier.queue_store import QueueStore, StoreBatch
 from crawler.frontier.retry_watch import RetriesWaiting, RetryWatch
+from crawler.frontier.rotation_log import RotationLog
 from crawler.frontier.scheduler import QueueScheduler
 from crawler.frontier.server_gate import ServerGate
 from crawler.frontier.server_pace import ServerPace
@@ -160,8 +161,7 @@ class WorkQueueFrontier:
         self.totals = {"succeeded": 0, "failed": 0, "disregarded": 0}
         self._opened = False
         self._closed = False
-        self._rotated_logged = 0
-        self._guard_logged_s = -10.0
+        self._rotation_log = RotationLog(self._logger)
 
     # ------------------------------------------------------------ lifecycle
     def open(self, state_dir: Path) -> None:
@@ -271,21 +271,8 @@ class WorkQueueFrontier:
             for server in retried:
                 self.sched.service(server, now)
             sched.trim()
-            guard = sched.guard
-            if guard.rotated != self._rotated_logged and now >= self._guard_logged_s + 10.0:
-                self._guard_logged_s = now
-                wall_s = self._clock.time()
-                self._logger.info(
-                    "queues_rotated_late",
-                    rotated=guard.rotated - self._rotated_logged,
-                    active=sched.active(),
-                    cap=guard.cap,
-                    # each queue with the wall-clock ms it was rotated out at
-                    queues=[
-                        [k, int((wall_s - now + t) * 1000)] for k, t in guard.take_rotated_out()
-                    ],
-                )
-                self._rotated_logged = guard.rotated
+            if self._rotation_log.due(sched.guard, now):
+                self._rotation_log.log(sched.guard, sched.active(), now, self._clock.time())
 
     def _hand_out(self, q: WorkQueue, now: float) -> CrawlURI | None:
         head = self._store.head(q.key)

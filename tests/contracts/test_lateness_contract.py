@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 from support.redis_servers import RedisServer
 from support.stores import FrontierMaker
 
@@ -43,8 +44,8 @@ def test_every_store_learns_the_same_hosts_in_rotation(stores: FrontierMaker) ->
     for i in range(hosts):
         h.add(f"http://h{i}.test/")
     threads, hold_s = 10, 0.05
-    inner: list[float] = []  # from the last take of a batch to each finish
-    outer: list[float] = []  # from before its first take
+    inner: list[float] = []  # from the last take of a batch to the call finishing each URI
+    outer: list[float] = []  # from before its first take to the call's return
     while len(inner) < hosts:
         asked = time.monotonic()
         batch = [c for _ in range(threads) if (c := h.take(1.0)) is not None]
@@ -52,8 +53,9 @@ def test_every_store_learns_the_same_hosts_in_rotation(stores: FrontierMaker) ->
         taken = time.monotonic()
         time.sleep(hold_s)  # ten threads fetching at once
         for curi in batch:
+            finishing = time.monotonic()
             h.done(curi)
-            inner.append(time.monotonic() - taken)
+            inner.append(finishing - taken)
             outer.append(time.monotonic() - asked)
     guard = guard_of(h.frontier)
     assert guard.windows == 1
@@ -64,9 +66,14 @@ def test_every_store_learns_the_same_hosts_in_rotation(stores: FrontierMaker) ->
 
     # the guard's hold runs from the hand-out (or the lease) to the finish: between the two
     assert 0.9 * model(outer) <= guard.model <= 1.1 * model(inner)
-    assert guard.capacity == int(guard.model)  # nothing was late: the whole model
-    assert guard.cap == min(guard.capacity, guard.ceiling) >= 2 * threads  # slow start
-    assert not guard.saturated and guard.rotated == 0
+    # no URI was fetched, so no fetch could start late, however loaded the machine: the guard
+    # keeps the whole model
+    assert guard.late_s == 0.0 and not guard.saturated and guard.rotated == 0
+    assert guard.capacity == int(guard.model)
+    # slow start: the cap is the model within twice the threads (or the queues active); which
+    # of the two is lower depends on the holds measured (a loaded machine lengthens them)
+    assert guard.ceiling >= 2 * threads
+    assert guard.cap == min(guard.capacity, guard.ceiling)
 
 
 def test_every_store_activates_no_more_queues_than_the_cap(stores: FrontierMaker) -> None:
@@ -76,7 +83,7 @@ def test_every_store_activates_no_more_queues_than_the_cap(stores: FrontierMaker
     for i in range(6):
         h.add(f"http://h{i}.test/1")
         h.add(f"http://h{i}.test/2")
-    first = drain(h.take, 0.3)
+    first = drain(h.take, 1.0)  # (a wait a loaded machine's round trips fit in)
     assert len(first) == 3  # threads beyond the cap are held back
     # the hosts in rotation the fetcher's idle pool is sized from: the three active, not six
     assert h.frontier.in_rotation() == 3
@@ -128,15 +135,48 @@ def test_redis_caps_the_crawl_at_the_sum_of_the_workers_capacities(
     try:
         for i in range(10):
             w1.schedule(CrawlURI(f"http://h{i}.test/"))
-        out = drain(w1.next, 0.3) + drain(w2.next, 0.3)
+        out = drain(w1.next, 1.0) + drain(w2.next, 1.0)
         assert len(out) == 5  # 2 + 3 queues active crawl-wide
         assert w1.next(0.2) is None  # its read brings the sum back
         assert w1.guard.crawl_cap == 5 and w2.guard.crawl_cap == 5
         w2.close()
-        time.sleep(1.2)  # w2's capacity is not sent again within a lease time: it no longer counts
-        w1.next(0.2)
+        # w2's capacity is not sent again within a lease time (1 s): it stops counting
+        deadline = time.monotonic() + 10.0
+        while w1.guard.crawl_cap != 2 and time.monotonic() < deadline:
+            w1.next(0.2)
         assert w1.guard.crawl_cap == 2
     finally:
         w1.close()
         w2.close()
         w3.close()
+
+
+def test_every_store_logs_the_queues_its_guard_rotates_out(stores: FrontierMaker) -> None:
+    """A queue the guard rotates out (due after its politeness wait, while the guard trims the
+    active set) is logged with its key and wall-clock time, on every frontier: a reader of
+    crawler.jsonl tells a host's return after a rotation from lateness in rotation."""
+    polite = PolitenessConfig(
+        delay_factor=0, min_delay_ms=100, max_delay_ms=100, host_max_connections=0
+    )
+    h = stores.frontier(politeness=polite, lateness_tolerance=0.05)
+    h.add("http://a.test/1")
+    h.add("http://a.test/2")
+    first = h.take(1.0)
+    assert first is not None
+    h.done(first)  # a.test waits its politeness delay
+    guard = guard_of(h.frontier)
+    guard.to_rotate = 1  # a trim under way: the next queue due after a wait goes out
+    before_ms = time.time() * 1000
+    with capture_logs() as logs:
+        second = h.take(3.0)  # rotated out, then activated again from the inactive line
+        after_ms = time.time() * 1000
+    assert second is not None and second.uri == "http://a.test/2"
+    assert guard.rotated == 1
+    events = [e for e in logs if e["event"] == "queues_rotated_late"]
+    assert len(events) == 1
+    event = events[0]
+    assert event["rotated"] == 1 and event["cap"] == guard.cap
+    [[key, at_ms]] = event["queues"]
+    assert key == "a.test"  # the queue key: the host, as bench/web/politeness.py reads it
+    assert before_ms - 50 <= at_ms <= after_ms + 50  # Redis's clock, on loopback
+    h.done(second)

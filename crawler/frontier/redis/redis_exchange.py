@@ -24,7 +24,9 @@ ones cannot serve, and while the worker's
 inactive queues first in line in every shard; this worker picks the first across all shards (by
 eligible score, then queue id) and its CLAIMs activate them, so a read spread over a Cluster's
 nodes, each with its own clock, decides as one server would. While the guard trims the active
-set, a queue due after a politeness wait is rotated out by its CLAIM instead of leased.
+set, a queue due after a politeness wait is rotated out by its CLAIM instead of leased, and
+logged (``queues_rotated_late``, :mod:`~crawler.frontier.rotation_log`, as the work-queue
+frontier does).
 The guard's times are Redis's (ms / 1000), carried forward by the monotonic clock between reads
 (:meth:`RedisExchange.redis_now_s`). The cap is one for the crawl, kept in Redis: each worker's
 guard learns its own capacity (from its threads and fetch times), sends it with a read when it
@@ -54,6 +56,7 @@ from crawler.frontier.redis.redis_leases import (
     DueRead,
     Lease,
 )
+from crawler.frontier.rotation_log import RotationLog
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -111,6 +114,7 @@ class RedisExchange:
         self._sent_at = -math.inf
         self._resend_s = store.lease_ms / 2000.0
         self._logger = logger
+        self._rotation_log = RotationLog(logger)
         self._cond = threading.Condition(lock)
         self._max_conn = max_conn
         self._interval_ms = interval_ms
@@ -318,6 +322,8 @@ class RedisExchange:
                 self._poll_at = now + min(HUNGRY_POLL_S, max(0.002, wait_s))
         elif batch:
             self._poll_at = 0.0  # queues were just released: they may be due
+        if self._rotation_log.due(guard, (redis_now := self.redis_now_s())):
+            self._rotation_log.log(guard, self.active, redis_now, time.time())
         self._on_leased(leased)
         cond.notify_all()
 
@@ -326,7 +332,9 @@ class RedisExchange:
         the guard trims the active set and it was due after a politeness wait."""
         if c.inactive:
             return CLAIM_INACTIVE
-        if c.delay_ms > 0 and self.guard.take_rotation(self.active):
+        if c.delay_ms > 0 and self.guard.take_rotation(
+            self.active, c.qid.rpartition("\t")[0], self.redis_now_s()
+        ):
             return CLAIM_OR_ROTATE
         return CLAIM_DUE
 
