@@ -15,8 +15,9 @@ against each):
 :func:`add_later` stores an entry when the caller needs no answer: a backend with an
 ``add_later`` method (:class:`~crawler.continuity.redis_digest_index.RedisDigestIndex`) may send
 it with its next call, any other adds it at once. :func:`flush` sends what waits: the WARC
-writer's caller flushes before a page's outlinks reach the frontier, so a worker that fetches a
-link of the page finds the page's payload in the index, as when the entry was added at once.
+writer's caller flushes with the page's payload digest before a page's outlinks reach the
+frontier, so a worker that fetches a link of the page finds the page's payload in the index, as
+when the entry was added at once.
 
 Every method is thread-safe. :class:`LayeredDigestIndex` composes one writable index with
 read-only ones consulted after it (the job's index of earlier crawls, an imported crawl's).
@@ -61,12 +62,17 @@ def add_later(index: DigestIndex, payload_digest: str, entry: DigestEntry) -> No
         index.add(payload_digest, entry)
 
 
-def flush(index: DigestIndex) -> None:
+def flush(index: DigestIndex, payload_digest: str | None = None) -> None:
     """Send the entries :func:`add_later` left waiting in ``index`` (nothing when none wait or
-    the backend has no ``flush``)."""
+    the backend has no ``flush``); given ``payload_digest``, the backend may skip the round trip
+    when that digest's entry is not waiting (it is stored, or was never added), as before a
+    page's links are scheduled."""
     send = getattr(index, "flush", None)
     if send is not None:
-        send()
+        if payload_digest is None:
+            send()
+        else:
+            send(payload_digest)
 
 
 def copy_entries(source: Iterable[tuple[str, DigestEntry]], target: DigestIndex) -> int:
@@ -117,9 +123,9 @@ class LayeredDigestIndex:
         if self._lookup_behind(payload_digest) is None:
             add_later(self.primary, payload_digest, entry)
 
-    def flush(self) -> None:
+    def flush(self, payload_digest: str | None = None) -> None:
         """Send what :meth:`add_later` left waiting in the primary (:func:`flush`)."""
-        flush(self.primary)
+        flush(self.primary, payload_digest)
 
     def entries(self) -> Iterator[tuple[str, DigestEntry]]:
         return self.primary.entries()

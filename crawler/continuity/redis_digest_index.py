@@ -20,15 +20,30 @@ one given.
 :meth:`RedisDigestIndex.add_later` is how the WARC writer stores a new payload's first capture
 (it needs no answer): the entry waits in the process (at most :data:`PENDING_MAX`) and goes out
 as an ``HSETNX`` (first writer wins, idempotent) in the same pipeline as the process's next
-:meth:`~RedisDigestIndex.lookup`, or by :meth:`~RedisDigestIndex.flush`, which the candidates
-step calls before it schedules a page's links (a worker fetching a link of the page finds its
-payload, as before), and :meth:`~RedisDigestIndex.entries` and :meth:`~RedisDigestIndex.close`.
-A page whose links are all seen already thus costs one round trip instead of two. A lookup of a
+:meth:`~RedisDigestIndex.lookup`, or by :meth:`~RedisDigestIndex.flush`. The candidates step
+calls ``flush(digest)`` with the page's payload digest before it schedules the page's links: it
+sends only when that page's own entry still waits (with every other waiting entry), and waits
+for another thread already sending it, so a worker fetching a link of the page finds its
+payload, as before, while a page whose entry already rode out with a lookup (or that has none: a
+revisit) costs no round trip. ``flush()`` with no digest sends whatever waits
+(:meth:`~RedisDigestIndex.entries` and :meth:`~RedisDigestIndex.close` call it). A lookup of a
 digest still waiting answers from the process. An entry is sent only after its record was
 written (never a capture that is not in a WARC); until it is sent, a worker reaching the same
 payload by another path may miss it and write it in full once more (as it may between one
-worker's lookup and the other's add); a worker that dies loses at most the waiting entries
-(missed deduplication, never a wrong revisit).
+worker's lookup and the other's add).
+
+Confirmed entries: the process keeps the last :data:`CONFIRMED_MAX` entries Redis confirmed it
+holds (a lookup's answer, this process's ``HSETNX`` that stored its entry, :meth:`add`'s
+answer), least recently used out first. An entry never changes once stored (first writer wins,
+and nothing but :meth:`~RedisDigestIndex.delete_all` removes one), so a lookup of a confirmed
+digest (a site-wide style sheet, script or logo under another URL) answers from the process
+without Redis, and an ``add_later`` of one sends nothing. The cache holds only what Redis holds:
+losing it loses nothing.
+
+What a worker that dies loses: the entries waiting (at most :data:`PENDING_MAX`: records written
+whose entry has not ridden out with a lookup or a page's flush yet, in practice those of the last
+few fetches), so a later fetch of such a payload writes it in full once more (missed
+deduplication, never a wrong revisit).
 
 Thread-safety: thread-safe (one redis-py client, which is).
 """
@@ -38,6 +53,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -56,6 +72,8 @@ _BUCKETS = 1 << BUCKET_BITS
 _BATCH = 1000
 PENDING_MAX = 64
 """Entries :meth:`RedisDigestIndex.add_later` keeps before it sends them without a lookup."""
+CONFIRMED_MAX = 4096
+"""Entries Redis confirmed holding that a process keeps to answer lookups itself (~0.3 KB each)."""
 
 _ADD_SCRIPT = """
 local v = redis.call('HGET', KEYS[1], ARGV[1])
@@ -82,9 +100,11 @@ class RedisDigestIndex:
         *,
         outage_timeout_s: float = 600.0,
         logger: Any = None,
+        confirmed_max: int = CONFIRMED_MAX,
     ) -> None:
         """Use ``client`` (:func:`~crawler.frontier.redis.redis_conn.connect`) and keys under
-        ``prefix`` (the crawl's namespace, e.g. ``c12:``). The client is closed by :meth:`close`."""
+        ``prefix`` (the crawl's namespace, e.g. ``c12:``), keeping at most ``confirmed_max``
+        confirmed entries (0: none). The client is closed by :meth:`close`."""
         self.client = client
         self.prefix = prefix
         self._script = client.register_script(_ADD_SCRIPT)
@@ -97,6 +117,9 @@ class RedisDigestIndex:
         self._round_trips = 0
         self._sending: dict[bytes, tuple[str, bytes, DigestEntry]] = {}  # taken by a sender
         self._pending_lock = threading.Lock()
+        self._sent_cond = threading.Condition(self._pending_lock)  # a send ended
+        self._confirmed: OrderedDict[bytes, DigestEntry] = OrderedDict()  # under _pending_lock
+        self._confirmed_max = max(0, confirmed_max)
 
     @classmethod
     def connect(cls, url: str, prefix: str, **kwargs: Any) -> RedisDigestIndex:
@@ -108,46 +131,57 @@ class RedisDigestIndex:
         return f"{self.prefix}dg:{_bucket(key):03x}"
 
     def lookup(self, payload_digest: str) -> DigestEntry | None:
-        """The first capture of ``payload_digest``: one round trip that also sends the entries
-        :meth:`add_later` keeps (a digest among those answers from the process)."""
+        """The first capture of ``payload_digest``: answered in the process for a digest waiting
+        or confirmed, else one round trip that also sends the entries :meth:`add_later` keeps."""
         key = digest_key(payload_digest)
-        waiting = self._waiting(key)
-        if waiting is not None:
-            return waiting
+        known = self._known(key)
+        if known is not None:
+            return known
         name = self.bucket_key(key)
         sent = self._take()
         if not sent:
             raw = self._call(lambda: self.client.hget(name, key), "digest lookup")
         else:
 
-            def send() -> Any:
+            def send() -> list[Any]:
                 pipe = self.client.pipeline(transaction=False)
                 for field, (bucket, value, _) in sent.items():
                     pipe.hsetnx(bucket, field, value)
                 pipe.hget(name, key)
-                return pipe.execute()[-1]
+                return list(pipe.execute())
 
-            raw = self._sent(sent, send, "digest lookup")
-        return decode_entry(bytes(raw), self._file_name) if raw is not None else None
+            replies = self._sent(sent, send, "digest lookup")
+            raw = replies[-1]
+        if raw is None:
+            return None
+        found = decode_entry(bytes(raw), self._file_name)
+        self._confirm([(key, found)])
+        return found
 
     def add(self, payload_digest: str, entry: DigestEntry) -> DigestEntry:
         key = digest_key(payload_digest)
-        waiting = self._waiting(key)
-        if waiting is not None:
-            return waiting
+        known = self._known(key)
+        if known is not None:
+            return known
         if entry.warc_filename:
             self._register_files([entry.warc_filename])
         value = encode_entry(entry, by_ref=True)
         name = self.bucket_key(key)
         raw = self._call(lambda: self._script(keys=[name], args=[key, value]), "digest add")
-        if raw is None or bytes(raw) == value:
-            return entry
-        return decode_entry(bytes(raw), self._file_name)
+        stored = entry if raw is None or bytes(raw) == value else None
+        if stored is None:
+            stored = decode_entry(bytes(raw), self._file_name)
+        self._confirm([(key, stored)])
+        return stored
 
     def add_later(self, payload_digest: str, entry: DigestEntry) -> None:
         """Store ``entry`` unless the digest has one (first writer wins), sent with the next
-        lookup (module docstring); past :data:`PENDING_MAX` waiting, sent now."""
+        lookup (module docstring); past :data:`PENDING_MAX` waiting, sent now. Nothing is sent
+        for a digest Redis confirmed holding already."""
         key = digest_key(payload_digest)
+        with self._pending_lock:
+            if key in self._confirmed:
+                return
         if entry.warc_filename:
             self._register_files([entry.warc_filename])  # once per file and process
         value = encode_entry(entry, by_ref=True)
@@ -158,25 +192,51 @@ class RedisDigestIndex:
         if full:
             self.flush()
 
-    def flush(self) -> None:
-        """Send every entry :meth:`add_later` keeps."""
+    def flush(self, payload_digest: str | None = None) -> None:
+        """Send every entry :meth:`add_later` keeps; given ``payload_digest``, only if that
+        digest's entry still waits (then with all others), after waiting for a thread already
+        sending it: when this returns, the digest's entry is in Redis (or was never added)."""
+        if payload_digest is not None:
+            key = digest_key(payload_digest)
+            with self._sent_cond:
+                while key in self._sending:
+                    self._sent_cond.wait(1.0)
+                if key not in self._pending:
+                    return
         sent = self._take()
         if not sent:
             return
 
-        def send() -> None:
+        def send() -> list[Any]:
             pipe = self.client.pipeline(transaction=False)
             for field, (bucket, value, _) in sent.items():
                 pipe.hsetnx(bucket, field, value)
-            pipe.execute()
+            return list(pipe.execute())
 
         self._sent(sent, send, "digest add")
 
-    def _waiting(self, key: bytes) -> DigestEntry | None:
-        """The entry for digest key ``key`` waiting or being sent, or None."""
+    def _known(self, key: bytes) -> DigestEntry | None:
+        """The entry for digest key ``key`` waiting, being sent or confirmed, or None."""
         with self._pending_lock:
             found = self._pending.get(key) or self._sending.get(key)
-        return found[2] if found is not None else None
+            if found is not None:
+                return found[2]
+            confirmed = self._confirmed.get(key)
+            if confirmed is not None:
+                self._confirmed.move_to_end(key)
+            return confirmed
+
+    def _confirm(self, stored: Iterable[tuple[bytes, DigestEntry]]) -> None:
+        """Keep entries Redis holds (least recently used out past the bound)."""
+        if not self._confirmed_max:
+            return
+        with self._pending_lock:
+            confirmed = self._confirmed
+            for key, entry in stored:
+                confirmed[key] = entry
+                confirmed.move_to_end(key)
+            while len(confirmed) > self._confirmed_max:
+                confirmed.popitem(last=False)
 
     def _take(self) -> dict[bytes, tuple[str, bytes, DigestEntry]]:
         """The waiting entries, moved to those being sent (each is sent by one thread only)."""
@@ -187,21 +247,30 @@ class RedisDigestIndex:
 
     def _sent(
         self, taken: dict[bytes, tuple[str, bytes, DigestEntry]], send: Any, what: str
-    ) -> Any:
-        """Run ``send`` (a pipeline carrying ``taken``); the entries leave those being sent
-        (back to those waiting if it failed)."""
+    ) -> list[Any]:
+        """Run ``send`` (a pipeline carrying ``taken``'s ``HSETNX``es first, in order); the
+        entries leave those being sent (back to those waiting if it failed), those it stored
+        become confirmed. Returns the pipeline's replies."""
         try:
-            result = self._call(send, what)
+            replies: list[Any] = self._call(send, what)
         except BaseException:
-            with self._pending_lock:
+            with self._sent_cond:
                 for field, item in taken.items():
                     self._sending.pop(field, None)
                     self._pending.setdefault(field, item)
+                self._sent_cond.notify_all()
             raise
-        with self._pending_lock:
+        with self._sent_cond:
             for field in taken:
                 self._sending.pop(field, None)
-        return result
+            self._sent_cond.notify_all()
+        stored = [
+            (field, item[2])
+            for (field, item), new in zip(taken.items(), replies, strict=False)
+            if new
+        ]
+        self._confirm(stored)
+        return replies
 
     def _register_files(self, names: Iterable[str]) -> None:
         """Store the reference -> name of each file not registered by this process yet."""
@@ -280,6 +349,8 @@ class RedisDigestIndex:
 
     def delete_all(self) -> None:
         """Remove every key of this index (after it was copied into the job's index)."""
+        with self._pending_lock:
+            self._confirmed.clear()
         names = [f"{self.prefix}dg:{b:03x}" for b in range(_BUCKETS)] + [self._files_key]
         for start in range(0, len(names), 500):
             part = names[start : start + 500]

@@ -56,10 +56,10 @@ class RunDigestIndex:
         """:meth:`add` when no answer is needed (may be sent with the next lookup)."""
         self.layers.add_later(payload_digest, entry)
 
-    def flush(self) -> None:
-        """Send the entries :meth:`add_later` left waiting (before a page's links are
-        scheduled)."""
-        self.layers.flush()
+    def flush(self, payload_digest: str | None = None) -> None:
+        """Send the entries :meth:`add_later` left waiting (given the page's payload digest,
+        before a page's links are scheduled: only when its entry still waits)."""
+        self.layers.flush(payload_digest)
 
     def entries(self) -> Iterator[tuple[str, DigestEntry]]:
         return self.layers.entries()

@@ -9,7 +9,8 @@ force-fetch a redirect back into its own redirect chain once and drop it the nex
 until the hop limit; the URI that was not followed gets the ``redirectLoop`` annotation), ask
 the scope (``ctx.scope``); the accepted ones go to the frontier together, in one
 ``ctx.schedule_many`` call (``ctx.schedule`` each when the context has none), after the digest
-index has sent what the WARC writer left waiting (``ctx.digest_index.flush``). With
+index has sent the page's own entry if the WARC writer left it waiting
+(``ctx.digest_index.flush`` with the page's payload digest). With
 ``seeds.redirects_new_seeds`` (Heritrix's ``seedsRedirectNewSeeds``) the redirect of a seed
 — and a chain of redirects from it, up to :data:`MAX_SEED_REDIRECT_HOPS` — is marked a seed
 and, once the scope accepts it, announced through ``ctx.add_seed`` before it is scheduled, so
@@ -236,7 +237,8 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         as_seeds = add_seed is not None and self._redirects_become_seeds(curi)
         accepted = self._scoped_children(ctx, curi, links, as_seeds, tally)
         if accepted and ctx.digest_index is not None:
-            flush_digests(ctx.digest_index)  # the page's payload is in the index before its links
+            # the page's payload is in the index before its links (no round trip when it is)
+            flush_digests(ctx.digest_index, _payload_digest(curi))
         if add_seed is not None:
             for child in accepted:
                 if child.is_seed:
@@ -424,3 +426,11 @@ def _trailing_non_link_hops(hop_path: str) -> int:
             break
         count += 1
     return count
+
+
+def _payload_digest(curi: CrawlURI) -> str | None:
+    """The digest of ``curi``'s payload as the WARC writer indexed it, or None (none known)."""
+    if curi.payload_digest:
+        return curi.payload_digest
+    rec = curi.recording
+    return rec.payload_digest if rec is not None else None

@@ -39,11 +39,17 @@ def payload(i: int, port: int) -> bytes:
 class PairSite:
     def __init__(self) -> None:
         self.server = RouteServer(self.route)
+        self.roots = {"127.0.0.1": threading.Event(), "localhost": threading.Event()}
 
     def route(self, host: str, path: str) -> Answer:
         time.sleep(0.02)  # fetches overlap, so both workers have work
         port = self.server.port
         if path == "/":  # localhost's is a seed too: the q pages are in scope
+            # Each root answers once the other was asked for: with one thread per worker, the
+            # second root is fetched by the other worker, so both are at work however slowly
+            # one of them started (bounded: a worker that never comes only delays the crawl).
+            self.roots[host].set()
+            self.roots["localhost" if host == "127.0.0.1" else "127.0.0.1"].wait(10)
             links = "".join(f'<a href="/p{i}">p</a>' for i in range(PAIRS))
             return 200, {}, links.encode() if host == "127.0.0.1" else b"q pages"
         for prefix, where in (("/p", "127.0.0.1"), ("/q", "localhost")):
