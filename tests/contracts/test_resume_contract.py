@@ -21,10 +21,10 @@ def test_queued_uris_and_counters_survive_reopen(persistent_stores: FrontierMake
     for i in range(5):
         first.add(f"http://a.test/{i}")
     first.add("http://b.test/seed", directive=SchedulingDirective.MEDIUM)
-    done = first.take()
+    done = first.take(timeout_s=5.0)  # returns at once when the store answers at once
     assert done is not None
     first.done(done)
-    in_flight = first.take()  # never finished: must come back after reopening
+    in_flight = first.take(timeout_s=5.0)  # never finished: must come back after reopening
     assert in_flight is not None
     first.close()
 
