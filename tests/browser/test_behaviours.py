@@ -13,7 +13,7 @@ from browser_support import crawl, needs_chromium, warc_records
 from support.crawllog_parser import CrawlLogLine
 from warcio.archiveiterator import ArchiveIterator
 
-pytestmark = [pytest.mark.integration, needs_chromium, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.integration, needs_chromium, pytest.mark.timeout(240)]
 
 EXAMPLE_JS = Path(__file__).resolve().parents[2] / "conf" / "behaviours" / "example.js"
 SPIN = "// never returns: a busy loop\nasync () => { while (true) {} }\n"
@@ -62,6 +62,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Crawled:
             f"'{EXAMPLE_JS}']",
             f"browser.browsertrix_behaviors={root}/bx.js",
             "browser.behaviour_timeout_s=1",
+            "browser.page_budget_s=120",  # a loaded machine must not end the page before its behaviours
             f"browser.profile={root}/profile.json",
             "browser.screenshots=[view, full, thumbnail]",
             "archive.wacz=true",
