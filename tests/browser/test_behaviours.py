@@ -62,7 +62,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Crawled:
             f"'{EXAMPLE_JS}']",
             f"browser.browsertrix_behaviors={root}/bx.js",
             "browser.behaviour_timeout_s=1",
-            "browser.page_budget_s=120",  # a loaded machine must not end the page before its behaviours
+            "browser.page_budget_s=120",  # a loaded machine must not cut the behaviours short
             f"browser.profile={root}/profile.json",
             "browser.screenshots=[view, full, thumbnail]",
             "archive.wacz=true",
