@@ -63,3 +63,31 @@ def test_memory_bytes_counts_what_leveldb_holds(tmp_path: Path) -> None:
     assert f.memory_bytes() > empty + 20_000 * 11  # the new keys sit in the memtable
     f.close()
     assert f.memory_bytes() == 0
+
+
+def test_a_reopened_filter_answers_a_mixed_batch_in_the_callers_order(tmp_path: Path) -> None:
+    """Look-ups go in key order, but the answers and the announced URIs keep the batch's order."""
+    first = LevelDBUriUniqFilter(LevelDBUriUniqFilterParams(cache_size=1))
+    first.open(tmp_path)
+    old = [f"http://h{h}.test/old/{i}" for h in range(20) for i in range(10)]
+    first.add_many(old)
+    first.close()
+    again = LevelDBUriUniqFilter(LevelDBUriUniqFilterParams(cache_size=1))
+    again.open(tmp_path)
+    batch = [
+        "http://h7.test/new/z",
+        "http://h3.test/old/4",
+        "http://h19.test/new/a",
+        "http://h7.test/new/z",  # the same new URI twice: new once
+        "http://h0.test/old/9",
+        "http://h12.test/new/m",
+        "http://h19.test/old/0",
+    ]
+    announced: list[list[str]] = []
+    assert again.add_many_announced(batch, announced.append) == [
+        True, False, True, False, False, True, False,
+    ]  # fmt: skip
+    assert announced == [["http://h7.test/new/z", "http://h19.test/new/a", "http://h12.test/new/m"]]
+    assert again.count() == 203
+    assert again.add_many(batch) == [False] * len(batch)
+    again.close()
