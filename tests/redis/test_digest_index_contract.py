@@ -4,14 +4,13 @@ stored; an index copies into another unchanged."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.digest_entries import entry, sha1
 from support.redis_servers import RedisClusterServers, RedisServer
 
 from crawler.continuity import DigestEntry, DigestIndex, LayeredDigestIndex, LevelDBDigestIndex
@@ -21,20 +20,6 @@ from crawler.continuity.redis_digest_index import RedisDigestIndex
 pytestmark = pytest.mark.timeout(60)
 
 BACKENDS = ["leveldb", "redis", "redis-cluster"]
-
-
-def sha1(data: bytes) -> str:
-    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode()
-
-
-def entry(n: int, uri: str = "http://a.test/") -> DigestEntry:
-    return DigestEntry(
-        f"{uri}{n}",
-        f"2026-11-27T10:00:{n % 60:02d}Z",
-        f"urn:uuid:00000000-0000-4000-8000-{n:012x}",
-        f"WEB-20261127100000000-{n:05d}-1~h.warc.gz",
-        n * 1000,
-    )
 
 
 @pytest.fixture

@@ -3,15 +3,13 @@ per page instead of two, first writer still winning across workers, nothing lost
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.redis_servers import RedisClusterServers, RedisServer
+from support.digest_entries import sha1
+from support.redis_servers import RedisServer
 
 from crawler.continuity import DigestEntry, LayeredDigestIndex, LevelDBDigestIndex
 from crawler.continuity.digest_index import add_later
@@ -20,11 +18,8 @@ from crawler.continuity.redis_digest_index import PENDING_MAX, RedisDigestIndex
 pytestmark = pytest.mark.timeout(60)
 
 
-def sha1(data: bytes) -> str:
-    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode()
-
-
 def entry(n: int, uri: str = "http://a.test/") -> DigestEntry:
+    """The ``n``-th capture, in one of three WARC files."""
     return DigestEntry(
         f"{uri}{n}",
         f"2026-11-27T10:00:{n % 60:02d}Z",
@@ -32,26 +27,6 @@ def entry(n: int, uri: str = "http://a.test/") -> DigestEntry:
         f"WEB-20261127100000000-{n % 3:05d}-1~h.warc.gz",
         n * 1000,
     )
-
-
-@pytest.fixture(params=["redis", "redis-cluster"])
-def url_prefix(request: pytest.FixtureRequest) -> tuple[str, str]:
-    if request.param == "redis":
-        server: RedisServer = request.getfixturevalue("redis_server")
-        return server.url, f"t{uuid.uuid4().hex[:12]}:"
-    cluster: RedisClusterServers = request.getfixturevalue("redis_cluster")
-    return cluster.url, f"t{uuid.uuid4().hex[:12]}:"  # a fresh namespace on the shared cluster
-
-
-@pytest.fixture
-def two_workers(url_prefix: tuple[str, str]) -> Iterator[tuple[RedisDigestIndex, RedisDigestIndex]]:
-    url, prefix = url_prefix
-    one, two = RedisDigestIndex.connect(url, prefix), RedisDigestIndex.connect(url, prefix)
-    try:
-        yield one, two
-    finally:
-        one.close()
-        two.close()
 
 
 def calls(index: RedisDigestIndex) -> dict[str, int]:
@@ -92,8 +67,8 @@ def test_the_first_writer_wins_when_both_send_later(
     assert dict(one.entries()) == {d: entry(i) for i, d in enumerate(payloads)}
 
 
-def test_close_and_a_full_queue_send_what_waits(url_prefix: tuple[str, str]) -> None:
-    url, prefix = url_prefix
+def test_close_and_a_full_queue_send_what_waits(digest_url_prefix: tuple[str, str]) -> None:
+    url, prefix = digest_url_prefix
     reader = RedisDigestIndex.connect(url, prefix)
     writer = RedisDigestIndex.connect(url, prefix)
     try:

@@ -3,14 +3,12 @@ before its links only when it still waits: fewer round trips, the same answers a
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import threading
 import uuid
-from collections.abc import Iterator
 
 import pytest
-from support.redis_servers import RedisClusterServers, RedisServer
+from support.digest_entries import sha1
+from support.redis_servers import RedisServer
 
 from crawler.continuity import DigestEntry
 from crawler.continuity.redis_digest_index import RedisDigestIndex
@@ -18,11 +16,8 @@ from crawler.continuity.redis_digest_index import RedisDigestIndex
 pytestmark = pytest.mark.timeout(60)
 
 
-def sha1(data: bytes) -> str:
-    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode()
-
-
 def entry(n: int, uri: str = "http://a.test/") -> DigestEntry:
+    """The ``n``-th capture, all in one WARC file."""
     return DigestEntry(
         f"{uri}{n}",
         f"2026-11-27T10:00:{n % 60:02d}Z",
@@ -30,26 +25,6 @@ def entry(n: int, uri: str = "http://a.test/") -> DigestEntry:
         "WEB-20261127100000000-00000-1~h.warc.gz",
         n * 1000,
     )
-
-
-@pytest.fixture(params=["redis", "redis-cluster"])
-def url_prefix(request: pytest.FixtureRequest) -> tuple[str, str]:
-    if request.param == "redis":
-        server: RedisServer = request.getfixturevalue("redis_server")
-        return server.url, f"t{uuid.uuid4().hex[:12]}:"
-    cluster: RedisClusterServers = request.getfixturevalue("redis_cluster")
-    return cluster.url, f"t{uuid.uuid4().hex[:12]}:"
-
-
-@pytest.fixture
-def two_workers(url_prefix: tuple[str, str]) -> Iterator[tuple[RedisDigestIndex, RedisDigestIndex]]:
-    url, prefix = url_prefix
-    one, two = RedisDigestIndex.connect(url, prefix), RedisDigestIndex.connect(url, prefix)
-    try:
-        yield one, two
-    finally:
-        one.close()
-        two.close()
 
 
 def test_a_repeated_payload_is_answered_without_redis(
