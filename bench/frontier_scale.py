@@ -92,7 +92,7 @@ def build_frontier(state: Path) -> Any:
     """The frontier as ``CrawlBuilder.build_frontier`` makes it, politeness off."""
     from crawler.frontier import WorkQueueFrontier
     from crawler.frontier.assignment import QueueAssignmentPolicy
-    from crawler.frontier.queue_store import QueueStore
+    from crawler.frontier.store.queue_store import QueueStore
     from crawler.order import components
     from crawler.order.schema import FrontierConfig, PolitenessConfig
     from crawler.uniq import UriUniqFilter

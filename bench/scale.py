@@ -43,10 +43,10 @@ from support.redis_servers import RedisServer  # noqa: E402
 
 from crawler.curi import CrawlURI  # noqa: E402
 from crawler.frontier import HostnameQueueAssignmentPolicy  # noqa: E402
-from crawler.frontier.queue_store import sort_key  # noqa: E402
 from crawler.frontier.redis import redis_scripts  # noqa: E402
 from crawler.frontier.redis.redis_frontier import RedisFrontier  # noqa: E402
 from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams  # noqa: E402
+from crawler.frontier.store.queue_store import sort_key  # noqa: E402
 from crawler.order.schema import FrontierConfig, PolitenessConfig  # noqa: E402
 from crawler.uniq import redis_uniq  # noqa: E402
 from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams  # noqa: E402

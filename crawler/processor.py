@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from crawler.clock import Clock
     from crawler.continuity.digest_index import DigestIndex
     from crawler.curi import CrawlURI
-    from crawler.frontier.inline_gate import InlineGate
+    from crawler.frontier.politeness.inline_gate import InlineGate
     from crawler.history import CrawlHistory
     from crawler.netguard import AddressPolicy
     from crawler.order.schema import CrawlOrder
@@ -98,7 +98,7 @@ class ProcessorContext:
     and gives it its final disposition (crawl.log line, statistics, recording freed);
     ``find_processor(name)`` is the crawl's processor of that name, if any;
     ``inline_gate`` is the frontier's server gate for such fetches (a slot of the server's
-    cap, its pace and holds; :class:`~crawler.frontier.inline_gate.InlineGate`), when the
+    cap, its pace and holds; :class:`~crawler.frontier.politeness.inline_gate.InlineGate`), when the
     frontier has one; ``addresses`` decides which addresses fetches may connect to (the
     order's ``fetch.allow_private`` and the seeds' servers; :mod:`crawler.netguard`) — None,
     as in tests' own contexts, checks nothing; ``tallies`` is the crawl-wide

@@ -48,7 +48,7 @@ from crawler.disk import DiskGuard
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import Frontier
 from crawler.frontier.frontier_abilities import ClaimsUris, FrontierAbilities
-from crawler.frontier.queue_store import QueueStore, store_is_shared
+from crawler.frontier.store.queue_store import QueueStore, store_is_shared
 from crawler.history import CrawlHistory
 from crawler.logs.applog import close_app_logging, configure_app_logging
 from crawler.logs.crawl_logs import CrawlLogs

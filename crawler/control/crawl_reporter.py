@@ -31,7 +31,7 @@ from crawler.continuity.change_report import ChangeReportError, write_change_rep
 from crawler.frontier import frontier_summary_report
 from crawler.frontier.frontier import Frontier, FrontierSnapshot
 from crawler.frontier.frontier_abilities import FrontierAbilities
-from crawler.frontier.retry_watch import RetriesWaiting
+from crawler.frontier.retry.retry_watch import RetriesWaiting
 from crawler.logs.crawl_logs import CrawlLogs, log14
 from crawler.logs.progress import LEGEND, ProgressRow, ProgressStatistics
 from crawler.reports import CrawlSummary, render_reports, write_reports

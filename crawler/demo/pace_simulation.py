@@ -2,8 +2,8 @@
 
 A deterministic model of a crawl of one rate-limited server, for the pace's unit tests and for
 tuning it without a machine's noise: ``queues`` queues of the server each fetch one URI at a
-time through the real :class:`~crawler.frontier.server_gate.ServerGate` and
-:class:`~crawler.frontier.server_pace.ServerPace` (politeness off), and the server's real
+time through the real :class:`~crawler.frontier.politeness.server_gate.ServerGate` and
+:class:`~crawler.frontier.politeness.server_pace.ServerPace` (politeness off), and the server's real
 limiter (:func:`~crawler.demo.rate_limited_server.make_limiter`, any of its shapes) answers each
 request 200 or 429, on one simulated clock. Each request reaches the server after a short
 network delay, now and then a longer one (a busy machine: the crawler's thread late, the
@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from crawler.demo.rate_limited_server import SHAPES, make_limiter, retry_after_value
-from crawler.frontier.politeness import retry_after_s
-from crawler.frontier.server_gate import ServerGate
-from crawler.frontier.server_pace import ServerPace
+from crawler.frontier.politeness.politeness import retry_after_s
+from crawler.frontier.politeness.server_gate import ServerGate
+from crawler.frontier.politeness.server_pace import ServerPace
 from crawler.order.schema import PaceConfig
 
 _KEY = "server:80"

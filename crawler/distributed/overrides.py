@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from crawler.frontier.queue_store import store_is_shared
+from crawler.frontier.store.queue_store import store_is_shared
 from crawler.order import components
 from crawler.order.errors import OrderError
 from crawler.order.schema import SHARED_FRONTIER_CLASS, CrawlOrder

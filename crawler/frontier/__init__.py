@@ -1,7 +1,12 @@
 """The frontier: work queues, queue stores, queue-assignment policies and politeness.
 
 See :mod:`crawler.frontier.workqueue_frontier` for the model and :mod:`crawler.frontier.frontier`
-for the protocol the rest of the crawler uses.
+for the protocol the rest of the crawler uses. Packages by concept: ``store`` (queue stores and
+the structures over them, crash recovery), ``intake`` (how a URI joins a queue), ``rotation``
+(which queue next, a queue given back), ``politeness`` (delays, the server gate and pace),
+``retry``, ``assignment`` (queue-assignment policies), ``policy`` (the decisions every store
+calls) and ``redis`` (the shared frontier). The names below are the public API; orders name
+them by dotted path (``crawler.frontier.LevelDBQueueStore``).
 """
 
 from typing import Any
@@ -18,20 +23,20 @@ from crawler.frontier.assignment import (
 )
 from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.frontier_report import frontier_summary_report
-from crawler.frontier.inline_gate import InlinePass, InlineVisit
-from crawler.frontier.leveldb_store import LevelDBQueueStore
-from crawler.frontier.memory_store import MemoryQueueStore
-from crawler.frontier.politeness import (
+from crawler.frontier.politeness.inline_gate import InlinePass, InlineVisit
+from crawler.frontier.politeness.politeness import (
     BACKOFF_MS_KEY,
     SERVER_HOLD_MS_KEY,
     bandwidth_delay_ms,
     politeness_delay_ms,
     retry_after_s,
 )
-from crawler.frontier.queue_store import QueueStore, StoreBatch, sort_key
-from crawler.frontier.retry_policy import RetryPolicy, note_protocol_error
-from crawler.frontier.server_gate import ServerGate
-from crawler.frontier.server_pace import PaceState, ServerPace
+from crawler.frontier.politeness.server_gate import ServerGate
+from crawler.frontier.politeness.server_pace import PaceState, ServerPace
+from crawler.frontier.retry.retry_policy import RetryPolicy, note_protocol_error
+from crawler.frontier.store.leveldb_store import LevelDBQueueStore
+from crawler.frontier.store.memory_store import MemoryQueueStore
+from crawler.frontier.store.queue_store import QueueStore, StoreBatch, sort_key
 from crawler.frontier.workqueue_frontier import WorkQueueFrontier
 
 __all__ = [

@@ -73,7 +73,7 @@ class Frontier(Protocol):
 
     ``shared`` says whether the frontier shares its queues with other crawler processes; it
     must run over a store that says the same (:attr:`QueueStoreBase.shared
-    <crawler.frontier.queue_store.QueueStoreBase.shared>`; preflight refuses another pair).
+    <crawler.frontier.store.queue_store.QueueStoreBase.shared>`; preflight refuses another pair).
     """
 
     shared: ClassVar[bool]

@@ -6,7 +6,7 @@ abilities, each a runtime-checkable protocol of its own:
 * :class:`ClaimsUris` — ``claim(curi)`` marks a URI fetched outside the frontier (a browser
   page's sub-resource) as seen, so the frontier never queues it;
 * :class:`GatesInlineFetches` — ``inline_gate``, the server gate such fetches pass
-  (:class:`~crawler.frontier.inline_gate.InlineGate`);
+  (:class:`~crawler.frontier.politeness.inline_gate.InlineGate`);
 * :class:`RecallsSeen` — ``seen_recently(uris)``, which URIs surely were seen, without I/O;
 * :class:`QueueIntrospection` — per-queue detail, URIs waiting for a retry, paced servers
   (status and reports);
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from crawler.curi import CrawlURI
     from crawler.frontier.frontier import Frontier
     from crawler.frontier.frontier_report import QueueDetail
-    from crawler.frontier.inline_gate import InlineGate
-    from crawler.frontier.retry_watch import RetriesWaiting
+    from crawler.frontier.politeness.inline_gate import InlineGate
+    from crawler.frontier.retry.retry_watch import RetriesWaiting
 
 
 @runtime_checkable

@@ -31,8 +31,8 @@ from crawler.frontier.workqueue import (
 
 if TYPE_CHECKING:
     from crawler.frontier.frontier_abilities import FrontierAbilities
-    from crawler.frontier.retry_watch import RetriesWaiting
-    from crawler.frontier.scheduler import QueueScheduler
+    from crawler.frontier.retry.retry_watch import RetriesWaiting
+    from crawler.frontier.rotation.scheduler import QueueScheduler
     from crawler.order.schema import FrontierConfig
 
 LONGEST_SHOWN = 20

@@ -12,10 +12,10 @@ A queue is in exactly one state (Heritrix's glossary):
 * ``exhausted`` — empty.
 
 Only the queues in rotation (and a bounded number touched lately) are WorkQueue objects in RAM
-(:class:`~crawler.frontier.queue_cache.QueueCache`); every other queue is its ``q:<key>`` record in
-the store, written in the batch of each change, and read back (:meth:`WorkQueue.from_meta`) when
-the queue is touched again. An inactive queue's place in its FIFO is the ``inactive_seq`` of its
-row in :class:`~crawler.frontier.inactive_index.InactiveIndex`.
+(:class:`~crawler.frontier.store.queue_cache.QueueCache`); every other queue is its ``q:<key>``
+record in the store, written in the batch of each change, and read back
+(:meth:`WorkQueue.from_meta`) when the queue is touched again. An inactive queue's place in its FIFO
+is the ``inactive_seq`` of its row in :class:`~crawler.frontier.store.inactive_index.InactiveIndex`.
 
 Heritrix counterpart: ``WorkQueue``/``BdbWorkQueue``. Not thread-safe: guarded by the frontier lock.
 """

@@ -3,12 +3,12 @@
 One work queue per queue key (QueueAssignmentPolicy); each queue hands out one URI at a time and
 is snoozed for the URI's politeness delay after it finishes. URIs live in the QueueStore, sorted
 per queue by directive, precedence, then FIFO; queue states live in a
-:class:`~crawler.frontier.scheduler.QueueScheduler` rebuilt from the store on ``open``
-(:func:`~crawler.frontier.recovery.open_state`).
+:class:`~crawler.frontier.rotation.scheduler.QueueScheduler` rebuilt from the store on ``open``
+(:func:`~crawler.frontier.store.recovery.open_state`).
 
 Flow (that of Heritrix's work-queue frontier):
 
-* ``schedule(curi)``: :class:`~crawler.frontier.intake.FrontierIntake` — canonical key, uniq
+* ``schedule(curi)``: :class:`~crawler.frontier.intake.intake.FrontierIntake` — canonical key, uniq
   filter (``force_fetch`` records without asking), precedence and queue key, ordinal, store. A
   new or exhausted queue becomes *inactive*; inactive queues are activated only when no queue
   is ready, and while the active ones are fewer than the lateness guard's cap
@@ -17,29 +17,29 @@ Flow (that of Heritrix's work-queue frontier):
   urgent inactive) queue — while the guard trims the active set, a due one is rotated out to
   the inactive queues instead —, retire it if over ``queue_total_budget``, deactivate it if it
   spent ``balance_replenish_amount`` this session and others wait; then the server cap
-  (:class:`~crawler.frontier.server_gate.ServerGate`) must admit its head, else the queue is
-  parked on that server until a slot or its time comes.
+  (:class:`~crawler.frontier.politeness.server_gate.ServerGate`) must admit its head, else the queue
+  is parked on that server until a slot or its time comes.
 * ``finished(curi)``: :meth:`FinishPolicy.settle
   <crawler.frontier.policy.finish_policy.FinishPolicy.settle>` (shared with the Redis frontier),
-  through :meth:`RetryPolicy.take <crawler.frontier.retry_policy.RetryPolicy.take>`, counts the
-  attempt (a deferral for a prerequisite is none) and decides: -50 with deferrals left
+  through :meth:`RetryPolicy.take <crawler.frontier.retry.retry_policy.RetryPolicy.take>`, counts
+  the attempt (a deferral for a prerequisite is none) and decides: -50 with deferrals left
   (``max_deferrals``), -1/-2/-3 with attempts left (``max_retries``; fewer after malformed
   responses) and retried HTTP statuses (408/429/5xx, ``http_max_tries``) stay at the head and the
   queue snoozes ``curi.retry_delay_s`` (or a longer Retry-After), a failed try noted in
-  ``retry_watch`` (:mod:`~crawler.frontier.retry_watch`); the fetch's answer feeds its server's
-  adaptive pace (:mod:`~crawler.frontier.server_pace`); otherwise the URI is removed, counted
-  (failures cost ``error_penalty_amount`` more), the queue snoozes until its politeness delay
-  (``min_delay_ms`` if unset) has passed since the end of the fetch, or a Retry-After back-off since
-  now, whichever is later (at once if both are past)
-  (:class:`~crawler.frontier.queue_release.QueueRelease`), and ``on_final`` (crawl.log, stats) runs
-  outside the lock.
+  ``retry_watch`` (:mod:`~crawler.frontier.retry.retry_watch`); the fetch's answer feeds its
+  server's adaptive pace (:mod:`~crawler.frontier.politeness.server_pace`); otherwise the URI is
+  removed, counted (failures cost ``error_penalty_amount`` more), the queue snoozes until its
+  politeness delay (``min_delay_ms`` if unset) has passed since the end of the fetch, or a
+  Retry-After back-off since now, whichever is later (at once if both are past)
+  (:class:`~crawler.frontier.rotation.queue_release.QueueRelease`), and ``on_final`` (crawl.log,
+  stats) runs outside the lock.
 
 Fetches outside the frontier (a browser page's sub-resources) are marked seen by ``claim`` and
 pass the server cap, pace and holds through ``inline_gate``
-(:class:`~crawler.frontier.inline_gate.LocalInlineGate`, under the same lock); ``finished()``
-is not involved.
+(:class:`~crawler.frontier.politeness.inline_gate.LocalInlineGate`, under the same lock);
+``finished()`` is not involved.
 
-Crash safety: see :mod:`crawler.frontier.recovery`. Reads/writes on the CrawlURI: reads uri,
+Crash safety: see :mod:`crawler.frontier.store.recovery`. Reads/writes on the CrawlURI: reads uri,
 via, hop_path, force_fetch, directive, status, retry_delay_s, politeness_delay_ms,
 fetch_start_ms, fetch_duration_ms, content_size and the back-off hints in ``curi.data``
 (removed); writes canonical, queue_key, ordinal, precedence, fetch_attempts (and directive of a
@@ -60,25 +60,25 @@ import structlog
 
 from crawler.clock import Clock, SystemClock
 from crawler.curi import CrawlURI
-from crawler.frontier import recovery as rec
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierSnapshot
 from crawler.frontier.frontier_report import QueueDetail, queue_details, snapshot_of
-from crawler.frontier.inline_gate import LocalInlineGate
-from crawler.frontier.intake import FrontierIntake
+from crawler.frontier.intake.intake import FrontierIntake
+from crawler.frontier.intake.precedence import queue_precedence_function
+from crawler.frontier.intake.preparer import FrontierPreparer
 from crawler.frontier.policy.finish_policy import DISREGARDED, SUCCEEDED, FinishPolicy
 from crawler.frontier.policy.queue_budgets import over_total_budget, session_spent_out
-from crawler.frontier.precedence import queue_precedence_function
-from crawler.frontier.preparer import FrontierPreparer
-from crawler.frontier.queue_release import QueueRelease, fetch_end_ms
-from crawler.frontier.queue_store import QueueStore, StoreBatch
-from crawler.frontier.retry_watch import RetriesWaiting, RetryWatch
-from crawler.frontier.rotation_log import RotationLog
-from crawler.frontier.scheduler import QueueScheduler
-from crawler.frontier.server_gate import ServerGate
-from crawler.frontier.server_pace import ServerPace
+from crawler.frontier.politeness.inline_gate import LocalInlineGate
+from crawler.frontier.politeness.server_gate import ServerGate
+from crawler.frontier.politeness.server_pace import ServerPace
+from crawler.frontier.retry.retry_watch import RetriesWaiting, RetryWatch
+from crawler.frontier.rotation.queue_release import QueueRelease, fetch_end_ms
+from crawler.frontier.rotation.rotation_log import RotationLog
+from crawler.frontier.rotation.scheduler import QueueScheduler
+from crawler.frontier.store import recovery as rec
+from crawler.frontier.store.queue_store import QueueStore, StoreBatch
+from crawler.frontier.store.write_behind_store import WriteBehindStore
 from crawler.frontier.workqueue import EXHAUSTED, IN_PROCESS, WorkQueue
-from crawler.frontier.write_behind_store import WriteBehindStore
 from crawler.order.schema import FrontierConfig
 from crawler.uniq.uniq_filter import UriUniqFilter
 

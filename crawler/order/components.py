@@ -40,7 +40,7 @@ from crawler.params import Params, params_model_of
 from crawler.processor import Processor
 
 FRONTIER_BASES: dict[str, tuple[str, str]] = {
-    "store": ("crawler.frontier.queue_store", "QueueStore"),
+    "store": ("crawler.frontier.store.queue_store", "QueueStore"),
     "queue_assignment": ("crawler.frontier.assignment", "QueueAssignmentPolicy"),
     "uniq_filter": ("crawler.uniq", "UriUniqFilter"),
 }

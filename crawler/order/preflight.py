@@ -26,7 +26,7 @@ from typing import IO, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from crawler.exit_code import ExitCode
-from crawler.frontier.queue_store import store_is_shared
+from crawler.frontier.store.queue_store import store_is_shared
 from crawler.history import history_databases
 from crawler.order import components
 from crawler.order.errors import OrderError, OrderIssue

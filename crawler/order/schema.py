@@ -97,7 +97,7 @@ class PolitenessConfig(Section):
     max_per_host_bandwidth_kbps: int = Field(0, ge=0)
     # Server cap, across queues (host:port): concurrent fetches (0 = unlimited) and the minimum
     # time between two fetch starts. Binds when a policy spreads a host over several queues, and
-    # on browser sub-resources (crawler.frontier.inline_gate).
+    # on browser sub-resources (crawler.frontier.politeness.inline_gate).
     host_max_connections: int = Field(2, ge=0)
     host_min_interval_ms: int = Field(0, ge=0)
     respect_retry_after_up_to_s: float = Field(300, ge=0)
@@ -108,8 +108,9 @@ class RetriesConfig(Section):
 
     max_retries: int = Field(30, ge=0)
     retry_delay_s: float = Field(900, ge=0)
-    # HTTP answers retried (crawler.frontier.retry_policy): up to http_max_tries attempts in all,
-    # the n-th retry after http_backoff_s x 2^(n-1) capped at http_backoff_max_s (or Retry-After).
+    # HTTP answers retried (crawler.frontier.retry.retry_policy): up to http_max_tries attempts in
+    # all, the n-th retry after http_backoff_s x 2^(n-1) capped at http_backoff_max_s (or
+    # Retry-After).
     http_statuses: list[int] = Field(
         default_factory=lambda: [408, 429, 500, 502, 503, 504],
         description="HTTP statuses retried; [] = none (Heritrix)",
@@ -118,7 +119,7 @@ class RetriesConfig(Section):
     http_backoff_s: float = Field(1.0, ge=0, description="wait before the first HTTP retry")
     http_backoff_max_s: float = Field(60.0, ge=0, description="longest wait between HTTP retries")
     # Deferrals for a prerequisite (dns:, robots.txt, a login) are no tries: they have a cap of
-    # their own, then the URI ends -50 (crawler.frontier.retry_policy).
+    # their own, then the URI ends -50 (crawler.frontier.retry.retry_policy).
     max_deferrals: int = Field(
         20, ge=0, description="times a URI may be deferred for a prerequisite; once more: -50"
     )
@@ -142,7 +143,8 @@ class RetriesConfig(Section):
 
 class PaceConfig(Section):
     """Adaptive pace per server (host:port): AIMD on the least gap between fetch starts
-    (crawler.frontier.server_pace), across every queue of the server, whatever the politeness."""
+    (crawler.frontier.politeness.server_pace), across every queue of the server, whatever the
+    politeness."""
 
     enabled: bool = True
     signal_statuses: list[int] = Field(default_factory=lambda: [429, 503])

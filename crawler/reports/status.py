@@ -25,7 +25,7 @@ from crawler.logs.crawl_logs import log17
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
     from crawler.frontier.frontier import FrontierSnapshot
-    from crawler.frontier.retry_watch import RetriesWaiting
+    from crawler.frontier.retry.retry_watch import RetriesWaiting
     from crawler.stats import HostStats, StatsCounts
 
 STATUS_FILE = "status.json"

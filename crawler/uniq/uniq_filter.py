@@ -3,7 +3,8 @@
 ``add`` is an atomic put-if-absent: exactly one caller gets True for a given canonical URI, even
 with many threads. ``add_force`` records without asking (force-fetch: the URI is queued anyway).
 ``add_many_announced`` tells its caller which URIs it is about to record as new *before* it
-records them (the frontier's write-ahead for crash recovery, :mod:`crawler.frontier.recovery`).
+records them (the frontier's write-ahead for crash recovery,
+:mod:`crawler.frontier.store.recovery`).
 ``count`` is the crawl's "discovered" figure. Implementations are thread-safe. Select one in the
 order with ``frontier.uniq_filter: {class: ..., params: {...}}``:
 ``crawler.uniq.LevelDBUriUniqFilter`` (default, exact), ``crawler.uniq.BloomUriUniqFilter`` (a few

@@ -12,10 +12,10 @@ neither recorded nor logged again, so every resource is in the WARC once.
 The browser gets the body decoded from its content-encoding.
 
 Politeness: every fetch here (robots.txt too) passes the frontier's server gate
-(``ctx.inline_gate``, :mod:`crawler.frontier.inline_gate`): it waits for a slot of the server's
-``host_max_connections`` and for the server's next start (``host_min_interval_ms``, the adaptive
-pace, a Retry-After or bandwidth hold), and gives the slot back after, its answer pacing the
-server like any fetch (a 429/503 lengthens the pace, a Retry-After holds the server for every
+(``ctx.inline_gate``, :mod:`crawler.frontier.politeness.inline_gate`): it waits for a slot of the
+server's ``host_max_connections`` and for the server's next start (``host_min_interval_ms``, the
+adaptive pace, a Retry-After or bandwidth hold), and gives the slot back after, its answer pacing
+the server like any fetch (a 429/503 lengthens the pace, a Retry-After holds the server for every
 queue and page). Sub-resources of the page's own server take turns on the slot the page's
 ToeThread holds (no deadlock at ``host_max_connections: 1``), more at once only as the cap
 allows. The queue's per-URI delay (``delay_factor`` x duration, ``min_delay_ms``) is *not*

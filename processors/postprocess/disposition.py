@@ -4,7 +4,7 @@ Last processor of the post chain. Reads ``curi.fetch_start_ms``, ``curi.fetch_du
 ``curi.content_size``, ``curi.status``, the ``Retry-After`` response header and the server's
 robots Crawl-delay (``ctx.servers.crawl_delay_s``); writes ``curi.politeness_delay_ms``,
 ``curi.retry_delay_s`` and two frontier hints in ``curi.data`` (see
-:mod:`crawler.frontier.politeness`), which the frontier applies in ``finished()``.
+:mod:`crawler.frontier.politeness.politeness`), which the frontier applies in ``finished()``.
 
 Politeness (Heritrix §5.5): only when a fetch happened (start and duration known), else 0:
 ``delay_factor`` x fetch duration clamped to [``min_delay_ms``, ``max_delay_ms``]; if that is

@@ -127,7 +127,7 @@ class PreconditionEnforcer(Processor[PreconditionEnforcerParams]):
         ):
             # Another queue of this server is fetching the same prerequisite: wait for it
             # instead of fetching it twice. Without a prerequisite of its own this is neither
-            # an attempt nor a deferral (crawler.frontier.retry_policy).
+            # an attempt nor a deferral (crawler.frontier.retry.retry_policy).
             curi.retry_delay_s = PREREQUISITE_POLL_S
             return ProcessResult.SKIP_TO_POST
         prereq = curi.create_child(prerequisite_uri, Hop.PREREQ)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crawler.frontier.politeness import BACKOFF_MS_KEY
+from crawler.frontier.politeness.politeness import BACKOFF_MS_KEY
 
 Step = tuple[Any, ...]
 

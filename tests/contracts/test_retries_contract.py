@@ -10,7 +10,7 @@ import pytest
 from support.stores import FrontierMaker
 
 from crawler.curi import FetchStatus, Hop, SchedulingDirective
-from crawler.frontier.retry_policy import DEFERRALS_KEY
+from crawler.frontier.retry.retry_policy import DEFERRALS_KEY
 from crawler.order.schema import RetriesConfig
 
 pytestmark = pytest.mark.timeout(60)

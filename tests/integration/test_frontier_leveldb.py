@@ -15,9 +15,9 @@ from crawler.frontier import (
     LevelDBQueueStore,
     StoreBatch,
     WorkQueueFrontier,
-    leveldb_store,
     sort_key,
 )
+from crawler.frontier.store import leveldb_store
 from crawler.order.schema import FrontierConfig, PolitenessConfig
 from crawler.uniq import LevelDBUriUniqFilter, LevelDBUriUniqFilterParams
 

@@ -19,7 +19,7 @@ from crawler.frontier import (
     MemoryQueueStore,
     WorkQueueFrontier,
 )
-from crawler.frontier.queue_store import QueueStore
+from crawler.frontier.store.queue_store import QueueStore
 from crawler.order.schema import FrontierConfig, PolitenessConfig
 from crawler.uniq import LevelDBUriUniqFilter
 

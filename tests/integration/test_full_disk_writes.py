@@ -25,7 +25,7 @@ from warcio.warcwriter import WARCWriter
 from crawler.continuity import DigestEntry, LevelDBDigestIndex
 from crawler.disk import SPACE_WAIT
 from crawler.frontier import LevelDBQueueStore
-from crawler.frontier.queue_store import StoreBatch
+from crawler.frontier.store.queue_store import StoreBatch
 from crawler.history import CrawlHistory
 from crawler.logs.line_file import LineFile
 from crawler.uniq import (

@@ -20,7 +20,7 @@ from crawler.frontier.redis.redis_exchange import RECLAIM_ARG
 from crawler.frontier.redis.redis_frontier import RedisFrontier
 from crawler.frontier.redis.redis_leases import finish_args
 from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
-from crawler.frontier.retry_policy import DEFERRALS_KEY
+from crawler.frontier.retry.retry_policy import DEFERRALS_KEY
 from crawler.order.schema import FrontierConfig, PolitenessConfig, RetriesConfig
 from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
 

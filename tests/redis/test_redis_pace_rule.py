@@ -12,7 +12,7 @@ import redis
 from support.redis_servers import RedisServer
 
 from crawler.frontier.policy.pace_rule import PACE_FIELDS, PACE_LUA, pace_arguments
-from crawler.frontier.server_pace import PaceState, ServerPace
+from crawler.frontier.politeness.server_pace import PaceState, ServerPace
 from crawler.order.schema import PaceConfig
 
 pytestmark = pytest.mark.timeout(120)

@@ -20,9 +20,9 @@ from crawler.curi import CrawlURI
 from crawler.demo.rate_limited_server import RateLimitedSite
 from crawler.distributed import run_workers
 from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
+from crawler.frontier.politeness.server_pace import MIN_FIRST_GAP_S
 from crawler.frontier.redis.redis_frontier import RedisFrontier
 from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
-from crawler.frontier.server_pace import MIN_FIRST_GAP_S
 from crawler.order.schema import FrontierConfig, PaceConfig, PolitenessConfig, RetriesConfig
 from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
 

@@ -10,7 +10,7 @@ from pydantic import Field
 from crawler.chain import ProcessorChains
 from crawler.curi import CrawlURI
 from crawler.decide.decide_rule import DecideResult, DecideRule, DecideRuleSequence
-from crawler.frontier.queue_store import QueueStore
+from crawler.frontier.store.queue_store import QueueStore
 from crawler.order.components import (
     build_chains,
     build_component,
@@ -107,7 +107,7 @@ def test_undotted_path_is_rejected() -> None:
 
 
 def test_protocol_bases_are_checked_by_methods() -> None:
-    store = resolve_class("crawler.frontier.memory_store.MemoryQueueStore", QueueStore, "w")
+    store = resolve_class("crawler.frontier.store.memory_store.MemoryQueueStore", QueueStore, "w")
     assert store.__name__ == "MemoryQueueStore"
     with pytest.raises(OrderError) as exc:
         resolve_class(f"{MOD}.Tagger", QueueStore, "frontier.store.class")

@@ -10,7 +10,7 @@ from support.processor_context import make_context
 
 from crawler import CrawlURI
 from crawler.frontier import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
-from crawler.frontier.retry_policy import HTTP_TRIES_KEY
+from crawler.frontier.retry.retry_policy import HTTP_TRIES_KEY
 from crawler.servers import ServerCache
 from processors.postprocess import DispositionParams, DispositionProcessor
 

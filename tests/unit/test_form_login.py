@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from crawler import CrawlURI, FetchStatus
-from crawler.frontier.retry_policy import DEFERRALS_KEY, RetryPolicy
+from crawler.frontier.retry.retry_policy import DEFERRALS_KEY, RetryPolicy
 from crawler.order.schema import RetriesConfig
 from crawler.tally import LocalTallyStore
 from processors.cookies.cookie_store import CookieStore

@@ -18,7 +18,7 @@ from crawler.frontier import (
     frontier_summary_report,
 )
 from crawler.frontier.frontier_abilities import FrontierAbilities
-from crawler.frontier.precedence import wag_cost
+from crawler.frontier.intake.precedence import wag_cost
 from crawler.order.schema import FrontierConfig, PolitenessConfig
 from crawler.uniq import MemoryUriUniqFilter
 

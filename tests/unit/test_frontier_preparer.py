@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from crawler.frontier import HostnameQueueAssignmentPolicy
-from crawler.frontier.preparer import CANONICAL_MEMO, FrontierPreparer
+from crawler.frontier.intake.preparer import CANONICAL_MEMO, FrontierPreparer
 from crawler.order.schema import FrontierConfig
 
 

@@ -13,7 +13,7 @@ from support.crawllog_parser import count_lines, parse_file
 
 from crawler.console.logtail import tail
 from crawler.console.monitor import CrawlLogTally
-from crawler.frontier.recovery import logged_uris
+from crawler.frontier.store.recovery import logged_uris
 from crawler.logs.crawl_logs import CrawlLogs
 from crawler.logs.growing_file import complete_lines, read_complete, trim_partial_line
 from crawler.reports.offline import log_span_ms

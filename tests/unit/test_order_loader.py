@@ -55,7 +55,7 @@ name: base
 operator: {{contact_url: "https://example.org/crawler"}}
 toe_threads: 5
 frontier:
-  store: {{class: crawler.frontier.memory_store.MemoryQueueStore}}
+  store: {{class: crawler.frontier.store.memory_store.MemoryQueueStore}}
   queue_assignment: {{class: crawler.frontier.assignment.HostnameQueueAssignmentPolicy}}
   uniq_filter: {{class: crawler.uniq.MemoryUriUniqFilter}}
   politeness: {{delay_factor: 5.0, min_delay_ms: 3000, max_delay_ms: 30000}}

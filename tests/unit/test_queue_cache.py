@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from crawler.frontier import LevelDBQueueStore
-from crawler.frontier.queue_cache import QueueCache
-from crawler.frontier.queue_store import StoreBatch
+from crawler.frontier.store.queue_cache import QueueCache
+from crawler.frontier.store.queue_store import StoreBatch
+from crawler.frontier.store.write_behind_store import WriteBehindStore
 from crawler.frontier.workqueue import INACTIVE, READY, WorkQueue
-from crawler.frontier.write_behind_store import WriteBehindStore
 
 
 def test_a_queue_evicted_before_its_batch_is_durable_comes_back_as_written(

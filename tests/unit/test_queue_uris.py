@@ -8,7 +8,7 @@ import pytest
 
 from crawler.curi import CrawlURI
 from crawler.frontier import HostnameQueueAssignmentPolicy, MemoryQueueStore, WorkQueueFrontier
-from crawler.frontier.queue_uris import QueueUris
+from crawler.frontier.store.queue_uris import QueueUris
 from crawler.order.schema import FrontierConfig, PolitenessConfig
 from crawler.uniq import MemoryUriUniqFilter
 

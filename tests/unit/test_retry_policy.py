@@ -8,7 +8,7 @@ import pytest
 
 from crawler.curi import CrawlURI
 from crawler.frontier import RetryPolicy, note_protocol_error
-from crawler.frontier.retry_policy import DEFERRALS_KEY, FINAL, PROTOCOL, RETRY, WAIT
+from crawler.frontier.retry.retry_policy import DEFERRALS_KEY, FINAL, PROTOCOL, RETRY, WAIT
 from crawler.order.errors import OrderError
 from crawler.order.schema import RetriesConfig
 

@@ -18,7 +18,7 @@ from crawler.frontier import (
     frontier_summary_report,
 )
 from crawler.frontier.frontier_abilities import FrontierAbilities
-from crawler.frontier.server_pace import (
+from crawler.frontier.politeness.server_pace import (
     FAST_DESCENT,
     FAST_RAMP_ANSWERS,
     MIN_FIRST_GAP_S,

@@ -6,8 +6,8 @@ import threading
 from pathlib import Path
 
 from crawler.frontier import LevelDBQueueStore
-from crawler.frontier.queue_store import StoreBatch
-from crawler.frontier.write_behind_store import WriteBehindStore
+from crawler.frontier.store.queue_store import StoreBatch
+from crawler.frontier.store.write_behind_store import WriteBehindStore
 
 
 def opened(tmp_path: Path, head_records: int = 4) -> WriteBehindStore:

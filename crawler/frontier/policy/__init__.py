@@ -8,7 +8,7 @@
   modes the Redis scripts take;
 * :mod:`~crawler.frontier.policy.server_admission`: the server cap and parking rule;
 * :mod:`~crawler.frontier.policy.pace_rule`: the adaptive pace in the Redis scripts (its
-  arithmetic is :func:`~crawler.frontier.server_pace.pace_step`);
+  arithmetic is :func:`~crawler.frontier.politeness.server_pace.pace_step`);
 * :mod:`~crawler.frontier.policy.lateness_guard`: the hosts in rotation the threads can serve
   on time, learned from fetch times and lateness (Redis keeps only each worker's figure and
   sums them);

@@ -2,9 +2,9 @@
 
 Among queues that may hand out a URI, the one with the lower queue precedence value goes first;
 among equals, the one due earlier (FIFO for queues waiting their turn). The LevelDB/memory
-:class:`~crawler.frontier.scheduler.QueueScheduler` keeps one FIFO per precedence and serves the
-lowest non-empty one; the Redis frontier keeps inactive queues in one sorted set scored by
-:func:`eligible_score` (the scripts compute the score with :data:`ELIGIBLE_SCORE_LUA`, its Lua
+:class:`~crawler.frontier.rotation.scheduler.QueueScheduler` keeps one FIFO per precedence and
+serves the lowest non-empty one; the Redis frontier keeps inactive queues in one sorted set scored
+by :func:`eligible_score` (the scripts compute the score with :data:`ELIGIBLE_SCORE_LUA`, its Lua
 translation) and sorts due queues by :func:`eligible_key`. Pure and thread-safe.
 """
 

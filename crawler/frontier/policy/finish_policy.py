@@ -4,10 +4,11 @@ Both frontiers call :meth:`FinishPolicy.settle` once per URI handed back by ``fi
 only apply its :class:`FinishOutcome` to their state (the LevelDB/memory frontier under its
 lock, the Redis frontier as FINISH's arguments):
 
-* the retry decision is :meth:`RetryPolicy.take <crawler.frontier.retry_policy.RetryPolicy.take>`
-  (which counts the attempt): a truthy verdict sends the URI back to the head of its queue,
-  which waits ``wait_s`` from now: the URI's ``retry_delay_s`` or a longer Retry-After back-off;
-  a retry costs the queue the URI's cost, unless it was deferred (-50);
+* the retry decision is :meth:`RetryPolicy.take
+  <crawler.frontier.retry.retry_policy.RetryPolicy.take>` (which counts the attempt): a truthy
+  verdict sends the URI back to the head of its queue, which waits ``wait_s`` from now: the URI's
+  ``retry_delay_s`` or a longer Retry-After back-off; a retry costs the queue the URI's cost, unless
+  it was deferred (-50);
 * otherwise the URI is *disregarded* (costs nothing), *succeeded* (costs its cost) or *failed*
   (costs its cost plus ``error_penalty_amount``); its queue waits until ``polite_s`` (the URI's
   politeness delay, ``min_delay_ms`` if unset) has passed since the end of the fetch, or the
@@ -26,9 +27,9 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from crawler.curi import CrawlURI, FetchStatus
-from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
-from crawler.frontier.queue_release import fetch_answer
-from crawler.frontier.retry_policy import DEFER, WAIT, RetryPolicy
+from crawler.frontier.politeness.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
+from crawler.frontier.retry.retry_policy import DEFER, WAIT, RetryPolicy
+from crawler.frontier.rotation.queue_release import fetch_answer
 from crawler.order.schema import FrontierConfig
 
 RETRIED, SUCCEEDED, FAILED, DISREGARDED = "retried", "succeeded", "failed", "disregarded"
@@ -41,7 +42,7 @@ class FinishOutcome(NamedTuple):
 
     kind: str
     verdict: str
-    """The :class:`~crawler.frontier.retry_policy.RetryPolicy` verdict (falsy: final)."""
+    """The :class:`~crawler.frontier.retry.retry_policy.RetryPolicy` verdict (falsy: final)."""
     cost: int
     wait_s: float
     polite_s: float

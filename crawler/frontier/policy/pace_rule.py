@@ -1,20 +1,26 @@
-"""The adaptive pace in the Redis scripts: :func:`~crawler.frontier.server_pace.pace_step`, the
-rule the in-process gate runs, translated to Lua (:mod:`~crawler.luagen`) and run in ms on a
-server's hash.
+"""The adaptive pace in the Redis scripts:
+:func:`~crawler.frontier.politeness.server_pace.pace_step`, the rule the in-process gate runs,
+translated to Lua (:mod:`~crawler.luagen`) and run in ms on a server's hash.
 
 :data:`PACE_LUA` defines ``pace(srv_key, kind, age, dur, P)``: it loads the server's
-:class:`~crawler.frontier.server_pace.PaceState` from the hash fields of :data:`PACE_FIELDS`
-(absent fields take ``PaceState()``'s values), runs ``pace_step`` at Redis's ``now``, writes the
-state back and pushes the server's next start (``nb``) by the hold it returns. The Lua around
-the rule only moves numbers between the hash and the rule: it decides nothing.
+:class:`~crawler.frontier.politeness.server_pace.PaceState` from the hash fields of
+:data:`PACE_FIELDS` (absent fields take ``PaceState()``'s values), runs ``pace_step`` at Redis's
+``now``, writes the state back and pushes the server's next start (``nb``) by the hold it returns.
+The Lua around the rule only moves numbers between the hash and the rule: it decides nothing.
 :func:`pace_arguments` turns the order's ``frontier.pace`` into the scripts' parameters ``P``
-(:func:`~crawler.frontier.server_pace.pace_params` in ms) and :func:`pace_inputs` a fetch's
-answer into ``kind``, ``age`` and ``dur``. Pure and thread-safe.
+(:func:`~crawler.frontier.politeness.server_pace.pace_params` in ms) and :func:`pace_inputs` a
+fetch's answer into ``kind``, ``age`` and ``dur``. Pure and thread-safe.
 """
 
 from __future__ import annotations
 
-from crawler.frontier.server_pace import PaceParams, PaceState, answer_kind, pace_params, pace_step
+from crawler.frontier.politeness.server_pace import (
+    PaceParams,
+    PaceState,
+    answer_kind,
+    pace_params,
+    pace_step,
+)
 from crawler.luagen import lua_function
 from crawler.order.schema import PaceConfig
 
@@ -36,8 +42,8 @@ PACE_FIELDS = (
     ("last_answer", "la", "%d"),
     ("slow_streak", "ss", "%d"),
 )
-""":class:`~crawler.frontier.server_pace.PaceState` field, its field in the server's hash, and
-how the hash keeps it."""
+""":class:`~crawler.frontier.politeness.server_pace.PaceState` field, its field in the server's
+hash, and how the hash keeps it."""
 PARAMS = PaceParams._fields[:-1]
 """The parameters the scripts receive (``unit`` is :data:`MS`)."""
 
@@ -54,8 +60,8 @@ def pace_inputs(
     fetched: tuple[int, int, int] | None, signals: frozenset[int], now_ms: int
 ) -> tuple[int, int, int]:
     """The scripts' kind, age and duration for a fetch's answer ``fetched`` (status, start ms,
-    duration ms or -1; :func:`~crawler.frontier.queue_release.fetch_answer`): the kind of
-    :func:`~crawler.frontier.server_pace.answer_kind`; :data:`NOTHING` when nothing was
+    duration ms or -1; :func:`~crawler.frontier.rotation.queue_release.fetch_answer`): the kind of
+    :func:`~crawler.frontier.politeness.server_pace.answer_kind`; :data:`NOTHING` when nothing was
     fetched."""
     if fetched is None:
         return NOTHING

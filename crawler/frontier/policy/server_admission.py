@@ -9,9 +9,9 @@ pace gap)`` later.
 
 :func:`admission_rule`, :func:`start_spacing` and :func:`held_start` are the rule, written
 once:
-:class:`~crawler.frontier.server_gate.ServerGate` calls them (through :func:`admission`) under the
-LevelDB/memory frontier's lock; the Redis frontier applies them atomically with the lease, inside
-its CLAIM, INLINE_ENTER, FINISH and INLINE_LEAVE scripts, as their Lua translation
+:class:`~crawler.frontier.politeness.server_gate.ServerGate` calls them (through :func:`admission`)
+under the LevelDB/memory frontier's lock; the Redis frontier applies them atomically with the lease,
+inside its CLAIM, INLINE_ENTER, FINISH and INLINE_LEAVE scripts, as their Lua translation
 (:mod:`~crawler.luagen`) on a server's hash (:data:`ADMISSION_LUA`, :data:`HELD_START_LUA`).
 Pure and thread-safe.
 """

@@ -25,7 +25,7 @@ inactive queues first in line in every shard; this worker picks the first across
 eligible score, then queue id) and its CLAIMs activate them, so a read spread over a Cluster's
 nodes, each with its own clock, decides as one server would. While the guard trims the active
 set, a queue due after a politeness wait is rotated out by its CLAIM instead of leased, and
-logged (``queues_rotated_late``, :mod:`~crawler.frontier.rotation_log`, as the work-queue
+logged (``queues_rotated_late``, :mod:`~crawler.frontier.rotation.rotation_log`, as the work-queue
 frontier does).
 The guard's times are Redis's (ms / 1000), carried forward by the monotonic clock between reads
 (:meth:`RedisExchange.redis_now_s`). The cap is one for the crawl, kept in Redis: each worker's
@@ -56,7 +56,7 @@ from crawler.frontier.redis.redis_leases import (
     DueRead,
     Lease,
 )
-from crawler.frontier.rotation_log import RotationLog
+from crawler.frontier.rotation.rotation_log import RotationLog
 
 if TYPE_CHECKING:
     from collections.abc import Callable

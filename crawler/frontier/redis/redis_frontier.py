@@ -4,9 +4,9 @@ The per-URI policy is the work-queue frontier's (same canonicalization, uniq fil
 precedence, queue assignment, sort key, retries of -1/-2/-3/-50 up to ``max_retries`` after
 ``retry_delay_s`` and of HTTP 408/429/5xx up to ``http_max_tries`` (:class:`~crawler.frontier.
 retry_policy.RetryPolicy`), politeness delay, Retry-After back-off, bandwidth hold, and the
-adaptive pace per server (:mod:`~crawler.frontier.server_pace`), kept in the server's Redis hash
-and updated by FINISH, so every worker's answers from a server pace all of them). The queue
-states are in Redis (see :mod:`crawler.frontier.redis.redis_scripts`); the parts, in their own
+adaptive pace per server (:mod:`~crawler.frontier.politeness.server_pace`), kept in the server's
+Redis hash and updated by FINISH, so every worker's answers from a server pace all of them). The
+queue states are in Redis (see :mod:`crawler.frontier.redis.redis_scripts`); the parts, in their own
 modules:
 
 * ``schedule_many`` (a page's outlinks) takes three round trips whatever its link count
@@ -77,13 +77,12 @@ from crawler.curi import CrawlURI, FetchStatus
 from crawler.frontier.assignment import QueueAssignmentPolicy
 from crawler.frontier.frontier import FrontierSnapshot, FrontierStateError
 from crawler.frontier.frontier_report import QueueDetail
+from crawler.frontier.intake.preparer import FrontierPreparer
+from crawler.frontier.intake.recently_seen import RecentlySeen
 from crawler.frontier.policy.finish_policy import FinishPolicy
 from crawler.frontier.policy.lateness_guard import LatenessGuard
 from crawler.frontier.policy.pace_rule import NOTHING, pace_arguments, pace_inputs
 from crawler.frontier.policy.queue_precedence import SUCCESS_COUNTS, precedence_mode
-from crawler.frontier.preparer import FrontierPreparer
-from crawler.frontier.queue_release import fetch_answer, fetch_end_ms
-from crawler.frontier.recently_seen import RecentlySeen
 from crawler.frontier.redis.redis_conn import RedisUnavailableError
 from crawler.frontier.redis.redis_exchange import Leased, RedisExchange
 from crawler.frontier.redis.redis_inline_gate import RedisInlineGate
@@ -95,7 +94,8 @@ from crawler.frontier.redis.redis_queue_report import redis_queue_details
 from crawler.frontier.redis.redis_scheduler import RedisScheduler
 from crawler.frontier.redis.redis_snapshot import redis_snapshot, shared_frontier_empty
 from crawler.frontier.redis.redis_store import RedisQueueStore
-from crawler.frontier.retry_watch import RetriesWaiting, RetryWatch
+from crawler.frontier.retry.retry_watch import RetriesWaiting, RetryWatch
+from crawler.frontier.rotation.queue_release import fetch_answer, fetch_end_ms
 from crawler.order.schema import FrontierConfig
 from crawler.uniq.uniq_filter import UniqStateError, UriUniqFilter
 
@@ -253,7 +253,7 @@ class RedisFrontier:
         """True for each URI this worker saw Redis confirm as recorded crawl-wide (the uniq
         filter's cache; no I/O): a True is final, a False only means "not known cheaply". Lets
         the candidates step skip the scope for a page's links seen already, as in one
-        process (:class:`~crawler.frontier.recently_seen.RecentlySeen`)."""
+        process (:class:`~crawler.frontier.intake.recently_seen.RecentlySeen`)."""
         return self._recently_seen.seen(uris)
 
     # ---------------------------------------------------------------- next

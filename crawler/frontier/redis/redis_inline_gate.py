@@ -1,7 +1,7 @@
 """RedisInlineGate: the server gate for fetches outside the frontier, shared through Redis.
 
-The Redis twin of :class:`~crawler.frontier.inline_gate.LocalInlineGate` (same contract, same
-lending of the page's own slot, no per-URI politeness delay between a page's sub-resources). A
+The Redis twin of :class:`~crawler.frontier.politeness.inline_gate.LocalInlineGate` (same contract,
+same lending of the page's own slot, no per-URI politeness delay between a page's sub-resources). A
 server's cap, next-start time and adaptive pace live in its Redis hash (``T v:<srv>``, see
 :mod:`~crawler.frontier.redis.redis_scripts`), where CLAIM and FINISH keep them for the queues;
 :data:`~crawler.frontier.redis.redis_scripts.INLINE_ENTER` takes a slot there (counted in the
@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from crawler.frontier.inline_gate import InlinePass, InlineVisit, server_hints
-from crawler.frontier.scheduler import gated_server
+from crawler.frontier.politeness.inline_gate import InlinePass, InlineVisit, server_hints
+from crawler.frontier.rotation.scheduler import gated_server
 
 if TYPE_CHECKING:
     from crawler.clock import Clock
@@ -41,7 +41,8 @@ POLL_S = 0.1
 
 
 class RedisInlineGate:
-    """:class:`~crawler.frontier.inline_gate.InlineGate` over the shared frontier's server state.
+    """:class:`~crawler.frontier.politeness.inline_gate.InlineGate` over the shared frontier's
+    server state.
 
     ``pace_args(curi, server)`` gives FINISH's pace arguments for an answer (the frontier's).
     """

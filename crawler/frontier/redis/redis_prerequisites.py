@@ -23,15 +23,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from crawler.curi import CrawlURI
-from crawler.frontier.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
-from crawler.frontier.queue_release import fetch_end_ms
+from crawler.frontier.politeness.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
 from crawler.frontier.redis.redis_exchange import MAX_IDLE_SLEEP_S
-from crawler.frontier.retry_policy import DEFER, WAIT
+from crawler.frontier.retry.retry_policy import DEFER, WAIT
+from crawler.frontier.rotation.queue_release import fetch_end_ms
 
 if TYPE_CHECKING:
     from crawler.frontier.redis.redis_lease_keeper import InFlight
-    from crawler.frontier.retry_policy import RetryPolicy
-    from crawler.frontier.retry_watch import RetryWatch
+    from crawler.frontier.retry.retry_policy import RetryPolicy
+    from crawler.frontier.retry.retry_watch import RetryWatch
 
 
 class LocalPrerequisites:
@@ -91,7 +91,7 @@ class LocalPrerequisites:
         """Hold ``via``, deferred (-50), here with its queue still leased until its prerequisite
         pending here is done (as Heritrix keeps the queue busy): no other worker takes its
         queue's next URI meanwhile. False (not held) if no prerequisite of it is pending here
-        or it has no deferral left (:class:`~crawler.frontier.retry_policy.RetryPolicy`)."""
+        or it has no deferral left (:class:`~crawler.frontier.retry.retry_policy.RetryPolicy`)."""
         if not self.pending(via.uri) or not self._retry.verdict(via):
             return False
         self._retry.take(via)  # a deferral (or a wait): counted as such, not as a try

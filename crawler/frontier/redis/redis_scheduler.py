@@ -22,13 +22,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from crawler.frontier.queue_store import sort_key
 from crawler.frontier.redis.redis_store import ORDINAL_BLOCK
+from crawler.frontier.store.queue_store import sort_key
 from crawler.urls import server_key
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
-    from crawler.frontier.preparer import FrontierPreparer
+    from crawler.frontier.intake.preparer import FrontierPreparer
     from crawler.frontier.redis.redis_exchange import RedisExchange
     from crawler.frontier.redis.redis_lease_keeper import InFlight
     from crawler.frontier.redis.redis_prerequisites import LocalPrerequisites

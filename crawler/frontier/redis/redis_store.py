@@ -6,7 +6,7 @@ are :mod:`crawler.frontier.policy`'s, made by each worker's
 :class:`~crawler.frontier.redis.redis_frontier.RedisFrontier` (the crawl builder runs one over
 this store, not a WorkQueueFrontier). Unlike them it also keeps the queue states the workers
 share (ready, inactive, leased, each server's cap and pace), since no one process holds them:
-see :mod:`crawler.frontier.queue_store` for what every store keeps. This module holds the
+see :mod:`crawler.frontier.store.queue_store` for what every store keeps. This module holds the
 connection, the key layout, the registered scripts and the calls that add or take back URIs
 (SCHEDULE, UNSCHEDULE), the inline gate's and the reports'; a worker's lease traffic (DUE,
 CLAIM, FINISH, RENEW, REAP) is :class:`~crawler.frontier.redis.redis_leases.RedisLeases`
@@ -34,9 +34,9 @@ from pydantic import Field
 from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.policy.eligible_order import PRECEDENCE_SCALE
 from crawler.frontier.policy.pace_rule import NO_PACE
-from crawler.frontier.queue_store import QueueStoreBase, StoreBatch
 from crawler.frontier.redis import redis_conn, redis_scripts
 from crawler.frontier.redis.redis_leases import RedisLeases
+from crawler.frontier.store.queue_store import QueueStoreBase, StoreBatch
 from crawler.params import Params
 
 if TYPE_CHECKING:

@@ -10,12 +10,12 @@ issue #754). The gate caps what one server sees whatever the policy:
   or the bandwidth cap's debt (cumulative, so the bytes of concurrent fetches add up):
   :meth:`hold`;
 * the adaptive pace — a gap between fetch starts that the server's own answers set
-  (:meth:`observe`, :class:`~crawler.frontier.server_pace.ServerPace`): the longer of it and
-  ``min_interval_s`` applies.
+  (:meth:`observe`, :class:`~crawler.frontier.politeness.server_pace.ServerPace`): the longer of it
+  and ``min_interval_s`` applies.
 
 Fetches made outside the frontier (a browser page's sub-resources) pass the same gate through
-:class:`~crawler.frontier.inline_gate.LocalInlineGate`: :meth:`try_start`/:meth:`finish` for a
-slot of their own, :meth:`try_pass` for one under the page's slot.
+:class:`~crawler.frontier.politeness.inline_gate.LocalInlineGate`: :meth:`try_start`/:meth:`finish`
+for a slot of their own, :meth:`try_pass` for one under the page's slot.
 
 A queue whose head URI is refused is *parked* on the server (FIFO) rather than polled: a
 finished fetch (:meth:`finish`) or the server's timer (the time :meth:`wakeable` asks for)
@@ -33,7 +33,7 @@ from collections import deque
 from typing import Generic, TypeVar
 
 from crawler.frontier.policy.server_admission import admission, held_start, start_spacing
-from crawler.frontier.server_pace import PaceState, ServerPace
+from crawler.frontier.politeness.server_pace import PaceState, ServerPace
 
 T = TypeVar("T")
 _SWEEP_EVERY = 10_000

@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass
 
 from crawler.curi import CrawlURI
-from crawler.frontier.retry_policy import LAST_PROTOCOL_ERROR_KEY, protocol_error
+from crawler.frontier.retry.retry_policy import LAST_PROTOCOL_ERROR_KEY, protocol_error
 
 
 @dataclass(frozen=True, slots=True)

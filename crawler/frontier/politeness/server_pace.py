@@ -2,9 +2,9 @@
 
 The order's politeness is a guess made before the crawl; the server's answers say how fast it
 really wants to be asked. Each server keeps a *gap*, the least time between two fetch starts to
-it, that the server cap (:class:`~crawler.frontier.server_gate.ServerGate`, or the Redis scripts of
-:mod:`~crawler.frontier.redis.redis_scripts`) enforces across every queue of the server, on top of
-whatever the politeness says:
+it, that the server cap (:class:`~crawler.frontier.politeness.server_gate.ServerGate`, or the Redis
+scripts of :mod:`~crawler.frontier.redis.redis_scripts`) enforces across every queue of the server,
+on top of whatever the politeness says:
 
 * a *signal* — an answer in ``signal_statuses`` (429, 503), or :data:`SLOW_STREAK` responses
   in a row each slower than ``slow_response_factor`` x the server's usual time and

@@ -10,7 +10,7 @@ import heapq
 from collections.abc import Iterator
 from pathlib import Path
 
-from crawler.frontier.queue_store import QueueStoreBase, StoreBatch, check_queue_key
+from crawler.frontier.store.queue_store import QueueStoreBase, StoreBatch, check_queue_key
 from crawler.params import NoParams
 
 

@@ -8,7 +8,8 @@ The store knows nothing of politeness or queue states; it holds two things:
   then FIFO (Heritrix's ``BdbMultipleWorkQueues`` key layout).
 * **metadata** — ``name -> bytes``: ``q:<queue>`` queue records, ``frontier`` (format version,
   ordinal reservation), and the crash-recovery entries ``i:``, ``j:``, ``u:`` of
-  :mod:`crawler.frontier.recovery`. A resume rebuilds every in-memory structure from these alone.
+  :mod:`crawler.frontier.store.recovery`. A resume rebuilds every in-memory structure from these
+  alone.
 
 Contract (what :class:`~crawler.frontier.workqueue_frontier.WorkQueueFrontier` relies on):
 
@@ -21,7 +22,7 @@ Contract (what :class:`~crawler.frontier.workqueue_frontier.WorkQueueFrontier` r
 4. ``open`` refuses a state it cannot use with
    :class:`~crawler.frontier.frontier.FrontierStateError` (locked by another process, corrupt).
 5. Calls are serialized (by the frontier's
-   :class:`~crawler.frontier.write_behind_store.WriteBehindStore`): a store need not be
+   :class:`~crawler.frontier.store.write_behind_store.WriteBehindStore`): a store need not be
    thread-safe.
 
 Optional, used when present (runtime-checkable protocols, tested once when the frontier wraps the

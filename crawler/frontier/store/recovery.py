@@ -8,7 +8,7 @@ batches as the pending records it describes:
   <crawler.frontier.workqueue.WorkQueue.to_meta>`), read once per queue on open (counts,
   totals; only active queues are kept in RAM) and whenever a queue not in RAM is touched.
 * ``i:<precedence><sequence>`` and ``iseq`` — the inactive queues' FIFOs
-  (:mod:`crawler.frontier.inactive_index`), reopened as they were.
+  (:mod:`crawler.frontier.store.inactive_index`), reopened as they were.
 * ``j:<queue>\\0<sort key>`` — the final journal: written in the batch that deletes a URI's
   pending record, deleted (lazily, in a later batch) once its crawl.log line was written. After
   a crash an entry whose URI has no line at the end of crawl.log is put back in its queue, so
@@ -56,7 +56,7 @@ import mmh3
 
 from crawler.curi import CrawlURI
 from crawler.frontier.frontier import FrontierStateError
-from crawler.frontier.queue_store import StoreBatch
+from crawler.frontier.store.queue_store import StoreBatch
 from crawler.frontier.workqueue import (
     EXHAUSTED,
     META_PREFIX,
@@ -74,9 +74,9 @@ from crawler.frontier.workqueue import (
 if TYPE_CHECKING:
     import threading
 
-    from crawler.frontier.queue_store import QueueStore
-    from crawler.frontier.scheduler import QueueScheduler
-    from crawler.frontier.write_behind_store import WriteBehindStore
+    from crawler.frontier.rotation.scheduler import QueueScheduler
+    from crawler.frontier.store.queue_store import QueueStore
+    from crawler.frontier.store.write_behind_store import WriteBehindStore
     from crawler.uniq.uniq_filter import UriUniqFilter
 
 FORMAT_VERSION = 4

@@ -39,7 +39,7 @@ from collections import OrderedDict, deque
 from collections.abc import Iterator
 from pathlib import Path
 
-from crawler.frontier.queue_store import (
+from crawler.frontier.store.queue_store import (
     QueueStore,
     ReadsHeads,
     ScansMetaRange,
@@ -58,7 +58,8 @@ class _CachedHeads:
 
 
 class WriteBehindStore:
-    """Wraps a :class:`~crawler.frontier.queue_store.QueueStore` (see the module docstring)."""
+    """Wraps a :class:`~crawler.frontier.store.queue_store.QueueStore` (see the module
+    docstring)."""
 
     def __init__(
         self, inner: QueueStore, head_records: int = 16, max_cached_queues: int = 4096

@@ -2,10 +2,10 @@
 
 Holds the queue states of :mod:`crawler.frontier.workqueue`: the ready FIFO, the snooze heap
 (queues and server timers by wake time), state counts and the
-:class:`~crawler.frontier.server_gate.ServerGate` in memory; the queues themselves in a bounded
-:class:`~crawler.frontier.queue_cache.QueueCache` over their records in the store, and one
-inactive FIFO per queue precedence as rows of the store
-(:class:`~crawler.frontier.inactive_index.InactiveIndex`): RAM grows with the queues in
+:class:`~crawler.frontier.politeness.server_gate.ServerGate` in memory; the queues themselves in a
+bounded :class:`~crawler.frontier.store.queue_cache.QueueCache` over their records in the store, and
+one inactive FIFO per queue precedence as rows of the store
+(:class:`~crawler.frontier.store.inactive_index.InactiveIndex`): RAM grows with the queues in
 rotation, not with the queues known. The frontier decides
 *why* a queue changes state (budgets, retries, politeness); this class keeps the structures
 consistent and answers "which queue now?" (:meth:`candidate`).
@@ -32,12 +32,12 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from crawler.frontier.inactive_index import InactiveIndex, row_name
 from crawler.frontier.policy.lateness_guard import LatenessGuard
-from crawler.frontier.queue_cache import DEFAULT_CAPACITY, QueueCache
-from crawler.frontier.queue_store import StoreBatch
-from crawler.frontier.queue_uris import QueueUris
-from crawler.frontier.server_gate import ServerGate
+from crawler.frontier.politeness.server_gate import ServerGate
+from crawler.frontier.store.inactive_index import InactiveIndex, row_name
+from crawler.frontier.store.queue_cache import DEFAULT_CAPACITY, QueueCache
+from crawler.frontier.store.queue_store import StoreBatch
+from crawler.frontier.store.queue_uris import QueueUris
 from crawler.frontier.workqueue import (
     EXHAUSTED,
     IN_PROCESS,
@@ -51,7 +51,7 @@ from crawler.frontier.workqueue import (
 from crawler.urls import server_key
 
 if TYPE_CHECKING:
-    from crawler.frontier.write_behind_store import WriteBehindStore
+    from crawler.frontier.store.write_behind_store import WriteBehindStore
 
 _GATED = ("http:", "https:", "ftp:")
 """Schemes whose fetches contact the server (a dns: lookup does not)."""

@@ -1,19 +1,19 @@
 """FrontierIntake: how new URIs join the work queues of the WorkQueueFrontier.
 
 Takes new CrawlURIs to their work queue (as in Heritrix's work-queue frontier): canonical key
-(:class:`~crawler.frontier.preparer.FrontierPreparer`; a URI that cannot be canonicalized goes to
-uri-errors.log) -> uniq filter (``force_fetch`` records without asking) -> precedence and queue
-key (preparer) -> ordinal -> store. A new or exhausted queue becomes *inactive*.
+(:class:`~crawler.frontier.intake.preparer.FrontierPreparer`; a URI that cannot be canonicalized
+goes to uri-errors.log) -> uniq filter (``force_fetch`` records without asking) -> precedence and
+queue key (preparer) -> ordinal -> store. A new or exhausted queue becomes *inactive*.
 
-Crash safety (:mod:`crawler.frontier.recovery`): the uniq filter announces the URIs it is about
-to record as new, and their write-ahead entry is durable before it records them; the batch that
-queues them deletes it. Ordinals are reserved :data:`ORDINAL_BLOCK` at a time in the
+Crash safety (:mod:`crawler.frontier.store.recovery`): the uniq filter announces the URIs it is
+about to record as new, and their write-ahead entry is durable before it records them; the batch
+that queues them deletes it. Ordinals are reserved :data:`ORDINAL_BLOCK` at a time in the
 ``frontier`` metadata (also written by :meth:`~FrontierIntake.restore` and
 :meth:`~FrontierIntake.close`). While links that may have been lost in a crash are known, each
 one scheduled again is queued, by the one thread that takes it out of that set.
 
 Thread-safe: shares the frontier's Condition and holds it for queue and store updates (store
-writes go to the frontier's :class:`~crawler.frontier.write_behind_store.WriteBehindStore`,
+writes go to the frontier's :class:`~crawler.frontier.store.write_behind_store.WriteBehindStore`,
 made durable after the lock is released); canonicalization, the uniq check and serialization
 run outside it. ``in_flight`` is the frontier's map of URIs out (URI -> queue), read here.
 """
@@ -23,18 +23,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from crawler.frontier import recovery as rec
-from crawler.frontier.queue_store import StoreBatch, sort_key
-from crawler.frontier.recently_seen import RecentlySeen
+from crawler.frontier.intake.recently_seen import RecentlySeen
+from crawler.frontier.store import recovery as rec
+from crawler.frontier.store.queue_store import StoreBatch, sort_key
 from crawler.frontier.workqueue import EXHAUSTED, INACTIVE, RETIRED, WorkQueue
 
 if TYPE_CHECKING:
     import threading
 
     from crawler.curi import CrawlURI
-    from crawler.frontier.preparer import FrontierPreparer
-    from crawler.frontier.scheduler import QueueScheduler
-    from crawler.frontier.write_behind_store import WriteBehindStore
+    from crawler.frontier.intake.preparer import FrontierPreparer
+    from crawler.frontier.rotation.scheduler import QueueScheduler
+    from crawler.frontier.store.write_behind_store import WriteBehindStore
     from crawler.uniq.uniq_filter import UriUniqFilter
 
 ORDINAL_BLOCK = 4096
@@ -161,7 +161,7 @@ class FrontierIntake:
 
         A True is final (the URI was scheduled); a False only means "not known cheaply". Lets
         a caller skip the per-link work (scope rules) for the links of a page seen already
-        (:class:`~crawler.frontier.recently_seen.RecentlySeen`, which also remembers the URIs
+        (:class:`~crawler.frontier.intake.recently_seen.RecentlySeen`, which also remembers the URIs
         it found seen as they are).
         """
         return self._recently_seen.seen(uris)

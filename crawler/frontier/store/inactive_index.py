@@ -27,8 +27,8 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from crawler.frontier.queue_store import StoreBatch
-    from crawler.frontier.write_behind_store import WriteBehindStore
+    from crawler.frontier.store.queue_store import StoreBatch
+    from crawler.frontier.store.write_behind_store import WriteBehindStore
 
 ROW_PREFIX = "i:"
 SEQ_META = "iseq"

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from crawler.canonicalizer import Canonicalizer
-from crawler.frontier.precedence import COST_POLICIES, sort_ahead_of, uri_precedence_function
+from crawler.frontier.intake.precedence import COST_POLICIES, sort_ahead_of, uri_precedence_function
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI

@@ -1,9 +1,10 @@
 """InlineGate: the server gate for fetches made outside the frontier (a browser page's requests).
 
 The frontier enforces each server's politeness — ``host_max_connections``, ``host_min_interval_ms``,
-Retry-After and bandwidth holds, the adaptive pace (:mod:`~crawler.frontier.server_gate`,
-:mod:`~crawler.frontier.server_pace`) — when it hands URIs out. A browser page's sub-resources
-are fetched inline by the page's visit, never handed out; they pass the same gate here:
+Retry-After and bandwidth holds, the adaptive pace (:mod:`~crawler.frontier.politeness.server_gate`,
+:mod:`~crawler.frontier.politeness.server_pace`) — when it hands URIs out. A browser page's
+sub-resources are fetched inline by the page's visit, never handed out; they pass the same gate
+here:
 
 * :meth:`InlineGate.visit` once per page: which server slot the page itself holds (its ToeThread
   got it with the page and keeps it until ``finished()``);
@@ -18,7 +19,8 @@ The page's own slot is lent to its sub-resources of the same server, one at a ti
 ``host_max_connections: 1`` they take turns on it instead of waiting for a second slot the page
 itself holds (a deadlock until the page's budget); a sub-resource of that server that finds the
 page's slot lent takes a slot of its own if the cap allows one. A fetch on the page's slot still
-waits for the server's pace and holds (:meth:`~crawler.frontier.server_gate.ServerGate.try_pass`).
+waits for the server's pace and holds
+(:meth:`~crawler.frontier.politeness.server_gate.ServerGate.try_pass`).
 
 The queue's per-URI politeness delay (``delay_factor`` x duration, ``min_delay_ms``) is *not*
 applied between the sub-resources of one page: a page load is one visit, as in a reader's
@@ -42,14 +44,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from crawler.frontier.politeness import bandwidth_delay_ms, retry_after_s
-from crawler.frontier.queue_release import fetch_answer
-from crawler.frontier.scheduler import gated_server
+from crawler.frontier.politeness.politeness import bandwidth_delay_ms, retry_after_s
+from crawler.frontier.rotation.queue_release import fetch_answer
+from crawler.frontier.rotation.scheduler import gated_server
 
 if TYPE_CHECKING:
     from crawler.clock import Clock
     from crawler.curi import CrawlURI
-    from crawler.frontier.scheduler import QueueScheduler
+    from crawler.frontier.rotation.scheduler import QueueScheduler
     from crawler.order.schema import PolitenessConfig
 
 POLL_S = 0.05

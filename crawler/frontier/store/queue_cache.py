@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from crawler.frontier.workqueue import ACTIVE_STATES, META_PREFIX, WorkQueue
 
 if TYPE_CHECKING:
-    from crawler.frontier.write_behind_store import WriteBehindStore
+    from crawler.frontier.store.write_behind_store import WriteBehindStore
 
 DEFAULT_CAPACITY = 1 << 16
 """Queues out of rotation kept in RAM (~30 MB)."""

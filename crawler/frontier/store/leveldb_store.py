@@ -37,7 +37,7 @@ from pydantic import Field
 
 from crawler.disk import SPACE_WAIT
 from crawler.frontier.frontier import FrontierStateError
-from crawler.frontier.queue_store import QueueStoreBase, StoreBatch, check_queue_key
+from crawler.frontier.store.queue_store import QueueStoreBase, StoreBatch, check_queue_key
 from crawler.params import Params
 
 _PENDING = b"p"

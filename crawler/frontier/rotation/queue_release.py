@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crawler.frontier.server_pace import timing_counts
+from crawler.frontier.politeness.server_pace import timing_counts
 
 if TYPE_CHECKING:
     import threading
 
     from crawler.clock import Clock
     from crawler.curi import CrawlURI
-    from crawler.frontier.scheduler import QueueScheduler
+    from crawler.frontier.rotation.scheduler import QueueScheduler
     from crawler.frontier.workqueue import WorkQueue
 
 
@@ -35,7 +35,7 @@ def fetch_answer(curi: CrawlURI) -> tuple[int, int, int] | None:
     """``(status, fetch_start_ms, fetch_duration_ms)`` of a URI that was fetched, else None.
 
     The duration is -1 (says nothing of the server's response time) when the body was large or
-    cut short: see :func:`~crawler.frontier.server_pace.timing_counts`."""
+    cut short: see :func:`~crawler.frontier.politeness.server_pace.timing_counts`."""
     if curi.fetch_start_ms <= 0:
         return None
     duration_ms = curi.fetch_duration_ms if timing_counts(curi) else -1

@@ -24,7 +24,7 @@ from crawler.uniq.recent_keys import RecentKeys
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from crawler.frontier.preparer import FrontierPreparer
+    from crawler.frontier.intake.preparer import FrontierPreparer
     from crawler.uniq.uniq_filter import UriUniqFilter
 
 #: URIs answered "seen" kept as they are, per generation (a few MB at most).
