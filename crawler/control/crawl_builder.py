@@ -278,6 +278,7 @@ class CrawlBuilder:
                 shared = RedisDigestIndex.connect(
                     str(params.get("url") or "redis://127.0.0.1:6379/0"),
                     str(params.get("namespace") or ""),
+                    outage_timeout_s=float(params.get("outage_timeout_s") or 600.0),
                     logger=self._crawl.logger,
                 )
             except RedisUnavailableError as exc:

@@ -45,6 +45,11 @@ from crawler.order.loader import load_order
 CONTROL_POLL_S = 0.5
 
 
+LAUNCHED_OUTAGE_WAIT_S = 600.0
+"""How long a worker the launcher started waits for an unreachable Redis at start (the default
+``frontier.store.params.outage_timeout_s`` of running workers)."""
+
+
 def worker_main(
     order_path: Path,
     redis_url: str,
@@ -59,7 +64,11 @@ def worker_main(
     """Join the running crawl of ``order_path``'s name through ``redis_url``; crawl until done."""
     try:
         order = load_order(order_path, sets)
-        registry = CrawlRegistry(redis_url)
+        # A worker the launcher started joins a crawl whose Redis answered it a moment ago: it
+        # waits out a restart, as running workers do. Joined by hand, a wrong URL fails at once.
+        registry = CrawlRegistry(
+            redis_url, outage_timeout_s=LAUNCHED_OUTAGE_WAIT_S if crawl_id is not None else 0.0
+        )
         entry = registry.join(order.name)
     except OrderError as error:
         print(str(error), file=err)

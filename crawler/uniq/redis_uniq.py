@@ -170,7 +170,7 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
                 "(start the crawl with `crawler run ORDER --workers N` or `crawler worker`)"
             )
         try:
-            client = redis_conn.connect(p.url)
+            client = redis_conn.connect(p.url, outage_timeout_s=p.outage_timeout_s)
         except redis_conn.RedisUnavailableError as exc:
             raise UniqStateError(str(exc)) from exc
         layout = {"version": LAYOUT_VERSION, "function": p.fingerprint, "bits": str(self._bits)}

@@ -46,10 +46,22 @@ class RedisUnavailableError(CrawlerError, RuntimeError):
     """Redis cannot be reached (at start, or longer than the outage timeout while running)."""
 
 
-def connect(url: str, *, connect_timeout_s: float = 5.0, socket_timeout_s: float = 30.0) -> Any:
+_CONNECT_ERRORS: tuple[type[BaseException], ...] = (*OUTAGE_ERRORS, RedisUnavailableError)
+
+
+def connect(
+    url: str,
+    *,
+    connect_timeout_s: float = 5.0,
+    socket_timeout_s: float = 30.0,
+    outage_timeout_s: float = 0.0,
+) -> Any:
     """A client for ``url`` (a cluster client if the server is in cluster mode).
 
-    Raises :class:`RedisUnavailableError` when the server does not answer a PING.
+    Raises :class:`RedisUnavailableError` when the server does not answer. With
+    ``outage_timeout_s`` > 0 an unreachable server is asked again, with back-off, for up to that
+    long first: a process that joins a crawl whose Redis answered already (a worker) rides out a
+    restart as a running worker does, while a first check (0, the default) fails at once.
     """
     try:
         client = redis.Redis.from_url(
@@ -58,8 +70,13 @@ def connect(url: str, *, connect_timeout_s: float = 5.0, socket_timeout_s: float
             socket_timeout=socket_timeout_s,
             health_check_interval=30,
         )
-        info = client.info("cluster")
-    except OUTAGE_ERRORS as exc:
+        if outage_timeout_s > 0:
+            info = retrying(
+                lambda: client.info("cluster"), outage_timeout_s=outage_timeout_s, what="connect"
+            )
+        else:
+            info = client.info("cluster")
+    except _CONNECT_ERRORS as exc:
         raise RedisUnavailableError(
             f"cannot reach Redis at {redact(url)}: {exc} "
             "(is redis-server running there, and is the URL right?)"

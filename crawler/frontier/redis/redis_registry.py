@@ -49,9 +49,11 @@ class CrawlEntry:
 class CrawlRegistry:
     """Crawl names -> namespaces in one Redis (server or Cluster)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, outage_timeout_s: float = 0.0) -> None:
+        """Connect to ``url``; with ``outage_timeout_s`` > 0 an unreachable Redis is waited for
+        that long (:func:`~crawler.frontier.redis.redis_conn.connect`)."""
         self.url = url
-        self.client: Any = redis_conn.connect(url)
+        self.client: Any = redis_conn.connect(url, outage_timeout_s=outage_timeout_s)
         self._token = secrets.token_hex(8)
 
     def close(self) -> None:

@@ -122,7 +122,9 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                 "`crawler run ORDER --workers N` or join it with `crawler worker ORDER --redis URL`"
             )
         try:
-            client = redis_conn.connect(self.params.url)
+            client = redis_conn.connect(
+                self.params.url, outage_timeout_s=self.params.outage_timeout_s
+            )
         except redis_conn.RedisUnavailableError as exc:
             raise FrontierStateError(str(exc)) from exc
         meta = f"{self.ns}meta"
