@@ -152,15 +152,10 @@ class RedisDigestIndex:
         if not sent:
             raw = self._call(lambda: self.client.hget(name, key), "digest lookup")
         else:
-
-            def send() -> list[Any]:
-                pipe = self.client.pipeline(transaction=False)
-                for field, (bucket, value, _) in sent.items():
-                    pipe.hsetnx(bucket, field, value)
-                pipe.hget(name, key)
-                return list(pipe.execute())
-
-            replies = self._sent(sent, send, "digest lookup")
+            commands = [*self._hsetnx(sent), ("HGET", name, key)]
+            replies = self._sent(
+                sent, lambda: redis_conn.send_commands(self.client, commands), "digest lookup"
+            )
             raw = replies[-1]
         if raw is None:
             return None
@@ -219,13 +214,8 @@ class RedisDigestIndex:
         if not sent:
             return
 
-        def send() -> list[Any]:
-            pipe = self.client.pipeline(transaction=False)
-            for field, (bucket, value, _) in sent.items():
-                pipe.hsetnx(bucket, field, value)
-            return list(pipe.execute())
-
-        self._sent(sent, send, "digest add")
+        commands = self._hsetnx(sent)
+        self._sent(sent, lambda: redis_conn.send_commands(self.client, commands), "digest add")
 
     def carried_by_frontier(self) -> Callable[[], Ride | None]:
         """:meth:`ride`, for the frontier to call before it queues URIs; from now on
@@ -245,18 +235,10 @@ class RedisDigestIndex:
             self._sending.update(taken)
         if not taken and not others:
             return None
-        commands: list[tuple[Any, ...]] = [
-            ("HSETNX", bucket, field, value) for field, (bucket, value, _) in taken.items()
-        ]
+        commands = self._hsetnx(taken)
 
         def send_alone() -> None:
-            def send() -> list[Any]:
-                pipe = self.client.pipeline(transaction=False)
-                for field, (bucket, value, _) in taken.items():
-                    pipe.hsetnx(bucket, field, value)
-                return list(pipe.execute())
-
-            self._sent(taken, send, "digest add")
+            self._sent(taken, lambda: redis_conn.send_commands(self.client, commands), "digest add")
 
         def wait() -> None:
             with self._sent_cond:
@@ -271,6 +253,11 @@ class RedisDigestIndex:
             send_alone=send_alone,
             wait=wait,
         )
+
+    @staticmethod
+    def _hsetnx(taken: dict[bytes, tuple[str, bytes, DigestEntry]]) -> list[tuple[Any, ...]]:
+        """The ``HSETNX`` of each entry of ``taken``, in order."""
+        return [("HSETNX", bucket, field, value) for field, (bucket, value, _) in taken.items()]
 
     def _known(self, key: bytes) -> DigestEntry | None:
         """The entry for digest key ``key`` waiting, being sent or confirmed, or None."""

@@ -186,6 +186,25 @@ def _pipelined(
     return lead_replies
 
 
+def send_commands(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Send plain ``commands`` (each ``(NAME, *args)``) in one round trip per server and return
+    their replies in order; an error reply is raised. On one server, one write on a pooled
+    connection (a fraction of redis-py's pipeline's interpreter time); on a Cluster, a cluster
+    pipeline (split by node, each command to its key's)."""
+    if not commands:
+        return []
+    if is_cluster(client):
+        pipe = client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        return list(pipe.execute())
+    replies = _send(client, commands)
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
+    return replies
+
+
 def _send(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
     """Send ``commands`` in one write on a pooled connection of ``client`` (a plain, one-node
     client) and read every reply, an error reply as its exception object.
