@@ -46,12 +46,12 @@ class Worker:
     """One worker's frontier and digest index, the index carried by the frontier (as the
     controller wires them)."""
 
-    def __init__(self, url: str, prefix: str) -> None:
+    def __init__(self, url: str, prefix: str, uniq_url: str = "") -> None:
         pol = PolitenessConfig(delay_factor=0, min_delay_ms=0, max_delay_ms=0)
         self.frontier = RedisFrontier(
             RedisQueueStore(RedisQueueStoreParams(url=url, namespace=prefix, worker_id="w1")),
             HostnameQueueAssignmentPolicy(),
-            RedisUriUniqFilter(RedisUriUniqFilterParams(url=url, namespace=prefix)),
+            RedisUriUniqFilter(RedisUriUniqFilterParams(url=uniq_url or url, namespace=prefix)),
             FrontierConfig(politeness=pol),
         )
         self.frontier.open(Path("."))
@@ -135,6 +135,34 @@ def test_the_entry_goes_first_in_the_already_seen_round_trip(
     assert names[first + 1] == "CONTAINS", names  # written together on one connection
     assert commands[first][0] == commands[first + 1][0], commands
     assert first < names.index("SCHEDULE")
+
+
+def test_with_the_seen_set_on_another_server_the_entry_rides_with_the_schedule(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    other = RedisServer(tmp_path / "uniq").start()
+    prefix = f"t{uuid.uuid4().hex[:12]}:"
+    worker = Worker(redis_server.url, prefix, uniq_url=other.url)
+    reader = RedisDigestIndex.connect(redis_server.url, prefix)
+    monitor = Monitor(redis_server.port)
+    try:
+        worker.write_page()
+        trips = worker.index.round_trips
+        monitor.start()
+        assert worker.frontier.schedule_many(links("/1")) == [True]
+        commands = monitor.until("SCHEDULE")
+        assert worker.index.round_trips == trips
+        found = reader.lookup(PAGE)
+        assert found is not None and found.uri == ENTRY.uri
+    finally:
+        monitor.stop()
+        reader.close()
+        worker.close()
+        other.stop()
+    names = [name for _, name in commands]
+    first = names.index("HSETNX dg:")
+    assert names[first + 1] == "SCHEDULE", names
+    assert commands[first][0] == commands[first + 1][0], commands
 
 
 def _is_cluster(worker: Worker) -> bool:
