@@ -226,8 +226,9 @@ class RedisDigestIndex:
     def ride(self) -> Ride | None:
         """Every entry waiting, as commands to ride first in the caller's next round trip to
         this server (:class:`~crawler.frontier.redis.redis_ride.Ride`; one thread uses it),
-        whose ``wait`` also waits for entries other threads were sending when it was taken;
-        None when nothing waits or is being sent. When the ride is done every entry
+        whose ``wait`` also waits for entries other threads were sending when it was taken
+        (and sends those another thread gave back unsent); None when nothing waits or is being
+        sent. When the ride is done every entry
         :meth:`add_later` kept before this call is in Redis."""
         with self._pending_lock:
             others = list(self._sending)
@@ -244,6 +245,12 @@ class RedisDigestIndex:
             with self._sent_cond:
                 while any(key in self._sending for key in others):
                     self._sent_cond.wait(1.0)
+                # A thread with nothing to queue gave its ride back unsent: send those here.
+                back = {k: self._pending.pop(k) for k in others if k in self._pending}
+                self._sending.update(back)
+            if back:
+                todo = self._hsetnx(back)
+                self._sent(back, lambda: redis_conn.send_commands(self.client, todo), "digest add")
 
         return Ride(
             self._server,

@@ -165,6 +165,29 @@ def test_with_the_seen_set_on_another_server_the_entry_rides_with_the_schedule(
     assert commands[first][0] == commands[first + 1][0], commands
 
 
+def test_an_entry_another_thread_gave_back_unsent_is_sent_before_this_thread_queues(
+    two_workers: tuple[RedisDigestIndex, RedisDigestIndex],
+) -> None:
+    index, reader = two_workers
+    index.carried_by_frontier()
+    index.add_later(PAGE, ENTRY)
+    first = index.ride()  # thread 1 takes the waiting entry for its already-seen check
+    second = index.ride()  # thread 2 (this page's candidates) finds it being sent
+    assert first is not None and second is not None
+    done = threading.Event()
+    waiter = threading.Thread(
+        target=lambda: (second.ready_for(reader.client), done.set()), daemon=True
+    )
+    waiter.start()
+    assert not done.wait(0.2)  # waits for thread 1's round trip
+    first.close()  # thread 1 had nothing to queue: the entry goes back, unsent
+    waiter.join(5)
+    assert done.is_set()
+    second.close()
+    found = reader.lookup(PAGE)  # thread 2 may queue the page's links now: the entry is stored
+    assert found is not None and found.uri == ENTRY.uri
+
+
 def _is_cluster(worker: Worker) -> bool:
     return "Cluster" in type(worker.index.client).__name__
 
