@@ -138,6 +138,12 @@ def script_names() -> dict[bytes, str]:
 
 DIGEST_FLUSH = "(digest HSETNX pipelines without a lookup)"
 """A pseudo-command :class:`CommandCounter` counts: the digest index's flushes (round trips)."""
+DIGEST_RIDE = "(digest HSETNX riding with the frontier)"
+"""A pseudo-command: digest ``HSETNX`` runs ended by the same client's already-seen check or
+SCHEDULE (they rode in the frontier's round trip; no round trip of their own)."""
+_RIDDEN = ("UNIQ_CONTAINS", "CONTAINS_SCRIPT", "SCHEDULE")
+"""The scripts a ride goes with, as either counter names them (``redis_uniq.CONTAINS_SCRIPT``
+in bench/workers_scale.py)."""
 
 
 class CommandCounter(threading.Thread):
@@ -171,7 +177,9 @@ class CommandCounter(threading.Thread):
                 client = parts[0].partition(b"[")[2]
                 digest = len(parts) > 3 and b"dg:" in parts[3]
                 if run_client and (client != run_client or not digest or cmd != "HSETNX"):
-                    if not (client == run_client and digest and cmd == "HGET"):
+                    if client == run_client and cmd.rpartition(".")[2] in _RIDDEN:
+                        counts[DIGEST_RIDE] = counts.get(DIGEST_RIDE, 0) + 1
+                    elif not (client == run_client and digest and cmd == "HGET"):
                         counts[DIGEST_FLUSH] = counts.get(DIGEST_FLUSH, 0) + 1
                     run_client = b""
                 if digest and cmd == "HSETNX" and not run_client:

@@ -23,6 +23,8 @@ OUT_DIR/profile-MODE-{wall,gil}.txt: where the threads wait, and where the CPU g
 summary of each: top leaf frames, the crawler frames that call redis-py).
 
 Run: ``python bench/workers_scale.py [--pages 12000] [--rounds 2] [--modes single,redis1,redis2]``.
+The site's ports and Redis's are free loopback ports picked at start, so two runs may go at
+once (give each its own ``--out``).
 Needs nginx and redis-server; py-spy from .bench-venv for ``--profile``.
 """
 
@@ -31,8 +33,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import resource
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -51,10 +55,32 @@ sys.path.insert(0, str(ROOT / "tests"))
 from support.redis_servers import RedisServer  # noqa: E402
 
 PORT_BASE = 18401
+"""The first of the site's HOSTS ports; :func:`main` picks a free run of them on loopback."""
 HOSTS = 4
 PARALLEL_QUEUES = 16
 TICK = os.sysconf("SC_CLK_TCK")
 MODES = {"single": 0, "redis1": 1, "redis2": 2}
+
+
+def free_port_run(count: int, start: int = 20000, end: int = 60000) -> int:
+    """The first of ``count`` consecutive TCP ports free on 127.0.0.1 now (the generated site
+    links its hosts by port number, so they must be consecutive), tried from a random place so
+    two runs at once pick different ones."""
+    for _ in range(200):
+        base = random.randrange(start, end - count)
+        socks: list[socket.socket] = []
+        try:
+            for port in range(base, base + count):
+                sock = socket.socket()
+                socks.append(sock)
+                sock.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for sock in socks:
+                sock.close()
+    raise RuntimeError(f"no {count} consecutive free ports found in {start}-{end}")
 
 
 # ------------------------------------------------------------------------ CPU from /proc
@@ -368,7 +394,9 @@ def count_commands(nginx: Any, tmp: Path, n: int, mode: str, threads: int) -> di
         "mode": mode,
         "fetches": row["fetches"],
         "sent_per_fetch": round(
-            sum(v for k, v in counts.items() if k != scale.DIGEST_FLUSH) * per, 2
+            sum(v for k, v in counts.items() if k not in (scale.DIGEST_FLUSH, scale.DIGEST_RIDE))
+            * per,
+            2,
         ),
         "by_command": {k: round(v * per, 3) for k, v in Counter(counts).most_common()},
     }
@@ -477,6 +505,8 @@ def main() -> int:
     from gensite import generate
     from nginx_server import NginxServer
 
+    global PORT_BASE
+    PORT_BASE = free_port_run(HOSTS)
     rows: list[dict[str, Any]] = []
     profile: dict[str, Any] | None = None
     sent: list[dict[str, Any]] = []

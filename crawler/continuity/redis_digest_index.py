@@ -25,7 +25,14 @@ calls ``flush(digest)`` with the page's payload digest before it schedules the p
 sends only when that page's own entry still waits (with every other waiting entry), and waits
 for another thread already sending it, so a worker fetching a link of the page finds its
 payload, as before, while a page whose entry already rode out with a lookup (or that has none: a
-revisit) costs no round trip. ``flush()`` with no digest sends whatever waits
+revisit) costs no round trip. With the Redis frontier the page's flush sends nothing: the
+frontier was given :meth:`~RedisDigestIndex.ride` (:meth:`~RedisDigestIndex.carried_by_frontier`)
+and, before it queues any URI, carries every entry waiting first in the round trip it makes
+anyway (the already-seen filter's ``CONTAINS``, or the ``SCHEDULE``), after waiting for entries
+another thread was sending (:class:`~crawler.frontier.redis.redis_ride.Ride`): so a page's
+entry is in Redis before its links are queued, with no round trip of its own on one
+redis-server (on a Cluster the frontier sends it alone, as the flush did). ``flush()`` with no
+digest sends whatever waits
 (:meth:`~RedisDigestIndex.entries` and :meth:`~RedisDigestIndex.close` call it). A lookup of a
 digest still waiting answers from the process. An entry is sent only after its record was
 written (never a capture that is not in a WARC); until it is sent, a worker reaching the same
@@ -54,7 +61,7 @@ import contextlib
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from crawler.continuity.digest_codec import (
@@ -66,6 +73,7 @@ from crawler.continuity.digest_codec import (
 )
 from crawler.continuity.digest_entry import DigestEntry
 from crawler.frontier.redis import redis_conn
+from crawler.frontier.redis.redis_ride import Ride, server_id
 
 BUCKET_BITS = 12
 _BUCKETS = 1 << BUCKET_BITS
@@ -120,6 +128,8 @@ class RedisDigestIndex:
         self._sent_cond = threading.Condition(self._pending_lock)  # a send ended
         self._confirmed: OrderedDict[bytes, DigestEntry] = OrderedDict()  # under _pending_lock
         self._confirmed_max = max(0, confirmed_max)
+        self._server = server_id(client)
+        self._carried = False  # the frontier carries the entries before it queues (ride)
 
     @classmethod
     def connect(cls, url: str, prefix: str, **kwargs: Any) -> RedisDigestIndex:
@@ -146,15 +156,10 @@ class RedisDigestIndex:
         if not sent:
             raw = self._call(lambda: self.client.hget(name, key), "digest lookup")
         else:
-
-            def send() -> list[Any]:
-                pipe = self.client.pipeline(transaction=False)
-                for field, (bucket, value, _) in sent.items():
-                    pipe.hsetnx(bucket, field, value)
-                pipe.hget(name, key)
-                return list(pipe.execute())
-
-            replies = self._sent(sent, send, "digest lookup")
+            commands = [*self._hsetnx(sent), ("HGET", name, key)]
+            replies = self._sent(
+                sent, lambda: redis_conn.send_commands(self.client, commands), "digest lookup"
+            )
             raw = replies[-1]
         if raw is None:
             return None
@@ -201,6 +206,8 @@ class RedisDigestIndex:
         digest's entry still waits (then with all others), after waiting for a thread already
         sending it: when this returns, the digest's entry is in Redis (or was never added)."""
         if payload_digest is not None:
+            if self._carried:
+                return  # the frontier carries every waiting entry before it queues a link
             key = digest_key(payload_digest)
             with self._sent_cond:
                 while key in self._sending:
@@ -211,13 +218,57 @@ class RedisDigestIndex:
         if not sent:
             return
 
-        def send() -> list[Any]:
-            pipe = self.client.pipeline(transaction=False)
-            for field, (bucket, value, _) in sent.items():
-                pipe.hsetnx(bucket, field, value)
-            return list(pipe.execute())
+        commands = self._hsetnx(sent)
+        self._sent(sent, lambda: redis_conn.send_commands(self.client, commands), "digest add")
 
-        self._sent(sent, send, "digest add")
+    def carried_by_frontier(self) -> Callable[[], Ride | None]:
+        """:meth:`ride`, for the frontier to call before it queues URIs; from now on
+        :meth:`flush` with a page's digest sends nothing (the frontier's ride carries it)."""
+        self._carried = True
+        return self.ride
+
+    def ride(self) -> Ride | None:
+        """Every entry waiting, as commands to ride first in the caller's next round trip to
+        this server (:class:`~crawler.frontier.redis.redis_ride.Ride`; one thread uses it),
+        whose ``wait`` also waits for entries other threads were sending when it was taken
+        (and sends those another thread gave back unsent); None when nothing waits or is being
+        sent. When the ride is done every entry
+        :meth:`add_later` kept before this call is in Redis."""
+        with self._pending_lock:
+            others = list(self._sending)
+            taken, self._pending = self._pending, {}
+            self._sending.update(taken)
+        if not taken and not others:
+            return None
+        commands = self._hsetnx(taken)
+
+        def send_alone() -> None:
+            self._sent(taken, lambda: redis_conn.send_commands(self.client, commands), "digest add")
+
+        def wait() -> None:
+            with self._sent_cond:
+                while any(key in self._sending for key in others):
+                    self._sent_cond.wait(1.0)
+                # A thread with nothing to queue gave its ride back unsent: send those here.
+                back = {k: self._pending.pop(k) for k in others if k in self._pending}
+                self._sending.update(back)
+            if back:
+                todo = self._hsetnx(back)
+                self._sent(back, lambda: redis_conn.send_commands(self.client, todo), "digest add")
+
+        return Ride(
+            self._server,
+            commands,
+            on_sent=lambda replies: self._settle(taken, replies),
+            on_dropped=lambda: self._settle(taken, None),
+            send_alone=send_alone,
+            wait=wait,
+        )
+
+    @staticmethod
+    def _hsetnx(taken: dict[bytes, tuple[str, bytes, DigestEntry]]) -> list[tuple[Any, ...]]:
+        """The ``HSETNX`` of each entry of ``taken``, in order."""
+        return [("HSETNX", bucket, field, value) for field, (bucket, value, _) in taken.items()]
 
     def _known(self, key: bytes) -> DigestEntry | None:
         """The entry for digest key ``key`` waiting, being sent or confirmed, or None."""
@@ -258,23 +309,31 @@ class RedisDigestIndex:
         try:
             replies: list[Any] = self._call(send, what)
         except BaseException:
-            with self._sent_cond:
-                for field, item in taken.items():
-                    self._sending.pop(field, None)
-                    self._pending.setdefault(field, item)
-                self._sent_cond.notify_all()
+            self._settle(taken, None)
             raise
+        self._settle(taken, replies)
+        return replies
+
+    def _settle(
+        self, taken: dict[bytes, tuple[str, bytes, DigestEntry]], replies: list[Any] | None
+    ) -> None:
+        """``taken`` leave those being sent: confirmed where ``replies`` (their ``HSETNX``es'
+        replies first, in order) say stored, back to those waiting when ``replies`` is None
+        (not sent)."""
         with self._sent_cond:
-            for field in taken:
+            for field, item in taken.items():
                 self._sending.pop(field, None)
+                if replies is None:
+                    self._pending.setdefault(field, item)
             self._sent_cond.notify_all()
+        if replies is None:
+            return
         stored = [
             (field, item[2])
             for (field, item), new in zip(taken.items(), replies, strict=False)
             if new
         ]
         self._confirm(stored)
-        return replies
 
     def _register_files(self, names: Iterable[str]) -> None:
         """Store the reference -> name of each file not registered by this process yet."""

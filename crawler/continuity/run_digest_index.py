@@ -19,14 +19,17 @@ are; :meth:`~RunDigestIndex.finish` once, after the writers stopped.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crawler.continuity.digest_entry import DigestEntry
 from crawler.continuity.digest_index import DigestIndex, LayeredDigestIndex, copy_entries
 from crawler.continuity.job_digest_index import PENDING_FILE, RUN_INDEX_DIR, JobDigestIndex
 from crawler.continuity.leveldb_digest_index import DigestIndexBusyError, LevelDBDigestIndex
+
+if TYPE_CHECKING:
+    from crawler.frontier.redis.redis_ride import Ride
 
 
 class RunDigestIndex:
@@ -60,6 +63,14 @@ class RunDigestIndex:
         """Send the entries :meth:`add_later` left waiting (given the page's payload digest,
         before a page's links are scheduled: only when its entry still waits)."""
         self.layers.flush(payload_digest)
+
+    def carried_by_frontier(self) -> Callable[[], Ride | None] | None:
+        """What a shared frontier calls before it queues URIs so the run's own waiting entries
+        ride with it (:meth:`RedisDigestIndex.carried_by_frontier
+        <crawler.continuity.redis_digest_index.RedisDigestIndex.carried_by_frontier>`); None
+        when the run's own index sends nothing later (LevelDB)."""
+        carried = getattr(self.layers.primary, "carried_by_frontier", None)
+        return carried() if carried is not None else None
 
     def entries(self) -> Iterator[tuple[str, DigestEntry]]:
         return self.layers.entries()

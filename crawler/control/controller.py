@@ -178,6 +178,10 @@ class CrawlController:
         self.actions = ActionDirectory(self.run_dir / "action", self, self.logger, self._uri_error)
         self.history = self._builder.open_history()
         self.digest_index = self._builder.open_digest_index(self.history)
+        if abilities.carries is not None and self.digest_index is not None:
+            carried = self.digest_index.carried_by_frontier()  # a page's entry before its links
+            if carried is not None:
+                abilities.carries.carry_before_queueing(carried)
         self.collections = self._builder.open_collections()
         self._builder.start_processors(abilities, self.history, self.collections)
         self.seed_module.schedule_all()

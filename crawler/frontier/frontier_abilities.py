@@ -13,7 +13,10 @@ abilities, each a runtime-checkable protocol of its own:
 * :class:`ServerCapIntrospection` — the busiest servers of the server cap;
 * :class:`LatenessIntrospection` — the lateness guard's cap on the active queues;
 * :class:`CountsRotation` — ``in_rotation()``, the queues in rotation now (what the fetcher's
-  idle connection pool is sized from).
+  idle connection pool is sized from);
+* :class:`CarriesWrites` — ``carry_before_queueing(source)``: writes another shared structure
+  owes Redis (the digest index's entries) ride in the frontier's own round trips, applied
+  before it queues anything.
 
 :meth:`FrontierAbilities.of` tests a frontier against each protocol once, when the crawl is
 built; the crawl keeps the result and its users read a field (None: the frontier lacks that
@@ -23,7 +26,7 @@ frontier's own methods, as thread-safe as it is.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     from crawler.frontier.frontier import Frontier
     from crawler.frontier.frontier_report import QueueDetail
     from crawler.frontier.politeness.inline_gate import InlineGate
+    from crawler.frontier.redis.redis_ride import Ride
     from crawler.frontier.retry.retry_watch import RetriesWaiting
 
 
@@ -117,6 +121,16 @@ class CountsRotation(Protocol):
         ...
 
 
+@runtime_checkable
+class CarriesWrites(Protocol):
+    """A shared frontier that applies another structure's waiting writes before it queues."""
+
+    def carry_before_queueing(self, source: Callable[[], Ride | None]) -> None:
+        """Before queueing any URI, take ``source()`` (None: nothing to carry) and have its
+        commands applied first, riding in the frontier's own round trips where they can."""
+        ...
+
+
 @dataclass(frozen=True)
 class FrontierAbilities:
     """A frontier and its optional abilities (None where it lacks one)."""
@@ -130,6 +144,7 @@ class FrontierAbilities:
     lateness: LatenessIntrospection | None = None
     held: HeldServersIntrospection | None = None
     rotation: CountsRotation | None = None
+    carries: CarriesWrites | None = None
 
     @classmethod
     def of(cls, frontier: Frontier) -> FrontierAbilities:
@@ -145,4 +160,5 @@ class FrontierAbilities:
             lateness=frontier if isinstance(frontier, LatenessIntrospection) else None,
             held=frontier if isinstance(frontier, HeldServersIntrospection) else None,
             rotation=frontier if isinstance(frontier, CountsRotation) else None,
+            carries=frontier if isinstance(frontier, CarriesWrites) else None,
         )

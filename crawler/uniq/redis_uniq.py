@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -46,6 +46,9 @@ from crawler.uniq.uniq_filter import (
     UriUniqFilter,
     fingerprint,
 )
+
+if TYPE_CHECKING:
+    from crawler.frontier.redis.redis_ride import Ride
 
 SHARD_BITS = 8
 LAYOUT_VERSION = "1"
@@ -259,8 +262,10 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         recording it, so a worker killed in between leaves a duplicate, never a lost URI."""
         return self.contains_many((canonical,))[0]
 
-    def contains_many(self, canonicals: Iterable[str]) -> list[bool]:
-        """:meth:`contains` of each, in one round trip (one per node on a Cluster)."""
+    def contains_many(self, canonicals: Iterable[str], ride: Ride | None = None) -> list[bool]:
+        """:meth:`contains` of each, in one round trip (one per node on a Cluster). ``ride``:
+        plain commands carried first in that round trip when there is one and it goes to their
+        server (:func:`~crawler.frontier.redis.redis_conn.run_calls`)."""
         fps = [self.fp64(c) for c in canonicals]
         recent = self._recent
         out = [fp in recent for fp in fps]
@@ -271,7 +276,7 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
             raise RuntimeError("RedisUriUniqFilter is not open")
         groups = self._group(todo)
         results = redis_conn.retrying(
-            lambda: self._run(groups, self._contains),
+            lambda: self._run(groups, self._contains, ride),
             outage_timeout_s=self.params.outage_timeout_s,
             what="uniq_contains",
         )
@@ -297,10 +302,12 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
             groups.setdefault(fp >> shift, []).append(fp)
         return list(groups.values())
 
-    def _run(self, groups: list[list[int]], script: Any = None) -> list[list[int]]:
+    def _run(
+        self, groups: list[list[int]], script: Any = None, ride: Ride | None = None
+    ) -> list[list[int]]:
         calls = [self._call_args(group) for group in groups]
         run = self._script if script is None else script
-        return [list(r) for r in redis_conn.run_script(self._client, run, calls)]
+        return [list(r) for r in redis_conn.run_script(self._client, run, calls, ride)]
 
     def _call_args(self, fps: list[int]) -> tuple[list[str], list[Any]]:
         bits, width, mask, ns = self._bits, self._width, self._rem_mask, self._ns

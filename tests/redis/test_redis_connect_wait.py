@@ -28,12 +28,12 @@ def test_a_joining_worker_waits_for_a_restarting_redis(tmp_path: Path) -> None:
     server = RedisServer(tmp_path / "redis").start()
     server.stop()  # down while the worker starts
     joined: list[CrawlRegistry] = []
-    failed: list[BaseException] = []
+    failed: list[redis_conn.RedisUnavailableError] = []
 
     def join() -> None:
         try:
             joined.append(CrawlRegistry(server.url, outage_timeout_s=30))
-        except BaseException as exc:  # reported below
+        except redis_conn.RedisUnavailableError as exc:  # reported below
             failed.append(exc)
 
     worker = threading.Thread(target=join, daemon=True)

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
 import redis.cluster
 import structlog
 
 from crawler.crawler_error import CrawlerError
+
+if TYPE_CHECKING:
+    from crawler.frontier.redis.redis_ride import Ride
 
 T = TypeVar("T")
 
@@ -103,28 +106,45 @@ def is_cluster(client: Any) -> bool:
     return isinstance(client, redis.cluster.RedisCluster)
 
 
-def run_script(client: Any, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
-    """Run ``script`` once per ``(keys, args)`` call, in one round trip per server."""
-    return run_calls(client, [(script, keys, args) for keys, args in calls])
+def run_script(
+    client: Any,
+    script: Any,
+    calls: list[tuple[list[str], list[Any]]],
+    ride: Ride | None = None,
+) -> list[Any]:
+    """Run ``script`` once per ``(keys, args)`` call, in one round trip per server (``ride``:
+    as :func:`run_calls`)."""
+    return run_calls(client, [(script, keys, args) for keys, args in calls], ride)
 
 
-def run_calls(client: Any, calls: list[tuple[Any, list[str], list[Any]]]) -> list[Any]:
+def run_calls(
+    client: Any, calls: list[tuple[Any, list[str], list[Any]]], ride: Ride | None = None
+) -> list[Any]:
     """Run each ``(script, keys, args)`` call, in order, in one round trip per server.
 
     redis-py refuses scripts in a cluster pipeline, so on a Cluster the calls are grouped by the
     node owning their first key and pipelined on that node's own connection; a call that meets a
     moved slot (resharding) is redone through the cluster client, which follows redirects.
     Calls to different nodes are not ordered with respect to each other.
+
+    ``ride`` (:class:`~crawler.frontier.redis.redis_ride.Ride`): its commands go first in the
+    same write when ``client`` is a plain client of its server (never on a Cluster), and their
+    replies to :meth:`Ride.carried <crawler.frontier.redis.redis_ride.Ride.carried>` once the
+    whole round trip succeeded.
     """
     if not calls:
         return []
+    out: list[Any] = [None] * len(calls)
     if not is_cluster(client):
-        return _pipelined(client, calls, list(range(len(calls))), [None] * len(calls), None)
+        lead = ride.commands_for(client) if ride is not None else []
+        replies = _pipelined(client, calls, list(range(len(calls))), out, None, lead)
+        if lead and ride is not None:
+            ride.carried(replies)
+        return out
     by_node: dict[str, tuple[Any, list[int]]] = {}
     for i, (_, keys, _) in enumerate(calls):
         node = client.get_node_from_key(keys[0])
         by_node.setdefault(node.name, (node, []))[1].append(i)
-    out: list[Any] = [None] * len(calls)
     for node, indexes in by_node.values():
         _pipelined(node.redis_connection, calls, indexes, out, client)
     return out
@@ -136,20 +156,30 @@ def _pipelined(
     indexes: list[int],
     out: list[Any],
     cluster: Any,
+    lead: list[tuple[Any, ...]] | None = None,
 ) -> list[Any]:
-    """EVALSHA ``calls[indexes]`` in one round trip on ``conn`` into ``out``.
+    """EVALSHA ``calls[indexes]`` in one round trip on ``conn`` into ``out``; ``lead``: plain
+    commands sent first in the same write. Returns ``lead``'s replies (an error reply raised).
 
     redis-py's own script pipelining sends a SCRIPT EXISTS round trip before every pipeline;
     here a script Redis does not know (it restarted) is loaded and its calls sent again.
     ``cluster`` (the cluster client, or None) redoes calls that met a moved slot.
     """
     todo = indexes
+    first = list(lead or ())
+    lead_replies: list[Any] = []
     for attempt in range(2):
-        commands = []
+        commands = list(first)
         for i in todo:
             script, keys, args = calls[i]
             commands.append(("EVALSHA", script.sha, len(keys), *keys, *args))
         results = _send(conn, commands)
+        if first:
+            lead_replies, results = results[: len(first)], results[len(first) :]
+            for reply in lead_replies:
+                if isinstance(reply, Exception):
+                    raise reply
+            first = []
         missing: list[int] = []
         for i, result in zip(todo, results, strict=True):
             if isinstance(result, NoScriptError) and attempt == 0:
@@ -170,7 +200,26 @@ def _pipelined(
         for script in {id(calls[i][0]): calls[i][0] for i in missing}.values():
             conn.script_load(script.script)
         todo = missing
-    return out
+    return lead_replies
+
+
+def send_commands(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Send plain ``commands`` (each ``(NAME, *args)``) in one round trip per server and return
+    their replies in order; an error reply is raised. On one server, one write on a pooled
+    connection (a fraction of redis-py's pipeline's interpreter time); on a Cluster, a cluster
+    pipeline (split by node, each command to its key's)."""
+    if not commands:
+        return []
+    if is_cluster(client):
+        pipe = client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        return list(pipe.execute())
+    replies = _send(client, commands)
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
+    return replies
 
 
 def _send(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:

@@ -91,6 +91,7 @@ from crawler.frontier.redis.redis_leases import Lease, finish_args
 from crawler.frontier.redis.redis_metrics_view import RedisMetricsView, WorkerLeases
 from crawler.frontier.redis.redis_prerequisites import LocalPrerequisites
 from crawler.frontier.redis.redis_queue_report import redis_queue_details
+from crawler.frontier.redis.redis_ride import Ride
 from crawler.frontier.redis.redis_scheduler import RedisScheduler
 from crawler.frontier.redis.redis_snapshot import redis_snapshot, shared_frontier_empty
 from crawler.frontier.redis.redis_store import RedisQueueStore
@@ -248,6 +249,12 @@ class RedisFrontier:
         except ValueError:
             return False
         return bool(self._uniq.add(curi.canonical))
+
+    def carry_before_queueing(self, source: Callable[[], Ride | None]) -> None:
+        """Before queueing URIs, apply ``source()``'s writes (the digest index's waiting
+        entries), riding in the already-seen check's or the SCHEDULE's round trip
+        (:mod:`~crawler.frontier.redis.redis_scheduler`). Call before the crawl starts."""
+        self._scheduler.before_queueing = source
 
     def seen_recently(self, uris: Sequence[str]) -> list[bool]:
         """True for each URI this worker saw Redis confirm as recorded crawl-wide (the uniq

@@ -7,6 +7,13 @@ then UNSCHEDULE any another worker recorded first: three round trips per page wh
 count. Queue first, record second: a worker killed in between leaves at worst a URI queued
 twice, never one recorded as seen but queued nowhere.
 
+Writes that must be in Redis before anything is queued (``before_queueing``, set once: the
+digest index's entries waiting, so a worker fetching a page's link finds the page's payload)
+ride first in the ``contains`` round trip, or else in the SCHEDULE one
+(:class:`~crawler.frontier.redis.redis_ride.Ride`): no round trip of their own on one
+redis-server; sent alone before the SCHEDULE when they cannot ride (a Cluster, another server);
+given back unsent when nothing is queued.
+
 A prerequisite (``P`` hop) of a URI in flight here is not queued in Redis but kept by this
 worker (:class:`~crawler.frontier.redis.redis_prerequisites.LocalPrerequisites`). Ordinals (the FIFO
 part of the sort key) come from crawl-wide blocks reserved in Redis.
@@ -32,6 +39,7 @@ if TYPE_CHECKING:
     from crawler.frontier.redis.redis_exchange import RedisExchange
     from crawler.frontier.redis.redis_lease_keeper import InFlight
     from crawler.frontier.redis.redis_prerequisites import LocalPrerequisites
+    from crawler.frontier.redis.redis_ride import Ride
     from crawler.frontier.redis.redis_store import RedisQueueStore
     from crawler.uniq.uniq_filter import UriUniqFilter
 
@@ -62,6 +70,8 @@ class RedisScheduler:
         self._uri_error = uri_error
         self._ordinal = 0
         self._ordinal_end = 0
+        self.before_queueing: Callable[[], Ride | None] | None = None
+        """Writes to make before anything is queued (module docstring); set before the crawl."""
 
     def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]:
         """Queue each of ``curis`` unless already seen crawl-wide (or earlier in ``curis``); one
@@ -85,15 +95,23 @@ class RedisScheduler:
                     continue
                 batch_seen.add(canonical)
             pending.append(i)
-        checked = [i for i in pending if not curis[i].force_fetch]
-        contains_many = getattr(self._uniq, "contains_many", None)
-        if checked and contains_many is not None:
-            found = contains_many([curis[i].canonical for i in checked])
-            seen = {i for i, hit in zip(checked, found, strict=True) if hit}
-            pending = [i for i in pending if i not in seen]
         if not pending:
             return out
-        placed = self._enqueue(curis, pending)
+        ride = self.before_queueing() if self.before_queueing is not None else None
+        try:
+            checked = [i for i in pending if not curis[i].force_fetch]
+            contains_many = getattr(self._uniq, "contains_many", None)
+            if checked and contains_many is not None:
+                names = [curis[i].canonical for i in checked]
+                found = contains_many(names, ride) if ride is not None else contains_many(names)
+                seen = {i for i, hit in zip(checked, found, strict=True) if hit}
+                pending = [i for i in pending if i not in seen]
+            if not pending:
+                return out
+            placed = self._enqueue(curis, pending, ride)
+        finally:
+            if ride is not None:
+                ride.close()
         if not placed:
             return out
         recorded = self._uniq.add_many([curis[i].canonical for i, _, _, _ in placed])
@@ -108,10 +126,10 @@ class RedisScheduler:
         return out
 
     def _enqueue(
-        self, curis: Sequence[CrawlURI], indexes: list[int]
+        self, curis: Sequence[CrawlURI], indexes: list[int], ride: Ride | None = None
     ) -> list[tuple[int, int, str, bytes]]:
-        """SCHEDULE ``curis[indexes]`` (one round trip); ``(index, shard, qid, member)`` of each
-        one added."""
+        """SCHEDULE ``curis[indexes]`` (one round trip, ``ride`` applied first); ``(index,
+        shard, qid, member)`` of each one added."""
         prep = self._prep
         by_shard: dict[int, list[tuple[str, int, bytes]]] = {}
         where: dict[int, list[int]] = {}
@@ -132,7 +150,9 @@ class RedisScheduler:
             where.setdefault(shard, []).append(i)
         if not by_shard:
             return []
-        added = self._store.schedule_many(by_shard)
+        if ride is not None:
+            ride.ready_for(self._store.client)
+        added = self._store.schedule_many(by_shard, ride)
         placed: list[tuple[int, int, str, bytes]] = []
         for shard, entries in by_shard.items():
             for i, (qid, _, member), new in zip(where[shard], entries, added[shard], strict=True):

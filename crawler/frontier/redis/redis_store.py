@@ -42,6 +42,8 @@ from crawler.params import Params
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
+    from crawler.frontier.redis.redis_ride import Ride
+
 
 LAYOUT_VERSION = "2"
 ORDINAL_BLOCK = 4096
@@ -276,10 +278,11 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         return sum(self.schedule_many({shard: entries})[shard])
 
     def schedule_many(
-        self, by_shard: dict[int, list[tuple[str, int, bytes]]]
+        self, by_shard: dict[int, list[tuple[str, int, bytes]]], ride: Ride | None = None
     ) -> dict[int, list[bool]]:
         """Add ``(qid, score, member)`` entries of several shards in one round trip per node;
-        per shard, whether each entry was new."""
+        per shard, whether each entry was new. ``ride``: plain commands carried first when they
+        are for this server (:func:`~crawler.frontier.redis.redis_conn.run_calls`)."""
         script = self._scripts["SCHEDULE"]
         calls: list[tuple[Any, list[str], list[Any]]] = []
         order: list[list[int]] = []
@@ -295,7 +298,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                     args += (g, qid, score, member)
             calls.append((script, keys + queue_keys + self.bound_keys(), args))
             order.append(group)
-        results = self.call("schedule", lambda: redis_conn.run_calls(self.client, calls))
+        results = self.call("schedule", lambda: redis_conn.run_calls(self.client, calls, ride))
         out: dict[int, list[bool]] = {}
         for group, flags in zip(order, results, strict=True):
             it = iter(flags)
