@@ -188,9 +188,16 @@ class GuardedStream(NetworkStream):
 
     def tls_session(self) -> tuple[ssl.SSLSession | None, bool]:
         """The TLS session (to offer on a later connection) and whether this one resumed."""
-        if self._tls is None:
-            return None, False
-        return self._tls.session, bool(self._tls.session_reused)
+        return self.read_tls_session(), self.tls_resumed()
+
+    def read_tls_session(self) -> ssl.SSLSession | None:
+        """A copy of the TLS session (None over plain TCP). Costly: Python serializes the
+        session and parses it back, the server's certificate included."""
+        return None if self._tls is None else self._tls.session
+
+    def tls_resumed(self) -> bool:
+        """Whether this TLS connection's handshake resumed a session (cheap)."""
+        return self._tls is not None and bool(self._tls.session_reused)
 
     def went_idle(self) -> None:
         """Mark a TLS connection idle (its response read to the end): bytes the kernel
