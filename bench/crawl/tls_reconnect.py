@@ -1,5 +1,6 @@
 """Client CPU per TLS reconnect: GETs of one small page by this tree's Http11Client (or another
-checkout's, ``--source``), each over a new connection that resumes the origin's TLS session.
+checkout's, ``--source``), each over a new connection that resumes the origin's TLS session
+(``--full``: forgets it first, so each one runs a full handshake).
 
 nginx (``nginx_server.py``, TLS 1.2/1.3 with session tickets, the CA-signed certificate of
 ``tls_bench.py``) closes every connection after one request (``keepalive_requests 1``), so each
@@ -38,6 +39,9 @@ def main() -> int:
     ap.add_argument("--samples", type=int, default=300, help="GETs per round")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--port", type=int, default=18391)
+    ap.add_argument(
+        "--full", action="store_true", help="forget the session before each GET: full handshakes"
+    )
     ap.add_argument("--source", default=str(HERE.parents[1]), help="crawler checkout to import")
     args = ap.parse_args()
     sys.path.insert(0, str(Path(args.source).resolve()))
@@ -71,6 +75,8 @@ def main() -> int:
         uri = f"https://localhost:{args.port}/p.html"
 
         def get() -> None:
+            if args.full:
+                client.tls_sessions.discard(("localhost", args.port))
             response = client.send(uri, [])
             for _chunk in response.iter_raw():
                 pass
@@ -87,8 +93,9 @@ def main() -> int:
     finally:
         server.stop()
     counts = read_connections(log, start)
+    kind = "full" if args.full else "resumed"
     print(
-        f"client CPU-µs per GET on a new, resumed TLS connection: {statistics.median(per_get):.0f}"
+        f"client CPU-µs per GET on a new TLS connection ({kind}): {statistics.median(per_get):.0f}"
         f" (rounds: {', '.join(f'{v:.0f}' for v in per_get)}); nginx: {counts.requests} "
         f"requests, {counts.connections} connections, {counts.resumed} resumed"
     )
