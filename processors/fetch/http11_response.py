@@ -15,7 +15,6 @@ Not thread-safe: a response and its connection belong to the thread that sent th
 from __future__ import annotations
 
 import contextlib
-import ssl
 from collections.abc import Iterator
 from typing import Any, Final, Protocol
 
@@ -29,6 +28,7 @@ from processors.fetch.http11_head import (
     ResponseHead,
     chunk_size,
 )
+from processors.fetch.native_tls_session import TlsSession
 
 READ_BYTES: Final = 65536
 """Bytes asked of the socket per read."""
@@ -61,7 +61,7 @@ class Http11Connection:
         self.idle_since = 0.0
         self.peer_ip: str | None = None
         self.received = False  # any byte of a response on this connection's current exchange
-        self.offered: ssl.SSLSession | None = None
+        self.offered: TlsSession | None = None
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

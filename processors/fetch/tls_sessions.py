@@ -23,11 +23,12 @@ operations only; a session is read from its connection outside it.
 
 from __future__ import annotations
 
-import ssl
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Final
+
+from processors.fetch.native_tls_session import TlsSession
 
 SessionKey = tuple[str, int]
 """(host, port) of an https origin."""
@@ -41,13 +42,13 @@ class _Kept:
 
     __slots__ = ("resumed", "session", "single_use")
 
-    def __init__(self, session: ssl.SSLSession, single_use: bool) -> None:
+    def __init__(self, session: TlsSession, single_use: bool) -> None:
         self.session = session
         self.resumed = False
         self.single_use = single_use
 
 
-def renew_after_s(session: ssl.SSLSession) -> float:
+def renew_after_s(session: TlsSession) -> float:
     """Seconds since the epoch after which ``session`` is replaced by the next connection's:
     half-way through its lifetime (its timeout, or its ticket's lifetime hint if shorter)."""
     lifetime = float(session.timeout)
@@ -58,14 +59,16 @@ def renew_after_s(session: ssl.SSLSession) -> float:
 
 
 class TlsSessions:
-    """A bounded, thread-safe map from origin to its last ``ssl.SSLSession``."""
+    """A bounded, thread-safe map from origin to its last TLS session (``ssl.SSLSession``, or
+    a :class:`~processors.fetch.native_tls_session.NativeTlsSession` where reading Python's
+    leaks)."""
 
     def __init__(self, max_origins: int = DEFAULT_MAX_ORIGINS) -> None:
         self._max = max(1, max_origins)
         self._sessions: OrderedDict[SessionKey, _Kept] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: SessionKey) -> ssl.SSLSession | None:
+    def get(self, key: SessionKey) -> TlsSession | None:
         """The session to offer on a new connection to ``key``, or None."""
         with self._lock:
             kept = self._sessions.get(key)
@@ -74,7 +77,7 @@ class TlsSessions:
             self._sessions.move_to_end(key)
             return kept.session
 
-    def put(self, key: SessionKey, session: ssl.SSLSession | None) -> None:
+    def put(self, key: SessionKey, session: TlsSession | None) -> None:
         """Keep ``session`` as ``key``'s latest (None is ignored)."""
         if session is None:
             return
@@ -85,9 +88,9 @@ class TlsSessions:
     def after_handshake(
         self,
         key: SessionKey,
-        offered: ssl.SSLSession | None,
+        offered: TlsSession | None,
         resumed: bool,
-        read: Callable[[], ssl.SSLSession | None],
+        read: Callable[[], TlsSession | None],
         now_s: float,
     ) -> bool:
         """After a new connection's first response: keep its session for the next connection
