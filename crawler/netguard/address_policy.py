@@ -120,12 +120,20 @@ class AddressPolicy:
 
     def allow_seed(self, uri: str) -> bool:
         """Allow the server (host and port) ``uri`` names; False if it is no usable URI."""
-        try:
-            host, port = host_port(uri)
-        except (UriError, ValueError):
-            return False
-        self._add_servers([(host, port)])
-        return True
+        return self.allow_seeds([uri]) == 1
+
+    def allow_seeds(self, uris: Iterable[str]) -> int:
+        """Allow the servers ``uris`` name, in one copy of the allowed set (one per seed
+        would make loading n seeds O(n²)); returns how many were usable URIs."""
+        servers: list[tuple[str, int]] = []
+        for uri in uris:
+            try:
+                servers.append(host_port(uri))
+            except (UriError, ValueError):
+                continue
+        if servers:
+            self._add_servers(servers)
+        return len(servers)
 
     def allow_surt_prefix(self, prefix: str) -> bool:
         """Allow the host an operator's SURT prefix names whole; False if it names none."""

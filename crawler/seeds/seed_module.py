@@ -206,8 +206,7 @@ class SeedModule:
         policy = self.addresses
         if policy is None:
             return
-        for uri in uris:
-            policy.allow_seed(uri)
+        policy.allow_seeds(uris)
         for directive in directives:
             if directive.startswith("+"):
                 try:

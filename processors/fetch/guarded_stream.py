@@ -21,6 +21,13 @@ import httpcore
 from httpcore import NetworkStream
 from httpcore._backends.sync import SyncStream
 
+from processors.fetch import native_tls_session
+from processors.fetch.native_tls_session import (
+    PYTHON_SESSION_LEAKS,
+    NativeTlsSession,
+    TlsSession,
+)
+
 # Linux: kernel socket timeouts and TCP_INFO (state is byte 0; tcpi_bytes_received, a u64, sits
 # at offset 128 of struct tcp_info since Linux 4.1: shorter answers fall back to poll).
 _KERNEL_TIMEOUTS = sys.platform.startswith("linux") and hasattr(socket, "TCP_INFO")
@@ -164,7 +171,7 @@ class GuardedStream(NetworkStream):
         ssl_context: ssl.SSLContext,
         server_hostname: str | None = None,
         timeout: float | None = None,
-        session: ssl.SSLSession | None = None,
+        session: TlsSession | None = None,
     ) -> NetworkStream:
         """TLS over this stream (SNI ``server_hostname``), offering ``session`` to resume;
         errors are httpcore's ``ConnectTimeout`` / ``ConnectError``, the stream then closed."""
@@ -176,7 +183,16 @@ class GuardedStream(NetworkStream):
             )
         try:
             sock.settimeout(None if limit == math.inf else limit)
-            tls = ssl_context.wrap_socket(sock, server_hostname=server_hostname, session=session)
+            if isinstance(session, NativeTlsSession):
+                tls = ssl_context.wrap_socket(
+                    sock, server_hostname=server_hostname, do_handshake_on_connect=False
+                )
+                native_tls_session.offer(tls, session)  # if refused: a full handshake
+                tls.do_handshake()
+            else:
+                tls = ssl_context.wrap_socket(
+                    sock, server_hostname=server_hostname, session=session
+                )
         except BaseException as exc:
             self._inner.close()
             if isinstance(exc, TimeoutError):
@@ -186,11 +202,24 @@ class GuardedStream(NetworkStream):
             raise
         return GuardedStream(SyncStream(tls), self._backend)
 
-    def tls_session(self) -> tuple[ssl.SSLSession | None, bool]:
+    def tls_session(self) -> tuple[TlsSession | None, bool]:
         """The TLS session (to offer on a later connection) and whether this one resumed."""
+        return self.read_tls_session(), self.tls_resumed()
+
+    def read_tls_session(self) -> TlsSession | None:
+        """A copy of the TLS session (None over plain TCP). Costly: Python serializes the
+        session and parses it back, the server's certificate included. Where reading
+        ``SSLSocket.session`` leaks that copy (CPython 3.11, 3.12 before 3.12.8), a copy made by
+        OpenSSL instead (:mod:`~processors.fetch.native_tls_session`)."""
         if self._tls is None:
-            return None, False
-        return self._tls.session, bool(self._tls.session_reused)
+            return None
+        if PYTHON_SESSION_LEAKS:
+            return native_tls_session.read(self._tls)
+        return self._tls.session
+
+    def tls_resumed(self) -> bool:
+        """Whether this TLS connection's handshake resumed a session (cheap)."""
+        return self._tls is not None and bool(self._tls.session_reused)
 
     def went_idle(self) -> None:
         """Mark a TLS connection idle (its response read to the end): bytes the kernel

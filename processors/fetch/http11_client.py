@@ -22,7 +22,9 @@ Through a SOCKS5 proxy (``proxy``) each connection is a tunnel opened by
   host in rotation, so a host's connection survives its politeness gap). TLS connections
   are reused alike (TLS records the server sends while one is idle, such as session tickets,
   do not count as unasked bytes), and a new TLS connection offers the origin's last session
-  (:class:`~processors.fetch.tls_sessions.TlsSessions`) to skip the full handshake. A GET that finds
+  (:class:`~processors.fetch.tls_sessions.TlsSessions`) to skip the full handshake; a
+  connection that resumed it leaves it in place until half its lifetime is over (reading a
+  session back costs more than the resumed handshake). A GET that finds
   a reused connection dead before any byte of the response arrives is sent once more on a
   new connection (the server closed it while idle), as browsers do.
 * Heads: :mod:`processors.fetch.http11_head`. 1xx responses are read past. The body is yielded
@@ -127,7 +129,12 @@ class Http11Client:
             if conn.fresh:
                 conn.fresh = False
                 if conn.tls:  # a TLS 1.3 server's tickets came before the response
-                    self.tls_sessions.put((host, port), conn.stream.tls_session()[0])
+                    stream = conn.stream
+                    self.tls_sessions.after_handshake(
+                        (host, port), conn.offered, stream.tls_resumed(), stream.read_tls_session,
+                        time.time(),
+                    )  # fmt: skip
+                    conn.offered = None
             return Http11Response(self, origin, conn, head, sent)
 
     def _connect(self, scheme: str, host: str, port: int) -> Http11Connection:
@@ -156,7 +163,9 @@ class Http11Client:
             if session is not None:
                 self.tls_sessions.discard((host, port))  # a fresh handshake next time
             raise
-        return Http11Connection(tls, tls=True)
+        conn = Http11Connection(tls, tls=True)
+        conn.offered = session
+        return conn
 
     def _read_head(self, conn: Http11Connection) -> ResponseHead:
         buf = conn.buf

@@ -28,6 +28,7 @@ from processors.fetch.http11_head import (
     ResponseHead,
     chunk_size,
 )
+from processors.fetch.native_tls_session import TlsSession
 
 READ_BYTES: Final = 65536
 """Bytes asked of the socket per read."""
@@ -47,9 +48,10 @@ class ConnectionPool(Protocol):
 
 class Http11Connection:
     """One open connection: its stream, bytes read but not yet used, and when it went idle;
-    ``tls``: over TLS, ``fresh``: no response read on it yet."""
+    ``tls``: over TLS, ``fresh``: no response read on it yet, ``offered``: the TLS session its
+    handshake offered (until its first response)."""
 
-    __slots__ = ("buf", "fresh", "idle_since", "peer_ip", "received", "stream", "tls")
+    __slots__ = ("buf", "fresh", "idle_since", "offered", "peer_ip", "received", "stream", "tls")
 
     def __init__(self, stream: Any, tls: bool = False) -> None:
         self.stream = stream
@@ -59,6 +61,7 @@ class Http11Connection:
         self.idle_since = 0.0
         self.peer_ip: str | None = None
         self.received = False  # any byte of a response on this connection's current exchange
+        self.offered: TlsSession | None = None
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

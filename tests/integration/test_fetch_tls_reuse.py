@@ -250,3 +250,61 @@ def test_a_failed_handshake_offering_a_session_forgets_it(cert: tuple[Path, Path
         plain.close()
         client.close()
     assert client.tls_sessions.get(origin) is None
+
+
+def tls_client() -> Http11Client:
+    return Http11Client(
+        GuardedBackend(None, threading.Event()),
+        archival_tls_context(),
+        connect_timeout_s=5,
+        read_timeout_s=5,
+        keepalive_expiry_s=30,
+        max_idle=4,
+    )
+
+
+def get_each(client: Http11Client, port: int, count: int) -> list[ssl.SSLSession | None]:
+    """``count`` GETs (the server closes each connection); the origin's session after each."""
+    kept = []
+    for _ in range(count):
+        response = client.send(f"https://localhost:{port}/", [])
+        assert b"".join(response.iter_raw()) == BODY
+        response.close()
+        kept.append(client.tls_sessions.get(("localhost", port)))
+    return kept
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_resumed_session_is_offered_again_not_read_back(
+    cert: tuple[Path, Path], version: str
+) -> None:
+    """Reconnects resume the session of the first handshake, which stays the one kept."""
+    client = tls_client()
+    server = CountingServer(server_context(cert, VERSIONS[version]), close_each=True)
+    try:
+        kept = get_each(client, server.port, 4)
+    finally:
+        server.close()
+        client.close()
+    assert server.resumed == [False, True, True, True]
+    assert kept[0] is not None and all(s is kept[0] for s in kept)
+
+
+def test_an_origin_refusing_a_session_it_took_before_has_each_new_session_kept(
+    cert: tuple[Path, Path],
+) -> None:
+    """The server's ticket keys change after two connections (as a server with single-use
+    tickets refuses a second use): the refused session is replaced, and from then on every
+    connection's new session is kept, so each reconnect still resumes."""
+    client = tls_client()
+    server = CountingServer(server_context(cert, ssl.TLSVersion.TLSv1_3), close_each=True)
+    try:
+        kept = get_each(client, server.port, 2)
+        server.context = server_context(cert, ssl.TLSVersion.TLSv1_3)  # new ticket keys
+        kept += get_each(client, server.port, 3)
+    finally:
+        server.close()
+        client.close()
+    assert server.resumed == [False, True, False, True, True]
+    assert kept[1] is kept[0]
+    assert len({id(s) for s in kept[1:]}) == 4

@@ -85,6 +85,15 @@ def test_a_seed_allows_its_own_server_only() -> None:
     assert not policy.allow_seed("not a uri")
 
 
+def test_seeds_allowed_in_one_call_each_allow_their_server() -> None:
+    policy = AddressPolicy()
+    seeds = [f"https://h{i}.example:{8000 + i}/" for i in range(2000)] + ["not a uri"]
+    assert policy.allow_seeds(seeds) == 2000
+    assert policy.refusal("h0.example", 8000, "10.0.0.1") is None
+    assert policy.refusal("h1999.example", 9999, "10.0.0.1") is None
+    assert policy.refusal("h1999.example", 8000, "10.0.0.1") is not None
+
+
 @pytest.mark.parametrize(
     ("prefix", "allowed", "refused"),
     [

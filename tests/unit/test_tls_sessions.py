@@ -41,3 +41,43 @@ def test_discarded_session_is_not_offered() -> None:
     sessions.discard(("a", 443))
     sessions.discard(("never", 443))
     assert sessions.get(("a", 443)) is None
+
+
+class FakeSession:
+    """What TlsSessions reads of a session: its creation time and lifetimes."""
+
+    def __init__(self, time: int, timeout: int = 7200, hint: int = 300) -> None:
+        self.time, self.timeout = time, timeout
+        self.has_ticket, self.ticket_lifetime_hint = hint > 0, hint
+
+
+def test_a_resumed_session_is_kept_until_half_its_ticket_lifetime() -> None:
+    sessions = TlsSessions()
+    first = session_of(FakeSession(time=1000, hint=300))
+    sessions.put(("a", 443), first)
+    reads: list[str] = []
+
+    def read() -> ssl.SSLSession:
+        reads.append("read")
+        return session_of(FakeSession(time=2000))
+
+    assert not sessions.after_handshake(("a", 443), first, True, read, now_s=1149.0)
+    assert sessions.get(("a", 443)) is first
+    assert sessions.after_handshake(("a", 443), first, True, read, now_s=1150.0)
+    assert reads == ["read"] and sessions.get(("a", 443)) is not first
+
+
+def test_a_full_handshake_or_another_offer_reads_the_new_session() -> None:
+    sessions = TlsSessions()
+    kept = session_of(FakeSession(time=1000))
+    sessions.put(("a", 443), kept)
+    new = session_of(FakeSession(time=1001))
+    assert sessions.after_handshake(("a", 443), kept, False, lambda: new, now_s=1001.0)
+    assert sessions.get(("a", 443)) is new
+    other = session_of(FakeSession(time=1002))
+    assert sessions.after_handshake(("a", 443), kept, True, lambda: other, now_s=1002.0)
+    assert sessions.get(("a", 443)) is other
+
+
+def session_of(fake: FakeSession) -> ssl.SSLSession:
+    return cast(ssl.SSLSession, fake)
