@@ -279,6 +279,7 @@ class CrawlBuilder:
                     str(params.get("url") or "redis://127.0.0.1:6379/0"),
                     str(params.get("namespace") or ""),
                     outage_timeout_s=float(params.get("outage_timeout_s") or 600.0),
+                    start_wait_s=float(params.get("start_wait_s") or 0.0),
                     logger=self._crawl.logger,
                 )
             except RedisUnavailableError as exc:
@@ -318,6 +319,7 @@ class CrawlBuilder:
                 str(params.get("url") or "redis://127.0.0.1:6379/0"),
                 str(params.get("namespace") or ""),
                 outage_timeout_s=float(params.get("outage_timeout_s") or 600.0),
+                start_wait_s=float(params.get("start_wait_s") or 0.0),
                 logger=self._crawl.logger,
             )
         except RedisUnavailableError as exc:

@@ -45,6 +45,11 @@ def shared_frontier_sets(order: CrawlOrder) -> list[str]:
     return [f"frontier.class={SHARED_FRONTIER_CLASS}"]
 
 
+def _outage_s(order: CrawlOrder) -> float:
+    """The order's ``frontier.store.params.outage_timeout_s`` (600 s if it names none)."""
+    return float(order.frontier.store.params.get("outage_timeout_s") or 600.0)
+
+
 def worker_overrides(order: CrawlOrder, url: str, namespace: str, worker_id: str) -> list[str]:
     """``--set`` overrides that attach a worker to the crawl in ``namespace``."""
     q = json.dumps
@@ -53,6 +58,8 @@ def worker_overrides(order: CrawlOrder, url: str, namespace: str, worker_id: str
         f"frontier.store.params.url={q(url)}",
         f"frontier.store.params.namespace={q(namespace)}",
         f"frontier.store.params.worker_id={q(worker_id)}",
+        # joined through the registry, so Redis answered a moment ago: a restart is waited out
+        f"frontier.store.params.start_wait_s={q(_outage_s(order))}",
     ]
     uniq = order.frontier.uniq_filter
     uniq_cls = components.resolve_class(
@@ -62,8 +69,12 @@ def worker_overrides(order: CrawlOrder, url: str, namespace: str, worker_id: str
         if not uniq.params.get("url"):
             sets.append(f"frontier.uniq_filter.params.url={q(url)}")
         sets.append(f"frontier.uniq_filter.params.namespace={q(namespace)}")
+        sets.append(f"frontier.uniq_filter.params.start_wait_s={q(_outage_s(order))}")
     else:
-        spec = {"class": REDIS_UNIQ, "params": {"url": url, "namespace": namespace}}
+        spec = {
+            "class": REDIS_UNIQ,
+            "params": {"url": url, "namespace": namespace, "start_wait_s": _outage_s(order)},
+        }
         sets.append(f"frontier.uniq_filter={q(spec)}")
     for proc in order.chains.write:
         prefix = proc.params.get("prefix")

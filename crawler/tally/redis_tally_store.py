@@ -79,10 +79,9 @@ class RedisTallyStore:
     @classmethod
     def connect(cls, url: str, prefix: str, **kwargs: Any) -> RedisTallyStore:
         """A store on a new client for ``url``; ``RedisUnavailableError`` if nothing answers
-        (within ``outage_timeout_s``, when given, as
-        :func:`~crawler.frontier.redis.redis_conn.connect`
-        waits)."""
-        wait_s = float(kwargs.get("outage_timeout_s", 0.0))
+        (within ``start_wait_s``, when given: see
+        :func:`~crawler.frontier.redis.redis_conn.connect`)."""
+        wait_s = float(kwargs.pop("start_wait_s", 0.0))
         return cls(redis_conn.connect(url, outage_timeout_s=wait_s), prefix, **kwargs)
 
     def read(self, keys: Sequence[str]) -> list[Tally]:

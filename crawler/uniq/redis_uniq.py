@@ -138,6 +138,12 @@ class RedisUriUniqFilterParams(Params):
     outage_timeout_s: float = Field(
         600.0, gt=0, description="how long to wait for an unreachable Redis before failing"
     )
+    start_wait_s: float = Field(
+        0.0,
+        ge=0,
+        description="how long opening waits for an unreachable Redis (0: a clear error at once; "
+        "a worker that joined a running crawl waits its outage timeout)",
+    )
 
 
 class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
@@ -173,7 +179,7 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
                 "(start the crawl with `crawler run ORDER --workers N` or `crawler worker`)"
             )
         try:
-            client = redis_conn.connect(p.url, outage_timeout_s=p.outage_timeout_s)
+            client = redis_conn.connect(p.url, outage_timeout_s=p.start_wait_s)
         except redis_conn.RedisUnavailableError as exc:
             raise UniqStateError(str(exc)) from exc
         layout = {"version": LAYOUT_VERSION, "function": p.fingerprint, "bits": str(self._bits)}

@@ -51,3 +51,37 @@ def test_a_joining_worker_waits_for_a_restarting_redis(tmp_path: Path) -> None:
     # and past its wait it gives up with the same clear error
     with pytest.raises(redis_conn.RedisUnavailableError, match="is redis-server running"):
         redis_conn.connect(server.url, outage_timeout_s=0.3)
+
+
+def test_a_workers_uniq_filter_waits_for_redis_when_told_to(tmp_path: Path) -> None:
+    """``start_wait_s`` (set on every worker that joined a crawl through the registry)."""
+    from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
+
+    server = RedisServer(tmp_path / "redis")
+    uniq = RedisUriUniqFilter(
+        RedisUriUniqFilterParams(url=server.url, namespace="c1:", start_wait_s=30)
+    )
+    opened: list[bool] = []
+    opening = threading.Thread(target=lambda: opened.append(uniq.open(tmp_path) is None))
+    opening.start()
+    time.sleep(0.5)
+    assert opening.is_alive()  # waiting, not failed
+    server.start()
+    try:
+        opening.join(30)
+        assert opened == [True]
+        assert uniq.add_many(["http://a.example/"]) is not None
+        uniq.close()
+    finally:
+        server.stop()
+
+
+def test_worker_overrides_tell_the_shared_components_to_wait() -> None:
+    from crawler.distributed.overrides import worker_overrides
+    from crawler.order.loader import load_order
+
+    root = Path(__file__).resolve().parents[2]
+    order = load_order(root / "jobs" / "example" / "order.yaml", [])
+    sets = worker_overrides(order, "redis://127.0.0.1:1/0", "ns:", "w1")
+    assert "frontier.store.params.start_wait_s=600.0" in sets
+    assert any("start_wait_s" in s and "uniq_filter" in s for s in sets)

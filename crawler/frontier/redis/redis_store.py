@@ -81,6 +81,12 @@ class RedisQueueStoreParams(Params):
     outage_timeout_s: float = Field(
         600.0, gt=0, description="how long workers wait for an unreachable Redis before failing"
     )
+    start_wait_s: float = Field(
+        0.0,
+        ge=0,
+        description="how long opening waits for an unreachable Redis (0: a clear error at once; "
+        "a worker that joined a running crawl waits its outage timeout)",
+    )
 
 
 class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
@@ -124,9 +130,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                 "`crawler run ORDER --workers N` or join it with `crawler worker ORDER --redis URL`"
             )
         try:
-            client = redis_conn.connect(
-                self.params.url, outage_timeout_s=self.params.outage_timeout_s
-            )
+            client = redis_conn.connect(self.params.url, outage_timeout_s=self.params.start_wait_s)
         except redis_conn.RedisUnavailableError as exc:
             raise FrontierStateError(str(exc)) from exc
         meta = f"{self.ns}meta"
