@@ -9,7 +9,11 @@ the traced total and the entry counts of the per-host maps (robots and DNS cache
 host map, the idle connections and TLS sessions of the fetchers) and the memory LevelDB says its
 block caches and memtables hold (uniq filter, frontier store), read off the crawl's
 controller, and where the process's anonymous memory is (:func:`heap_split`: glibc's bytes in
-use and free, Python's small-object allocator). Bench-only: the crawler knows nothing of it
+use and free, Python's small-object allocator). With ``MEMTRACE_CENSUS=1`` in the environment
+(``run_web.py --env MEMTRACE_CENSUS=1``) each interval also counts the gc-tracked objects by type
+(growth since the first interval) and lists every container of :data:`CENSUS_MIN_LEN` entries
+or more with its owner (``Class.attribute``); that walk holds the interpreter for a second or
+more. Bench-only: the crawler knows nothing of it
 (``run_web.py --tracemalloc S`` uses it). Tracing slows the crawl two- to three-fold: the
 figures say what grows, not how fast.
 """
@@ -17,14 +21,19 @@ figures say what grows, not how fast.
 from __future__ import annotations
 
 import ctypes
+import gc
+import os
 import sys
 import threading
 import time
 import tracemalloc
+import types
+from collections import Counter, OrderedDict, defaultdict, deque
 from pathlib import Path
 from typing import Any
 
 CONTROLLERS: list[Any] = []
+CENSUS_MIN_LEN = 2000  # containers at least this long are listed with their owner
 
 
 def sizes_of_interest() -> list[str]:
@@ -98,8 +107,75 @@ def heap_split() -> str:
     )
 
 
+_CONTAINERS = (dict, list, set, frozenset, deque, OrderedDict, defaultdict, Counter)
+
+
+def _name_in(holder: object, container: object) -> str | None:
+    """``Class.attr`` if ``container`` is an attribute or slot of ``holder``, else None."""
+    attrs = getattr(holder, "__dict__", None)
+    if isinstance(attrs, dict):
+        for name, value in attrs.items():
+            if value is container:
+                return f"{type(holder).__qualname__}.{name}"
+    for name in getattr(type(holder), "__slots__", ()):
+        if getattr(holder, name, None) is container:
+            return f"{type(holder).__qualname__}.{name}"
+    return None
+
+
+def _owner_of(container: object, everything: list[Any]) -> str:
+    """``Class.attr`` of the object that holds ``container`` (an instance attribute, a slot or
+    a module global), else the types of what refers to it."""
+    kinds: list[str] = []
+    for ref in gc.get_referrers(container):
+        if ref is everything or isinstance(ref, types.FrameType):
+            continue
+        named = _name_in(ref, container)
+        if named:
+            return named
+        if isinstance(ref, dict):
+            for holder in gc.get_referrers(ref):
+                if getattr(holder, "__dict__", None) is ref:
+                    found = _name_in(holder, container)
+                    if found:
+                        return found
+            names = [name for name, value in ref.items() if value is container]
+            if names and "__name__" in ref:
+                return f"{ref['__name__']}.{names[0]}"
+        kinds.append(type(ref).__qualname__)
+    return "/".join(sorted(set(kinds))) or "?"
+
+
+def census(first: dict[str, int] | None) -> tuple[dict[str, int], list[str]]:
+    """gc-tracked objects by type (growth since ``first``) and the containers of
+    :data:`CENSUS_MIN_LEN` entries or more with their owners, untracked ones (a dict of strings,
+    a set of ints) found among the tracked objects' referents. Holds the interpreter for a
+    second or more: a measuring aid, not for the crawl's figures of speed."""
+    everything = gc.get_objects()
+    counts = Counter(type(o).__qualname__ for o in everything)
+    big: dict[int, tuple[int, str, object]] = {}
+    for obj in everything:
+        for item in (obj, *gc.get_referents(obj)):
+            if not isinstance(item, _CONTAINERS) or id(item) in big:
+                continue
+            n = len(item)
+            if n >= CENSUS_MIN_LEN:
+                big[id(item)] = (n, type(item).__qualname__, item)
+    ranked = sorted(big.values(), key=lambda t: -t[0])
+    lines = [f"census: {len(everything)} gc-tracked objects"]
+    base = first or {}
+    grown = sorted(counts.items(), key=lambda kv: -(kv[1] - base.get(kv[0], 0)))[:25]
+    lines += [f"  {n - base.get(t, 0):+9d} (now {n:9d}) {t}" for t, n in grown]
+    for n, kind, obj in ranked[:20]:
+        lines.append(f"  big {kind} len={n} owner={_owner_of(obj, everything)}")
+    del everything, big, ranked
+    return dict(counts), lines
+
+
 def watch(out: Path, interval_s: float) -> None:
     first: tracemalloc.Snapshot | None = None
+    first_counts: dict[str, int] | None = None
+    do_census = os.environ.get("MEMTRACE_CENSUS") == "1"
     started = time.monotonic()
     while True:
         time.sleep(interval_s)
@@ -110,6 +186,10 @@ def watch(out: Path, interval_s: float) -> None:
         ]
         lines.append("sizes: " + " ".join(sizes_of_interest()))
         lines.append("heap MiB: " + heap_split())
+        if do_census:
+            counts, found = census(first_counts)
+            first_counts = first_counts or counts
+            lines += found
         if not tracemalloc.is_tracing():
             with out.open("a") as fh:
                 fh.write("\n".join(lines) + "\n")
