@@ -13,9 +13,8 @@ serializing and parsing it again, the server's certificate included (~1.5 M inst
 with OpenSSL 3.0, more than half of what a resumed handshake costs the client). So a
 connection that resumed the session offered does not replace it while that session has more
 than half its lifetime left (the shorter of its timeout and its ticket's lifetime hint): the
-same session is offered again. An origin that
-refuses a session it accepted before (single-use tickets) has every new session read, as
-before.
+same session is offered again. An origin that refuses a session it accepted before
+(single-use tickets, new ticket keys) has every new session read, as before.
 
 At most ``max_origins`` sessions are kept (each holds the server's certificate, a few KB); the
 least recently stored or used goes first. Thread-safety: every method takes one lock for dict
