@@ -469,9 +469,7 @@ def main() -> int:
     ap.add_argument("--min-delay-ms", type=int, default=1000)
     ap.add_argument("--max-delay-ms", type=int, default=3000)
     ap.add_argument("--delay-factor", type=float, default=100.0)
-    ap.add_argument(
-        "--keepalive-s", type=float, default=30.0, help="FetchHTTP keepalive_expiry_s (default 4)"
-    )
+    ap.add_argument("--keepalive-s", type=float, default=30.0, help="FetchHTTP keepalive_expiry_s")
     ap.add_argument(
         "--max-connections",
         type=int,

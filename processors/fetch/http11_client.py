@@ -131,9 +131,12 @@ class Http11Client:
                 if conn.tls:  # a TLS 1.3 server's tickets came before the response
                     stream = conn.stream
                     self.tls_sessions.after_handshake(
-                        (host, port), conn.offered, stream.tls_resumed(), stream.read_tls_session,
+                        (host, port),
+                        conn.offered,
+                        stream.tls_resumed(),
+                        stream.read_tls_session,
                         time.time(),
-                    )  # fmt: skip
+                    )
                     conn.offered = None
             return Http11Response(self, origin, conn, head, sent)
 
