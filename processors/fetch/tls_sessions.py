@@ -14,7 +14,9 @@ with OpenSSL 3.0, more than half of what a resumed handshake costs the client). 
 connection that resumed the session offered does not replace it while that session has more
 than half its lifetime left (the shorter of its timeout and its ticket's lifetime hint): the
 same session is offered again. An origin that refuses a session it accepted before
-(single-use tickets, new ticket keys) has every new session read, as before.
+(single-use tickets, new ticket keys) has every new session read, as before. Where reading
+Python's getter leaks its copy (CPython 3.11, 3.12 before 3.12.8), the guarded stream copies the
+session through OpenSSL instead (:mod:`~processors.fetch.native_tls_session`: no parse, no leak).
 
 At most ``max_origins`` sessions are kept (each holds the server's certificate, a few KB); the
 least recently stored or used goes first. Thread-safety: every method takes one lock for dict
