@@ -71,7 +71,9 @@ def main() -> int:
     bt, bs, bc = load(args.base)
     ot, os_, oc = load(args.other)
     print(f"samples: base {bt}, other {ot}")
-    print(table("self", per_fetch(bs, bt, args.base_ms), per_fetch(os_, ot, args.other_ms), args.top))
+    print(
+        table("self", per_fetch(bs, bt, args.base_ms), per_fetch(os_, ot, args.other_ms), args.top)
+    )
     print()
     print(
         table(
