@@ -7,12 +7,17 @@ not start against a missing Redis. Once running, :func:`retrying` waits out an o
 restart, a failover) up to ``outage_timeout_s``, so workers pause and resume instead of dying.
 
 This module is the only one that imports ``redis`` (the library is wrapped in one place).
-Thread-safety: redis-py clients hold a connection pool and are thread-safe.
+Thread-safety: redis-py clients hold a connection pool and are thread-safe; the raw calls
+(:func:`send_commands`, :func:`run_calls`) use a connection of the pool per thread.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -223,15 +228,17 @@ def send_commands(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
 
 
 def _send(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
-    """Send ``commands`` in one write on a pooled connection of ``client`` (a plain, one-node
-    client) and read every reply, an error reply as its exception object.
+    """Send ``commands`` in one write on this thread's connection of ``client`` (a plain,
+    one-node client) and read every reply, an error reply as its exception object.
 
     redis-py's pipeline and script objects cost several times the interpreter time of the
-    round trip itself; the frontier sends a few of these per page. A connection that fails
-    mid-way is dropped, and the error raised for :func:`retrying` (see its contract on replays).
+    round trip itself; the frontier sends a few of these per page. So does taking a connection
+    from redis-py's pool and giving it back (its lock, counters, events and a poll of the
+    socket), so each thread keeps one (:func:`_connection`). A connection that fails mid-way is
+    dropped (it connects again on its next use), and the error raised for :func:`retrying`
+    (see its contract on replays).
     """
-    pool = client.connection_pool
-    connection = pool.get_connection()
+    connection = _connection(client.connection_pool)
     try:
         connection.send_packed_command(connection.pack_commands(commands), check_health=False)
         replies: list[Any] = []
@@ -244,8 +251,51 @@ def _send(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
     except BaseException:
         connection.disconnect()
         raise
-    finally:
-        pool.release(connection)
+
+
+class _Held:
+    """A connection one thread took from a pool; given back when the thread ends (its
+    thread-local storage goes) or when the process forked since."""
+
+    __slots__ = ("__weakref__", "connection", "pid", "pool")
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = weakref.ref(pool)
+        self.pid = os.getpid()
+        self.connection = pool.get_connection()
+
+    def __del__(self) -> None:
+        pool = self.pool()
+        if pool is not None and self.pid == os.getpid():
+            with contextlib.suppress(Exception):
+                pool.release(self.connection)
+
+
+_HELD = threading.local()
+
+
+def _connection(pool: Any) -> Any:
+    """This thread's connection of ``pool`` (taken from it on first use, given back when the
+    thread ends). Only this thread sends on it, and it reads every reply it asks for, so it
+    never holds unread data: one that is readable was closed by the server and is dropped; a
+    connection closed (by ``client.close()``, the server, an error) connects again when next
+    sent on, as a pooled one would."""
+    held: weakref.WeakKeyDictionary[Any, _Held] | None = getattr(_HELD, "by_pool", None)
+    if held is None:
+        held = _HELD.by_pool = weakref.WeakKeyDictionary()
+    entry = held.get(pool)
+    if entry is None or entry.pid != os.getpid():
+        entry = held[pool] = _Held(pool)
+        return entry.connection
+    connection = entry.connection
+    try:
+        # As the pool checks: a connection the server closed (a restart) shows as readable;
+        # connect again now rather than fail the call (and retry it as maybe applied).
+        if connection.can_read():
+            connection.disconnect()
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+        connection.disconnect()
+    return connection
 
 
 def retrying(
