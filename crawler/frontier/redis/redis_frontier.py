@@ -161,7 +161,6 @@ class RedisFrontier:
         self._claimed: deque[CrawlURI] = deque()
         self._waiters = 0
         self._wake = threading.Condition(lock)
-        self._overdue = threading.Condition(lock)  # threads past their timeout, awaiting a read
         self._exchange = exchange = RedisExchange(
             store,
             logger,
@@ -215,7 +214,6 @@ class RedisFrontier:
         self.inline_gate.close()
         with self._lock:
             self._wake.notify_all()
-            self._overdue.notify_all()
         self._exchange.close()
         with self._lock:
             unused = list(self._claimed)
@@ -292,16 +290,14 @@ class RedisFrontier:
                         exchange.round()  # this thread does the round trip: no hand-off
                         continue
                     remaining = deadline - now
-                    wake = self._wake
                     if remaining <= 0:
                         if exchange.last_empty_read >= read_by or now > deadline + MAX_READ_WAIT_S:
                             return None
                         remaining = MAX_READ_WAIT_S
-                        wake = self._overdue  # woken by a read that found nothing, too
                     exchange.poke()
                     # The round under way wakes us when done; else wake when polling is due.
                     poll_s = exchange.next_poll_s(now) if not exchange.busy else remaining
-                    wake.wait(min(remaining, local_wait_s, poll_s + 0.001))
+                    self._wake.wait(min(remaining, local_wait_s, poll_s + 0.001))
                 return None
             finally:
                 self._waiters -= 1
@@ -322,13 +318,10 @@ class RedisFrontier:
             curi.queue_key = qid.rpartition("\t")[0]
             self._in_flight[curi.uri] = InFlight(shard, qid, server, member, now, lease, wall)
             self._claimed.append(curi)
-        # Wake one thread per URI, and one more to run the next round if some would still wait
-        # (the exchange thread polls for them otherwise); a read that found nothing wakes only
-        # the threads past their timeout, whose answer it is. Each wake-up is a thread switch:
-        # waking every waiting thread at each empty read cost a worker more CPU than its reads.
         if leased:
-            self._wake.notify(len(leased) + (self._waiters > len(self._claimed)))
-        self._overdue.notify_all()
+            self._wake.notify(len(leased) + 1)  # and one to run the next round if still needed
+        else:  # a read found nothing: threads waiting for its answer may return
+            self._wake.notify_all()
 
     # ------------------------------------------------------------ finished
     def finished(self, curi: CrawlURI) -> bool:
