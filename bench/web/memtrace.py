@@ -20,7 +20,6 @@ figures say what grows, not how fast.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
 import sys
@@ -31,6 +30,8 @@ import types
 from collections import Counter, OrderedDict, defaultdict, deque
 from pathlib import Path
 from typing import Any
+
+from crawler.memory.glibc_malloc import GlibcMalloc
 
 CONTROLLERS: list[Any] = []
 CENSUS_MIN_LEN = 2000  # containers at least this long are listed with their owner
@@ -75,16 +76,6 @@ def sizes_of_interest() -> list[str]:
     return found
 
 
-class _Mallinfo2(ctypes.Structure):
-    _fields_ = [
-        (name, ctypes.c_size_t)
-        for name in (
-            "arena", "ordblks", "smblks", "hblks", "hblkhd",
-            "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
-        )
-    ]  # fmt: skip
-
-
 def heap_split() -> str:
     """Anonymous MiB (smaps_rollup), glibc's in-use / free / mmapped bytes (``mallinfo2``, all
     arenas) and the bytes of Python's small-object allocator's blocks in use (its 1 MiB arenas
@@ -94,16 +85,14 @@ def heap_split() -> str:
         for line in fh:
             if line.startswith("Anonymous:"):
                 anon = int(line.split()[1]) // 1024
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallinfo2.restype = _Mallinfo2
-        info = libc.mallinfo2()
-    except (OSError, AttributeError):
+    glibc = GlibcMalloc.load()
+    usage = glibc.usage() if glibc is not None else None
+    if usage is None:
         return f"anon={anon}"
     mib = 2**20
     return (
-        f"anon={anon} malloc.in_use={info.uordblks / mib:.1f} malloc.free={info.fordblks / mib:.1f}"
-        f" malloc.mmapped={info.hblkhd / mib:.1f} pymalloc.blocks={sys.getallocatedblocks()}"
+        f"anon={anon} malloc.in_use={usage.in_use / mib:.1f} malloc.free={usage.free / mib:.1f}"
+        f" malloc.mmapped={usage.mmapped / mib:.1f} pymalloc.blocks={sys.getallocatedblocks()}"
     )
 
 

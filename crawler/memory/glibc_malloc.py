@@ -17,6 +17,8 @@ free holes stay resident: RSS climbs for hours although live data does not.
   holes the trim cannot return whole. A fixed threshold stops the rise.
 * :meth:`trim` (``malloc_trim(0)``) gives the free pages inside every arena back to the system
   (``madvise(MADV_DONTNEED)``), not only the top of the main heap.
+* :meth:`usage` (``mallinfo2()``) says where the C heap's bytes are: in use, free holes inside
+  the arenas, mmapped blocks (for benchmarks and tests that tell a leak from fragmentation).
 
 Thread-safety: both calls are thread-safe in glibc (each arena is trimmed under its own lock).
 """
@@ -26,11 +28,34 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import platform
+from dataclasses import dataclass
 
 M_ARENA_MAX = -8
 """glibc's ``mallopt`` parameter number for the arena cap (malloc.h)."""
 M_MMAP_THRESHOLD = -3
 """glibc's ``mallopt`` parameter number for the mmap threshold (malloc.h)."""
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena", "ordblks", "smblks", "hblks", "hblkhd",
+            "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
+        )
+    ]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class HeapUsage:
+    """glibc's heap over all arenas, in bytes."""
+
+    in_use: int
+    """Handed out by ``malloc`` and not freed (``uordblks``, mmapped blocks included)."""
+    free: int
+    """Free holes inside the arenas (``fordblks``)."""
+    mmapped: int
+    """In blocks mmapped of their own (``hblkhd``)."""
 
 
 class GlibcMalloc:
@@ -43,6 +68,10 @@ class GlibcMalloc:
         self._trim = libc.malloc_trim
         self._trim.argtypes = [ctypes.c_size_t]
         self._trim.restype = ctypes.c_int
+        self._mallinfo2 = getattr(libc, "mallinfo2", None)  # glibc >= 2.33
+        if self._mallinfo2 is not None:
+            self._mallinfo2.argtypes = []
+            self._mallinfo2.restype = _Mallinfo2
 
     @classmethod
     def load(cls) -> GlibcMalloc | None:
@@ -67,3 +96,10 @@ class GlibcMalloc:
     def trim(self) -> bool:
         """Return the free memory of every arena to the system; True if some was released."""
         return bool(self._trim(0))
+
+    def usage(self) -> HeapUsage | None:
+        """Where the C heap's bytes are now; None before glibc 2.33 (no ``mallinfo2``)."""
+        if self._mallinfo2 is None:
+            return None
+        info = self._mallinfo2()
+        return HeapUsage(int(info.uordblks), int(info.fordblks), int(info.hblkhd))

@@ -4,7 +4,6 @@ against a real local TLS server, in their own context only."""
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import socket
 import ssl
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 from support.fetch_support import self_signed_cert
 
+from crawler.memory.glibc_malloc import GlibcMalloc
 from processors.fetch import native_tls_session
 from processors.fetch.native_tls_session import NativeTlsSession
 
@@ -27,21 +27,12 @@ pytestmark = [
 ]
 
 
-class _Mallinfo2(ctypes.Structure):
-    _fields_ = [
-        (name, ctypes.c_size_t)
-        for name in (
-            "arena", "ordblks", "smblks", "hblks", "hblkhd",
-            "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
-        )
-    ]  # fmt: skip
-
-
 def heap_in_use() -> int:
     """Bytes glibc's malloc has handed out and not had back (all arenas)."""
-    libc = ctypes.CDLL("libc.so.6")
-    libc.mallinfo2.restype = _Mallinfo2
-    return int(libc.mallinfo2().uordblks)
+    glibc = GlibcMalloc.load()
+    usage = glibc.usage() if glibc is not None else None
+    assert usage is not None, "glibc with mallinfo2 is needed to measure the heap"
+    return usage.in_use
 
 
 class EchoServer:

@@ -154,3 +154,17 @@ def released_mb(threshold: int) -> float:
 def test_big_blocks_go_back_to_the_system_when_freed_with_a_fixed_mmap_threshold() -> None:
     assert released_mb(1 << 20) > 100  # of 128 MB of pages: gone as they are freed
     assert released_mb(0) < 32  # glibc's sliding threshold: holes in the heap, kept
+
+
+def test_usage_tells_blocks_in_use_from_freed_ones() -> None:
+    glibc = GlibcMalloc.load()
+    assert glibc is not None
+    before = glibc.usage()
+    if before is None:
+        pytest.skip("glibc before 2.33 has no mallinfo2")
+    held = [bytearray(64 * 1024) for _ in range(64)]  # 4 MiB in blocks under mmap's threshold
+    during = glibc.usage()
+    assert during is not None and during.in_use - before.in_use >= 4 * 2**20
+    del held
+    after = glibc.usage()
+    assert after is not None and during.in_use - after.in_use >= 4 * 2**20
