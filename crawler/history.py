@@ -98,7 +98,12 @@ class DigestHistoryEntry:
 def _encode(entry: FetchHistoryEntry | DigestHistoryEntry) -> bytes:
     # The fields in order (what dataclasses.astuple gives, without its deep copying).
     values = [getattr(entry, name) for name in type(entry).__slots__]
-    return json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode()
+    return _JSON.encode(values).encode()
+
+
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""What ``json.dumps(..., separators=(",", ":"), ensure_ascii=False)`` writes, without a new
+encoder per call (thread-safe: an encoder keeps no state between calls)."""
 
 
 def _resolve_import(path: Path) -> list[Path]:

@@ -86,6 +86,7 @@ from processors.write.revisits import (
     remember_capture,
 )
 from processors.write.warc_files import WARCFileSet
+from processors.write.warc_streams import GzipMember
 from processors.write.warc_records import (
     CONFORMS_TO,
     EXTRA_METADATA,
@@ -283,7 +284,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             curi.annotate("unwritten:identicalDigest")
             remember_capture(curi, history, referent, "", "", "", 0, digests)
             return
-        spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY_BYTES)  # noqa: SIM115
+        spool = _spool_for(curi.recording.body_size)
         try:
             first_id, date, kinds, entry = self._build(curi, spool, referent, is_dns)
             size = spool.tell()
@@ -498,6 +499,14 @@ def freshened_head(curi: CrawlURI) -> bytes:
     lines = [f"HTTP/1.1 {status} {reason}".rstrip()]
     lines += [f"{name}: {value}" for name, value in curi.response_headers]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+
+
+def _spool_for(body_size: int) -> IO[bytes]:
+    """Where a URI's records are built: in memory for a body up to a buffered record's size
+    (its members cannot outgrow memory), else a file that moves to disk past 4 MB."""
+    if body_size <= GzipMember.BUFFER_BYTES:
+        return io.BytesIO()
+    return tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY_BYTES)
 
 
 def _located(entry: IndexEntry, start: int, end: int) -> LocatedEntry:
