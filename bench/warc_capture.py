@@ -51,7 +51,19 @@ from processors.write import WARCWriterParams, WARCWriterProcessor
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out" / "warc-capture"
 KINDS = ("page", "image", "image-dup", "page-job")
-_WORDS = "archive web crawl frontier queue host politeness robots sitemap record harvest".split()
+_WORDS = [
+    "archive",
+    "web",
+    "crawl",
+    "frontier",
+    "queue",
+    "host",
+    "politeness",
+    "robots",
+    "sitemap",
+    "record",
+    "harvest",
+]
 _TOTALS = re.compile(rb"^(?:summary|totals):\s+(\d+)", re.M)
 _REQUEST = (
     "GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: Mozilla/5.0 (compatible; crawler/0.1; "
@@ -120,7 +132,9 @@ def captures(kind: str, count: int, seed: int = 7) -> list[CrawlURI]:
     rng = random.Random(seed)
     if kind.startswith("page"):
         base = _html(rng, 30_000)
-        return [capture(kind, i, base + f"<!-- {i} --></body></html>".encode()) for i in range(count)]
+        return [
+            capture(kind, i, base + f"<!-- {i} --></body></html>".encode()) for i in range(count)
+        ]
     if kind == "image":
         return [capture(kind, i, rng.randbytes(3_000)) for i in range(count)]
     same = rng.randbytes(3_000)

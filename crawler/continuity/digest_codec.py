@@ -131,7 +131,11 @@ def _read_varint(raw: bytes, pos: int) -> tuple[int, int]:
 
 def _put_text(text: str, out: bytearray) -> None:
     data = text.encode("utf-8", "surrogateescape")
-    _varint(len(data), out)
+    size = len(data)
+    if size < 0x80:  # a one-byte length, as _varint writes it
+        out.append(size)
+    else:
+        _varint(size, out)
     out += data
 
 

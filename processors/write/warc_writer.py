@@ -86,7 +86,6 @@ from processors.write.revisits import (
     remember_capture,
 )
 from processors.write.warc_files import WARCFileSet
-from processors.write.warc_streams import GzipMember
 from processors.write.warc_records import (
     CONFORMS_TO,
     EXTRA_METADATA,
@@ -99,6 +98,7 @@ from processors.write.warc_records import (
     revisit_profile,
     warcinfo_block,
 )
+from processors.write.warc_streams import GzipMember
 
 _TRUNCATED = {
     "length": "length",
@@ -364,7 +364,9 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         start = out.tell()
         head = rec.response_head
         if referent is None:
-            headers.append(("WARC-Payload-Digest", curi.payload_digest or rec.payload_digest))
+            payload_digest = curi.payload_digest or rec.payload_digest
+            headers.append(("WARC-Payload-Digest", payload_digest))
+            digest: str | None = payload_digest
             self._common_headers(curi, headers)
             if rec.truncated:
                 headers.append(("WARC-Truncated", _TRUNCATED.get(rec.truncated, "unspecified")))
@@ -392,14 +394,15 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
                 headers.append(("WARC-Refers-To-Date", referent.date))
             if referent.record_id:
                 headers.append(("WARC-Refers-To", referent.record_id))
-            if referent.payload_digest:
-                headers.append(("WARC-Payload-Digest", referent.payload_digest))
+            digest = referent.payload_digest
+            if digest:
+                headers.append(("WARC-Payload-Digest", digest))
             self._common_headers(curi, headers)
             if truncated:
                 headers.append(("WARC-Truncated", "length"))
             first_id = writer.write(out, curi.uri, "revisit", headers, head)
             kinds = ["revisit"]
-        entry = self._index_entry(curi, date, kinds[0], headers, start, out.tell(), head)
+        entry = self._index_entry(curi, date, kinds[0], digest, start, out.tell(), head)
         if (
             referent is not None
             and referent.uri == curi.uri
@@ -429,16 +432,16 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         curi: CrawlURI,
         date: str,
         kind: str,
-        headers: list[tuple[str, str]],
+        digest: str | None,
         start: int,
         end: int,
         head: bytes | None = None,
     ) -> Any:
-        """What the CDXJ index needs of the URI's first record; None (the indexer then reads
-        the file) when its URI would be written altered or it has no payload digest."""
+        """What the CDXJ index needs of the URI's first record (its ``WARC-Payload-Digest`` is
+        ``digest``); None (the indexer then reads the file) when its URI would be written
+        altered or it has no payload digest."""
         if self._indexer is None:
             return None
-        digest = next((v for k, v in headers if k == "WARC-Payload-Digest"), None)
         if not digest or "\r" in curi.uri or "\n" in curi.uri:
             return None
         rec = curi.recording
