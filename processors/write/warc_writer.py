@@ -82,6 +82,7 @@ from processors.write.revisits import (
     IDENTICAL_PAYLOAD_DIGEST,
     SERVER_NOT_MODIFIED,
     Referent,
+    digest_checked,
     find_referent,
     remember_capture,
 )
@@ -305,7 +306,11 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         curi.extra_info["warcFilename"] = name
         curi.extra_info["warcFileOffset"] = offset
         if not is_dns and not curi.uri.startswith("urn:"):
-            remember_capture(curi, history, referent, first_id, date, name, offset, digests)
+            # No referent after a lookup: the digest index just missed this payload.
+            looked_up = referent is None and digest_checked(curi, p.dedup, p.dedup_min_size_bytes)
+            remember_capture(
+                curi, history, referent, first_id, date, name, offset, digests, looked_up
+            )
 
     # ----------------------------------------------------------------- records
     def _build(
