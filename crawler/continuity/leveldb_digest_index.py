@@ -66,7 +66,11 @@ class LevelDBDigestIndex:
     def add(self, payload_digest: str, entry: DigestEntry) -> DigestEntry:
         key = digest_key(payload_digest)
         with self._write_lock:
-            raw = self._get(key)
+            # The handle is closed or reopened only under this lock: no gate needed here.
+            db = self._db
+            if db is None:
+                raise RuntimeError(f"digest index {self.path} is closed")
+            raw: bytes | None = db.get(key)
             if raw is not None:
                 return decode_entry(raw)
             self._put(key, encode_entry(entry))
