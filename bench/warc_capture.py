@@ -21,12 +21,14 @@ The first form prints the median CPU-µs per capture (``time.process_time`` of o
 ``valgrind --tool=callgrind`` twice per kind, writing ``--small`` and ``--large`` captures
 (both runs build ``--large`` captures first), and prints the instructions per capture:
 ``(Ir(large) - Ir(small)) / (large - small)``, start-up and set-up taken out. Output files go to
-``bench/out/warc-capture/``. Asserts nothing.
+``--out`` (``bench/out/warc-capture/``). Another tree's code is measured with
+``PYTHONPATH=<tree>`` (the script prints the tree it imported). Asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import random
 import re
 import statistics
@@ -212,12 +214,12 @@ def inner(kind: str, build: int, write: int) -> None:
         bench.close()
 
 
-def callgrind(kind: str, small: int, large: int) -> tuple[int, int, float]:
-    """(Ir small, Ir large, Ir per capture) of ``kind``."""
-    OUT.mkdir(parents=True, exist_ok=True)
+def callgrind(kind: str, small: int, large: int, out_dir: Path) -> tuple[int, int, float]:
+    """(Ir small, Ir large, Ir per capture) of ``kind``; callgrind's files in ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
     counts = []
     for write in (small, large):
-        out = OUT / f"{kind}-{write}.out"
+        out = out_dir / f"{kind}-{write}.out"
         cmd = [
             "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
             sys.executable, __file__, "--inner", kind, str(large), str(write),
@@ -238,18 +240,23 @@ def main() -> None:
     parser.add_argument("--callgrind", action="store_true")
     parser.add_argument("--small", type=int, default=100)
     parser.add_argument("--large", type=int, default=600)
+    parser.add_argument("--out", type=Path, default=OUT, help="callgrind's output directory")
     parser.add_argument("--inner", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     if args.inner:
         inner(args.inner[0], int(args.inner[1]), int(args.inner[2]))
         return
+    import crawler
+
+    print(f"code of {Path(crawler.__file__).parent.parent}")
     kinds = args.kinds.split(",")
     for kind in kinds:
         if kind not in KINDS:
             raise SystemExit(f"--kinds: unknown kind {kind!r} (one of {', '.join(KINDS)})")
     for kind in kinds:
         if args.callgrind:
-            small, large, per = callgrind(kind, args.small, args.large)
+            small, large, per = callgrind(kind, args.small, args.large, args.out)
             print(f"{kind:>10}  Ir {small:,} / {large:,}  per capture {per:,.0f}")
         else:
             figures = cpu_per_capture(kind, args.n, args.rounds)
