@@ -121,11 +121,6 @@ class FrontierIntake:
         if checked and log.lost:  # after a crash: links it may have lost are queued again
             flags = log.maybe_lost([curis[i].canonical for i in checked])
             suspects = {i for i, lost in zip(checked, flags, strict=True) if lost}
-        if checked:
-            # Links recorded lately are answered without I/O; only the rest need the filter's
-            # check-and-add.
-            maybe = self._uniq.maybe_new([curis[i].canonical for i in checked])
-            checked = [i for i, new in zip(checked, maybe, strict=True) if new or i in suspects]
         announced: list[str] = []
         if checked:
             added = self._uniq.add_many_announced(
