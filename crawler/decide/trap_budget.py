@@ -69,7 +69,7 @@ from crawler.curi import (
     Hop,
 )
 from crawler.decide.decide_rule import DecideResult, DecideRule
-from crawler.decide.url_template import MONTH, NUMBER, url_template
+from crawler.decide.url_template import MONTH, NUMBER, template_head, url_template
 from crawler.params import Params
 from crawler.tally import LocalTallyStore, TallyStore
 
@@ -180,15 +180,20 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
             or (last_hop == Hop.MANIFEST and p.exempt_sitemap_links)
         ):
             return DecideResult.ACCEPT
+        via = curi.via
+        via_template = _via_template(via) if via is not None else None
+        if (budget == 0 or p.series_only) and self._outside_series(curi.uri, via_template):
+            # Only a URI in a series (its template is its via's) can be counted or rejected.
+            return DecideResult.ACCEPT
         template = url_template(curi.uri)
         if template is None:
             return DecideResult.ACCEPT
-        in_series = curi.via is not None and _via_template(curi.via) == template
+        in_series = via_template == template
         if in_series and (p.max_series_length or p.max_series_uris):
             run = via_run + 1
             if p.max_series_length and run > p.max_series_length:
                 return self._reject(curi, template)
-            series = via_series or _via_hash(curi.via or "")
+            series = via_series or _via_hash(via or "")
             if (
                 via_run >= FREE_STEPS
                 and p.max_series_uris
@@ -204,6 +209,15 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
         if self._templates.join(key, _hash64(curi.uri), budget):
             return DecideResult.ACCEPT
         return self._reject(curi, template)
+
+    @staticmethod
+    def _outside_series(uri: str, via_template: str | None) -> bool:
+        """True when the template of ``uri`` surely is not ``via_template`` (the via has none,
+        or the URI's template would start otherwise), found without working it out."""
+        if via_template is None:
+            return True
+        head = template_head(uri)
+        return head is None or not via_template.startswith(head)
 
     def _joins(self, series: int, member: int) -> bool:
         """Whether ``member`` is or may become one of ``series``' counted URIs."""

@@ -51,12 +51,10 @@ def url_template(uri: str) -> str | None:
     The authority is kept as it is (a host's digits are not a counter); query keys are sorted
     so that reordered parameters share a template; a key without ``=`` stays bare.
     """
-    uri = uri.split("#", 1)[0]
-    start = uri.find("//")
-    slash = uri.find("/", start + 2) if start >= 0 else -1
-    if slash < 0:
+    parts = _origin_and_rest(uri)
+    if parts is None:
         return None
-    origin, rest = uri[:slash], uri[slash:]
+    origin, rest = parts
     months = _has_month(rest)
     if not months and _DIGITS_RE.search(rest) is None:
         return None
@@ -69,3 +67,22 @@ def url_template(uri: str) -> str | None:
         )
         template += "?" + "&".join(params)
     return template
+
+
+def template_head(uri: str) -> str | None:
+    """What the template of ``uri`` starts with, when it has one: its scheme and authority and
+    the ``/`` after them; None when it surely has none (no authority, or no path). Two URIs
+    whose heads differ have different templates, or none."""
+    parts = _origin_and_rest(uri)
+    return None if parts is None else parts[0] + "/"
+
+
+def _origin_and_rest(uri: str) -> tuple[str, str] | None:
+    """``uri`` without its fragment, cut before the first ``/`` after ``//`` (the origin, then
+    the path and query, starting with ``/``); None when there is no such ``/``."""
+    uri = uri.split("#", 1)[0]
+    start = uri.find("//")
+    slash = uri.find("/", start + 2) if start >= 0 else -1
+    if slash < 0:
+        return None
+    return uri[:slash], uri[slash:]
