@@ -19,7 +19,12 @@ from typing import Any
 import pytest
 
 from crawler import CrawlURI, DecideResult, RuleContext, build_rules
-from crawler.decide import TransclusionDecideRule, TrapBudgetDecideRule
+from crawler.decide import (
+    RejectDecideRule,
+    SeedAcceptDecideRule,
+    TransclusionDecideRule,
+    TrapBudgetDecideRule,
+)
 from crawler.decide.decide_rule import PLANS_KEPT, DecideRuleSequence
 from crawler.decide.url_template import template_head, url_template
 from crawler.order.loader import load_order
@@ -333,3 +338,14 @@ def test_a_uri_whose_head_differs_has_another_template() -> None:
     assert any(len(same) > 1 for same in by_template.values())
     for template, same in by_template.items():
         assert {template_head(uri) for uri in same} == {template_head(same[0])}, template
+
+
+def test_a_seed_and_a_non_seed_with_the_same_hops_get_their_own_answers() -> None:
+    scope = DecideRuleSequence([RejectDecideRule(), SeedAcceptDecideRule()])
+    parent = CrawlURI("http://seed.example/", is_seed=True)
+    seed = parent.create_child("http://moved.example/", "R")
+    seed.is_seed = True
+    other = parent.create_child("http://moved.example/", "R")
+    assert scope.decide_with_rule(seed) == (DecideResult.ACCEPT, 1)
+    assert scope.decide_with_rule(other) == (DecideResult.REJECT, 0)
+    assert scope.decide(seed) is DecideResult.ACCEPT
