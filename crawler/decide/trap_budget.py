@@ -82,8 +82,16 @@ TRAP_ANNOTATION = "trap:"
 FREE_STEPS = 3
 """URIs at most this many steps into a series are not counted against ``max_series_uris``."""
 _TOP_KEPT = 1000  # templates whose rejections are counted one by one, for the report
-_via_template = lru_cache(maxsize=4096)(url_template)
-"""A page's outlinks share its via: its template is worked out once (lru_cache is thread-safe)."""
+
+
+@lru_cache(maxsize=4096)
+def _via_shape(via: str) -> tuple[str | None, str]:
+    """The template of ``via`` and what a URI's text must start with to have the same one (see
+    :func:`~crawler.decide.url_template.template_head`; ``""`` when ``via`` has none). A
+    page's outlinks share their via: worked out once (lru_cache is thread-safe)."""
+    template = url_template(via)
+    head = template_head(via) if template is not None else None
+    return template, head or ""
 
 
 def _is_grid(template: str) -> bool:
@@ -181,8 +189,10 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
         ):
             return DecideResult.ACCEPT
         via = curi.via
-        via_template = _via_template(via) if via is not None else None
-        if (budget == 0 or p.series_only) and self._outside_series(curi.uri, via_template):
+        via_template, via_head = _via_shape(via) if via is not None else (None, "")
+        if (budget == 0 or p.series_only) and self._outside_series(
+            curi.uri, via_template, via_head
+        ):
             # Only a URI in a series (its template is its via's) can be counted or rejected.
             return DecideResult.ACCEPT
         template = url_template(curi.uri)
@@ -211,13 +221,11 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
         return self._reject(curi, template)
 
     @staticmethod
-    def _outside_series(uri: str, via_template: str | None) -> bool:
-        """True when the template of ``uri`` surely is not ``via_template`` (the via has none,
-        or the URI's template would start otherwise), found without working it out."""
-        if via_template is None:
-            return True
-        head = template_head(uri)
-        return head is None or not via_template.startswith(head)
+    def _outside_series(uri: str, via_template: str | None, via_head: str) -> bool:
+        """True when the template of ``uri`` surely is not ``via_template``, found without
+        working it out: the via has none, or ``uri`` does not start with ``via_head`` (two URIs
+        with one template have the same :func:`template_head`, and each starts with it)."""
+        return via_template is None or not uri.startswith(via_head)
 
     def _joins(self, series: int, member: int) -> bool:
         """Whether ``member`` is or may become one of ``series``' counted URIs."""

@@ -124,7 +124,7 @@ class EveryTemplateTrapBudget(TrapBudgetDecideRule):
     """The trap budget working out the template of every candidate (no shortcut)."""
 
     @staticmethod
-    def _outside_series(uri: str, via_template: str | None) -> bool:
+    def _outside_series(uri: str, via_template: str | None, via_head: str) -> bool:
         return False
 
 
@@ -331,6 +331,7 @@ def test_a_uri_whose_head_differs_has_another_template() -> None:
         if head is None:
             assert template is None, uri
             continue
+        assert uri.startswith(head), uri
         if template is not None:
             assert template.startswith(head), uri
             by_template.setdefault(template, []).append(uri)
