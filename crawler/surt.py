@@ -16,7 +16,7 @@ import functools
 import re
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple
+from typing import Literal
 
 from crawler.urls import UriError, normalize
 
@@ -149,7 +149,7 @@ class SurtPrefixSet:
     string is the greatest member not after it. Heritrix counterpart: ``SurtPrefixSet``.
 
     :meth:`matches_uri` answers from a memo per scheme and authority (see
-    :class:`_AuthorityAnswer`): the SURT of a URI differs from its authority's only in the
+    :data:`_AuthorityAnswer`): the SURT of a URI differs from its authority's only in the
     lower-cased path after it, so what the members say about an authority is worked out once;
     a URI then costs a dict lookup and, when some member reaches into its authority's paths,
     a ``startswith``. The memo holds at most :data:`AUTHORITIES_KEPT` authorities (emptied
@@ -193,9 +193,14 @@ class SurtPrefixSet:
     def matches_uri(self, uri: str) -> bool:
         """True when the SURT of ``uri`` (http-coerced) is under some member: the same answer
         as ``matches(coerce_http(surt(uri)))``, from the memo of ``uri``'s authority."""
-        end = _authority_end(uri)
-        if end < 0:
+        sep = uri.find("://")
+        if sep < 0:
             return self.matches(coerce_http(_surt(uri)))
+        end = len(uri)  # as _authority_end does (inlined: this runs once per candidate URI)
+        for delim in "/?#":
+            at = uri.find(delim, sep + 3)
+            if 0 <= at < end:
+                end = at
         head = uri[:end]
         memo = self._by_authority
         answer = memo.get(head)
@@ -204,16 +209,15 @@ class SurtPrefixSet:
             if len(memo) >= AUTHORITIES_KEPT:
                 memo.clear()
             memo[head] = answer
-        if answer.covered:
+        if answer is True:
             return True
-        tails = answer.tails
-        return bool(tails) and uri[end:].lower().startswith(tails)
+        return bool(answer) and uri[end:].lower().startswith(answer)
 
     def _authority_answer(self, head: str) -> _AuthorityAnswer:
         """What the members say about the URIs whose scheme and authority are ``head``."""
         authority = coerce_http(_surt_authority(head))
         if self.matches(authority):
-            return _AuthorityAnswer(True, ())
+            return True
         # Members longer than the authority's SURT that start with it: each matches the URIs
         # whose (lower-cased) rest starts with the member's remainder.
         members = self._sorted
@@ -222,7 +226,7 @@ class SurtPrefixSet:
         while i < len(members) and members[i].startswith(authority):
             tails.append(members[i][len(authority) :])
             i += 1
-        return _AuthorityAnswer(False, tuple(tails))
+        return tuple(tails)
 
     def import_lines(
         self,
@@ -292,13 +296,10 @@ AUTHORITIES_KEPT = 16384
 """Schemes and authorities whose answer a :class:`SurtPrefixSet` remembers at most."""
 
 
-class _AuthorityAnswer(NamedTuple):
-    """What a prefix set says about every URI of one scheme and authority: all are under some
-    member (``covered``), or those whose lower-cased rest (path, query) starts with one of
-    ``tails`` are (none when it is empty)."""
-
-    covered: bool
-    tails: tuple[str, ...]
+_AuthorityAnswer = Literal[True] | tuple[str, ...]
+"""What a prefix set says about every URI of one scheme and authority: True, all are under
+some member; else the URIs whose lower-cased rest (path, query) starts with one of these
+strings are (none when the tuple is empty)."""
 
 
 __all__ = [

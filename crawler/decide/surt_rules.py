@@ -91,7 +91,7 @@ class SurtPrefixedDecideRule(PredicatedDecideRule[SurtPrefixedParams]):
         return self.prefixes.matches_uri(uri)
 
     def evaluate(self, curi: CrawlURI) -> bool:
-        if self._under(curi.uri):
+        if self.prefixes.matches_uri(curi.uri):
             return True
         via = curi.via
         return bool(self.params.also_check_via and via and self._under(via))
