@@ -281,8 +281,9 @@ class DecideRuleSequence:
         change one's params)."""
         if not self._hop_rules:
             return self._every
-        for rule in self._varying:
-            if rule.params_vary():
+        for rule in self._varying:  # DecideRule.params_vary, inlined (once per candidate)
+            sheets = rule._sheets
+            if sheets is not None and sheets.active:
                 return self._every
         key = (curi.hop_path, curi.hops_dropped, curi.seed_max_hops, curi.is_seed)
         plan = self._plans.get(key)

@@ -12,6 +12,7 @@ Pure functions, safe from any thread.
 
 from __future__ import annotations
 
+import functools
 import re
 
 NUMBER = "{n}"
@@ -32,13 +33,18 @@ _MONTH_HINTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "
 _MONTH_HINT_RE = re.compile("|".join(_MONTH_HINTS))
 
 
+_month_hint = _MONTH_HINT_RE.search
+_digit = _DIGITS_RE.search
+_digits_to_number = functools.partial(_DIGITS_RE.sub, NUMBER)
+
+
 def _has_month(text: str) -> bool:
     # Cheaper than the month regex for the many URIs that hold no month name at all.
-    return _MONTH_HINT_RE.search(text.lower()) is not None
+    return _month_hint(text.lower()) is not None
 
 
 def _shape(text: str, months: bool) -> str:
-    text = _DIGITS_RE.sub(NUMBER, text)
+    text = _digits_to_number(text)
     if "-{n}" in text:
         text = _NEGATIVE_RE.sub(NUMBER, text)
     return _MONTH_RE.sub(MONTH, text) if months else text
@@ -55,8 +61,8 @@ def url_template(uri: str) -> str | None:
     if parts is None:
         return None
     origin, rest = parts
-    months = _has_month(rest)
-    if not months and _DIGITS_RE.search(rest) is None:
+    months = _month_hint(rest.lower()) is not None  # _has_month, inlined (once per link)
+    if not months and _digit(rest) is None:
         return None
     path, sep, query = rest.partition("?")
     template = origin + _shape(path, months)
@@ -80,7 +86,9 @@ def template_head(uri: str) -> str | None:
 def _origin_and_rest(uri: str) -> tuple[str, str] | None:
     """``uri`` without its fragment, cut before the first ``/`` after ``//`` (the origin, then
     the path and query, starting with ``/``); None when there is no such ``/``."""
-    uri = uri.split("#", 1)[0]
+    fragment = uri.find("#")
+    if fragment >= 0:
+        uri = uri[:fragment]
     start = uri.find("//")
     slash = uri.find("/", start + 2) if start >= 0 else -1
     if slash < 0:
