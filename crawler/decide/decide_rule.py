@@ -72,7 +72,8 @@ class DecideRule(Generic[P]):
     """True for a rule with memory, asked only about URIs the rest of its sequence accepts."""
     reads: ClassVar[frozenset[str]] = frozenset({ANYTHING})
     """What of the URI :meth:`decide` reads: ``{HOPS}`` for the hops alone (its answer is then
-    a function of them and of its params), ``{ANYTHING}`` by default. A declaration counts
+    a function of them and of its params, changed only by :meth:`bind` and
+    :meth:`seed_added`), ``{ANYTHING}`` by default. A declaration counts
     only for the class that makes it and the subclasses that change neither ``decide`` nor
     ``evaluate`` (a subclass with its own test must declare again)."""
 
@@ -209,14 +210,17 @@ class DecideRuleSequence:
         self._plans: dict[tuple[str, int, int, bool], _Plan] = {}
 
     def bind(self, ctx: RuleContext) -> None:
-        """Bind every rule (see :meth:`DecideRule.bind`)."""
+        """Bind every rule (see :meth:`DecideRule.bind`); plans made before are forgotten."""
         for rule in self.rules:
             rule.bind(ctx)
+        self._plans = {}
 
     def seed_added(self, uri: str) -> None:
-        """Tell every rule of a new seed (see :meth:`DecideRule.seed_added`)."""
+        """Tell every rule of a new seed (see :meth:`DecideRule.seed_added`); plans made
+        before are forgotten."""
         for rule in self.rules:
             rule.seed_added(uri)
+        self._plans = {}
 
     def decide(self, curi: CrawlURI) -> DecideResult:
         """The last non-NONE decision of the rules, or NONE."""
@@ -286,11 +290,11 @@ class DecideRuleSequence:
             if sheets is not None and sheets.active:
                 return self._every
         key = (curi.hop_path, curi.hops_dropped, curi.seed_max_hops, curi.is_seed)
-        plan = self._plans.get(key)
+        plans = self._plans
+        plan = plans.get(key)
         if plan is None:
             plan = self._make_plan(curi)
             if plan is not self._every:
-                plans = self._plans
                 if len(plans) >= PLANS_KEPT:
                     plans.clear()
                 plans[key] = plan
