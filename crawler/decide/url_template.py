@@ -56,11 +56,44 @@ def url_template(uri: str) -> str | None:
 
     The authority is kept as it is (a host's digits are not a counter); query keys are sorted
     so that reordered parameters share a template; a key without ``=`` stays bare.
+
+    A path with digits and no query is shaped from its digit-free form (its digit runs as
+    placeholders), remembered for the last :data:`PATHS_KEPT` such forms: the pages of one
+    template share it. Thread-safe.
     """
     parts = _origin_and_rest(uri)
     if parts is None:
         return None
     origin, rest = parts
+    if "?" not in rest:
+        shaped, digits = _digits_to_number_n(rest)
+        if digits:
+            path = _shaped_paths.get(shaped)
+            if path is None:
+                path = _shape_numbered(shaped)
+                if len(_shaped_paths) >= PATHS_KEPT:
+                    _shaped_paths.clear()
+                _shaped_paths[shaped] = path
+            return origin + path
+    return _template_of(origin, rest)
+
+
+PATHS_KEPT = 4096
+"""Digit-free forms of paths whose shape :func:`url_template` remembers at most."""
+_shaped_paths: dict[str, str] = {}
+_digits_to_number_n = functools.partial(_DIGITS_RE.subn, NUMBER)
+
+
+def _shape_numbered(shaped: str) -> str:
+    """The shape of a path whose digit runs are placeholders already (``shaped``): what
+    :func:`_shape` gives for the path itself (the month hints and names cannot start, end or
+    lie across a placeholder, as they could not across digits)."""
+    return _shape(shaped, _month_hint(shaped.lower()) is not None)
+
+
+def _template_of(origin: str, rest: str) -> str | None:
+    """The template of the URI ``origin + rest`` worked out in full (``rest``: its path and
+    query, the fragment cut off)."""
     months = _month_hint(rest.lower()) is not None  # _has_month, inlined (once per link)
     if not months and _digit(rest) is None:
         return None

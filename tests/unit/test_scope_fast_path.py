@@ -26,7 +26,12 @@ from crawler.decide import (
     TrapBudgetDecideRule,
 )
 from crawler.decide.decide_rule import PLANS_KEPT, DecideRuleSequence
-from crawler.decide.url_template import template_head, url_template
+from crawler.decide.url_template import (
+    _origin_and_rest,
+    _template_of,
+    template_head,
+    url_template,
+)
 from crawler.order.loader import load_order
 from crawler.order.schema import SheetConfig
 from crawler.sheets import SheetOverlays
@@ -350,3 +355,20 @@ def test_a_seed_and_a_non_seed_with_the_same_hops_get_their_own_answers() -> Non
     assert scope.decide_with_rule(seed) == (DecideResult.ACCEPT, 1)
     assert scope.decide_with_rule(other) == (DecideResult.REJECT, 0)
     assert scope.decide(seed) is DecideResult.ACCEPT
+
+
+def test_a_path_shaped_from_its_digit_free_form_has_the_full_template() -> None:
+    rng = random.Random(13)
+    alphabet = [*"0123456789-{}n/abcdejfmrpyulgsotvJANFEBSEPx?=&#.", "jan", "Sept", "-1", "{n}"]
+    uris = [random_uri(rng) for _ in range(3000)]
+    for _ in range(20000):
+        body = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        uris.append(rng.choice(["http://h", "https://a.b:8", "http://h/"]) + "/" + body)
+    for _ in range(2):  # the second round from the remembered shapes
+        for uri in uris:
+            parts = _origin_and_rest(uri)
+            full = None if parts is None else _template_of(*parts)
+            assert url_template(uri) == full, uri
+    assert (
+        url_template("http://h/cal/2026/jan/-3/p7.html") == "http://h/cal/{n}/{mon}/{n}/p{n}.html"
+    )
