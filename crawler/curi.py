@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import operator
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from enum import IntEnum
 from typing import Any
 
@@ -253,23 +253,31 @@ class CrawlURI:
             extra = len(path) - MAX_HOPS_SHOWN
             path = path[extra:]
             dropped += extra
-        child = CrawlURI(
-            uri=uri,
-            via=self.uri,
-            hop_path=path,
-            hops_dropped=dropped,
-            source_tag=self.source_tag,
-            via_context=context,
-            seed_max_hops=self.seed_max_hops,
-        )
+        data: dict[str, Any] = {}
         if self.data:
             run = self.data.get(SERIES_RUN_KEY)
             if run:
-                child.data[VIA_SERIES_RUN_KEY] = run
+                data[VIA_SERIES_RUN_KEY] = run
                 series = self.data.get(SERIES_ID_KEY)
                 if series:
-                    child.data[VIA_SERIES_ID_KEY] = series
-        return child
+                    data[VIA_SERIES_ID_KEY] = series
+        # By position (the fields _CHILD_FIELDS names, checked below the class): one call per
+        # outlink, where keywords cost a third more.
+        return CrawlURI(
+            uri,
+            self.uri,
+            path,
+            dropped,
+            False,
+            self.source_tag,
+            SchedulingDirective.NORMAL,
+            1,
+            False,
+            0,
+            context,
+            data,
+            self.seed_max_hops,
+        )
 
     # ------------------------------------------------------------- outcome
     @property
@@ -378,6 +386,26 @@ class CrawlURI:
     def __repr__(self) -> str:
         return f"CrawlURI({self.uri!r}, hops={self.hop_path_text()!r}, status={self.status})"
 
+
+_CHILD_FIELDS = (
+    ("uri", MISSING),
+    ("via", None),
+    ("hop_path", ""),
+    ("hops_dropped", 0),
+    ("is_seed", False),
+    ("source_tag", None),
+    ("directive", SchedulingDirective.NORMAL),
+    ("precedence", 1),
+    ("force_fetch", False),
+    ("fetch_attempts", 0),
+    ("via_context", ""),
+    ("data", MISSING),
+    ("seed_max_hops", -1),
+)
+"""The first fields of a CrawlURI and their defaults, as :meth:`CrawlURI.create_child` passes
+them by position (``MISSING``: none, or a factory)."""
+if [(f.name, f.default) for f in fields(CrawlURI)[: len(_CHILD_FIELDS)]] != list(_CHILD_FIELDS):
+    raise ImportError("CrawlURI's first fields changed: update create_child and _CHILD_FIELDS")
 
 _persistent_values = operator.attrgetter(*CrawlURI._PERSISTENT)
 """The persistent fields of a CrawlURI as a tuple (encoded as the record's JSON array)."""

@@ -16,6 +16,7 @@ import functools
 import re
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator
+from typing import Literal
 
 from crawler.urls import UriError, normalize
 
@@ -31,15 +32,24 @@ def surt(uri: str) -> str:
     ``host[:port]/path``. The authority's transform is cached (a crawl meets few authorities
     and asks for many SURTs of each).
     """
-    sep = uri.find("://")
-    if sep >= 0:
-        end = len(uri)
-        for delim in "/?#":
-            at = uri.find(delim, sep + 3)
-            if 0 <= at < end:
-                end = at
+    end = _authority_end(uri)
+    if end >= 0:
         return _surt_authority(uri[:end]) + uri[end:].lower()
     return _surt(uri)
+
+
+def _authority_end(uri: str) -> int:
+    """Where the scheme and authority of ``uri`` end (its first ``/``, ``?`` or ``#`` after
+    ``://``, else its length); -1 when it has no ``://``."""
+    sep = uri.find("://")
+    if sep < 0:
+        return -1
+    end = len(uri)
+    for delim in "/?#":
+        at = uri.find(delim, sep + 3)
+        if 0 <= at < end:
+            end = at
+    return end
 
 
 @functools.lru_cache(maxsize=8192)
@@ -137,12 +147,22 @@ class SurtPrefixSet:
 
     Kept sorted and reduced (no member is a prefix of another), so the only candidate for a
     string is the greatest member not after it. Heritrix counterpart: ``SurtPrefixSet``.
+
+    :meth:`matches_uri` answers from a memo per scheme and authority (see
+    :data:`_AuthorityAnswer`): the SURT of a URI differs from its authority's only in the
+    lower-cased path after it, so what the members say about an authority is worked out once;
+    a URI then costs a dict lookup and, when some member reaches into its authority's paths,
+    a ``startswith``. The memo holds at most :data:`AUTHORITIES_KEPT` authorities (emptied
+    when full) and is emptied by :meth:`add`. Thread-safety: many threads may call
+    :meth:`matches_uri` at once (the memo's dict operations are atomic); :meth:`add` is for
+    a set not yet shared (:meth:`copy` first, as a scope rule does).
     """
 
-    __slots__ = ("_sorted",)
+    __slots__ = ("_by_authority", "_sorted")
 
     def __init__(self, prefixes: Iterable[str] = ()) -> None:
         self._sorted: list[str] = []
+        self._by_authority: dict[str, _AuthorityAnswer] = {}
         for prefix in prefixes:
             self.add(prefix)
 
@@ -150,6 +170,7 @@ class SurtPrefixSet:
         """Add ``prefix``; False if an existing member already covers it."""
         if not prefix or self.matches(prefix):
             return False
+        self._by_authority = {}
         start = bisect_left(self._sorted, prefix)
         end = start
         while end < len(self._sorted) and self._sorted[end].startswith(prefix):
@@ -170,8 +191,42 @@ class SurtPrefixSet:
         return i > 0 and surt_form.startswith(self._sorted[i - 1])
 
     def matches_uri(self, uri: str) -> bool:
-        """True when the SURT of ``uri`` (http-coerced) is under some member."""
-        return self.matches(coerce_http(surt(uri)))
+        """True when the SURT of ``uri`` (http-coerced) is under some member: the same answer
+        as ``matches(coerce_http(surt(uri)))``, from the memo of ``uri``'s authority."""
+        sep = uri.find("://")
+        if sep < 0:
+            return self.matches(coerce_http(_surt(uri)))
+        end = len(uri)  # as _authority_end does (inlined: this runs once per candidate URI)
+        for delim in "/?#":
+            at = uri.find(delim, sep + 3)
+            if 0 <= at < end:
+                end = at
+        head = uri[:end]
+        memo = self._by_authority
+        answer = memo.get(head)
+        if answer is None:
+            answer = self._authority_answer(head)
+            if len(memo) >= AUTHORITIES_KEPT:
+                memo.clear()
+            memo[head] = answer
+        if answer is True:
+            return True
+        return bool(answer) and uri[end:].lower().startswith(answer)
+
+    def _authority_answer(self, head: str) -> _AuthorityAnswer:
+        """What the members say about the URIs whose scheme and authority are ``head``."""
+        authority = coerce_http(_surt_authority(head))
+        if self.matches(authority):
+            return True
+        # Members longer than the authority's SURT that start with it: each matches the URIs
+        # whose (lower-cased) rest starts with the member's remainder.
+        members = self._sorted
+        i = bisect_left(members, authority)
+        tails: list[str] = []
+        while i < len(members) and members[i].startswith(authority):
+            tails.append(members[i][len(authority) :])
+            i += 1
+        return tuple(tails)
 
     def import_lines(
         self,
@@ -237,7 +292,18 @@ class SurtPrefixSet:
         return f"SurtPrefixSet({len(self._sorted)} prefixes)"
 
 
+AUTHORITIES_KEPT = 16384
+"""Schemes and authorities whose answer a :class:`SurtPrefixSet` remembers at most."""
+
+
+_AuthorityAnswer = Literal[True] | tuple[str, ...]
+"""What a prefix set says about every URI of one scheme and authority: True, all are under
+some member; else the URIs whose lower-cased rest (path, query) starts with one of these
+strings are (none when the tuple is empty)."""
+
+
 __all__ = [
+    "AUTHORITIES_KEPT",
     "SurtPrefixSet",
     "as_prefix",
     "coerce_http",

@@ -4,7 +4,14 @@ Re-exports the base types of :mod:`crawler.decide.decide_rule` and every built-i
 order names them as ``crawler.decide.<RuleName>``.
 """
 
-from crawler.decide.decide_rule import DecideResult, DecideRule, DecideRuleSequence, RuleContext
+from crawler.decide.decide_rule import (
+    ANYTHING,
+    HOPS,
+    DecideResult,
+    DecideRule,
+    DecideRuleSequence,
+    RuleContext,
+)
 from crawler.decide.rules import (
     AcceptDecideRule,
     ContentLengthDecideRule,
@@ -64,7 +71,9 @@ from crawler.decide.uri_rules import (
 )
 
 __all__ = [
+    "ANYTHING",
     "FILE_PATTERN_PRESETS",
+    "HOPS",
     "TRAP_ANNOTATION",
     "AcceptDecideRule",
     "ContentLengthDecideRule",

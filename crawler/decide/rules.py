@@ -13,12 +13,13 @@ applies. Regex-based and SURT-based rules live in :mod:`crawler.decide.uri_rules
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
 from pydantic import AfterValidator, Field
 
 from crawler.curi import Hop
-from crawler.decide.decide_rule import DecideResult, DecideRule
+from crawler.decide.decide_rule import HOPS, DecideResult, DecideRule
 from crawler.params import NoParams, Params
 
 if TYPE_CHECKING:
@@ -70,6 +71,12 @@ class PredicatedDecideRule(DecideRule[PP]):
         super().__init__(params)
         self._decision = DecideResult(self.params.decision)
 
+    def predicate(self) -> tuple[Callable[[CrawlURI], object], DecideResult] | None:
+        """``(evaluate, params.decision)``, unless a subclass changed :meth:`decide`."""
+        if type(self).decide is not PredicatedDecideRule.decide:
+            return None
+        return self.evaluate, self._decision
+
     def decide(self, curi: CrawlURI) -> DecideResult:
         return self._decision if self.evaluate(curi) else DecideResult.NONE
 
@@ -90,6 +97,7 @@ class TooManyHopsDecideRule(PredicatedDecideRule[TooManyHopsParams]):
     or less than ``max_hops``). A sheet may set ``max_hops`` for some sites."""
 
     sheet_params = frozenset({"max_hops"})
+    reads = frozenset({HOPS})
 
     def evaluate(self, curi: CrawlURI) -> bool:
         limit = curi.seed_max_hops
@@ -123,6 +131,8 @@ class TransclusionDecideRule(PredicatedDecideRule[TransclusionParams]):
     TooManyHops), a run of ``max_redirect_hops`` redirects or more is not accepted.
     """
 
+    reads = frozenset({HOPS})
+
     def evaluate(self, curi: CrawlURI) -> bool:
         path = curi.hop_path
         run = 0
@@ -151,12 +161,16 @@ class TransclusionDecideRule(PredicatedDecideRule[TransclusionParams]):
 class PrerequisiteAcceptDecideRule(PredicatedDecideRule[PredicatedParams]):
     """ACCEPT prerequisites (last hop P: dns:, robots.txt) so a scope never blocks them."""
 
+    reads = frozenset({HOPS})
+
     def evaluate(self, curi: CrawlURI) -> bool:
         return curi.hop_path[-1:] == Hop.PREREQ
 
 
 class SeedAcceptDecideRule(PredicatedDecideRule[PredicatedParams]):
     """ACCEPT seeds."""
+
+    reads = frozenset({HOPS})
 
     def evaluate(self, curi: CrawlURI) -> bool:
         return curi.is_seed
@@ -168,6 +182,8 @@ class HopsPathMatchesRegexParams(PredicatedParams):
 
 class HopsPathMatchesRegexDecideRule(PredicatedDecideRule[HopsPathMatchesRegexParams]):
     """Applies its decision when the hop path (``LLE``; empty for seeds) fully matches."""
+
+    reads = frozenset({HOPS})
 
     def __init__(self, params: HopsPathMatchesRegexParams | None = None) -> None:
         super().__init__(params)

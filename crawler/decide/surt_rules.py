@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import AfterValidator, Field
 
 from crawler.decide.rules import PredicatedDecideRule, PredicatedParams
-from crawler.surt import SurtPrefixSet, coerce_http, surt, surt_prefix_from_seed
+from crawler.surt import SurtPrefixSet, surt_prefix_from_seed
 from crawler.urls import UriError, host_port, normalize
 
 if TYPE_CHECKING:
@@ -88,10 +88,10 @@ class SurtPrefixedDecideRule(PredicatedDecideRule[SurtPrefixedParams]):
         self.prefixes = widened
 
     def _under(self, uri: str) -> bool:
-        return self.prefixes.matches(coerce_http(surt(uri)))
+        return self.prefixes.matches_uri(uri)
 
     def evaluate(self, curi: CrawlURI) -> bool:
-        if self._under(curi.uri):
+        if self.prefixes.matches_uri(curi.uri):
             return True
         via = curi.via
         return bool(self.params.also_check_via and via and self._under(via))
@@ -238,6 +238,6 @@ class ViaSurtPrefixedDecideRule(PredicatedDecideRule[ViaSurtPrefixedParams]):
         if not via:
             return False
         try:
-            return self.prefixes.matches(coerce_http(surt(via)))
+            return self.prefixes.matches_uri(via)
         except UriError:
             return False

@@ -69,7 +69,7 @@ from crawler.curi import (
     Hop,
 )
 from crawler.decide.decide_rule import DecideResult, DecideRule
-from crawler.decide.url_template import MONTH, NUMBER, url_template
+from crawler.decide.url_template import MONTH, NUMBER, template_head, url_template
 from crawler.params import Params
 from crawler.tally import LocalTallyStore, TallyStore
 
@@ -82,8 +82,16 @@ TRAP_ANNOTATION = "trap:"
 FREE_STEPS = 3
 """URIs at most this many steps into a series are not counted against ``max_series_uris``."""
 _TOP_KEPT = 1000  # templates whose rejections are counted one by one, for the report
-_via_template = lru_cache(maxsize=4096)(url_template)
-"""A page's outlinks share its via: its template is worked out once (lru_cache is thread-safe)."""
+
+
+@lru_cache(maxsize=4096)
+def _via_shape(via: str) -> tuple[str | None, str]:
+    """The template of ``via`` and what a URI's text must start with to have the same one (see
+    :func:`~crawler.decide.url_template.template_head`; ``""`` when ``via`` has none). A
+    page's outlinks share their via: worked out once (lru_cache is thread-safe)."""
+    template = url_template(via)
+    head = template_head(via) if template is not None else None
+    return template, head or ""
 
 
 def _is_grid(template: str) -> bool:
@@ -180,15 +188,22 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
             or (last_hop == Hop.MANIFEST and p.exempt_sitemap_links)
         ):
             return DecideResult.ACCEPT
+        via = curi.via
+        via_template, via_head = _via_shape(via) if via is not None else (None, "")
+        if (budget == 0 or p.series_only) and self._outside_series(
+            curi.uri, via_template, via_head
+        ):
+            # Only a URI in a series (its template is its via's) can be counted or rejected.
+            return DecideResult.ACCEPT
         template = url_template(curi.uri)
         if template is None:
             return DecideResult.ACCEPT
-        in_series = curi.via is not None and _via_template(curi.via) == template
+        in_series = via_template == template
         if in_series and (p.max_series_length or p.max_series_uris):
             run = via_run + 1
             if p.max_series_length and run > p.max_series_length:
                 return self._reject(curi, template)
-            series = via_series or _via_hash(curi.via or "")
+            series = via_series or _via_hash(via or "")
             if (
                 via_run >= FREE_STEPS
                 and p.max_series_uris
@@ -204,6 +219,13 @@ class TrapBudgetDecideRule(DecideRule[TrapBudgetParams]):
         if self._templates.join(key, _hash64(curi.uri), budget):
             return DecideResult.ACCEPT
         return self._reject(curi, template)
+
+    @staticmethod
+    def _outside_series(uri: str, via_template: str | None, via_head: str) -> bool:
+        """True when the template of ``uri`` surely is not ``via_template``, found without
+        working it out: the via has none, or ``uri`` does not start with ``via_head`` (two URIs
+        with one template have the same :func:`template_head`, and each starts with it)."""
+        return via_template is None or not uri.startswith(via_head)
 
     def _joins(self, series: int, member: int) -> bool:
         """Whether ``member`` is or may become one of ``series``' counted URIs."""

@@ -12,6 +12,7 @@ Pure functions, safe from any thread.
 
 from __future__ import annotations
 
+import functools
 import re
 
 NUMBER = "{n}"
@@ -32,13 +33,18 @@ _MONTH_HINTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "
 _MONTH_HINT_RE = re.compile("|".join(_MONTH_HINTS))
 
 
+_month_hint = _MONTH_HINT_RE.search
+_digit = _DIGITS_RE.search
+_digits_to_number = functools.partial(_DIGITS_RE.sub, NUMBER)
+
+
 def _has_month(text: str) -> bool:
     # Cheaper than the month regex for the many URIs that hold no month name at all.
-    return _MONTH_HINT_RE.search(text.lower()) is not None
+    return _month_hint(text.lower()) is not None
 
 
 def _shape(text: str, months: bool) -> str:
-    text = _DIGITS_RE.sub(NUMBER, text)
+    text = _digits_to_number(text)
     if "-{n}" in text:
         text = _NEGATIVE_RE.sub(NUMBER, text)
     return _MONTH_RE.sub(MONTH, text) if months else text
@@ -50,15 +56,46 @@ def url_template(uri: str) -> str | None:
 
     The authority is kept as it is (a host's digits are not a counter); query keys are sorted
     so that reordered parameters share a template; a key without ``=`` stays bare.
+
+    A path with digits and no query is shaped from its digit-free form (its digit runs as
+    placeholders), remembered for the last :data:`PATHS_KEPT` such forms: the pages of one
+    template share it. Thread-safe.
     """
-    uri = uri.split("#", 1)[0]
-    start = uri.find("//")
-    slash = uri.find("/", start + 2) if start >= 0 else -1
-    if slash < 0:
+    parts = _origin_and_rest(uri)
+    if parts is None:
         return None
-    origin, rest = uri[:slash], uri[slash:]
-    months = _has_month(rest)
-    if not months and _DIGITS_RE.search(rest) is None:
+    origin, rest = parts
+    if "?" not in rest:
+        shaped, digits = _digits_to_number_n(rest)
+        if digits:
+            path = _shaped_paths.get(shaped)
+            if path is None:
+                path = _shape_numbered(shaped)
+                if len(_shaped_paths) >= PATHS_KEPT:
+                    _shaped_paths.clear()
+                _shaped_paths[shaped] = path
+            return origin + path
+    return _template_of(origin, rest)
+
+
+PATHS_KEPT = 4096
+"""Digit-free forms of paths whose shape :func:`url_template` remembers at most."""
+_shaped_paths: dict[str, str] = {}
+_digits_to_number_n = functools.partial(_DIGITS_RE.subn, NUMBER)
+
+
+def _shape_numbered(shaped: str) -> str:
+    """The shape of a path whose digit runs are placeholders already (``shaped``): what
+    :func:`_shape` gives for the path itself (the month hints and names cannot start, end or
+    lie across a placeholder, as they could not across digits)."""
+    return _shape(shaped, _month_hint(shaped.lower()) is not None)
+
+
+def _template_of(origin: str, rest: str) -> str | None:
+    """The template of the URI ``origin + rest`` worked out in full (``rest``: its path and
+    query, the fragment cut off)."""
+    months = _month_hint(rest.lower()) is not None  # _has_month, inlined (once per link)
+    if not months and _digit(rest) is None:
         return None
     path, sep, query = rest.partition("?")
     template = origin + _shape(path, months)
@@ -69,3 +106,24 @@ def url_template(uri: str) -> str | None:
         )
         template += "?" + "&".join(params)
     return template
+
+
+def template_head(uri: str) -> str | None:
+    """What the template of ``uri`` starts with, when it has one: its scheme and authority and
+    the ``/`` after them; None when it surely has none (no authority, or no path). Two URIs
+    whose heads differ have different templates, or none."""
+    parts = _origin_and_rest(uri)
+    return None if parts is None else parts[0] + "/"
+
+
+def _origin_and_rest(uri: str) -> tuple[str, str] | None:
+    """``uri`` without its fragment, cut before the first ``/`` after ``//`` (the origin, then
+    the path and query, starting with ``/``); None when there is no such ``/``."""
+    fragment = uri.find("#")
+    if fragment >= 0:
+        uri = uri[:fragment]
+    start = uri.find("//")
+    slash = uri.find("/", start + 2) if start >= 0 else -1
+    if slash < 0:
+        return None
+    return uri[:slash], uri[slash:]

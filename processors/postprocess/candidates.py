@@ -350,7 +350,7 @@ class CandidatesProcessor(Processor[CandidatesParams]):
                     continue
                 child.directive = SchedulingDirective.MEDIUM
                 child.is_seed = as_seeds
-            elif 0 < _trailing_non_link_hops(child.hop_path) <= embed_hops:
+            elif link.hop != Hop.LINK and 0 < _trailing_non_link_hops(child.hop_path) <= embed_hops:
                 child.directive = SchedulingDirective.MEDIUM
             try:
                 decision = self._decide(ctx, child)
