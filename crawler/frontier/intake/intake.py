@@ -216,8 +216,7 @@ class FrontierIntake:
                 batch.puts.append((q.key, skey, value))
                 out[i] = True
             self._on_queued(queued)
-            for q in touched.values():
-                batch.meta[q.meta_name] = q.to_meta()
+            self._sched.record(batch, *touched.values())
             if self._ordinal >= self._ordinal_reserved:
                 self._ordinal_reserved = self._ordinal + ORDINAL_BLOCK
                 batch.meta[rec.FRONTIER_META] = self._counters_meta()
