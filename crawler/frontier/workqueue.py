@@ -105,9 +105,9 @@ class WorkQueue:
         self.due_s = 0.0
         self.delay_s = 0.0
         self.inactive_seq = 0
-        self.recorded: Tally | None = None
+        self.recorded: RecordCounts | None = None
         """What the queue's record, as last written in a batch, adds to the store's tally
-        (:func:`tallied`); None while it has none."""
+        (:data:`RecordCounts`); None while it has none."""
         self.cache_seq = 0
         """Order in which the queue entered the frontier's queue cache (ties of the longest)."""
 
@@ -149,32 +149,24 @@ class WorkQueue:
             q.best_uri_precedence,
             q.inactive_seq,
         ) = numbers
-        q.recorded = tallied(q)
+        q.recorded = (
+            q.state,
+            0 if q.state == RETIRED else q.size,
+            q.succeeded,
+            q.failed,
+            q.disregarded,
+            q.precedence,
+        )
         return q
 
     def __repr__(self) -> str:
         return f"WorkQueue({self.key!r}, {self.state}, size={self.size})"
 
 
-Tally = tuple[str, int, int, int, int, int]
+RecordCounts = tuple[str, int, int, int, int, int]
 """What one queue record adds to the sums over all records: its state as :func:`parse_meta`
-reads it back, URIs queued (0 if retired), succeeded, failed, disregarded, precedence."""
-
-
-def tallied(q: WorkQueue) -> Tally:
-    """What the record :meth:`WorkQueue.to_meta` writes for ``q`` adds to the sums over the
-    store's records, as a resume reads them (:func:`parse_meta`: active comes back ready,
-    empty exhausted, the rest inactive; retired stays retired, its URIs not counted)."""
-    state, size = q.state, q.size
-    if state == RETIRED:
-        size = 0
-    elif size <= 0:
-        state, size = EXHAUSTED, 0
-    elif state in ACTIVE_STATES:
-        state = READY
-    else:
-        state = INACTIVE
-    return (state, size, q.succeeded, q.failed, q.disregarded, q.precedence)
+reads it back, URIs queued (0 if retired), succeeded, failed, disregarded, precedence (see
+:meth:`RecordTally.record <crawler.frontier.store.record_tally.RecordTally.record>`)."""
 
 
 # Positions in the numbers of :func:`parse_meta`.

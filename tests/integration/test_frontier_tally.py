@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 import subprocess
 import sys
 import textwrap
@@ -210,7 +211,7 @@ def test_a_state_without_the_tally_is_read_in_full_once(tmp_path: Path) -> None:
     saved = json.loads(db.get(b"mfrontier"))
     db.close()
     del saved["tally"]
-    stale = b"1,0,0,0,1,0,0,0,0,0,0;"
+    stale = struct.pack("<9q", 1, 0, 0, 0, 1, 0, 0, 0, 0)
     edit_store(
         state,
         {b"mfrontier": json.dumps(saved).encode(), b"mtally": stale, b"mr:nosuch.test": b""},

@@ -36,6 +36,7 @@ from crawler.frontier.policy.lateness_guard import LatenessGuard
 from crawler.frontier.politeness.server_gate import ServerGate
 from crawler.frontier.store.inactive_index import InactiveIndex, row_name
 from crawler.frontier.store.queue_cache import DEFAULT_CAPACITY, QueueCache
+from crawler.frontier.store.queue_depths import GROWN_HELD
 from crawler.frontier.store.queue_store import StoreBatch
 from crawler.frontier.store.queue_uris import QueueUris
 from crawler.frontier.store.record_tally import RecordTally
@@ -173,9 +174,12 @@ class QueueScheduler:
         (:class:`~crawler.frontier.store.record_tally.RecordTally`); the caller writes
         ``batch`` before recording another. Every queue record goes through here."""
         tally, depths = self.tally, self.queues.depths
+        grown = depths.grown
         for q in queues:
             if tally.record(q, batch):
-                depths.resized(q)
+                grown.append(q)
+        if len(grown) > GROWN_HELD:
+            depths.bound()
         tally.stamp(batch)
 
     def write_record(self, q: WorkQueue) -> None:

@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from crawler.frontier.store.queue_depths import QueueDepths
+from crawler.frontier.store.queue_depths import GROWN_HELD, QueueDepths
 from crawler.frontier.workqueue import ACTIVE_STATES, META_PREFIX, WorkQueue
 
 if TYPE_CHECKING:
@@ -73,7 +73,12 @@ class QueueCache:
     def add(self, q: WorkQueue) -> None:
         """Hold ``q`` in RAM (a new queue, or one rebuilt from its record)."""
         self._queues[q.key] = q
-        self.depths.add(q)
+        depths = self.depths
+        q.cache_seq = depths.next_seq()
+        grown = depths.grown
+        grown.append(q)
+        if len(grown) > GROWN_HELD:
+            depths.bound()
         self.state_changed(q)
 
     def state_changed(self, q: WorkQueue) -> None:
