@@ -3,10 +3,18 @@
 Everything the frontier needs after ``kill -9`` is in the QueueStore, written in the same atomic
 batches as the pending records it describes:
 
-* ``frontier`` — counters and :data:`FORMAT_VERSION`; another version is refused.
+* ``frontier`` — counters and :data:`FORMAT_VERSION`; another version is refused. Its
+  ``tally`` field vouches for the ``tally`` record (a crawler that does not keep that record
+  rewrites this one without the field on open).
 * ``q:<queue>`` — each queue's record (:meth:`WorkQueue.to_meta
-  <crawler.frontier.workqueue.WorkQueue.to_meta>`), read once per queue on open (counts,
-  totals; only active queues are kept in RAM) and whenever a queue not in RAM is touched.
+  <crawler.frontier.workqueue.WorkQueue.to_meta>`), read whenever a queue not in RAM is touched.
+* ``tally`` and ``r:<queue>`` — the sums over the queue records (queues per state, inactive ones
+  per precedence, URIs queued, succeeded / failed / disregarded) and a row per queue whose
+  record says it is in rotation, written in the batches that change the records
+  (:mod:`crawler.frontier.store.record_tally`). On open they give the counts and the queues to
+  hold in RAM, so a resume reads the records of the queues in rotation only; without them (a
+  state of an older crawler, or ``tally`` not vouched for) every record is read once and they
+  are written.
 * ``i:<precedence><sequence>`` and ``iseq`` — the inactive queues' FIFOs
   (:mod:`crawler.frontier.store.inactive_index`), reopened as they were.
 * ``j:<queue>\\0<sort key>`` — the final journal: written in the batch that deletes a URI's
