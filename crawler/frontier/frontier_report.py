@@ -73,8 +73,8 @@ def snapshot_of(
     """Counts of the frontier whose scheduler is ``sched`` (call under the frontier lock)."""
     counts = dict(sched.counts)
     # The longest of the queues in RAM (those in rotation and those touched lately): the others
-    # are records in the store, not read for a snapshot. Kept as the queues change, so this
-    # costs O(1), not O(queues in RAM) (QueueDepths).
+    # are records in the store, not read for a snapshot. Kept as the queues change: this costs
+    # O(queues that grew since the last snapshot), not O(queues in RAM) (QueueDepths).
     longest = [(q.key, q.size) for q in sched.queues.depths.longest(LONGEST_IN_SNAPSHOT)]
     live = sum(n for state, n in counts.items() if state not in (EXHAUSTED, RETIRED))
     busy = counts[IN_PROCESS] + counts[SNOOZED]

@@ -149,14 +149,7 @@ class WorkQueue:
             q.best_uri_precedence,
             q.inactive_seq,
         ) = numbers
-        q.recorded = (
-            q.state,
-            0 if q.state == RETIRED else q.size,
-            q.succeeded,
-            q.failed,
-            q.disregarded,
-            q.precedence,
-        )
+        q.recorded = record_counts(q.state, numbers)
         return q
 
     def __repr__(self) -> str:
@@ -171,6 +164,19 @@ reads it back, URIs queued (0 if retired), succeeded, failed, disregarded, prece
 
 # Positions in the numbers of :func:`parse_meta`.
 N_SIZE, N_SUCCEEDED, N_FAILED, N_DISREGARDED, N_PRECEDENCE = 0, 3, 4, 5, 6
+
+
+def record_counts(state: str, numbers: list[int]) -> RecordCounts:
+    """What a record read back by :func:`parse_meta` (its ``state`` and ``numbers``) adds to
+    the sums over all records."""
+    return (
+        state,
+        0 if state == RETIRED else numbers[N_SIZE],
+        numbers[N_SUCCEEDED],
+        numbers[N_FAILED],
+        numbers[N_DISREGARDED],
+        numbers[N_PRECEDENCE],
+    )
 
 
 def parse_meta(key: str, raw: bytes) -> tuple[str, list[int]]:

@@ -49,7 +49,7 @@ class QueueCache:
         """Queues read back from the store so far."""
         self.depths = QueueDepths(self._queues)
         """The longest queues in RAM (told of each queue added here; the scheduler tells it
-        of size changes)."""
+        of the queues that grow)."""
 
     def get(self, key: str) -> WorkQueue | None:
         """The queue if it is in RAM (every queue with a URI out is), else None."""

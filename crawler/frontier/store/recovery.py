@@ -74,15 +74,12 @@ from crawler.frontier.store.record_tally import (
 from crawler.frontier.workqueue import (
     EXHAUSTED,
     META_PREFIX,
-    N_DISREGARDED,
-    N_FAILED,
     N_PRECEDENCE,
-    N_SIZE,
-    N_SUCCEEDED,
     READY,
     RETIRED,
     WorkQueue,
     parse_meta,
+    record_counts,
 )
 
 if TYPE_CHECKING:
@@ -338,16 +335,7 @@ def _restore_all(store: WriteBehindStore, sched: QueueScheduler) -> int:
             ready.add(q.key)
         else:
             sched.restore_record(state, n[N_PRECEDENCE])
-        tally.add_record(
-            (
-                state,
-                0 if state == RETIRED else n[N_SIZE],
-                n[N_SUCCEEDED],
-                n[N_FAILED],
-                n[N_DISREGARDED],
-                n[N_PRECEDENCE],
-            )
-        )
+        tally.add_record(record_counts(state, n))
     batch = StoreBatch()
     skip_r = len(ROTATION_PREFIX)
     for name, _ in store.iter_meta(ROTATION_PREFIX):
