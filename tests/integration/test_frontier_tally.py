@@ -224,3 +224,18 @@ def test_a_state_without_the_tally_is_read_in_full_once(tmp_path: Path) -> None:
     f, events = resume(state)
     assert events.reopened()["queue_records_read"] == 0
     assert seen(f) == expected
+
+
+def test_a_rotation_index_that_disagrees_with_the_tally_is_not_trusted(tmp_path: Path) -> None:
+    crawl_then_crash(tmp_path / "crashed", 61)
+    rows = rotation_rows(tmp_path / "crashed")
+    assert rows  # a queue was in rotation at the crash
+    shutil.copytree(tmp_path / "crashed", tmp_path / "broken")
+    edit_store(tmp_path / "broken", {}, [rows[0]])
+
+    f, _ = resume(tmp_path / "crashed")
+    expected = seen(f)
+    f, events = resume(tmp_path / "broken")
+    assert events.reopened()["queue_records_read"] > 0  # read in full, the row written again
+    assert seen(f) == expected
+    assert rotation_rows(tmp_path / "broken") == rotation_rows(tmp_path / "crashed")
