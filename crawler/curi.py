@@ -35,6 +35,8 @@ _C_RECORD_ENCODER: Any = (
     )
 )
 """The C encoder behind :data:`_RECORD_ENCODER`, made once (its ``encode`` makes one a call)."""
+_encode_string: Any = json.encoder.encode_basestring
+"""The JSON literal of a string as the record's encoder writes it (``ensure_ascii=False``)."""
 
 
 class Hop:
@@ -351,7 +353,11 @@ class CrawlURI:
 
     # ------------------------------------------------------- persistence
     def to_bytes(self) -> bytes:
-        """Compact record of the persistent fields, for the frontier's store."""
+        """Compact record of the persistent fields, for the frontier's store: their JSON array
+        (``json.dumps(values, separators=(",", ":"), ensure_ascii=False)``)."""
+        record = _record_by_parts(self)
+        if record is not None:
+            return record
         values = _persistent_values(self)
         if _C_RECORD_ENCODER is not None:
             return "".join(_C_RECORD_ENCODER(values, 0)).encode()
@@ -375,3 +381,71 @@ class CrawlURI:
 
 _persistent_values = operator.attrgetter(*CrawlURI._PERSISTENT)
 """The persistent fields of a CrawlURI as a tuple (encoded as the record's JSON array)."""
+
+_MIDDLE = CrawlURI._PERSISTENT[1:11]
+_OUTER = ("uri", "data", "queue_key", "canonical", "ordinal", "seed_max_hops")
+assert (_OUTER[0], *_MIDDLE, *_OUTER[1:]) == CrawlURI._PERSISTENT, "record layout changed"
+_NUMBER_FIELDS = frozenset(
+    {"hops_dropped", "is_seed", "directive", "precedence", "force_fetch", "fetch_attempts"}
+)
+assert [i for i, name in enumerate(_MIDDLE) if name in _NUMBER_FIELDS] == [2, 3, 5, 6, 7, 8]
+_middle_values = operator.attrgetter(*_MIDDLE)
+_outer_values = operator.attrgetter(*_OUTER)
+_MIDDLES: dict[tuple[Any, ...], tuple[tuple[Any, ...], str]] = {}
+"""The record's middle fields (via to via_context: the same for most links of a page) -> (the
+values the entry was made from, their JSON text); :data:`LITERALS_KEPT` at most."""
+_QUEUE_KEYS: dict[str, str] = {}
+"""JSON literals of recent queue keys, :data:`LITERALS_KEPT` at most."""
+LITERALS_KEPT = 4096
+_STRING_SLOTS = tuple(i for i, name in enumerate(_MIDDLE) if name not in _NUMBER_FIELDS)
+
+
+def _record_by_parts(curi: CrawlURI) -> bytes | None:
+    """:meth:`CrawlURI.to_bytes` put together from remembered parts, in the bytes the JSON
+    encoder gives; None (the encoder writes it) when ``data`` is not empty or a field has a
+    type this cannot write exactly (an ordinal or hop limit that is not an int, a URI or
+    queue key that is not a string, a string field holding anything but a string or None).
+
+    The middle fields' JSON is remembered by their values; a hit is taken only when its
+    numbers and flags are the very objects the entry was made from (so ``1``, ``True`` and
+    ``1.0``, equal as keys, never share a text) and its string fields are equal strings (one
+    JSON text). The canonical form, most often the URI itself, is escaped once. Thread-safe:
+    the memos are dicts, every operation atomic under the GIL.
+    """
+    middle = _middle_values(curi)
+    uri, data, queue_key, canonical, ordinal, seed_max_hops = _outer_values(curi)
+    if data or type(data) is not dict or not (type(ordinal) is type(seed_max_hops) is int):
+        return None
+    try:
+        hit = _MIDDLES.get(middle)
+        if (
+            hit is not None
+            and (made := hit[0])[2] is middle[2]
+            and made[3] is middle[3]
+            and made[5] is middle[5]
+            and made[6] is middle[6]
+            and made[7] is middle[7]
+            and made[8] is middle[8]
+        ):
+            text = hit[1]
+        else:
+            if any(not isinstance(middle[i], str | None) for i in _STRING_SLOTS):
+                return None
+            text = _RECORD_ENCODER.encode(middle)[1:-1]
+            if len(_MIDDLES) >= LITERALS_KEPT:
+                _MIDDLES.clear()
+            _MIDDLES[middle] = (middle, text)
+        queue = _QUEUE_KEYS.get(queue_key)
+        if queue is None:
+            queue = _encode_string(queue_key)
+            if len(_QUEUE_KEYS) >= LITERALS_KEPT:
+                _QUEUE_KEYS.clear()
+            _QUEUE_KEYS[queue_key] = queue
+        literal = _encode_string(uri)
+        same = canonical == uri
+        return (
+            f"[{literal},{text},{{}},{queue},{literal if same else _encode_string(canonical)},"
+            f"{ordinal},{seed_max_hops}]"
+        ).encode()
+    except TypeError:
+        return None  # a value JSON does not take, or an unhashable one: the encoder decides

@@ -98,7 +98,26 @@ class DigestHistoryEntry:
 def _encode(entry: FetchHistoryEntry | DigestHistoryEntry) -> bytes:
     # The fields in order (what dataclasses.astuple gives, without its deep copying).
     values = [getattr(entry, name) for name in type(entry).__slots__]
-    return json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode()
+    return _JSON.encode(values).encode()
+
+
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""What ``json.dumps(..., separators=(",", ":"), ensure_ascii=False)`` writes, without a new
+encoder per call (thread-safe: an encoder keeps no state between calls)."""
+
+
+def _validators(curi: CrawlURI) -> tuple[str | None, str | None]:
+    """The response's first ``ETag`` and first ``Last-Modified`` (names case-insensitive), as
+    ``curi.header`` gives each, in one pass over the headers."""
+    etag = last_modified = None
+    for key, value in curi.response_headers:
+        name = key.lower()
+        if name == "etag":
+            if etag is None:
+                etag = value
+        elif name == "last-modified" and last_modified is None:
+            last_modified = value
+    return etag, last_modified
 
 
 def _resolve_import(path: Path) -> list[Path]:
@@ -276,8 +295,7 @@ class CrawlHistory:
         key = _FETCH + curi.uri.encode("utf-8", "surrogateescape")
         revisit = curi.revisit
         digest = revisit.payload_digest if revisit is not None else curi.payload_digest
-        etag = curi.header("ETag")
-        last_modified = curi.header("Last-Modified")
+        etag, last_modified = _validators(curi)
         if warc_target_uri == curi.uri:
             warc_target_uri = None
         with self._write_lock:
@@ -314,12 +332,13 @@ class CrawlHistory:
     ) -> None:
         """:meth:`record_fetch` and :meth:`record_digest` of a full response whose payload
         :meth:`lookup_digest` just said is new, in one write (no read-back of either key)."""
+        etag, last_modified = _validators(curi)
         fetch = FetchHistoryEntry(
             status=curi.status,
             fetch_time_s=curi.fetch_start_ms / 1000.0,
             payload_digest=curi.payload_digest,
-            etag=curi.header("ETag"),
-            last_modified=curi.header("Last-Modified"),
+            etag=etag,
+            last_modified=last_modified,
             warc_record_id=warc_record_id,
             warc_date=warc_date,
             warc_filename=warc_filename,

@@ -52,12 +52,56 @@ def digest_key(payload_digest: str) -> bytes:
     """The index key of ``payload_digest`` (``sha1:…`` base32, as WARC-Payload-Digest has it).
     Cached: a fetch asks for the same key of each layer of an index, then again to add it."""
     if payload_digest.startswith("sha1:") and len(payload_digest) == 37:
+        raw = _sha1_of_base32(payload_digest[5:])
+        if raw is not None:
+            return raw
         try:
             return base64.b32decode(payload_digest[5:])
         except (binascii.Error, ValueError):
             pass
     key = _OTHER + payload_digest.encode("utf-8", "surrogateescape")
     return key + b"\0" if len(key) == _SHA1_BYTES else key
+
+
+def _sha1_of_base32(text: str) -> bytes | None:
+    """The 20 bytes whose base32 is ``text`` (32 upper-case base32 characters, no padding), as
+    ``base64.b32decode`` gives them; None for any other text (``b32decode`` then decides).
+
+    ``b32decode`` is a Python loop in Python 3.11; this maps the characters to their 5-bit
+    values with one ``bytes.translate`` and packs the 32 values into 160 bits by merging
+    neighbouring fields five times (8-bit fields of 5 bits into 16-bit fields of 10, ... into
+    one of 160): the inverse of :func:`crawler.recording.sha1_base32`. Pure, so thread-safe.
+    """
+    try:
+        values = text.encode("ascii").translate(_BASE32_VALUES)
+    except UnicodeEncodeError:
+        return None
+    if len(values) != 32 or _NOT_BASE32 in values:
+        return None
+    n = int.from_bytes(values, "big")
+    n = n & _LOW_5_OF_16 | (n >> 3) & (_LOW_5_OF_16 << 5)
+    n = n & _LOW_10_OF_32 | (n >> 6) & (_LOW_10_OF_32 << 10)
+    n = n & _LOW_20_OF_64 | (n >> 12) & (_LOW_20_OF_64 << 20)
+    n = n & _LOW_40_OF_128 | (n >> 24) & (_LOW_40_OF_128 << 40)
+    n = n & _LOW_80 | (n >> 48) & (_LOW_80 << 80)
+    return n.to_bytes(_SHA1_BYTES, "big")
+
+
+def _low_bits_of_each(slot_bits: int, keep_bits: int, slots: int) -> int:
+    """A mask of the low ``keep_bits`` of each of ``slots`` fields ``slot_bits`` wide."""
+    field = (1 << keep_bits) - 1
+    return sum(field << (i * slot_bits) for i in range(slots))
+
+
+_NOT_BASE32 = 0xFF
+_BASE32_VALUES = bytes(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".find(bytes([c])) & 0xFF for c in range(256)
+)
+_LOW_5_OF_16 = _low_bits_of_each(16, 5, 16)
+_LOW_10_OF_32 = _low_bits_of_each(32, 10, 8)
+_LOW_20_OF_64 = _low_bits_of_each(64, 20, 4)
+_LOW_40_OF_128 = _low_bits_of_each(128, 40, 2)
+_LOW_80 = (1 << 80) - 1
 
 
 def digest_of_key(key: bytes) -> str:
@@ -87,7 +131,11 @@ def _read_varint(raw: bytes, pos: int) -> tuple[int, int]:
 
 def _put_text(text: str, out: bytearray) -> None:
     data = text.encode("utf-8", "surrogateescape")
-    _varint(len(data), out)
+    size = len(data)
+    if size < 0x80:  # a one-byte length, as _varint writes it
+        out.append(size)
+    else:
+        _varint(size, out)
     out += data
 
 
@@ -105,25 +153,43 @@ def _pack_date(date: str) -> bytes | None:
     match = _DATE.match(date)
     if match is None:
         return None
-    fields = [int(g) for g in match.groups()[:6]]
-    if fields[0] < 1970:
-        return None
-    seconds = calendar.timegm((*fields, 0, 0, 0))
+    seconds = _seconds_of(date[:19])
     fraction = match.group(7) or ""
+    if seconds is None or not fraction.isascii():
+        return None
+    # An ASCII fraction comes back as it was: its digits, zero-padded to their count.
     out = bytearray()
     _varint(seconds, out)
     out.append(len(fraction))
     if fraction:
         _varint(int(fraction), out)
-    packed = bytes(out)
-    return packed if _unpack_date(packed, 0)[0] == date else None
+    return bytes(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _seconds_of(text: str) -> int | None:
+    """Seconds since 1970 of a ``YYYY-MM-DDThh:mm:ss`` the date pattern matched, or None if
+    :func:`_unpack_date` would not print it back the same (a year before 1970, a 30 February,
+    digits other than ASCII). Cached: a crawl's records share their seconds."""
+    fields = [int(text[0:4]), int(text[5:7]), int(text[8:10])]
+    fields += [int(text[11:13]), int(text[14:16]), int(text[17:19])]
+    if fields[0] < 1970:
+        return None
+    seconds = calendar.timegm((*fields, 0, 0, 0))
+    return seconds if _second_text(seconds) == text else None
+
+
+@functools.lru_cache(maxsize=256)
+def _second_text(seconds: int) -> str:
+    """``YYYY-MM-DDThh:mm:ss`` of ``seconds`` since 1970 (cached, as :func:`_seconds_of`)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
 def _unpack_date(raw: bytes, pos: int) -> tuple[str, int]:
     seconds, pos = _read_varint(raw, pos)
     digits = raw[pos]
     pos += 1
-    text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+    text = _second_text(seconds)
     if digits:
         fraction, pos = _read_varint(raw, pos)
         text += f".{fraction:0{digits}d}"

@@ -52,9 +52,20 @@ class DigestIndex(Protocol):
         ...
 
 
-def add_later(index: DigestIndex, payload_digest: str, entry: DigestEntry) -> None:
+def add_later(
+    index: DigestIndex, payload_digest: str, entry: DigestEntry, missed: bool = False
+) -> None:
     """Store ``entry`` unless the digest has one (first writer wins), by ``index.add_later`` when
-    it has one (sent with its next call), else ``index.add``."""
+    it has one (sent with its next call), else ``index.add``.
+
+    ``missed``: a lookup of this digest in ``index`` just found nothing, so an index with
+    read-only layers (``add_missed``: :class:`LayeredDigestIndex`) need not ask them again
+    (nothing is added to them while the run writes); its writable layer still decides."""
+    if missed:
+        add_missed = getattr(index, "add_missed", None)
+        if add_missed is not None:
+            add_missed(payload_digest, entry)
+            return
     later = getattr(index, "add_later", None)
     if later is not None:
         later(payload_digest, entry)
@@ -122,6 +133,12 @@ class LayeredDigestIndex:
         (:func:`add_later`)."""
         if self._lookup_behind(payload_digest) is None:
             add_later(self.primary, payload_digest, entry)
+
+    def add_missed(self, payload_digest: str, entry: DigestEntry) -> None:
+        """:meth:`add_later` of a digest a :meth:`lookup` just missed: the layers behind (read
+        only, so still without it) are not asked again; the primary adds it unless another
+        writer did meanwhile (first writer wins)."""
+        add_later(self.primary, payload_digest, entry)
 
     def flush(self, payload_digest: str | None = None) -> None:
         """Send what :meth:`add_later` left waiting in the primary (:func:`flush`)."""

@@ -15,6 +15,7 @@ record after a failed write) and the write made again.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +30,12 @@ from crawler.disk import SPACE_WAIT, is_disk_full
 from crawler.disk.reopen_gate import ReopenGate
 
 BLOOM_BITS = 10
+
+
+_decoded = functools.lru_cache(maxsize=1024)(decode_entry)
+""":func:`decode_entry` of a value found by a lookup, cached by its bytes (a pure function of
+them; the entry is immutable): the payloads found again and again are a few (a site's logo,
+style sheet, scripts), each decoded once."""
 
 
 class DigestIndexBusyError(CrawlerError, OSError):
@@ -61,12 +68,16 @@ class LevelDBDigestIndex:
 
     def lookup(self, payload_digest: str) -> DigestEntry | None:
         raw = self._get(digest_key(payload_digest))
-        return decode_entry(raw) if raw is not None else None
+        return _decoded(raw) if raw is not None else None
 
     def add(self, payload_digest: str, entry: DigestEntry) -> DigestEntry:
         key = digest_key(payload_digest)
         with self._write_lock:
-            raw = self._get(key)
+            # The handle is closed or reopened only under this lock: no gate needed here.
+            db = self._db
+            if db is None:
+                raise RuntimeError(f"digest index {self.path} is closed")
+            raw: bytes | None = db.get(key)
             if raw is not None:
                 return decode_entry(raw)
             self._put(key, encode_entry(entry))

@@ -59,6 +59,12 @@ class RunDigestIndex:
         """:meth:`add` when no answer is needed (may be sent with the next lookup)."""
         self.layers.add_later(payload_digest, entry)
 
+    def add_missed(self, payload_digest: str, entry: DigestEntry) -> None:
+        """:meth:`add_later` of a digest :meth:`lookup` just missed (the read-only layers are
+        not asked again: :meth:`LayeredDigestIndex.add_missed
+        <crawler.continuity.digest_index.LayeredDigestIndex.add_missed>`)."""
+        self.layers.add_missed(payload_digest, entry)
+
     def flush(self, payload_digest: str | None = None) -> None:
         """Send the entries :meth:`add_later` left waiting (given the page's payload digest,
         before a page's links are scheduled: only when its entry still waits)."""

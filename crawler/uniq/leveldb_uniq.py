@@ -195,12 +195,14 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         if not any(out):
             return out
         with self._lock:
-            db = self._require()
+            get = self._require().get
+            # Looked up again under the lock: another thread may have recorded some meanwhile.
+            known = recent.unknown(fps)
             fresh: dict[bytes, str] = {}
             for i, fp in enumerate(fps):
                 if not out[i]:
                     continue
-                if fp in fresh or fp in recent or db.get(_KEY + fp) is not None:
+                if not known[i] or fp in fresh or get(_KEY + fp) is not None:
                     out[i] = False
                 else:
                     fresh[fp] = canonicals[i]
@@ -209,8 +211,7 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
                     announce(list(fresh.values()))
                 self._put(fresh, self._count + len(fresh))
                 self._count += len(fresh)
-                for fp in fresh:
-                    recent.remember(fp)
+                recent.remember_many(fresh)
         return out
 
     def count(self) -> int:

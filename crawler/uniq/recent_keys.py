@@ -4,7 +4,8 @@ Most links of a page were seen before (navigation, headers, footers), so the com
 uniq filter is "already seen". Keys recorded or confirmed recently answer it from a Python set
 without touching disk. Two generations bound the memory: when the young set fills, it becomes
 the old one and the previous old set is dropped, so between ``capacity`` and ``2 * capacity`` of
-the most recent keys are remembered (about 70-100 bytes per fingerprint).
+the most recent keys are remembered (about 70-100 bytes per fingerprint; a batch added by
+:meth:`~RecentKeys.remember_many` may take the young set one batch past ``capacity``).
 
 Thread-safety: membership tests may run without a lock (a set lookup is atomic under the GIL; a
 miss during a generation swap only sends the caller to the slow, locked path). :meth:`remember`
@@ -14,7 +15,7 @@ hit always means "recorded".
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -44,6 +45,17 @@ class RecentKeys(Generic[K]):
             return
         young = self._young
         young.add(key)
+        if len(young) >= self.capacity:
+            self._old = young
+            self._young = set()
+
+    def remember_many(self, keys: Iterable[K]) -> None:
+        """:meth:`remember` each of ``keys`` (caller holds the filter's lock); the generations
+        turn over once all are added, so the young one may pass ``capacity`` by one batch."""
+        if not self.capacity:
+            return
+        young = self._young
+        young.update(keys)
         if len(young) >= self.capacity:
             self._old = young
             self._young = set()

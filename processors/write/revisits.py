@@ -163,6 +163,7 @@ def remember_capture(
     filename: str,
     offset: int,
     digests: DigestIndex | None = None,
+    looked_up: bool = False,
 ) -> None:
     """After writing: this URI's fetch history and its payload's first capture.
 
@@ -170,6 +171,8 @@ def remember_capture(
     response when ``referent`` is None). Truncated or empty payloads never become the original
     capture of a digest. A revisit of a capture the digest index does not hold yet (an earlier
     collection's) adds that capture to it, so later fetches of the payload under any URI find it.
+    ``looked_up``: :func:`find_referent` looked the digest up in ``digests`` and found nothing
+    (``referent`` None after :func:`digest_checked`), so its read-only layers are not asked again.
     """
     rec = curi.recording
     digest = curi.payload_digest or rec.payload_digest
@@ -177,7 +180,8 @@ def remember_capture(
         if history is not None:
             history.record_fetch(curi, record_id, date, filename, offset)
         if digests is not None and digest and not rec.truncated and rec.body_size > 0:
-            add_later(digests, digest, DigestEntry(curi.uri, date, record_id, filename, offset))
+            entry = DigestEntry(curi.uri, date, record_id, filename, offset)
+            add_later(digests, digest, entry, looked_up)
         return
     if history is not None:
         history.record_fetch(

@@ -28,9 +28,10 @@ import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from crawler.archive.entry_spool import EntrySpool
+from crawler.archive.indexer import LocatedEntry, pack_located, unpack_located
 from crawler.disk import SPACE_WAIT, is_disk_full
 from processors.write.warc_records import timestamp17
 
@@ -50,7 +51,7 @@ class WARCFileSet:
         max_file_size_bytes: int,
         warcinfo: Callable[[str], bytes],
         now_s: Callable[[], float],
-        on_closed: Callable[[Path, EntrySpool[Any] | None], None] | None = None,
+        on_closed: Callable[[Path, EntrySpool[LocatedEntry | None] | None], None] | None = None,
     ) -> None:
         self.directory = directory
         self._prefix = prefix
@@ -60,7 +61,7 @@ class WARCFileSet:
         self._warcinfo = warcinfo
         self._now_s = now_s
         self._on_closed = on_closed
-        self._spool: EntrySpool[Any] | None = None
+        self._spool: EntrySpool[LocatedEntry | None] | None = None
         self._hostname = socket.gethostname()
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = None
@@ -82,7 +83,9 @@ class WARCFileSet:
         """Files begun so far (closed, invalid or current)."""
         return self._serial
 
-    def append(self, spool: IO[bytes], size: int, entry: Any = None) -> tuple[str, int]:
+    def append(
+        self, spool: IO[bytes], size: int, entry: LocatedEntry | None = None
+    ) -> tuple[str, int]:
         """Copy ``size`` bytes of ``spool`` (whole records) into the current file.
 
         Returns the file's final name (without ``.open``) and the offset the bytes start at.
@@ -91,8 +94,11 @@ class WARCFileSet:
         back first); on any other ``OSError`` the file is marked ``.invalid`` and the error
         re-raised.
         """
-        # An in-memory spool goes out in one write (one system call under the lock).
-        getvalue = getattr(getattr(spool, "_file", None), "getvalue", None)
+        # An in-memory spool (a BytesIO, or a SpooledTemporaryFile not rolled over) goes out in
+        # one write (one system call under the lock).
+        getvalue = getattr(spool, "getvalue", None) or getattr(
+            getattr(spool, "_file", None), "getvalue", None
+        )
         data: bytes | None = getvalue() if getvalue is not None else None
         while True:
             with self._lock:
@@ -108,7 +114,7 @@ class WARCFileSet:
                 spool.seek(0)
 
     def _append_locked(
-        self, spool: IO[bytes], size: int, data: bytes | None, entry: Any
+        self, spool: IO[bytes], size: int, data: bytes | None, entry: LocatedEntry | None
     ) -> tuple[str, int]:
         if self._file is not None and self._offset > self._max_bytes:
             self._close_file()
@@ -174,7 +180,7 @@ class WARCFileSet:
         self._file, self._path = handle, path
         if self._on_closed is not None:
             try:
-                self._spool = EntrySpool(self.directory)
+                self._spool = EntrySpool(self.directory, pack_located, unpack_located)
             except OSError:
                 self._spool = None  # the file is indexed by reading it instead
         self._offset = len(info)

@@ -82,6 +82,7 @@ from processors.write.revisits import (
     IDENTICAL_PAYLOAD_DIGEST,
     SERVER_NOT_MODIFIED,
     Referent,
+    digest_checked,
     find_referent,
     remember_capture,
 )
@@ -98,6 +99,7 @@ from processors.write.warc_records import (
     revisit_profile,
     warcinfo_block,
 )
+from processors.write.warc_streams import GzipMember
 
 _TRUNCATED = {
     "length": "length",
@@ -283,7 +285,7 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
             curi.annotate("unwritten:identicalDigest")
             remember_capture(curi, history, referent, "", "", "", 0, digests)
             return
-        spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY_BYTES)  # noqa: SIM115
+        spool = _spool_for(curi.recording.body_size)
         try:
             first_id, date, kinds, entry = self._build(curi, spool, referent, is_dns)
             size = spool.tell()
@@ -304,7 +306,11 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         curi.extra_info["warcFilename"] = name
         curi.extra_info["warcFileOffset"] = offset
         if not is_dns and not curi.uri.startswith("urn:"):
-            remember_capture(curi, history, referent, first_id, date, name, offset, digests)
+            # No referent after a lookup: the digest index just missed this payload.
+            looked_up = referent is None and digest_checked(curi, p.dedup, p.dedup_min_size_bytes)
+            remember_capture(
+                curi, history, referent, first_id, date, name, offset, digests, looked_up
+            )
 
     # ----------------------------------------------------------------- records
     def _build(
@@ -363,7 +369,9 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         start = out.tell()
         head = rec.response_head
         if referent is None:
-            headers.append(("WARC-Payload-Digest", curi.payload_digest or rec.payload_digest))
+            payload_digest = curi.payload_digest or rec.payload_digest
+            headers.append(("WARC-Payload-Digest", payload_digest))
+            digest: str | None = payload_digest
             self._common_headers(curi, headers)
             if rec.truncated:
                 headers.append(("WARC-Truncated", _TRUNCATED.get(rec.truncated, "unspecified")))
@@ -391,14 +399,15 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
                 headers.append(("WARC-Refers-To-Date", referent.date))
             if referent.record_id:
                 headers.append(("WARC-Refers-To", referent.record_id))
-            if referent.payload_digest:
-                headers.append(("WARC-Payload-Digest", referent.payload_digest))
+            digest = referent.payload_digest
+            if digest:
+                headers.append(("WARC-Payload-Digest", digest))
             self._common_headers(curi, headers)
             if truncated:
                 headers.append(("WARC-Truncated", "length"))
             first_id = writer.write(out, curi.uri, "revisit", headers, head)
             kinds = ["revisit"]
-        entry = self._index_entry(curi, date, kinds[0], headers, start, out.tell(), head)
+        entry = self._index_entry(curi, date, kinds[0], digest, start, out.tell(), head)
         if (
             referent is not None
             and referent.uri == curi.uri
@@ -428,16 +437,16 @@ class WARCWriterProcessor(Processor[WARCWriterParams]):
         curi: CrawlURI,
         date: str,
         kind: str,
-        headers: list[tuple[str, str]],
+        digest: str | None,
         start: int,
         end: int,
         head: bytes | None = None,
     ) -> Any:
-        """What the CDXJ index needs of the URI's first record; None (the indexer then reads
-        the file) when its URI would be written altered or it has no payload digest."""
+        """What the CDXJ index needs of the URI's first record (its ``WARC-Payload-Digest`` is
+        ``digest``); None (the indexer then reads the file) when its URI would be written
+        altered or it has no payload digest."""
         if self._indexer is None:
             return None
-        digest = next((v for k, v in headers if k == "WARC-Payload-Digest"), None)
         if not digest or "\r" in curi.uri or "\n" in curi.uri:
             return None
         rec = curi.recording
@@ -498,6 +507,14 @@ def freshened_head(curi: CrawlURI) -> bytes:
     lines = [f"HTTP/1.1 {status} {reason}".rstrip()]
     lines += [f"{name}: {value}" for name, value in curi.response_headers]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+
+
+def _spool_for(body_size: int) -> IO[bytes]:
+    """Where a URI's records are built: in memory for a body up to a buffered record's size
+    (its members cannot outgrow memory), else a file that moves to disk past 4 MB."""
+    if body_size <= GzipMember.BUFFER_BYTES:
+        return io.BytesIO()
+    return tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY_BYTES)
 
 
 def _located(entry: IndexEntry, start: int, end: int) -> LocatedEntry:

@@ -13,6 +13,7 @@ import structlog
 from structlog.testing import capture_logs
 
 from crawler.continuity import DigestEntry, LevelDBDigestIndex
+from crawler.continuity.digest_index import add_later
 from crawler.continuity.job_digest_index import PENDING_FILE, job_index_location
 from crawler.continuity.run_digest_index import RunDigestIndex, open_run_digest_index
 
@@ -76,3 +77,26 @@ def test_a_run_outside_a_job_keeps_its_own_index_only(tmp_path: Path) -> None:
     assert job_index_location(None, tmp_path / "job" / "runs" / "r1") is None
     shared = tmp_path / "shared-index"
     assert job_index_location(str(shared), tmp_path / "elsewhere") == (shared, None)
+
+
+def test_a_payload_a_lookup_missed_is_added_to_the_run_s_own_index_first_writer_kept(
+    tmp_path: Path,
+) -> None:
+    job = tmp_path / "job"
+    first, _ = open_run(job, "20261127T100000Z")
+    first.add(sha1(b"old"), capture("first", 1))
+    first.finish()
+    first.close()
+    run, _ = open_run(job, "20261127T110000Z")
+    assert run.lookup(sha1(b"new")) is None
+    # The writer adds what its lookup missed, without asking the job's index again; a second
+    # thread that missed the same payload meanwhile does not replace the first original.
+    add_later(run, sha1(b"new"), capture("run", 1), missed=True)
+    add_later(run, sha1(b"new"), capture("run", 2), missed=True)
+    assert run.lookup(sha1(b"new")) == capture("run", 1)
+    assert run.layers.primary.lookup(sha1(b"new")) == capture("run", 1)
+    assert run.lookup(sha1(b"old")) == capture("first", 1)  # still the earlier crawl's
+    assert run.finish() == 1
+    run.close()
+    with LevelDBDigestIndex(job / "digest-index") as index:
+        assert len(index) == 2

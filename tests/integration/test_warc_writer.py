@@ -157,3 +157,22 @@ def test_compressed_payloads_are_stored_and_text_is_deflated(tmp_path: Path) -> 
     image_member = recs[4][3] - recs[1][3]  # response + request + metadata of the image
     assert 300_000 < image_member < 301_500
     assert path.stat().st_size - recs[4][3] < 20_000  # the page's 460 KB deflated
+
+
+def test_bodies_on_both_sides_of_the_in_memory_build_keep_their_bytes_and_offsets(
+    tmp_path: Path,
+) -> None:
+    # Up to 1 MiB a URI's records are built in memory; past it in a spool that may go to disk
+    # and the body is streamed into its member. Either way the records and offsets hold.
+    writer = WARCWriterProcessor("warc")
+    writer.start(context(tmp_path))
+    sizes = [(1 << 20) - 1, 1 << 20, (1 << 20) + 1, 5_000_000]
+    curis = [fetched(n, body_of(n, size)) for n, size in enumerate(sizes)]
+    for curi in curis:
+        writer.process(curi)
+    writer.stop()
+    (path,) = warcs(tmp_path)
+    warcio_check(path)
+    responses = [r for r in records(path) if r[0] == "response"]
+    assert [r[2] for r in responses] == [c.recording.body_bytes() for c in curis]
+    assert [r[3] for r in responses] == [c.extra_info["warcFileOffset"] for c in curis]

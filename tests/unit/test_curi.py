@@ -57,6 +57,51 @@ def test_the_record_is_the_json_it_always_was() -> None:
     assert curi.to_bytes() == expected
 
 
+def test_records_of_links_are_the_json_whatever_the_links_before_them() -> None:
+    # Records are put together from parts remembered across URIs (a page's links share their
+    # via, hops and context): each must still be exactly json.dumps of its own fields, also
+    # when an earlier URI had equal values of another type (1, True, 1.0), escapes, or data.
+    def expected(curi: CrawlURI) -> bytes:
+        values = [getattr(curi, name) for name in curi._PERSISTENT]
+        return json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode()
+
+    page = CrawlURI('http://a.example/p"q', via="http://a.example/", hop_path="L")
+    variants: list[dict[str, object]] = [
+        {},
+        {"is_seed": True},
+        {"hops_dropped": True},
+        {"hops_dropped": 1.0},
+        {"hops_dropped": 1},
+        {"precedence": True},
+        {"precedence": -0.0},
+        {"precedence": 0.0},
+        {"precedence": 0},
+        {"fetch_attempts": 10**30},
+        {"directive": 3},
+        {"directive": SchedulingDirective.NORMAL},
+        {"force_fetch": 1},
+        {"via_context": "img/@src\u2028\n"},
+        {"via_context": None},
+        {"source_tag": "t\u00e9\x01"},
+        {"queue_key": "h\u00e9#443"},
+        {"canonical": "http://a.example/other"},
+        {"ordinal": True},
+        {"seed_max_hops": None},
+        {"data": {"k": [1.5]}},
+    ]
+    seen: list[bytes] = []
+    for round_ in range(2):
+        for i, fields in enumerate(variants):
+            child = page.create_child(f"http://a.example/{i}\u00e9", Hop.LINK, "a/@href")
+            child.queue_key = "a.example"
+            child.canonical = child.uri
+            for name, value in fields.items():
+                setattr(child, name, value)
+            assert child.to_bytes() == expected(child), (round_, fields)
+            seen.append(child.to_bytes())
+    assert len(set(seen)) == len(variants)
+
+
 def test_success_failure_and_disregard() -> None:
     curi = CrawlURI("http://a.example/")
     curi.status = 404

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import random
+
 import pytest
 
 from crawler.continuity import DigestEntry
@@ -12,6 +15,7 @@ from crawler.continuity.digest_codec import (
     digest_of_key,
     encode_entry,
 )
+from crawler.recording import sha1_base32
 
 
 @pytest.mark.parametrize(
@@ -51,3 +55,37 @@ def test_bytes_that_are_not_a_value_are_refused() -> None:
         decode_entry(raw[:5])
     with pytest.raises(DigestCodecError, match="version"):
         decode_entry(b"\x09" + raw[1:])
+
+
+def test_a_sha1_key_is_the_digest_s_twenty_bytes() -> None:
+    rng = random.Random(5)
+    for _ in range(500):
+        raw = rng.randbytes(20)
+        digest = sha1_base32(raw)
+        assert digest_key(digest) == raw == base64.b32decode(digest[5:])
+        assert digest_of_key(raw) == digest
+    # Not 32 upper-case base32 characters: kept as text, as before.
+    for odd in ("sha1:" + "a" * 32, "sha1:" + "É" * 32, "sha1:" + "A" * 31 + "1"):
+        key = digest_key(odd)
+        assert len(key) != 20 and digest_of_key(key) == odd
+
+
+@pytest.mark.parametrize(
+    "date",
+    [
+        "2026-11-27T10:00:00Z",
+        "2026-11-27T10:00:00.000Z",
+        "2026-11-27T10:00:00.007Z",
+        "2026-11-27T10:00:00.123456789Z",
+        "2026-02-30T10:00:00Z",  # no such day: stored as text
+        "1969-12-31T23:59:59Z",  # before 1970: stored as text
+        "2026-11-27T25:00:00Z",
+        "2026-11-27T10:00:00.\u0661\u0662Z",  # digits other than ASCII
+        "\u0662026-11-27T10:00:00Z",
+        "2026-11-27",
+    ],
+)
+def test_every_date_comes_back_exactly(date: str) -> None:
+    for _ in range(2):  # the second time from the caches
+        entry = DigestEntry("http://example.org/", date, None, "W.warc.gz", 5)
+        assert decode_entry(encode_entry(entry)) == entry

@@ -219,3 +219,38 @@ def test_policies_never_crash_on_odd_uris() -> None:
         for uri in odd:
             key = policy.key(CrawlURI(uri))
             assert key and "\x00" not in key
+
+
+def test_keys_remembered_per_authority_match_keys_worked_out_afresh() -> None:
+    # One policy instance answers from its memo of keys by authority after the first URI of a
+    # host; a fresh instance per URI works every key out. Both must agree on every spelling.
+    hosts = ["a.test", "A.test", "u:p@a.test", "a.test:8443", "[::1]:81", "\u00e9.test", "x\x00y"]
+    tails = ["/", "/p/q.html", "/d/e/f?x=/y", "?q=/a", "#f/g", "", "/\udc80/z"]
+    uris = [
+        f"{scheme}://{host}{tail}"
+        for scheme in ("http", "https", "HTTPS", "dns", "whois", "ftp")
+        for host in hosts
+        for tail in tails
+    ] + ["dns:a.test", "mailto:x@a.test", "http:///p", "://a.test/p", "http://a.test?x/y"]
+    policies: list[Any] = [
+        lambda: HostnameQueueAssignmentPolicy(),
+        lambda: HostnameQueueAssignmentPolicy(AuthorityPolicyParams(parallel_queues=5)),
+        lambda: SurtAuthorityQueueAssignmentPolicy(AuthorityPolicyParams(parallel_queues=3)),
+        lambda: AssignmentLevelSurtQueueAssignmentPolicy(),
+    ]
+    for make in policies:
+        kept = make()
+        for uri in uris * 2:
+            assert kept.key(CrawlURI(uri)) == make().key(CrawlURI(uri)), uri
+
+
+def test_a_policy_overriding_authority_key_is_not_remembered_unless_it_says_so() -> None:
+    class BySourceTag(HostnameQueueAssignmentPolicy):
+        # Reads the CrawlURI: keys of one authority differ by its source tag.
+        def authority_key(self, scheme: str, authority: str, curi: CrawlURI) -> str:
+            return f"{authority}/{curi.source_tag}"
+
+    policy = BySourceTag()
+    assert not BySourceTag.keys_by_authority
+    assert policy.key(CrawlURI("http://a.test/1", source_tag="s1")) == "a.test/s1"
+    assert policy.key(CrawlURI("http://a.test/2", source_tag="s2")) == "a.test/s2"

@@ -53,3 +53,28 @@ def test_frontier_report_shows_last_queued_and_peeked(tmp_path: Path) -> None:
     assert details["a.test"].last_queued == "http://a.test/three"
     assert details["a.test"].last_peeked == curi.uri == "http://a.test/one"
     f.close()
+
+
+def test_each_queues_last_uri_told_once_leaves_the_map_uri_by_uri_would() -> None:
+    # The frontier tells a batch's queues their last URI once each, in the order they were last
+    # touched: the bounded map must end as if it had been told every URI in turn.
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):
+        steps = [(f"q{rng.randrange(6)}", f"u{i}") for i in range(rng.randrange(1, 12))]
+        one_by_one, deduped = QueueUris(capacity=3), QueueUris(capacity=3)
+        for key in ("q0", "q4", "q5"):
+            one_by_one.queued(key, "old")
+            deduped.queued(key, "old")
+        for key, uri in steps:
+            one_by_one.queued(key, uri)
+        last: dict[str, str] = {}
+        for key, uri in steps:
+            last.pop(key, None)
+            last[key] = uri
+        for key, uri in last.items():
+            deduped.queued(key, uri)
+        for key in [f"q{k}" for k in range(6)]:
+            assert one_by_one.last(key) == deduped.last(key), steps
+        assert len(one_by_one) == len(deduped)

@@ -131,3 +131,18 @@ def test_the_default_announcement_covers_the_new_ones(tmp_path: Path) -> None:
     ]
     # a superset: without a cheap "seen" answer the default announces every one
     assert calls == [["http://a.test/old", "http://a.test/n"]]
+
+
+def test_recent_keys_remember_a_batch_and_turn_over_after_it() -> None:
+    from crawler.uniq.recent_keys import RecentKeys
+
+    recent: RecentKeys[int] = RecentKeys(4)
+    recent.remember_many(range(3))
+    assert recent.unknown([0, 1, 2, 3]) == [False, False, False, True]
+    recent.remember_many(range(3, 9))  # young set past capacity: it becomes the old one, whole
+    assert recent.unknown(list(range(10))) == [False] * 9 + [True]
+    recent.remember_many(range(9, 13))  # and again: the first batches are forgotten
+    assert recent.unknown([0, 8, 9, 12]) == [True, True, False, False]
+    off: RecentKeys[int] = RecentKeys(0)
+    off.remember_many([1, 2])
+    assert len(off) == 0 and 1 not in off

@@ -22,8 +22,11 @@ if TYPE_CHECKING:
 class HostnameQueueAssignmentPolicy(AuthorityQueueAssignmentPolicy[AuthorityPolicyParams]):
     """``host``, ``host#port``, https without a port ``host#443``; ``dns:host`` → ``host``.
 
-    Reads ``uri``, ``via``, ``hop_path``. Thread-safe (no mutable state).
+    Reads ``uri``, ``via``, ``hop_path``. Thread-safe (its one mutable state is the memo of keys
+    by authority, see :class:`AuthorityQueueAssignmentPolicy`).
     """
+
+    keys_by_authority = True
 
     def authority_key(self, scheme: str, authority: str, curi: CrawlURI) -> str:
         return hostname_key(scheme, authority)
@@ -33,8 +36,11 @@ class SurtAuthorityQueueAssignmentPolicy(AuthorityQueueAssignmentPolicy[Authorit
     """SURT authority: ``www.example.org`` → ``org,example,www,``; port as ``#8080``.
 
     IP addresses are not reversed. http and https of the same host share a queue.
-    Reads ``uri``, ``via``, ``hop_path``. Thread-safe (no mutable state).
+    Reads ``uri``, ``via``, ``hop_path``. Thread-safe (its one mutable state is the memo of keys
+    by authority, see :class:`AuthorityQueueAssignmentPolicy`).
     """
+
+    keys_by_authority = True
 
     def authority_key(self, scheme: str, authority: str, curi: CrawlURI) -> str:
         host, port = split_port(authority)

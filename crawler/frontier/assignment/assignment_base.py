@@ -3,7 +3,8 @@
 A policy maps a CrawlURI to its queue key, the frontier's politeness unit. Every policy keys a
 ``P`` (prerequisite) hop by its *via*, so a ``dns:`` or ``robots.txt`` prerequisite lands in the
 queue of the URI that needs it (Heritrix's "policy basis"). Policies are pure after construction
-(apart from :meth:`QueueAssignmentPolicy.bind_servers`): one instance serves all threads.
+(apart from :meth:`QueueAssignmentPolicy.bind_servers`, and a memo of keys by authority that
+changes no answer): one instance serves all threads.
 
 Heritrix counterparts: ``QueueAssignmentPolicy``, ``URIAuthorityBasedQueueAssignmentPolicy``.
 """
@@ -27,6 +28,9 @@ DEFAULT_KEY = "default..."
 WHOIS_KEY = "whois..."
 """Key of every ``whois:`` URI."""
 _MASK64 = (1 << 64) - 1
+AUTHORITY_KEYS_KEPT = 65_536
+"""Authorities whose queue key a policy keyed by the authority alone remembers (then forgets all
+and starts again): ~10 MB at most."""
 
 
 class HostIpSource(Protocol):
@@ -163,7 +167,30 @@ class AuthorityQueueAssignmentPolicy(QueueAssignmentPolicy[A]):
     or, with ``parallel_queues_random_assignment``, of the whole URI. Sub-queue 0 keeps the plain
     key, sub-queue k > 0 appends ``+k``; ``dns:`` URIs are never split. Because the hash is
     consistent, raising N on a resumed crawl moves only ~1/N of a host's directories.
+
+    A policy whose :meth:`authority_key` depends on the scheme and authority alone says so with
+    :attr:`keys_by_authority`; its keys are then remembered per ``scheme://authority`` text as the
+    URI spells it (:data:`AUTHORITY_KEYS_KEPT` of them), so a host's every other URI costs a
+    dictionary lookup. The memo changes no key: an entry is made only for a prefix that ends
+    where :func:`split_authority` ends the authority, and any URI with that prefix has the same
+    scheme, authority and path start. Lookups and additions are single dictionary operations
+    (atomic under the GIL): thread-safe.
     """
+
+    keys_by_authority: ClassVar[bool] = False
+    """True when :meth:`authority_key` reads only its ``scheme`` and ``authority`` (not the
+    CrawlURI, nor any state that changes): its results may be remembered."""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        # A subclass that overrides authority_key says again whether it keys by authority alone.
+        if "authority_key" in cls.__dict__ and "keys_by_authority" not in cls.__dict__:
+            cls.keys_by_authority = False
+
+    def __init__(self, params: A | None = None) -> None:
+        super().__init__(params)
+        # scheme://authority as spelled -> (authority key, may split into parallel queues)
+        self._authority_keys: dict[str, tuple[str, bool]] = {}
 
     def authority_key(self, scheme: str, authority: str, curi: CrawlURI) -> str:
         """The key of a URI whose lower-cased ``scheme`` and ``authority`` (no userinfo) are
@@ -175,14 +202,34 @@ class AuthorityQueueAssignmentPolicy(QueueAssignmentPolicy[A]):
         if params.force_queue_assignment:
             return params.force_queue_assignment
         uri = self.basis(curi)
+        memo = self._authority_keys if self.keys_by_authority else None
+        if memo is not None:
+            # The prefix up to the first "/" after "://": remembered only when that is where
+            # the authority ends (no "?" or "#" before it), so a hit needs no further scan.
+            sep = uri.find("://")
+            end = uri.find("/", sep + 3) if sep > 0 else -1
+            hit = memo.get(uri[:end]) if end > 0 else None
+            if hit is not None:
+                if params.parallel_queues == 1:
+                    return hit[0] or DEFAULT_KEY
+                return self._finish(hit[0], hit[1], uri, end)
         scheme, authority, path_at = split_authority(uri)
         if scheme == "whois":
             return WHOIS_KEY
         if not authority:
             return DEFAULT_KEY
         key = self.authority_key(scheme, authority, curi).replace("\x00", "")
-        n = params.parallel_queues
-        if n > 1 and scheme != "dns":
+        splits = scheme != "dns"
+        if memo is not None and uri[path_at : path_at + 1] == "/":
+            if len(memo) >= AUTHORITY_KEYS_KEPT:
+                memo.clear()
+            memo[uri[:path_at]] = (key, splits)
+        return self._finish(key, splits, uri, path_at)
+
+    def _finish(self, key: str, splits: bool, uri: str, path_at: int) -> str:
+        """``key`` with the URI's sub-queue (``splits``: not a ``dns:`` URI), or the default."""
+        n = self.params.parallel_queues
+        if n > 1 and splits:
             sub = self._subqueue(uri, path_at, n)
             if sub:
                 key = f"{key}+{sub}"

@@ -84,6 +84,8 @@ class AssignmentLevelSurtQueueAssignmentPolicy(
     Reads ``uri``, ``via``, ``hop_path``. Accepts ``parallel_queues`` like every authority policy.
     """
 
+    keys_by_authority = True
+
     def authority_key(self, scheme: str, authority: str, curi: CrawlURI) -> str:
         host, port = split_port(authority)
         domain = registrable_domain(host, self.params.only_icann)

@@ -121,11 +121,6 @@ class FrontierIntake:
         if checked and log.lost:  # after a crash: links it may have lost are queued again
             flags = log.maybe_lost([curis[i].canonical for i in checked])
             suspects = {i for i, lost in zip(checked, flags, strict=True) if lost}
-        if checked:
-            # Links recorded lately are answered without I/O; only the rest need the filter's
-            # check-and-add.
-            maybe = self._uniq.maybe_new([curis[i].canonical for i in checked])
-            checked = [i for i, new in zip(checked, maybe, strict=True) if new or i in suspects]
         announced: list[str] = []
         if checked:
             added = self._uniq.add_many_announced(
@@ -200,6 +195,7 @@ class FrontierIntake:
             for name in announced:
                 batch.meta[name] = None
             touched: dict[str, WorkQueue] = {}
+            last_queued: dict[str, str] = {}  # queue -> its last URI, in order of last touch
             queued = 0
             for i, curi, value in entries:
                 if suspects[i] or log.lost:
@@ -212,10 +208,16 @@ class FrontierIntake:
                 if q.state != RETIRED:
                     queued += 1
                 touched[q.key] = q
+                last_queued.pop(q.key, None)
+                last_queued[q.key] = curi.uri
                 skey = sort_key(curi.directive, curi.precedence, curi.ordinal)
                 batch.puts.append((q.key, skey, value))
                 out[i] = True
             self._on_queued(queued)
+            # Each queue's last URI, told once: the same bounded map as one call per URI gives.
+            note_queued = self._sched.uris.queued
+            for key, uri in last_queued.items():
+                note_queued(key, uri)
             self._sched.record(batch, *touched.values())
             if self._ordinal >= self._ordinal_reserved:
                 self._ordinal_reserved = self._ordinal + ORDINAL_BLOCK
@@ -229,13 +231,13 @@ class FrontierIntake:
 
     def _add_locked(self, curi: CrawlURI, batch: StoreBatch) -> WorkQueue:
         """Give ``curi`` its ordinal and count it in its queue (lock held); a queue that becomes
-        inactive has its index row written in ``batch``."""
+        inactive has its index row written in ``batch``. The caller notes the queue's last URI
+        (``uris.queued``)."""
         self._ordinal += 1
         curi.ordinal = self._ordinal
         q = self._sched.get_or_add(curi.queue_key)
         q.size += 1
         q.total_enqueues += 1
-        self._sched.uris.queued(q.key, curi.uri)
         if q.state == EXHAUSTED:
             q.best_uri_precedence = curi.precedence
             self._sched.deactivate(q, batch)
