@@ -90,18 +90,24 @@ class RecordTally:
             state = INACTIVE
         else:
             state = READY
-        new = (state, size, q.succeeded, q.failed, q.disregarded, q.precedence)
+        prec = q.precedence
         old = q.recorded
-        if new == old:
-            return False
-        q.recorded = new
-        if old is not None and old[0] == new[0] and old[5] == new[5]:
+        if old is not None and old[0] == state and old[5] == prec:
             # Same state and precedence (most records): only the numbers move.
-            self.queued += new[1] - old[1]
-            self.succeeded += new[2] - old[2]
-            self.failed += new[3] - old[3]
-            self.disregarded += new[4] - old[4]
-            return new[1] > old[1]
+            succeeded, failed, disregarded = q.succeeded, q.failed, q.disregarded
+            was = old[1]
+            if size != was:
+                self.queued += size - was
+            if succeeded != old[2]:
+                self.succeeded += succeeded - old[2]
+            if failed != old[3]:
+                self.failed += failed - old[3]
+            if disregarded != old[4]:
+                self.disregarded += disregarded - old[4]
+            q.recorded = (state, size, succeeded, failed, disregarded, prec)
+            return size > was
+        new = (state, size, q.succeeded, q.failed, q.disregarded, prec)
+        q.recorded = new
         was_ready = False
         if old is not None:
             self._add(old, -1)
