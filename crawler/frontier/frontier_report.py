@@ -39,6 +39,8 @@ LONGEST_SHOWN = 20
 RETRIES_SHOWN = 100
 """URIs waiting for a retry listed (the soonest due)."""
 PER_STATE_SHOWN = 2000
+LONGEST_IN_SNAPSHOT = 10
+"""Longest queues a snapshot lists (status.json, reports)."""
 
 
 @dataclass(frozen=True)
@@ -70,9 +72,10 @@ def snapshot_of(
 ) -> FrontierSnapshot:
     """Counts of the frontier whose scheduler is ``sched`` (call under the frontier lock)."""
     counts = dict(sched.counts)
-    # Depths of the queues in RAM (those in rotation and those touched lately): the others are
-    # records in the store, not read for a snapshot.
-    depths = [(q.key, q.size) for q in sched.queues.values() if q.state not in (EXHAUSTED, RETIRED)]
+    # The longest of the queues in RAM (those in rotation and those touched lately): the others
+    # are records in the store, not read for a snapshot. Kept as the queues change: this costs
+    # O(queues that grew since the last snapshot), not O(queues in RAM) (QueueDepths).
+    longest = [(q.key, q.size) for q in sched.queues.depths.longest(LONGEST_IN_SNAPSHOT)]
     live = sum(n for state, n in counts.items() if state not in (EXHAUSTED, RETIRED))
     busy = counts[IN_PROCESS] + counts[SNOOZED]
     ineligible = sched.ineligible()
@@ -87,10 +90,10 @@ def snapshot_of(
         disregarded=totals["disregarded"],
         queues=counts,
         total_queues=sched.total_queues(),
-        max_depth=max((size for _, size in depths), default=-1),
+        max_depth=longest[0][1] if longest else -1,
         avg_depth=queued / live if live else 0.0,
         congestion=congestion,
-        longest=tuple(heapq.nlargest(10, depths, key=lambda kv: kv[1])),
+        longest=tuple(longest),
         inactive_by_precedence={p: n for p, n in sorted(sched.inactive_counts.items()) if n},
         ineligible=ineligible,
     )

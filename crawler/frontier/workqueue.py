@@ -51,6 +51,7 @@ class WorkQueue:
 
     __slots__ = (
         "best_uri_precedence",
+        "cache_seq",
         "current",
         "current_key",
         "current_value",
@@ -66,6 +67,7 @@ class WorkQueue:
         "last_dequeue_s",
         "parked_on",
         "precedence",
+        "recorded",
         "server",
         "session_spent",
         "size",
@@ -103,6 +105,11 @@ class WorkQueue:
         self.due_s = 0.0
         self.delay_s = 0.0
         self.inactive_seq = 0
+        self.recorded: RecordCounts | None = None
+        """What the queue's record, as last written in a batch, adds to the store's tally
+        (:data:`RecordCounts`); None while it has none."""
+        self.cache_seq = 0
+        """Order in which the queue entered the frontier's queue cache (ties of the longest)."""
 
     @property
     def meta_name(self) -> str:
@@ -142,14 +149,34 @@ class WorkQueue:
             q.best_uri_precedence,
             q.inactive_seq,
         ) = numbers
+        q.recorded = record_counts(q.state, numbers)
         return q
 
     def __repr__(self) -> str:
         return f"WorkQueue({self.key!r}, {self.state}, size={self.size})"
 
 
+RecordCounts = tuple[str, int, int, int, int, int]
+"""What one queue record adds to the sums over all records: its state as :func:`parse_meta`
+reads it back, URIs queued (0 if retired), succeeded, failed, disregarded, precedence (see
+:meth:`RecordTally.record <crawler.frontier.store.record_tally.RecordTally.record>`)."""
+
+
 # Positions in the numbers of :func:`parse_meta`.
 N_SIZE, N_SUCCEEDED, N_FAILED, N_DISREGARDED, N_PRECEDENCE = 0, 3, 4, 5, 6
+
+
+def record_counts(state: str, numbers: list[int]) -> RecordCounts:
+    """What a record read back by :func:`parse_meta` (its ``state`` and ``numbers``) adds to
+    the sums over all records."""
+    return (
+        state,
+        0 if state == RETIRED else numbers[N_SIZE],
+        numbers[N_SUCCEEDED],
+        numbers[N_FAILED],
+        numbers[N_DISREGARDED],
+        numbers[N_PRECEDENCE],
+    )
 
 
 def parse_meta(key: str, raw: bytes) -> tuple[str, list[int]]:

@@ -76,7 +76,7 @@ from crawler.frontier.rotation.queue_release import QueueRelease, fetch_end_ms
 from crawler.frontier.rotation.rotation_log import RotationLog
 from crawler.frontier.rotation.scheduler import QueueScheduler
 from crawler.frontier.store import recovery as rec
-from crawler.frontier.store.queue_store import QueueStore, StoreBatch
+from crawler.frontier.store.queue_store import QueueStore
 from crawler.frontier.store.write_behind_store import WriteBehindStore
 from crawler.frontier.workqueue import EXHAUSTED, IN_PROCESS, WorkQueue
 from crawler.order.schema import FrontierConfig
@@ -281,7 +281,7 @@ class WorkQueueFrontier:
             self._queued -= q.size
             q.size = 0
             self.sched.set_state(q, EXHAUSTED)
-            self._store.write(StoreBatch(meta={q.meta_name: q.to_meta()}))
+            self.sched.write_record(q)
             return None
         skey, value = head
         curi = CrawlURI.from_bytes(value)
@@ -317,7 +317,7 @@ class WorkQueueFrontier:
                 self._release(q, curi, out.backoff_s, out.hold_s, out.wait_s, out.fetched)
                 batch = self._log.batch()
                 batch.puts.append((q.key, skey, value))
-                batch.meta[q.meta_name] = q.to_meta()
+                self.sched.record(batch, q)
                 self._store.write(batch)
             self._store.sync()
             return False
@@ -347,7 +347,7 @@ class WorkQueueFrontier:
             self._release(
                 q, curi, out.backoff_s, out.hold_s, out.wait_s, out.fetched, out.polite_s, fetch_end
             )
-            batch.meta[q.meta_name] = q.to_meta()
+            self.sched.record(batch, q)
             self._store.write(batch)
             with self._finishing_lock:
                 self._finishing += 1
@@ -373,7 +373,7 @@ class WorkQueueFrontier:
         self.sched.retire(q)
         # Made durable by the next sync of any thread; lost in a crash, the queue is simply
         # retired again when it is next handed out over budget.
-        self._store.write(StoreBatch(meta={q.meta_name: q.to_meta()}))
+        self.sched.write_record(q)
         self._logger.info("queue_retired", queue=q.key, queued=q.size, spent=q.total_spent)
 
     # ------------------------------------------------------------- reports

@@ -263,9 +263,9 @@ def test_the_store_keeps_nothing_per_url_once_queued(tmp_path: Path) -> None:
         names = sorted(k[1:].split(b":")[0] for k, _ in db.iterator(prefix=b"m"))
     finally:
         db.close()
-    # queue records and the counters (the inactive index's sequence too); no write-ahead,
-    # lost-link, journal or inactive-queue entries left
-    assert names == [b"frontier", b"iseq", b"q"]
+    # queue records, the counters and the sums over the records (the inactive index's sequence
+    # too); no write-ahead, lost-link, journal, inactive-queue or rotation entries left
+    assert names == [b"frontier", b"iseq", b"q", b"tally"]
 
 
 def test_final_without_crawl_log_line_is_queued_again(tmp_path: Path) -> None:
@@ -352,12 +352,16 @@ def test_other_format_version_is_refused(tmp_path: Path) -> None:
     db.close()
 
 
-def test_corrupt_queue_record_is_a_clear_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("read_by", ["rotation index", "full pass"])
+def test_corrupt_queue_record_is_a_clear_error(tmp_path: Path, read_by: str) -> None:
     f = reopen(tmp_path)
     f.schedule(CrawlURI("http://a.test/"))
+    assert f.next(0) is not None  # in rotation: its record is read on resume
     f.close()
     db = plyvel.DB(str(tmp_path / "frontier"))
     db.put(b"mq:a.test", b"\xff garbage")
+    if read_by == "full pass":
+        db.delete(b"mtally")
     db.close()
     with pytest.raises(FrontierStateError, match="corrupt"):
         reopen(tmp_path)

@@ -218,8 +218,7 @@ class FrontierIntake:
             note_queued = self._sched.uris.queued
             for key, uri in last_queued.items():
                 note_queued(key, uri)
-            for q in touched.values():
-                batch.meta[q.meta_name] = q.to_meta()
+            self._sched.record(batch, *touched.values())
             if self._ordinal >= self._ordinal_reserved:
                 self._ordinal_reserved = self._ordinal + ORDINAL_BLOCK
                 batch.meta[rec.FRONTIER_META] = self._counters_meta()

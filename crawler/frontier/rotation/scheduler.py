@@ -36,8 +36,10 @@ from crawler.frontier.policy.lateness_guard import LatenessGuard
 from crawler.frontier.politeness.server_gate import ServerGate
 from crawler.frontier.store.inactive_index import InactiveIndex, row_name
 from crawler.frontier.store.queue_cache import DEFAULT_CAPACITY, QueueCache
+from crawler.frontier.store.queue_depths import GROWN_HELD
 from crawler.frontier.store.queue_store import StoreBatch
 from crawler.frontier.store.queue_uris import QueueUris
+from crawler.frontier.store.record_tally import RecordTally
 from crawler.frontier.workqueue import (
     EXHAUSTED,
     IN_PROCESS,
@@ -99,6 +101,8 @@ class QueueScheduler:
         self.index = InactiveIndex(store)
         self.uris = QueueUris()  # last queued/peeked URIs of recently touched queues
         self.counts = dict.fromkeys(STATES, 0)
+        self.tally = RecordTally()
+        """Sums over the queue records in the store, written with each batch of records."""
         self.precedence_of = queue_precedence
         self._floor = precedence_floor
         self._notify = notify
@@ -153,6 +157,37 @@ class QueueScheduler:
             self.inactive_counts[precedence] = self.inactive_counts.get(precedence, 0) + 1
             self.index.stored(precedence)
 
+    def restore_tally(self, tally: RecordTally) -> None:
+        """Count the queues out of RAM from the sums over their records (``tally``, as read
+        from the store; the ready queues are counted by :meth:`restore`) instead of one
+        :meth:`restore_record` per record, and keep the tally up to date from here on."""
+        for state, n in tally.counts.items():
+            if state != READY:
+                self.counts[state] += n
+        for prec, n in tally.inactive.items():
+            self.inactive_counts[prec] = self.inactive_counts.get(prec, 0) + n
+            self.index.stored(prec)
+        self.tally = tally
+
+    def record(self, batch: StoreBatch, *queues: WorkQueue) -> None:
+        """Put the records of ``queues`` in ``batch``, with the store's tally after them
+        (:class:`~crawler.frontier.store.record_tally.RecordTally`); the caller writes
+        ``batch`` before recording another. Every queue record goes through here."""
+        tally, depths = self.tally, self.queues.depths
+        grown = depths.grown
+        for q in queues:
+            if tally.record(q, batch):
+                grown.append(q)
+        if len(grown) > GROWN_HELD:
+            depths.bound()
+        tally.stamp(batch)
+
+    def write_record(self, q: WorkQueue) -> None:
+        """Write ``q``'s record in a batch of its own."""
+        batch = StoreBatch()
+        self.record(batch, q)
+        self._store.write(batch)
+
     def total_queues(self) -> int:
         """Queues known, in RAM or not."""
         return sum(self.counts.values())
@@ -192,7 +227,7 @@ class QueueScheduler:
         if batch is None:
             own = StoreBatch()
             q.inactive_seq = self.index.push(prec, q.key, own)
-            own.meta[q.meta_name] = q.to_meta()
+            self.record(own, q)
             self._store.write(own)
         else:
             q.inactive_seq = self.index.push(prec, q.key, batch)
@@ -359,7 +394,7 @@ class QueueScheduler:
                 q.due_s = 0.0
                 q.inactive_seq = 0
                 self.set_state(q, READY)
-                batch.meta[q.meta_name] = q.to_meta()
+                self.record(batch, q)
                 break
         if batch.meta:
             self._store.write(batch)

@@ -25,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from crawler.frontier.store.queue_depths import GROWN_HELD, QueueDepths
 from crawler.frontier.workqueue import ACTIVE_STATES, META_PREFIX, WorkQueue
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ DEFAULT_CAPACITY = 1 << 16
 class QueueCache:
     """Queue key -> WorkQueue for the queues in RAM (see the module docstring)."""
 
-    __slots__ = ("_capacity", "_idle", "_queues", "_store", "loads")
+    __slots__ = ("_capacity", "_idle", "_queues", "_store", "depths", "loads")
 
     def __init__(self, store: WriteBehindStore, capacity: int = DEFAULT_CAPACITY) -> None:
         self._store = store
@@ -46,6 +47,9 @@ class QueueCache:
         self._idle: OrderedDict[str, None] = OrderedDict()  # evictable keys, least recent first
         self.loads = 0
         """Queues read back from the store so far."""
+        self.depths = QueueDepths(self._queues)
+        """The longest queues in RAM (told of each queue added here; the scheduler tells it
+        of the queues that grow)."""
 
     def get(self, key: str) -> WorkQueue | None:
         """The queue if it is in RAM (every queue with a URI out is), else None."""
@@ -69,6 +73,12 @@ class QueueCache:
     def add(self, q: WorkQueue) -> None:
         """Hold ``q`` in RAM (a new queue, or one rebuilt from its record)."""
         self._queues[q.key] = q
+        depths = self.depths
+        q.cache_seq = depths.next_seq()
+        grown = depths.grown
+        grown.append(q)
+        if len(grown) > GROWN_HELD:
+            depths.bound()
         self.state_changed(q)
 
     def state_changed(self, q: WorkQueue) -> None:

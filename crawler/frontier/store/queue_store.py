@@ -7,7 +7,8 @@ The store knows nothing of politeness or queue states; it holds two things:
   global ordinal (low 48 bits), so ascending order within a queue is directive, then precedence,
   then FIFO (Heritrix's ``BdbMultipleWorkQueues`` key layout).
 * **metadata** — ``name -> bytes``: ``q:<queue>`` queue records, ``frontier`` (format version,
-  ordinal reservation), and the crash-recovery entries ``i:``, ``j:``, ``u:`` of
+  ordinal reservation), ``tally`` and ``r:`` (the sums over the queue records and the queues in
+  rotation), and the crash-recovery entries ``i:``, ``j:``, ``u:`` of
   :mod:`crawler.frontier.store.recovery`. A resume rebuilds every in-memory structure from these
   alone.
 

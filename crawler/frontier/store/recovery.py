@@ -3,10 +3,18 @@
 Everything the frontier needs after ``kill -9`` is in the QueueStore, written in the same atomic
 batches as the pending records it describes:
 
-* ``frontier`` — counters and :data:`FORMAT_VERSION`; another version is refused.
+* ``frontier`` — counters and :data:`FORMAT_VERSION`; another version is refused. Its
+  ``tally`` field vouches for the ``tally`` record (a crawler that does not keep that record
+  rewrites this one without the field on open).
 * ``q:<queue>`` — each queue's record (:meth:`WorkQueue.to_meta
-  <crawler.frontier.workqueue.WorkQueue.to_meta>`), read once per queue on open (counts,
-  totals; only active queues are kept in RAM) and whenever a queue not in RAM is touched.
+  <crawler.frontier.workqueue.WorkQueue.to_meta>`), read whenever a queue not in RAM is touched.
+* ``tally`` and ``r:<queue>`` — the sums over the queue records (queues per state, inactive ones
+  per precedence, URIs queued, succeeded / failed / disregarded) and a row per queue whose
+  record says it is in rotation, written in the batches that change the records
+  (:mod:`crawler.frontier.store.record_tally`). On open they give the counts and the queues to
+  hold in RAM, so a resume reads the records of the queues in rotation only; without them (a
+  state of an older crawler, or ``tally`` not vouched for) every record is read once and they
+  are written.
 * ``i:<precedence><sequence>`` and ``iseq`` — the inactive queues' FIFOs
   (:mod:`crawler.frontier.store.inactive_index`), reopened as they were.
 * ``j:<queue>\\0<sort key>`` — the final journal: written in the batch that deletes a URI's
@@ -57,18 +65,21 @@ import mmh3
 from crawler.curi import CrawlURI
 from crawler.frontier.frontier import FrontierStateError
 from crawler.frontier.store.queue_store import StoreBatch
+from crawler.frontier.store.record_tally import (
+    ROTATION_PREFIX,
+    TALLY_META,
+    TALLY_VERSION,
+    RecordTally,
+)
 from crawler.frontier.workqueue import (
     EXHAUSTED,
     META_PREFIX,
-    N_DISREGARDED,
-    N_FAILED,
     N_PRECEDENCE,
-    N_SIZE,
-    N_SUCCEEDED,
     READY,
     RETIRED,
     WorkQueue,
     parse_meta,
+    record_counts,
 )
 
 if TYPE_CHECKING:
@@ -135,8 +146,13 @@ def load_counters(raw: bytes | None, where: Path) -> dict[str, Any]:
 
 def counters_meta(ordinal_reserved: int) -> bytes:
     """The ``frontier`` metadata value, read back by :func:`load_counters`."""
-    # Success/failure totals are sums over the queue records: nothing else to keep.
-    saved = {"version": FORMAT_VERSION, "ordinal_reserved": ordinal_reserved}
+    # Success/failure totals are sums over the queue records, kept in the ``tally`` record,
+    # which "tally" vouches for: a crawler that does not keep it rewrites this record without.
+    saved = {
+        "version": FORMAT_VERSION,
+        "ordinal_reserved": ordinal_reserved,
+        "tally": TALLY_VERSION,
+    }
     return json.dumps(saved).encode()
 
 
@@ -183,6 +199,8 @@ class RestoredState:
         default_factory=lambda: {"succeeded": 0, "failed": 0, "disregarded": 0}
     )
     requeued_unlogged: int = 0
+    queue_records_read: int = 0
+    """Queue records read one by one (0 when the ``tally`` record and ``r:`` index served)."""
     lost: set[bytes] = field(default_factory=set)
     """Hashes of the links that may have been lost (``l:`` entries), for the RecoveryLog."""
 
@@ -192,6 +210,7 @@ class RestoredState:
             "queued": self.queued,
             "requeued_unlogged": self.requeued_unlogged,
             "maybe_lost_links": len(self.lost),
+            "queue_records_read": self.queue_records_read,
         }
 
 
@@ -225,6 +244,11 @@ def restore(
     """Rebuild queues into ``sched`` from ``store``, gather the links that may have been lost,
     replay the journal.
 
+    The counts come from the ``tally`` record and the queues in rotation from the ``r:`` index
+    (:mod:`crawler.frontier.store.record_tally`) when the ``frontier`` record vouches for them;
+    otherwise (a state written before they existed, or by a crawler that did not keep them) from
+    one pass over every queue record, which then writes them.
+
     ``crawl_log`` defaults to ``<state_dir>/../logs/crawl.log`` (the run layout). Raises
     :class:`FrontierStateError` for another format version, ``ValueError`` if records are
     malformed.
@@ -233,19 +257,22 @@ def restore(
     saved = load_counters(store.get_meta(FRONTIER_META), state_dir)
     out.ordinal_reserved = int(saved.get("ordinal_reserved", 0))
     sched.begin_restore()
+    tally = None
+    if saved.get("tally") == TALLY_VERSION:
+        tally = RecordTally.decode(store.get_meta(TALLY_META))
+    in_rotation = _rotation(store, tally) if tally is not None else None
+    if tally is not None and in_rotation is not None:
+        for q in in_rotation:
+            sched.restore(q)
+        sched.restore_tally(tally)
+    else:
+        out.queue_records_read = _restore_all(store, sched)
+        tally = sched.tally
+    out.queued = tally.queued
     totals = out.totals
-    skip = len(META_PREFIX)
-    for name, value in store.iter_meta(META_PREFIX):
-        state, n = parse_meta(name, value)
-        if state == READY:  # only the queues in rotation are held in RAM
-            sched.restore(WorkQueue.from_meta(name[skip:], value))
-        else:
-            sched.restore_record(state, n[N_PRECEDENCE])
-        if state != RETIRED:
-            out.queued += n[N_SIZE]
-        totals["succeeded"] += n[N_SUCCEEDED]
-        totals["failed"] += n[N_FAILED]
-        totals["disregarded"] += n[N_DISREGARDED]
+    totals["succeeded"] = tally.succeeded
+    totals["failed"] = tally.failed
+    totals["disregarded"] = tally.disregarded
     restore_lost(store, out.lost)
     entries = list(store.scan_meta(JOURNAL))
     if entries:
@@ -268,11 +295,59 @@ def restore(
                 sched.deactivate(q, batch)
             if q.state != RETIRED:
                 out.queued += 1
-            batch.meta[q.meta_name] = q.to_meta()
+            sched.record(batch, q)
             out.requeued_unlogged += 1
         store.write(batch)
     sched.trim()
     return out
+
+
+def _rotation(store: WriteBehindStore, tally: RecordTally) -> list[WorkQueue] | None:
+    """The queues whose records say they are in rotation, as the ``r:`` index names them;
+    None if the index and the records disagree with each other or with ``tally``."""
+    skip = len(ROTATION_PREFIX)
+    out: list[WorkQueue] = []
+    for name, _ in store.iter_meta(ROTATION_PREFIX):
+        key = name[skip:]
+        raw = store.read_meta(META_PREFIX + key)
+        if raw is None:
+            return None
+        q = WorkQueue.from_meta(key, raw)
+        if q.state != READY:
+            return None
+        out.append(q)
+    return out if len(out) == tally.counts[READY] else None
+
+
+def _restore_all(store: WriteBehindStore, sched: QueueScheduler) -> int:
+    """Rebuild from every queue record (into ``sched`` and its tally), then write the tally
+    and the ``r:`` index as those records make them; returns how many records were read."""
+    tally = sched.tally = RecordTally()
+    skip = len(META_PREFIX)
+    read = 0
+    ready: set[str] = set()
+    for name, value in store.iter_meta(META_PREFIX):
+        read += 1
+        state, n = parse_meta(name, value)
+        if state == READY:  # only the queues in rotation are held in RAM
+            q = WorkQueue.from_meta(name[skip:], value)
+            sched.restore(q)
+            ready.add(q.key)
+        else:
+            sched.restore_record(state, n[N_PRECEDENCE])
+        tally.add_record(record_counts(state, n))
+    batch = StoreBatch()
+    skip_r = len(ROTATION_PREFIX)
+    for name, _ in store.iter_meta(ROTATION_PREFIX):
+        if name[skip_r:] in ready:
+            ready.discard(name[skip_r:])
+        else:
+            batch.meta[name] = None
+    for key in sorted(ready):
+        batch.meta[ROTATION_PREFIX + key] = b""
+    tally.stamp(batch)
+    store.write(batch)
+    return read
 
 
 def open_state(
