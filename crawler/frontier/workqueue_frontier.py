@@ -50,6 +50,7 @@ check and serialization not.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -123,6 +124,11 @@ class WorkQueueFrontier:
 
         lock = threading.Lock()
         self._cond = threading.Condition(lock)
+        self._timer_s = math.inf
+        """The wake time (scheduler's monotonic clock) one thread blocked in ``next()`` sleeps
+        until: the *timer*. Only it waits for the next snoozed queue; the others wait to be
+        notified (or for their own timeout), so a wake time wakes one thread, not every one
+        that waits (300 threads, ~250 wake times a second: most of the wake-ups found nothing)."""
         pol = config.politeness
         self.gate: ServerGate[WorkQueue] = ServerGate(
             pol.host_max_connections, pol.host_min_interval_ms / 1000.0, ServerPace(config.pace)
@@ -232,19 +238,44 @@ class WorkQueueFrontier:
                 if curi is not None:
                     if self.sched.has_ready():
                         self._cond.notify()
+                    self._hand_timer_on()
                     return curi
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
+                    self._hand_timer_on()
                     return None
-                wake_s = self.sched.next_wake_s()
-                if wake_s is not None:
-                    remaining = min(remaining, max(wake_s - self._clock.monotonic(), 0.001))
-                self.sched.waiting += 1  # a thread the lateness guard counts
-                try:
-                    self._cond.wait(remaining)
-                finally:
-                    self.sched.waiting -= 1
+                self._wait(remaining)
         return None
+
+    def _wait(self, remaining_s: float) -> None:
+        """Block (lock held) until notified, ``remaining_s`` passes, or — for the one thread
+        that becomes the timer — the next wake time (see :attr:`_timer_s`). A thread becomes
+        the timer when none is, or when the next wake time is earlier than the timer's (a
+        queue snoozed for less time than the timer waits, by a thread that calls ``next()``
+        after ``finished()``; the old timer sleeps on as an ordinary waiter)."""
+        wake_s = self.sched.next_wake_s()
+        timer = wake_s is not None and wake_s < self._timer_s
+        if timer:
+            assert wake_s is not None
+            self._timer_s = wake_s
+            remaining_s = min(remaining_s, max(wake_s - self._clock.monotonic(), 0.001))
+        self.sched.waiting += 1  # a thread the lateness guard counts
+        try:
+            self._cond.wait(remaining_s)
+        finally:
+            self.sched.waiting -= 1
+            if timer and self._timer_s == wake_s:
+                self._timer_s = math.inf
+
+    def _hand_timer_on(self) -> None:
+        """On leaving ``next()`` (lock held): with no timer while threads wait and a wake time
+        is pending, wake one waiter to become the timer."""
+        if (
+            self._timer_s == math.inf
+            and self.sched.waiting
+            and self.sched.next_wake_s() is not None
+        ):
+            self._cond.notify()
 
     def _next_locked(self) -> CrawlURI | None:
         now = self._clock.monotonic()

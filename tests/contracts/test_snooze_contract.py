@@ -4,6 +4,7 @@ queues go on. Real, short delays: Redis keeps time by its own clock."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -46,3 +47,51 @@ def test_politeness_delay_snoozes_the_queue_then_wakes_it(
     waited_s = time.monotonic() - finished_at
     assert second is not None and second.uri == "http://a.test/2"
     assert waited_s >= DELAY_MS / 1000 - 0.05
+
+
+def test_threads_waiting_in_next_take_each_queue_when_its_delay_ends(
+    stores: FrontierMaker,
+) -> None:
+    """Many threads blocked in ``next()`` with long timeouts, as toe threads: each snoozed queue
+    is taken when its politeness delay ends, whichever delay the waiting threads slept for
+    first, and no thread is left asleep until its own timeout."""
+    h = stores.frontier(
+        politeness=PolitenessConfig(
+            delay_factor=0, min_delay_ms=0, max_delay_ms=5000, host_max_connections=0
+        )
+    )
+    delays_ms = {"slow.test": 4000, "mid.test": 1500, "fast.test": 250}
+    for host in delays_ms:
+        h.add(f"http://{host}/1")
+        h.add(f"http://{host}/2")
+    taken: dict[str, float] = {}
+    finished: dict[str, float] = {}
+    lock = threading.Lock()
+
+    def toe() -> None:
+        while (curi := h.frontier.next(20.0)) is not None:
+            host = curi.uri.split("/")[2]
+            with lock:
+                taken[curi.uri] = time.monotonic()
+            # the longest delay's queue is snoozed first, the shorter ones after it
+            time.sleep(0.15 * list(delays_ms).index(host) if curi.uri.endswith("/1") else 0)
+            curi.status = 200
+            curi.politeness_delay_ms = delays_ms[host]
+            h.frontier.finished(curi)
+            with lock:
+                finished[curi.uri] = time.monotonic()
+
+    threads = [threading.Thread(target=toe) for _ in range(24)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 30
+    while len(taken) < 6 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    h.close()
+    for t in threads:
+        t.join(10)
+    assert len(taken) == 6, sorted(taken)
+    for host, delay_ms in delays_ms.items():
+        waited_s = taken[f"http://{host}/2"] - finished[f"http://{host}/1"]
+        # late by more than ~1 s: left asleep until another queue's wake time or a timeout
+        assert delay_ms / 1000 - 0.05 <= waited_s < delay_ms / 1000 + 1.2, (host, waited_s)
