@@ -106,6 +106,11 @@ class Frontier(Protocol):
         """A URI whose queue may be fetched now, or None after ``timeout_s`` without one."""
         ...
 
+    def wake_waiters(self) -> None:
+        """Make every :meth:`next` blocked now return None at once (the toe pool pausing or
+        stopping). A frontier without it leaves idle threads to their timeout."""
+        ...
+
     def finished(self, curi: CrawlURI) -> bool:
         """Take back a URI handed out by :meth:`next`.
 

@@ -125,6 +125,8 @@ class WorkQueueFrontier:
         lock = threading.Lock()
         self._cond = threading.Condition(lock)
         self._timer_s = math.inf
+        self._wakes = 0
+        """Bumped by :meth:`wake_waiters`: a ``next()`` that sees it change returns None."""
         """The wake time (scheduler's monotonic clock) one thread blocked in ``next()`` sleeps
         until: the *timer*. Only it waits for the next snoozed queue; the others wait to be
         notified (or for their own timeout), so a wake time wakes one thread, not every one
@@ -233,7 +235,8 @@ class WorkQueueFrontier:
         """The head of a queue that may be fetched now; blocks up to ``timeout_s`` for one."""
         deadline = time.monotonic() + max(0.0, timeout_s)
         with self._cond:
-            while not self._closed:
+            wakes = self._wakes
+            while not self._closed and self._wakes == wakes:
                 curi = self._next_locked()
                 if curi is not None:
                     if self.sched.has_ready():
@@ -245,7 +248,15 @@ class WorkQueueFrontier:
                     self._hand_timer_on()
                     return None
                 self._wait(remaining)
+            self._hand_timer_on()
         return None
+
+    def wake_waiters(self) -> None:
+        """Make every ``next()`` blocked now return None at once (the toe pool pausing or
+        stopping: idle threads wait long, see :data:`crawler.control.toepool.IDLE_WAIT_S`)."""
+        with self._cond:
+            self._wakes += 1
+            self._cond.notify_all()
 
     def _wait(self, remaining_s: float) -> None:
         """Block (lock held) until notified, ``remaining_s`` passes, or — for the one thread

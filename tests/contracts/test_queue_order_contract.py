@@ -4,6 +4,7 @@ first in first out), one at a time per queue, each URI once, and knows what it h
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from support.stores import FrontierMaker
@@ -213,3 +214,23 @@ def test_close_wakes_blocked_next(stores: FrontierMaker) -> None:
     waiter.join(10)
     assert not waiter.is_alive() and got[0] is None
     assert h.add("http://a.test/") is False
+
+
+def test_wake_waiters_returns_blocked_next_at_once(stores: FrontierMaker) -> None:
+    """Pausing or stopping the toe pool wakes threads blocked in ``next()`` with long
+    timeouts: each returns None at once; the frontier stays open and hands out URIs after."""
+    h = stores.frontier()
+    got: list[CrawlURI | None] = []
+    waiters = [threading.Thread(target=lambda: got.append(h.frontier.next(30.0))) for _ in range(4)]
+    for w in waiters:
+        w.start()
+    time.sleep(0.3)  # let them block
+    started = time.monotonic()
+    h.frontier.wake_waiters()
+    for w in waiters:
+        w.join(10)
+    assert not any(w.is_alive() for w in waiters)
+    assert time.monotonic() - started < 5.0 and got == [None] * 4
+    assert h.add("http://a.test/")
+    curi = h.take(timeout_s=5.0)
+    assert curi is not None and curi.uri == "http://a.test/"

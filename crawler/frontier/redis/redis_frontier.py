@@ -161,6 +161,7 @@ class RedisFrontier:
         self._claimed: deque[CrawlURI] = deque()
         self._waiters = 0
         self._wake = threading.Condition(lock)
+        self._wakes = 0  # bumped by wake_waiters(): a next() that sees it change returns None
         self._exchange = exchange = RedisExchange(
             store,
             logger,
@@ -277,7 +278,8 @@ class RedisFrontier:
                 # Even with no time left, wait for one read of Redis begun after this call
                 # (bounded), so ``next(0)`` answers for the shared frontier as it is now.
                 read_by = -1
-                while not self._closed.is_set():
+                wakes = self._wakes
+                while not self._closed.is_set() and self._wakes == wakes:
                     curi, local_wait_s = prerequisites.take()
                     if curi is not None:
                         return curi
@@ -301,6 +303,13 @@ class RedisFrontier:
                 return None
             finally:
                 self._waiters -= 1
+
+    def wake_waiters(self) -> None:
+        """Make every ``next()`` blocked now return None at once (the toe pool pausing or
+        stopping)."""
+        with self._lock:
+            self._wakes += 1
+            self._wake.notify_all()
 
     def _demand(self) -> int:
         """URIs the exchange should lease now (called with the lock held)."""
