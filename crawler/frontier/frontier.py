@@ -103,12 +103,12 @@ class Frontier(Protocol):
         ...
 
     def next(self, timeout_s: float) -> CrawlURI | None:
-        """A URI whose queue may be fetched now, or None after ``timeout_s`` without one."""
-        ...
+        """A URI whose queue may be fetched now, or None after ``timeout_s`` without one.
 
-    def wake_waiters(self) -> None:
-        """Make every :meth:`next` blocked now return None at once (the toe pool pausing or
-        stopping). A frontier without it leaves idle threads to their timeout."""
+        Optional, outside the protocol: ``wake_waiters()``, making every ``next()`` blocked
+        at the time return None at once; the toe pool calls it when it pauses or stops (a
+        frontier without it leaves idle threads to their timeout,
+        :data:`crawler.control.toepool.IDLE_WAIT_S`)."""
         ...
 
     def finished(self, curi: CrawlURI) -> bool:
