@@ -82,7 +82,10 @@ class HostileSite:
         self.closing = threading.Event()
         handlers: dict[str, Handler] = {"main": self._main, "busy": self._busy}
         handlers["busy-long"] = self._busy_long
-        self.refused_base = f"http://127.0.0.1:{_unused_port()}"
+        # Bound and never listening: connections are refused, and no other server (another
+        # test's, in a loaded suite) can take the port while the site holds it.
+        self._refused = _refusing_socket()
+        self.refused_base = f"http://127.0.0.1:{self._refused.getsockname()[1]}"
         self.servers: dict[str, RawHTTPServer] = {}
         for i, name in enumerate(HOSTS):
             handler = handlers.get(name, self._robots_host)
@@ -154,6 +157,7 @@ class HostileSite:
         self.closing.set()
         for server in self.servers.values():
             server.close()
+        self._refused.close()
 
     # --------------------------------------------------------------- urls
     def url(self, host: str, target: str = "/") -> str:
@@ -294,12 +298,12 @@ class HostileSite:
             self._cut_headers(ex)
 
 
-def _unused_port() -> int:
-    """A port of 127.0.0.1 that was free a moment ago (connections to it are refused)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
+def _refusing_socket() -> socket.socket:
+    """A TCP socket bound to a free port of 127.0.0.1 that never listens: connections to the
+    port are refused for as long as it stays open, and nothing else can bind the port."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    return sock
 
 
 def main() -> None:

@@ -55,4 +55,5 @@ def test_cli_crawl_of_the_hostile_site_has_bounded_memory(tmp_path: Path) -> Non
     by_uri = {line.uri: line for line in lines}
     assert by_uri[site.url("main", "/bomb-gzip2.html")].status == 200
     assert by_uri[site.url("main", "/big.html")].status == 200
+    assert by_uri[site.refused_base + "/refused.html"].status == -2  # nobody else's server
     assert "CRAWL ENDED - Finished" in (run_dir / "logs" / "progress-statistics.log").read_text()
