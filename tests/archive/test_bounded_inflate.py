@@ -1,22 +1,28 @@
-"""Reading a WARC never inflates a record all at once: a record whose body is a long run of one
-byte (a page of zeros, a padded file) compresses a thousandfold, so a 64 KiB piece of its gzip
-member is 64 MiB of output. The scanner, the re-keying of a POST and the cut-short check of the
-indexer take that output a bounded step at a time (``INFLATE_STEP_BYTES``), whatever the ratio.
+"""Reading a WARC never inflates a record, or a page's content-encoding, all at once.
+
+A record whose body is a long run of one byte (a page of zeros, a padded file) compresses a
+thousandfold, so a 64 KiB piece of its gzip member is 64 MiB of output. The scanner, the
+re-keying of a POST and the cut-short check of the indexer take that output a bounded step at a
+time (``INFLATE_STEP_BYTES``), whatever the ratio; a WACZ's page titles undo a page's
+content-encoding as the crawl's extractors do (bounded steps).
 """
 
 from __future__ import annotations
 
 import io
 import tracemalloc
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+import brotlicffi as brotli  # type: ignore[import-untyped]
 import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from crawler.archive.indexer import _gzip_member_complete, _indexer_class
+from crawler.archive.pages import IndexLine, read_title
 from crawler.archive.warc_scan import INFLATE_STEP_BYTES, WarcScanner
 
 ZEROS_BYTES = 64 * 1024 * 1024
@@ -111,3 +117,41 @@ def test_the_cut_short_check_inflates_a_step_at_a_time(zeros_warc: Path) -> None
         assert peak < MAX_PEAK_BYTES, f"check peaked at {peak / 2**20:.0f} MiB"
         fh.seek(0)
         assert not _gzip_member_complete(fh, length - 10)  # type: ignore[arg-type]
+
+
+def _encoded_page(path: Path) -> None:
+    """Two pages with titles: a gzip bomb (64 MiB of zeros after the title) and a br page."""
+    page = b"<html><head><title>Bomb &amp; page</title></head><body>" + bytes(ZEROS_BYTES)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb = compressor.compress(page) + compressor.flush()
+    br = brotli.compress(b"<html><title>Brotli page</title><body>" + b"words " * 5000)
+    with path.open("wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        for url, body, coding in (("bomb.html", bomb, "gzip"), ("br.html", br, "br")):
+            head = StatusAndHeaders(
+                "200 OK",
+                [("Content-Type", "text/html"), ("Content-Encoding", coding)],
+                protocol="HTTP/1.1",
+            )
+            record = writer.create_warc_record(
+                "http://example.test/" + url,
+                "response",
+                payload=io.BytesIO(body),
+                http_headers=head,
+            )
+            writer.write_record(record)
+
+
+def test_a_wacz_page_title_of_a_decompression_bomb_costs_its_scan_not_a_reader_block(
+    tmp_path: Path,
+) -> None:
+    warc = tmp_path / "pages.warc.gz"
+    _encoded_page(warc)
+    scanned = WarcScanner().scan(warc, warc.name)
+    assert scanned is not None
+    lines = [IndexLine.parse(line, tmp_path) for line in scanned.lines]
+    by_url = {line.fields["url"].rsplit("/", 1)[1]: line for line in lines}
+    title, peak = _peak(lambda: read_title(by_url["bomb.html"]))
+    assert title == "Bomb & page"
+    assert peak < MAX_PEAK_BYTES, f"title read peaked at {peak / 2**20:.0f} MiB"
+    assert read_title(by_url["br.html"]) == "Brotli page"
