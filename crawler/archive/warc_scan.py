@@ -244,9 +244,13 @@ def _member(view: memoryview, start: int, size: int) -> tuple[int | None, bytes]
         chunk = view[pos : pos + feed]
         pos += len(chunk)
         feed = min(feed * 4, _MAX_FEED_BYTES)
-        for out in bounded_inflate(inflater, chunk):
-            if len(head) < _HEAD_BYTES:
-                head += out[: _HEAD_BYTES - len(head)]
+        out = inflater.decompress(chunk, INFLATE_STEP_BYTES)
+        if len(head) < _HEAD_BYTES:
+            head += out[: _HEAD_BYTES - len(head)]
+        if inflater.unconsumed_tail or len(out) == INFLATE_STEP_BYTES:  # a highly packed body
+            for out in bounded_inflate(inflater, inflater.unconsumed_tail):
+                if len(head) < _HEAD_BYTES:
+                    head += out[: _HEAD_BYTES - len(head)]
     return pos - len(inflater.unused_data), head
 
 
