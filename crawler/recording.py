@@ -2,7 +2,8 @@
 
 FetchHTTP fills a Recording; extractors read the decoded body through :meth:`Recording.decoded_body`
 (content-encoding undone with a hard cap, so a decompression bomb cannot exhaust memory); the WARC
-writer copies the raw bytes. One Recording belongs to one CrawlURI, so it needs no lock.
+writer copies the raw bytes. :func:`decode_prefix` is that decoding for raw bytes read elsewhere
+(a WARC record's payload). One Recording belongs to one CrawlURI, so it needs no lock.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """WarcScanner: the CDXJ lines of a ``.warc.gz`` whose records are each a gzip member, read at
 C speed.
 
-Each member is inflated with ISA-L (output discarded past the headers); only the WARC header
-block and, for ``response``/``revisit`` records in ``application/http``, the HTTP status line
-and ``Content-Type`` are parsed. The lines are the ones ``cdxj-indexer`` writes (the same SURT
+Each member is inflated with ISA-L, at most ``INFLATE_STEP_BYTES`` of output per call however
+compressible it is (output discarded past the headers); only the WARC header block and, for
+``response``/``revisit`` records in ``application/http``, the HTTP status line and
+``Content-Type`` are parsed. The lines are the ones ``cdxj-indexer`` writes (the same SURT
 key, from :func:`~crawler.archive.surt_key.surt_urlkey`, same fields and order;
 ``tests/archive/test_warc_scan.py`` compares them on real crawls), at about a third of its
 CPU: the library parses every header of every record (request and metadata records too) in
