@@ -2,7 +2,8 @@
 
 FetchHTTP fills a Recording; extractors read the decoded body through :meth:`Recording.decoded_body`
 (content-encoding undone with a hard cap, so a decompression bomb cannot exhaust memory); the WARC
-writer copies the raw bytes. One Recording belongs to one CrawlURI, so it needs no lock.
+writer copies the raw bytes. :func:`decode_prefix` is that decoding for raw bytes read elsewhere
+(a WARC record's payload). One Recording belongs to one CrawlURI, so it needs no lock.
 """
 
 from __future__ import annotations
@@ -138,34 +139,12 @@ class Recording:
                 return data[:max_bytes]
             if whole:
                 return data
-        codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
-        layers = []
-        for coding in reversed(codings):
-            if coding in ("identity", ""):
-                continue
-            layer = _DECODERS.get(coding)
-            if layer is None:
-                break
-            layers.append(layer)
-        if not layers:
+        if not is_decoded(content_encoding):
             data = self._raw_prefix(max_bytes)
             if len(data) <= KEPT_DECODED_BYTES:
                 self._decoded = (content_encoding, data, len(data) == self.body_size)
             return data
-        pipeline: Iterator[bytes] = _raw_chunks(self.body_stream())
-        for layer in layers:
-            pipeline = layer(pipeline)
-        out = bytearray()
-        whole = True
-        try:
-            for piece in pipeline:
-                out += piece[: max_bytes - len(out)]
-                if len(out) >= max_bytes:
-                    whole = False
-                    break
-        except (zlib.error, brotli.error, EOFError, OSError):
-            pass
-        data = bytes(out)
+        data, whole = decode_prefix(_raw_chunks(self.body_stream()), content_encoding, max_bytes)
         if len(data) <= KEPT_DECODED_BYTES:
             self._decoded = (content_encoding, data, whole)
         return data
@@ -192,6 +171,49 @@ class Recording:
 
 _STEP_BYTES = 64 * 1024
 """Input read and output produced per decoding step (bounds memory per layer)."""
+
+
+def _layers(content_encoding: str | None) -> list[Callable[[Iterator[bytes]], Iterator[bytes]]]:
+    """The decoders undoing ``content_encoding``, innermost last; they stop at an unknown one."""
+    layers = []
+    for coding in reversed([c.strip().lower() for c in (content_encoding or "").split(",")]):
+        if coding in ("identity", ""):
+            continue
+        layer = _DECODERS.get(coding)
+        if layer is None:
+            break
+        layers.append(layer)
+    return layers
+
+
+def is_decoded(content_encoding: str | None) -> bool:
+    """Whether :func:`decode_prefix` undoes any layer of ``content_encoding`` (else the body
+    is its own decoding)."""
+    return bool(_layers(content_encoding))
+
+
+def decode_prefix(
+    chunks: Iterator[bytes], content_encoding: str | None, max_bytes: int
+) -> tuple[bytes, bool]:
+    """The first ``max_bytes`` of the body whose raw bytes ``chunks`` yields, its
+    content-encodings undone (see :meth:`Recording.decoded_body`), and whether that is all of
+    it. Each layer produces at most ``_STEP_BYTES`` per step whatever the size of a chunk, so
+    memory is ``max_bytes`` plus a few steps however compressible the body (a decompression
+    bomb). A broken stream gives what was decoded before the error. Pure: any thread."""
+    pipeline = chunks
+    for layer in _layers(content_encoding):
+        pipeline = layer(pipeline)
+    out = bytearray()
+    whole = True
+    try:
+        for piece in pipeline:
+            out += piece[: max_bytes - len(out)]
+            if len(out) >= max_bytes:
+                whole = False
+                break
+    except (zlib.error, brotli.error, EOFError, OSError):
+        pass
+    return bytes(out), whole
 
 
 def _raw_chunks(stream: IO[bytes]) -> Iterator[bytes]:

@@ -46,7 +46,7 @@ import structlog
 
 from crawler.archive.entry_spool import EntrySpool
 from crawler.archive.run_layout import index_path
-from crawler.archive.warc_scan import IndexEntry, WarcScanner
+from crawler.archive.warc_scan import IndexEntry, WarcScanner, bounded_inflate
 
 _log = structlog.get_logger("crawler.archive")
 _CHECK_CHUNK_BYTES = 1024 * 1024
@@ -206,7 +206,8 @@ def _gzip_member_complete(fh: io.BufferedReader, length: int) -> bool:
             break
         left -= len(chunk)
         try:
-            decompressor.decompress(chunk, 0)
+            for _ in bounded_inflate(decompressor, chunk):
+                pass  # only whether the member ends matters; its output is dropped a step at a time
         except zlib.error:
             return False
     return decompressor.eof

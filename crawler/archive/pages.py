@@ -2,9 +2,10 @@
 
 A page is a CDXJ line of a ``text/html`` response with status 200, or of a 200 ``revisit``
 whose payload digest is an HTML capture's (a recrawl's unchanged page). Its title is read from
-the archived HTML (the first ``<title>`` in the first 256 KiB, entities decoded; a revisit's
-from its original). Its text is the browser's rendered text when the crawl stored one
-(a ``urn:text:<url>`` resource record, the latest), else the archived HTML's visible text
+the archived HTML (the first ``<title>`` in the first 256 KiB of the page, its content-encoding
+undone as the crawl's extractors undo it, entities decoded; a revisit's from its original).
+Its text is the browser's rendered text when the crawl stored one (a ``urn:text:<url>``
+resource record, the latest), else the archived HTML's visible text
 (:mod:`crawler.archive.page_text`, first 4 MiB). :func:`pages_jsonl` gives the file's lines: the
 ``json-pages-1.0`` header, then ``{"id", "url", "ts" (ISO 8601), "title", "text"}`` per page.
 Reads WARC files; no shared state.
@@ -18,14 +19,17 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from crawler.archive.page_text import html_text, plain_text
+from crawler.recording import decode_prefix, is_decoded
 
 TEXT_URN = "urn:text:"
 _TEXT_SCAN_BYTES = 4 * 1024 * 1024
 _TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.S | re.I)
 _CHARSET = re.compile(rb"charset=[\"']?([A-Za-z0-9_.:-]+)", re.I)
 _TITLE_SCAN_BYTES = 256 * 1024
+_READ_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,7 @@ def read_page(line: IndexLine, with_text: bool) -> tuple[str, str]:
         with line.warc.open("rb") as fh:
             fh.seek(int(line.fields["offset"]))
             record = next(iter(ArchiveIterator(fh)))
-            body = record.content_stream().read(size)
+            body = _payload_prefix(record, size)
             content_type = record.http_headers.get_header("Content-Type") or ""
     except Exception:  # noqa: BLE001 - a damaged record gives a page without a title
         return "", ""
@@ -143,10 +147,29 @@ def _read_body(line: IndexLine, limit: int) -> bytes:
         with line.warc.open("rb") as fh:
             fh.seek(int(line.fields["offset"]))
             record = next(iter(ArchiveIterator(fh)))
-            data: bytes = record.content_stream().read(limit)
-            return data
+            return _payload_prefix(record, limit)
     except Exception:  # noqa: BLE001 - a damaged record gives a page without text
         return b""
+
+
+def _payload_prefix(record: Any, limit: int) -> bytes:
+    """The first ``limit`` bytes of a warcio ``record``'s payload, transfer coding and
+    content-encodings undone by :func:`crawler.recording.decode_prefix` (as the crawl's
+    extractors read them): output bounded per step, so a decompression bomb's page costs
+    ``limit``, not what a reader block of it inflates to (warcio inflates each block whole)."""
+    from warcio.bufferedreaders import ChunkedDataReader
+
+    stream = record.raw_stream
+    http = record.http_headers
+    encoding = None
+    if http is not None:
+        if (http.get_header("transfer-encoding") or "").lower() == "chunked":
+            stream = ChunkedDataReader(stream)
+        encoding = http.get_header("content-encoding")
+    if not is_decoded(encoding):
+        return bytes(stream.read(limit))
+    chunks = iter(lambda: stream.read(_READ_BYTES), b"")
+    return decode_prefix(chunks, encoding, limit)[0]
 
 
 def pages_jsonl(pages: Iterable[Page]) -> Iterator[str]:

@@ -1,9 +1,10 @@
 """WarcScanner: the CDXJ lines of a ``.warc.gz`` whose records are each a gzip member, read at
 C speed.
 
-Each member is inflated with ISA-L (output discarded past the headers); only the WARC header
-block and, for ``response``/``revisit`` records in ``application/http``, the HTTP status line
-and ``Content-Type`` are parsed. The lines are the ones ``cdxj-indexer`` writes (the same SURT
+Each member is inflated with ISA-L, at most ``INFLATE_STEP_BYTES`` of output per call however
+compressible it is (output discarded past the headers); only the WARC header block and, for
+``response``/``revisit`` records in ``application/http``, the HTTP status line and
+``Content-Type`` are parsed. The lines are the ones ``cdxj-indexer`` writes (the same SURT
 key, from :func:`~crawler.archive.surt_key.surt_urlkey`, same fields and order;
 ``tests/archive/test_warc_scan.py`` compares them on real crawls), at about a third of its
 CPU: the library parses every header of every record (request and metadata records too) in
@@ -26,9 +27,10 @@ import hashlib
 import json
 import mmap
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from isal import isal_zlib
 
@@ -42,6 +44,9 @@ _GZIP_WBITS = 31
 _FIRST_FEED_BYTES = 8 * 1024
 _MAX_FEED_BYTES = 1024 * 1024
 _HEAD_BYTES = 64 * 1024  # WARC + HTTP headers must end within this much output
+INFLATE_STEP_BYTES = 1024 * 1024
+"""Most output one inflate call may produce: a member whose body compressed a thousandfold
+(a long run of one byte) would otherwise inflate a whole input piece at once, a GiB per MiB."""
 _INDEXED = (b"response", b"revisit", b"resource", b"metadata")
 _MIME_END = re.compile(r"[;\s]")
 _INDEXED_STR = ("response", "revisit", "resource", "metadata")
@@ -138,9 +143,8 @@ class WarcScanner:
         except ValueError:
             return None
         block = head[split + 4 : split + 4 + size]
-        if len(block) < size:  # a body past the first output: inflate the whole record
-            whole = isal_zlib.decompress(bytes(member), _GZIP_WBITS)
-            block = whole[split + 4 : split + 4 + size]
+        if len(block) < size:  # a body past the first output: inflate up to the block's end
+            block = _inflated_prefix(member, split + 4 + size)[split + 4 :]
         request = request_method_query(block)
         if request is None:
             return None
@@ -241,10 +245,39 @@ def _member(view: memoryview, start: int, size: int) -> tuple[int | None, bytes]
         chunk = view[pos : pos + feed]
         pos += len(chunk)
         feed = min(feed * 4, _MAX_FEED_BYTES)
-        out = inflater.decompress(chunk)
+        out = inflater.decompress(chunk, INFLATE_STEP_BYTES)
         if len(head) < _HEAD_BYTES:
             head += out[: _HEAD_BYTES - len(head)]
+        if inflater.unconsumed_tail or len(out) == INFLATE_STEP_BYTES:  # a highly packed body
+            for out in bounded_inflate(inflater, inflater.unconsumed_tail):
+                if len(head) < _HEAD_BYTES:
+                    head += out[: _HEAD_BYTES - len(head)]
     return pos - len(inflater.unused_data), head
+
+
+def bounded_inflate(inflater: Any, data: bytes | memoryview) -> Iterator[bytes]:
+    """Feed ``data`` to ``inflater`` (a ``decompressobj`` of zlib or ISA-L), yielding its output
+    at most ``INFLATE_STEP_BYTES`` at a time, until the input is used up (or the stream ends)
+    and no output is pending. However compressible the stream, one call holds one step."""
+    while not inflater.eof:
+        out: bytes = inflater.decompress(data, INFLATE_STEP_BYTES)
+        if out:
+            yield out
+        data = inflater.unconsumed_tail
+        if not data and len(out) < INFLATE_STEP_BYTES:
+            return  # all input taken and the output not cut at the step: more input needed
+
+
+def _inflated_prefix(member: memoryview, limit: int) -> bytes:
+    """The first ``limit`` bytes the gzip ``member`` inflates to (fewer if it holds fewer),
+    inflated a bounded step at a time: memory follows ``limit``, not the member's ratio."""
+    inflater = isal_zlib.decompressobj(_GZIP_WBITS)
+    out = bytearray()
+    for piece in bounded_inflate(inflater, member):
+        out += piece[: limit - len(out)]
+        if len(out) >= limit:
+            break
+    return bytes(out)
 
 
 def _quick_type(head: bytes, split: int) -> bytes | None:
