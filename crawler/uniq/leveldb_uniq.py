@@ -12,8 +12,14 @@ the levels that do not hold it; the read of the block that holds it is what the 
 crawl of a few million URIs (~18 B per URI on disk). Look-ups go in the batch's order: sorting a
 batch's keys first bought nothing measurable (one host's keys share blocks either way).
 
-``add_many_announced`` announces the new fingerprints' URIs under the lock, after the look-ups
-and before the write: exactly the ones it then reports new.
+A batch's look-ups run without the lock (a recorded fingerprint is never removed, so "found"
+stays true); under the lock only the fingerprints found absent are checked again against the
+RecentKeys cache, where every fingerprint recorded since sits (it is remembered under the lock
+right after its write) unless the cache turned over twice meanwhile, in which case they are
+looked up again. So put-if-absent stays exact: of two threads adding one new URI at once, one
+reports it new. ``add_many_announced`` announces the new fingerprints' URIs under the lock,
+after that check and before the write: exactly the ones it then reports new. Closing (or
+reopening after a full disk) waits for the lock-free look-ups in progress.
 
 Fast path: a :class:`~crawler.uniq.recent_keys.RecentKeys` cache of recently recorded or
 confirmed fingerprints answers "already seen" without the lock or LevelDB.
@@ -22,12 +28,14 @@ A write that fails for a full disk waits for space, reopens the database (LevelD
 in a half record after the failure) and is made again under the same lock, so no URI is lost.
 
 Heritrix counterpart: ``BdbUriUniqFilter`` (database ``alreadySeenUrl``). Thread-safe: one lock
-around check-and-add (plyvel itself is thread-safe; the lock makes put-if-absent atomic).
+around the final check, the announcement and the write (plyvel itself is thread-safe; the lock
+makes put-if-absent atomic); look-ups of recorded keys and in the database go without it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -76,6 +84,7 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         self._db: Any = None
         self._count = 0
         self._lock = threading.Lock()
+        self._readers: set[int] = set()  # threads in a lock-free look-up (_absent)
         self._recent: RecentKeys[bytes] = RecentKeys(self.params.cache_size)
         self._function: FingerprintFunction = self.params.fingerprint
         self._path: Path | None = None
@@ -116,9 +125,7 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
     def _reopen(self) -> None:
         """Close and reopen the database after a failed write (the lock held)."""
         assert self._path is not None
-        db, self._db = self._db, None
-        if db is not None:
-            db.close()
+        self._close_db()
         self._db = self._open_db(self._path)
 
     def _put(self, fps: Iterable[bytes], count: int) -> None:
@@ -194,18 +201,27 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         out = recent.unknown(fps)
         if not any(out):
             return out
+        # The look-ups go without the lock (a recorded key stays recorded); under it, only the
+        # keys another thread recorded since are re-checked: those are in ``recent`` unless it
+        # turned over twice meanwhile (or keeps nothing), and then all are looked up again.
+        turnovers = recent.turnovers
+        absent = self._absent(fps, out) if recent.capacity else None
         with self._lock:
-            get = self._require().get
-            # Looked up again under the lock: another thread may have recorded some meanwhile.
-            known = recent.unknown(fps)
+            if absent is None or recent.turnovers - turnovers > 1:
+                get = self._require().get
+                absent = [i for i, new in enumerate(out) if new and get(_KEY + fps[i]) is None]
+            else:
+                self._require()
+            out = [False] * len(fps)
+            if not absent:
+                return out
+            still = recent.unknown([fps[i] for i in absent])
             fresh: dict[bytes, str] = {}
-            for i, fp in enumerate(fps):
-                if not out[i]:
-                    continue
-                if not known[i] or fp in fresh or get(_KEY + fp) is not None:
-                    out[i] = False
-                else:
+            for i, unknown in zip(absent, still, strict=True):
+                fp = fps[i]
+                if unknown and fp not in fresh:
                     fresh[fp] = canonicals[i]
+                    out[i] = True
             if fresh:
                 if announce is not None:
                     announce(list(fresh.values()))
@@ -213,6 +229,34 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
                 self._count += len(fresh)
                 recent.remember_many(fresh)
         return out
+
+    def _absent(self, fps: list[bytes], todo: list[bool]) -> list[int] | None:
+        """The indices ``i`` with ``todo[i]`` whose fingerprint the database lacks, looked up
+        without the lock; None if the database is closed or being reopened (the caller looks
+        them up under the lock). :meth:`_close_db` waits for these readers before closing."""
+        me = threading.get_ident()
+        readers = self._readers
+        readers.add(me)
+        try:
+            db = self._db
+            if db is None:
+                return None
+            get = db.get
+            return [i for i, new in enumerate(todo) if new and get(_KEY + fps[i]) is None]
+        except (RuntimeError, plyvel.Error):
+            return None
+        finally:
+            readers.discard(me)
+
+    def _close_db(self) -> None:
+        """Close the database (the lock held): unpublished first, closed once no lock-free
+        reader (:meth:`_absent`) still uses it."""
+        db, self._db = self._db, None
+        if db is None:
+            return
+        while self._readers:
+            time.sleep(0.0005)
+        db.close()
 
     def count(self) -> int:
         return self._count
@@ -226,7 +270,5 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
 
     def close(self) -> None:
         with self._lock:
-            db, self._db = self._db, None
+            self._close_db()
             self._recent.clear()
-        if db is not None:
-            db.close()
