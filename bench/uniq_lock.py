@@ -138,7 +138,9 @@ def main() -> None:
             for batch in batches:
                 if shared:
                     batch = batch + shared[-2:]
-                added = uniq.add_many_announced(batch, lambda new: log.delete_later(log.announce(new)))
+                added = uniq.add_many_announced(
+                    batch, lambda new: log.delete_later(log.announce(new))
+                )
                 mine += sum(added)
                 shared.extend(batch[:2])
                 del shared[:-64]
