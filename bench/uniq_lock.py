@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import sys
 import tempfile
 import threading
@@ -93,6 +94,23 @@ def new_uri(i: int) -> str:
     return f"https://h{i % 991}.example/new/{i}"
 
 
+def spin(n: int) -> int:
+    x = 0
+    for i in range(n):
+        x ^= i
+    return x
+
+
+def calibrate(work_us: int) -> int:
+    """Iterations of :func:`spin` that take ``work_us`` of CPU (measured alone, at start)."""
+    if not work_us:
+        return 0
+    t = time.thread_time()
+    spin(200_000)
+    per = (time.thread_time() - t) / 200_000
+    return int(work_us / 1e6 / per)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=50)
@@ -101,6 +119,9 @@ def main() -> None:
     ap.add_argument("--new", type=int, default=8, help="new links per batch")
     ap.add_argument("--seen", type=int, default=600_000, help="URIs seeded before")
     ap.add_argument("--cache", type=int, default=200_000, help="RecentKeys cache_size")
+    ap.add_argument(
+        "--work-us", type=int, default=0, help="Python CPU per batch besides it (a page's rest)"
+    )
     ap.add_argument("--instrument", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="uniq-lock-") as tmp:
@@ -123,6 +144,7 @@ def main() -> None:
         new_lock = threading.Lock()
         shared: list[str] = []  # recent new links, found again on other pages at once
         reported = [0]
+        spins = calibrate(args.work_us)
         start_gate = threading.Barrier(args.threads + 1)
 
         def work(seed: int) -> None:
@@ -136,6 +158,7 @@ def main() -> None:
             start_gate.wait()
             mine = 0
             for batch in batches:
+                spin(spins)
                 if shared:
                     batch = batch + shared[-2:]
                 added = uniq.add_many_announced(
@@ -152,16 +175,19 @@ def main() -> None:
             t.start()
         count0 = uniq.count()
         start_gate.wait()
+        ru0 = resource.getrusage(resource.RUSAGE_SELF)
         cpu0, wall0 = time.process_time(), time.perf_counter()
         for t in threads:
             t.join()
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        switches = ru.ru_nvcsw + ru.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw
         n = args.threads * args.batches
         assert reported[0] == uniq.count() - count0, (reported[0], uniq.count() - count0)
         line = (
             f"threads={args.threads} batches={n} links/batch={args.links} new/batch={args.new} "
             f"seen={args.seen} cache={args.cache}: CPU-us/batch {cpu / n * 1e6:.0f} "
-            f"wall {wall:.2f}s"
+            f"(work {args.work_us}) wall {wall:.2f}s ctx-switches/batch {switches / n:.1f}"
         )
         if counting is not None:
             line += (
