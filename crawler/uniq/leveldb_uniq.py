@@ -17,9 +17,10 @@ stays true); under the lock only the fingerprints found absent are checked again
 RecentKeys cache, where every fingerprint recorded since sits (it is remembered under the lock
 right after its write) unless the cache turned over twice meanwhile, in which case they are
 looked up again. So put-if-absent stays exact: of two threads adding one new URI at once, one
-reports it new. ``add_many_announced`` announces the new fingerprints' URIs under the lock,
-after that check and before the write: exactly the ones it then reports new. Closing (or
-reopening after a full disk) waits for the lock-free look-ups in progress.
+reports it new. The look-ups themselves take a second lock (one batch's look-ups at a time,
+beside another batch's write: many threads each releasing the GIL per get cost more CPU in
+thread switches). ``add_many_announced`` announces the new fingerprints' URIs under the lock,
+after that check and before the write: exactly the ones it then reports new.
 
 Fast path: a :class:`~crawler.uniq.recent_keys.RecentKeys` cache of recently recorded or
 confirmed fingerprints answers "already seen" without the lock or LevelDB.
@@ -35,7 +36,6 @@ makes put-if-absent atomic); look-ups of recorded keys and in the database go wi
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -84,7 +84,7 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         self._db: Any = None
         self._count = 0
         self._lock = threading.Lock()
-        self._readers: set[int] = set()  # threads in a lock-free look-up (_absent)
+        self._lookup_lock = threading.Lock()  # a batch's LevelDB look-ups (_absent)
         self._recent: RecentKeys[bytes] = RecentKeys(self.params.cache_size)
         self._function: FingerprintFunction = self.params.fingerprint
         self._path: Path | None = None
@@ -232,31 +232,22 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
 
     def _absent(self, fps: list[bytes], todo: list[bool]) -> list[int] | None:
         """The indices ``i`` with ``todo[i]`` whose fingerprint the database lacks, looked up
-        without the lock; None if the database is closed or being reopened (the caller looks
-        them up under the lock). :meth:`_close_db` waits for these readers before closing."""
-        me = threading.get_ident()
-        readers = self._readers
-        readers.add(me)
-        try:
+        under the look-up lock only (one batch's look-ups at a time, beside another batch's
+        write); None if the database is closed (the caller then fails under the lock)."""
+        with self._lookup_lock:
             db = self._db
             if db is None:
                 return None
             get = db.get
             return [i for i, new in enumerate(todo) if new and get(_KEY + fps[i]) is None]
-        except (RuntimeError, plyvel.Error):
-            return None
-        finally:
-            readers.discard(me)
 
     def _close_db(self) -> None:
-        """Close the database (the lock held): unpublished first, closed once no lock-free
-        reader (:meth:`_absent`) still uses it."""
-        db, self._db = self._db, None
-        if db is None:
-            return
-        while self._readers:
-            time.sleep(0.0005)
-        db.close()
+        """Close the database (the lock held; takes the look-up lock, which is never held
+        while waiting for the other)."""
+        with self._lookup_lock:
+            db, self._db = self._db, None
+            if db is not None:
+                db.close()
 
     def count(self) -> int:
         return self._count
