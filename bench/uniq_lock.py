@@ -182,7 +182,7 @@ def main() -> None:
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
         ru = resource.getrusage(resource.RUSAGE_SELF)
         switches = ru.ru_nvcsw + ru.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw
-        n = args.threads * args.batches
+        n = max(1, args.threads * args.batches)
         assert reported[0] == uniq.count() - count0, (reported[0], uniq.count() - count0)
         line = (
             f"threads={args.threads} batches={n} links/batch={args.links} new/batch={args.new} "
