@@ -12,15 +12,8 @@ the levels that do not hold it; the read of the block that holds it is what the 
 crawl of a few million URIs (~18 B per URI on disk). Look-ups go in the batch's order: sorting a
 batch's keys first bought nothing measurable (one host's keys share blocks either way).
 
-A batch's look-ups run without the lock (a recorded fingerprint is never removed, so "found"
-stays true); under the lock only the fingerprints found absent are checked again against the
-RecentKeys cache, where every fingerprint recorded since sits (it is remembered under the lock
-right after its write) unless the cache turned over twice meanwhile, in which case they are
-looked up again. So put-if-absent stays exact: of two threads adding one new URI at once, one
-reports it new. The look-ups themselves take a second lock (one batch's look-ups at a time,
-beside another batch's write: many threads each releasing the GIL per get cost more CPU in
-thread switches). ``add_many_announced`` announces the new fingerprints' URIs under the lock,
-after that check and before the write: exactly the ones it then reports new.
+``add_many_announced`` announces the new fingerprints' URIs under the lock, after the look-ups
+and before the write: exactly the ones it then reports new.
 
 Fast path: a :class:`~crawler.uniq.recent_keys.RecentKeys` cache of recently recorded or
 confirmed fingerprints answers "already seen" without the lock or LevelDB.
@@ -29,8 +22,7 @@ A write that fails for a full disk waits for space, reopens the database (LevelD
 in a half record after the failure) and is made again under the same lock, so no URI is lost.
 
 Heritrix counterpart: ``BdbUriUniqFilter`` (database ``alreadySeenUrl``). Thread-safe: one lock
-around the final check, the announcement and the write (plyvel itself is thread-safe; the lock
-makes put-if-absent atomic); look-ups of recorded keys and in the database go without it.
+around check-and-add (plyvel itself is thread-safe; the lock makes put-if-absent atomic).
 """
 
 from __future__ import annotations
@@ -84,7 +76,6 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         self._db: Any = None
         self._count = 0
         self._lock = threading.Lock()
-        self._lookup_lock = threading.Lock()  # a batch's LevelDB look-ups (_absent)
         self._recent: RecentKeys[bytes] = RecentKeys(self.params.cache_size)
         self._function: FingerprintFunction = self.params.fingerprint
         self._path: Path | None = None
@@ -125,7 +116,9 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
     def _reopen(self) -> None:
         """Close and reopen the database after a failed write (the lock held)."""
         assert self._path is not None
-        self._close_db()
+        db, self._db = self._db, None
+        if db is not None:
+            db.close()
         self._db = self._open_db(self._path)
 
     def _put(self, fps: Iterable[bytes], count: int) -> None:
@@ -201,27 +194,18 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         out = recent.unknown(fps)
         if not any(out):
             return out
-        # The look-ups go without the lock (a recorded key stays recorded); under it, only the
-        # keys another thread recorded since are re-checked: those are in ``recent`` unless it
-        # turned over twice meanwhile (or keeps nothing), and then all are looked up again.
-        turnovers = recent.turnovers
-        absent = self._absent(fps, out) if recent.capacity else None
         with self._lock:
-            if absent is None or recent.turnovers - turnovers > 1:
-                get = self._require().get
-                absent = [i for i, new in enumerate(out) if new and get(_KEY + fps[i]) is None]
-            else:
-                self._require()
-            out = [False] * len(fps)
-            if not absent:
-                return out
-            still = recent.unknown([fps[i] for i in absent])
+            get = self._require().get
+            # Looked up again under the lock: another thread may have recorded some meanwhile.
+            known = recent.unknown(fps)
             fresh: dict[bytes, str] = {}
-            for i, unknown in zip(absent, still, strict=True):
-                fp = fps[i]
-                if unknown and fp not in fresh:
+            for i, fp in enumerate(fps):
+                if not out[i]:
+                    continue
+                if not known[i] or fp in fresh or get(_KEY + fp) is not None:
+                    out[i] = False
+                else:
                     fresh[fp] = canonicals[i]
-                    out[i] = True
             if fresh:
                 if announce is not None:
                     announce(list(fresh.values()))
@@ -229,25 +213,6 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
                 self._count += len(fresh)
                 recent.remember_many(fresh)
         return out
-
-    def _absent(self, fps: list[bytes], todo: list[bool]) -> list[int] | None:
-        """The indices ``i`` with ``todo[i]`` whose fingerprint the database lacks, looked up
-        under the look-up lock only (one batch's look-ups at a time, beside another batch's
-        write); None if the database is closed (the caller then fails under the lock)."""
-        with self._lookup_lock:
-            db = self._db
-            if db is None:
-                return None
-            get = db.get
-            return [i for i, new in enumerate(todo) if new and get(_KEY + fps[i]) is None]
-
-    def _close_db(self) -> None:
-        """Close the database (the lock held; takes the look-up lock, which is never held
-        while waiting for the other)."""
-        with self._lookup_lock:
-            db, self._db = self._db, None
-            if db is not None:
-                db.close()
 
     def count(self) -> int:
         return self._count
@@ -261,5 +226,7 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
 
     def close(self) -> None:
         with self._lock:
-            self._close_db()
+            db, self._db = self._db, None
             self._recent.clear()
+        if db is not None:
+            db.close()

@@ -10,10 +10,7 @@ the most recent keys are remembered (about 70-100 bytes per fingerprint; a batch
 Thread-safety: membership tests may run without a lock (a set lookup is atomic under the GIL; a
 miss during a generation swap only sends the caller to the slow, locked path). :meth:`remember`
 must be called under the owning filter's lock, and only after the key is durably recorded, so a
-hit always means "recorded". :attr:`turnovers` counts the generation swaps (and clears): a key
-remembered after a reader read it is still remembered as long as it has moved by at most one,
-which lets a filter look keys up in its database without its lock and re-check under the lock
-only the keys remembered meanwhile.
+hit always means "recorded".
 """
 
 from __future__ import annotations
@@ -27,11 +24,10 @@ K = TypeVar("K", bound=Hashable)
 class RecentKeys(Generic[K]):
     """Two-generation set of keys (fingerprint bytes, hash ints); ``capacity`` 0 disables it."""
 
-    __slots__ = ("_old", "_young", "capacity", "turnovers")
+    __slots__ = ("_old", "_young", "capacity")
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self.turnovers = 0
         self._young: set[K] = set()
         self._old: set[K] = set()
 
@@ -52,7 +48,6 @@ class RecentKeys(Generic[K]):
         if len(young) >= self.capacity:
             self._old = young
             self._young = set()
-            self.turnovers += 1
 
     def remember_many(self, keys: Iterable[K]) -> None:
         """:meth:`remember` each of ``keys`` (caller holds the filter's lock); the generations
@@ -64,13 +59,11 @@ class RecentKeys(Generic[K]):
         if len(young) >= self.capacity:
             self._old = young
             self._young = set()
-            self.turnovers += 1
 
     def clear(self) -> None:
         """Forget everything (on close)."""
         self._young = set()
         self._old = set()
-        self.turnovers += 2
 
     def __len__(self) -> int:
         return len(self._young) + len(self._old)

@@ -1,10 +1,11 @@
-"""LevelDBUriUniqFilter under many threads: look-ups without the lock, put-if-absent still exact.
+"""LevelDBUriUniqFilter under many threads: put-if-absent exact, announcements exact.
 
 Sixteen threads add overlapping batches of the same new URIs at once, round after round; with a
-RecentKeys cache of 0, 1 and 3 keys (turned over constantly, so a thread often finds that the
-cache moved twice since its lock-free look-ups and must look up again) and one that holds all.
-Every URI must be reported new exactly once, announced exactly once (in the very call that
-reports it new), counted once, and the count and keys must survive a reopen.
+RecentKeys cache of 0, 1 and 3 keys (turned over constantly, so what one thread recorded falls
+out of it while others still look the same URIs up: any shortcut that trusts the cache alone
+reports a URI new twice) and one that holds all. Every URI must be reported new exactly once,
+announced exactly once (in the very call that reports it new), counted once, and the count and
+keys must survive a reopen. Closing under running threads fails their later calls cleanly.
 """
 
 from __future__ import annotations
