@@ -49,9 +49,11 @@ _MARKERS = (
 )  # fmt: skip
 # A page holds a needle only if it holds that needle's gate (a substring of it). A compiled
 # literal pattern scans a page for its first byte in a tight loop, faster than ``in`` (which
-# weighs every byte of the needle): the gates start with bytes rare in HTML.
+# weighs every byte of the needle): the gates start with bytes rare in HTML. A gate that is a
+# whole needle (True) needs no second look.
 _GATES = tuple(
-    re.compile(re.escape(gate)).search for gate in (b"video", b"udio", b"yer", b"3u8", b".mpd")
+    (re.compile(re.escape(gate)).search, gate in _NEEDLES)
+    for gate in (b"video", b"udio", b"yer", b"3u8", b".mpd")
 )
 _HOSTS = (b"brightcove", b"kaltura", b"wistia", b"vidyard", b"jwplatform")
 _HOSTED = re.compile(
@@ -66,12 +68,12 @@ def player_markup(html: bytes) -> str | None:
     understands, ``hosted`` for a hosted player's embed (read by its site's extractor), else
     None (see the module docstring)."""
     low = html.lower()
-    for gate in _GATES:
+    for gate, whole in _GATES:
         if gate(low) is not None:
+            if not whole and not any(needle in low for needle in _NEEDLES):
+                return None
             break
     else:
-        return None
-    if not any(needle in low for needle in _NEEDLES):
         return None
     if any(host in low for host in _HOSTS) and _HOSTED.search(low):
         return "hosted"

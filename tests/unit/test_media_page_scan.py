@@ -68,7 +68,9 @@ def filler() -> list[bytes]:
 
 
 def _random_case(rng: random.Random, piece: bytes) -> bytes:
-    return bytes(b ^ 0x20 if chr(b).isalpha() and b < 128 and rng.random() < 0.4 else b for b in piece)
+    return bytes(
+        b ^ 0x20 if chr(b).isalpha() and b < 128 and rng.random() < 0.4 else b for b in piece
+    )
 
 
 def _page(rng: random.Random, base: bytes) -> bytes:
