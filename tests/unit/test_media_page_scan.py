@@ -16,6 +16,7 @@ from types import ModuleType
 
 import pytest
 
+from processors.media.extractor_url_index import ExtractorUrlIndex
 from processors.media.media_page_rule import SCAN_BYTES, player_markup
 
 pytestmark = pytest.mark.timeout(60)
@@ -117,3 +118,14 @@ def test_pieces_at_the_edges_and_across_the_scan_limit(piece: bytes) -> None:
 def test_empty_and_non_ascii_pages() -> None:
     for page in (b"", b"\x00", bytes(range(256)), bytes(range(256)) * 40, "Vidéo ÄUDIO".encode()):
         assert player_markup(page) == reference_markup(page), page[:40]
+
+
+def test_hosts_asked_again_are_claimed_by_their_paths() -> None:
+    index = ExtractorUrlIndex()
+    # The keys of a host are remembered; what claims a URL is still its whole URL.
+    for _ in range(2):
+        assert index.claimed_by("https://www.youtube.com/about/") is None
+        assert index.claimed_by("https://www.youtube.com/watch?v=dQw4w9WgXcQ") == "youtube"
+        assert index.claimed_by("https://WWW.YouTube.com/watch?v=dQw4w9WgXcQ") == "youtube"
+        assert index.claimed_by("https://h00001.web.test/p1.html") is None
+        assert index.claimed_by("https://vimeo.com/76979871") == "vimeo"
