@@ -15,7 +15,7 @@ or returns None, checking the cheap thing first:
 The scan lower-cases the bytes and looks for ``video``, ``audio``, ``player``, ``.m3u8`` and
 ``.mpd`` before the markers, all substring searches. Most pages hold none, so it first looks for
 a gate of each needle (a substring of it that starts with a byte rare in HTML: ``video``,
-``udio``, ``yer``, ``3u8``, ``.mpd``) with a literal-prefix regex, whose scan for that first byte
+``udio``, ``yer``, ``.m3u8``, ``.mpd``) with a literal-prefix regex, whose scan for that first byte
 is the cheapest pass over a page Python has; a page that holds no gate holds no needle and is
 done after five such passes. A page holding a gate takes the full test, so the answer is the
 same for every page (~0.6x the time of five plain ``in`` searches on the pages of bench-web). An
@@ -53,7 +53,7 @@ _MARKERS = (
 # whole needle (True) needs no second look.
 _GATES = tuple(
     (re.compile(re.escape(gate)).search, gate in _NEEDLES)
-    for gate in (b"video", b"udio", b"yer", b"3u8", b".mpd")
+    for gate in (b"video", b"udio", b"yer", b".m3u8", b".mpd")
 )
 _HOSTS = (b"brightcove", b"kaltura", b"wistia", b"vidyard", b"jwplatform")
 _HOSTED = re.compile(
