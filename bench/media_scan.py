@@ -74,6 +74,9 @@ def load(root: Path, markers: bool) -> list[CrawlURI]:
         )
         rec.decoded_body(None, SCAN_BYTES)
         curis.append(curi)
+    # The first call reads yt-dlp's extractor list (ExtractorUrlIndex, once per process): not
+    # part of a page's cost.
+    media_page_reason(curis[0])
     return curis
 
 
