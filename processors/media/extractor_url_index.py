@@ -14,7 +14,8 @@ name no domain (embeds recognised by markup) are left out; the page markup rule
 (yt-dlp run from a source tree) the extractor classes are imported instead, once.
 
 Thread-safety: built once under a lock; lookups read immutable structures, and the per-key
-compiled-pattern cache is filled with whole values (a race only compiles a pattern twice).
+compiled-pattern cache and the per-host key cache are filled with whole values (a race only
+compiles a pattern or splits a host twice).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ _DOMAIN = re.compile(r"([a-z0-9][a-z0-9-]*)\\\.([a-z][a-z0-9-]*)(?![a-z0-9-])")
 # A label before an escaped dot whose TLD is a choice (``dailymotion\.(?:com|fr)``).
 _LABEL = re.compile(r"(?<![a-z0-9-])([a-z0-9][a-z0-9-]{3,})\\\.[(\[]")
 _CLASS_LINE = re.compile(r"^    IE_NAME = (.+)$|^    _VALID_URL = (.+)$|^class (\w+)\(", re.M)
+_HOSTS_KEPT = 65536  # hosts whose index keys are remembered (a few MB at most)
 
 
 def _patterns_of(value: object) -> list[str]:
@@ -83,6 +85,9 @@ class ExtractorUrlIndex:
         self._lock = threading.Lock()
         self._by_pair: dict[str, list[tuple[str, tuple[str, ...]]]] | None = None
         self._compiled: dict[str, list[tuple[str, list[re.Pattern[str]]]]] = {}
+        # host -> the keys of the index its labels make (most hosts: none); a crawl asks about
+        # the same hosts again and again. Cleared past _HOSTS_KEPT entries.
+        self._keys_of_host: dict[str, tuple[str, ...]] = {}
         self.extractors = 0
 
     def _index(self) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
@@ -111,13 +116,17 @@ class ExtractorUrlIndex:
         host = urlsplit(uri).hostname
         if not host or host[-1].isdigit() or ":" in host:
             return None  # an IP address: no site extractor names one
-        labels = host.rstrip(".").split(".")
         index = self._index()
-        keys = [f"{labels[i]}.{labels[i + 1]}" for i in range(len(labels) - 1)]
-        keys += [f"{label}.*" for label in labels[:-1]]
+        keys = self._keys_of_host.get(host)
+        if keys is None:
+            labels = host.rstrip(".").split(".")
+            pairs = [f"{labels[i]}.{labels[i + 1]}" for i in range(len(labels) - 1)]
+            pairs += [f"{label}.*" for label in labels[:-1]]
+            keys = tuple(pair for pair in pairs if pair in index)
+            if len(self._keys_of_host) >= _HOSTS_KEPT:
+                self._keys_of_host.clear()
+            self._keys_of_host[host] = keys
         for pair in keys:
-            if pair not in index:
-                continue
             compiled = self._compiled.get(pair)
             if compiled is None:
                 compiled = []

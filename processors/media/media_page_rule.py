@@ -13,7 +13,12 @@ or returns None, checking the cheap thing first:
   (:class:`~processors.media.extractor_url_index.ExtractorUrlIndex`, ~5 µs a page).
 
 The scan lower-cases the bytes and looks for ``video``, ``audio``, ``player``, ``.m3u8`` and
-``.mpd`` before the markers, all substring searches (0.4 ms for 90 KB at load 16). An
+``.mpd`` before the markers, all substring searches. Most pages hold none, so it first looks for
+a gate of each needle (a substring of it that starts with a byte rare in HTML: ``video``,
+``udio``, ``yer``, ``.m3u8``, ``.mpd``) with a literal-prefix regex, whose tight loop over the
+page for that first byte takes less CPU than ``in``; a page that holds no gate holds no needle
+and is done after five such passes. A page holding a gate takes the full test, so the answer is the
+same for every page (~0.6x the time of five plain ``in`` searches on the pages of bench-web). An
 ``<iframe>`` of a video site is not a reason: the frame's URL is a link of the page, fetched and
 then claimed by its site's extractor.
 
@@ -42,6 +47,14 @@ _MARKERS = (
     b"<video", b"<audio", b".m3u8", b".mpd", b"og:video", b"og:audio", b"twitter:player",
     b"videoobject", b"audioobject", b"jwplayer", b"data-setup", b"video-js", b"flowplayer",
 )  # fmt: skip
+# A page holds a needle only if it holds that needle's gate (a substring of it). A compiled
+# literal pattern scans a page for its first byte in a tight loop, faster than ``in`` (which
+# weighs every byte of the needle): the gates start with bytes rare in HTML. A gate that is a
+# whole needle (True) needs no second look.
+_GATES = tuple(
+    (re.compile(re.escape(gate)).search, gate in _NEEDLES)
+    for gate in (b"video", b"udio", b"yer", b".m3u8", b".mpd")
+)
 _HOSTS = (b"brightcove", b"kaltura", b"wistia", b"vidyard", b"jwplatform")
 _HOSTED = re.compile(
     rb"(?:brightcove|kaltura|wistia|vidyard|jwplatform)[\w./ \"'=-]{0,60}(?:player|embed)"
@@ -55,7 +68,12 @@ def player_markup(html: bytes) -> str | None:
     understands, ``hosted`` for a hosted player's embed (read by its site's extractor), else
     None (see the module docstring)."""
     low = html.lower()
-    if not any(needle in low for needle in _NEEDLES):
+    for gate, whole in _GATES:
+        if gate(low) is not None:
+            if not whole and not any(needle in low for needle in _NEEDLES):
+                return None
+            break
+    else:
         return None
     if any(host in low for host in _HOSTS) and _HOSTED.search(low):
         return "hosted"
