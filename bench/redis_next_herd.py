@@ -7,7 +7,8 @@ Reported: URIs handed out, wake-ups of the threads waiting in ``next()`` (every 
 their condition's ``wait``, counted by wrapping the frontier's conditions, so the script runs
 on any tree), wake-ups of the exchange thread, exchange rounds, this process's CPU-µs per
 ``next()`` + ``finished()`` (all its threads: toe threads, exchange, lease keeper) and
-Redis's, with the load average before and after.
+Redis's, with the load average before and after. ``--hosts 0``: an empty frontier (idle
+threads; see the per-second figures).
 
 Run: ``python bench/redis_next_herd.py [--threads 300] [--hosts 2000] [--delay-ms 5000]``.
 Needs redis-server. Compare trees by running it with ``PYTHONPATH`` set to each.
@@ -137,6 +138,8 @@ def run(args: argparse.Namespace, url: str, workdir: Path) -> dict[str, Any]:
         "uris_per_s": round((h1 - h0) / (t1 - t0), 1),
         "waiter_wakeups": w1 - w0,
         "waiter_wakeups_per_uri": round((w1 - w0) / uris, 2),
+        "waiter_wakeups_per_s": round((w1 - w0) / (t1 - t0), 1),
+        "cpu_ms_per_s": round((c1 - c0) * 1e3 / (t1 - t0), 1),
         "exchange_wakeups_per_uri": round((x1 - x0) / uris, 2),
         "rounds_per_uri": round((r1 - r0) / uris, 3),
         "cpu_us_per_uri": round((c1 - c0) * 1e6 / uris, 1),

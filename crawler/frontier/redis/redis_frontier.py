@@ -16,7 +16,10 @@ modules:
   all waiting threads at once, most urgent first (DUE reads them and names the inactive ones
   first in line; CLAIM activates those the worker picked, re-checks due time and the server
   cap and leases the head for ``lease_s``, :mod:`~crawler.frontier.redis.redis_leases`), one
-  round trip per batch; Redis is polled only while a thread waits.
+  round trip per batch; Redis is polled only while a thread waits. Of the waiting threads one,
+  the timer (:class:`~crawler.frontier.rotation.wait_timer.WaitTimer`, the work-queue
+  frontier's rule), sleeps until the next poll or local prerequisite's due time; the others
+  until a round leases URIs for them (one woken per URI) or their own deadline.
 * ``finished``: FINISH (sent by the exchange with the next round) removes (or, for a retry,
   rewrites) the URI, frees the server slot, snoozes the queue for what is left of the
   politeness delay counted from the end of the fetch (the worker takes off the time since, so
