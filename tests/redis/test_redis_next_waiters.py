@@ -55,7 +55,7 @@ def test_polls_of_an_empty_frontier_wake_one_waiting_thread_each(
     assert isinstance(frontier, RedisFrontier)
     got: list[CrawlURI | None] = []
     threads = _block(frontier, got)
-    timer, exchange = frontier.timer, frontier._exchange  # noqa: SLF001
+    timer, exchange = frontier.timer, frontier._exchange
     wakeups, rounds = timer.wakeups, exchange.rounds
     time.sleep(1.0)
     woken, polled = timer.wakeups - wakeups, exchange.rounds - rounds
@@ -75,7 +75,7 @@ def test_uris_leased_for_waiting_threads_wake_about_one_thread_each(
     assert isinstance(frontier, RedisFrontier)
     got: list[CrawlURI | None] = []
     threads = _block(frontier, got)
-    timer, exchange = frontier.timer, frontier._exchange  # noqa: SLF001
+    timer, exchange = frontier.timer, frontier._exchange
     wakeups, rounds = timer.wakeups, exchange.rounds
     hosts = 20
     assert all(frontier.schedule_many([CrawlURI(f"http://h{i}.test/") for i in range(hosts)]))
