@@ -76,6 +76,7 @@ from crawler.frontier.retry.retry_watch import RetriesWaiting, RetryWatch
 from crawler.frontier.rotation.queue_release import QueueRelease, fetch_end_ms
 from crawler.frontier.rotation.rotation_log import RotationLog
 from crawler.frontier.rotation.scheduler import QueueScheduler
+from crawler.frontier.rotation.wait_timer import WaitTimer
 from crawler.frontier.store import recovery as rec
 from crawler.frontier.store.queue_store import QueueStore
 from crawler.frontier.store.write_behind_store import WriteBehindStore
@@ -124,13 +125,13 @@ class WorkQueueFrontier:
 
         lock = threading.Lock()
         self._cond = threading.Condition(lock)
-        self._timer_s = math.inf
+        self._timer = WaitTimer()
+        """Which thread blocked in ``next()`` sleeps until the next snoozed queue's wake time
+        (scheduler's monotonic clock): the *timer*; the others wait to be notified (or for
+        their own timeout), so a wake time wakes one thread, not every one that waits (300
+        threads, ~250 wake times a second: most of the wake-ups found nothing)."""
         self._wakes = 0
         """Bumped by :meth:`wake_waiters`: a ``next()`` that sees it change returns None."""
-        """The wake time (scheduler's monotonic clock) one thread blocked in ``next()`` sleeps
-        until: the *timer*. Only it waits for the next snoozed queue; the others wait to be
-        notified (or for their own timeout), so a wake time wakes one thread, not every one
-        that waits (300 threads, ~250 wake times a second: most of the wake-ups found nothing)."""
         pol = config.politeness
         self.gate: ServerGate[WorkQueue] = ServerGate(
             pol.host_max_connections, pol.host_min_interval_ms / 1000.0, ServerPace(config.pace)
@@ -260,32 +261,25 @@ class WorkQueueFrontier:
 
     def _wait(self, remaining_s: float) -> None:
         """Block (lock held) until notified, ``remaining_s`` passes, or — for the one thread
-        that becomes the timer — the next wake time (see :attr:`_timer_s`). A thread becomes
-        the timer when none is, or when the next wake time is earlier than the timer's (a
-        queue snoozed for less time than the timer waits, by a thread that calls ``next()``
-        after ``finished()``; the old timer sleeps on as an ordinary waiter)."""
+        that becomes the timer — the next wake time (:class:`~crawler.frontier.rotation.
+        wait_timer.WaitTimer`). A thread that snoozes a queue for less time than the timer
+        waits takes the earlier time itself when it next calls ``next()``."""
         wake_s = self.sched.next_wake_s()
-        timer = wake_s is not None and wake_s < self._timer_s
-        if timer:
-            assert wake_s is not None
-            self._timer_s = wake_s
-            remaining_s = min(remaining_s, max(wake_s - self._clock.monotonic(), 0.001))
         self.sched.waiting += 1  # a thread the lateness guard counts
         try:
-            self._cond.wait(remaining_s)
+            self._timer.wait(
+                self._cond,
+                remaining_s,
+                math.inf if wake_s is None else wake_s,
+                self._clock.monotonic(),
+            )
         finally:
             self.sched.waiting -= 1
-            if timer and self._timer_s == wake_s:
-                self._timer_s = math.inf
 
     def _hand_timer_on(self) -> None:
         """On leaving ``next()`` (lock held): with no timer while threads wait and a wake time
         is pending, wake one waiter to become the timer."""
-        if (
-            self._timer_s == math.inf
-            and self.sched.waiting
-            and self.sched.next_wake_s() is not None
-        ):
+        if self._timer.hand_on(self.sched.next_wake_s() is not None):
             self._cond.notify()
 
     def _next_locked(self) -> CrawlURI | None:

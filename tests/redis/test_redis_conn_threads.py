@@ -41,6 +41,34 @@ def test_threads_that_end_leave_no_connection_behind(redis_server: RedisServer) 
     client.close()
 
 
+def test_more_threads_than_a_default_pool_holds_each_keep_a_connection(
+    redis_server: RedisServer,
+) -> None:
+    """A worker's 300 toe threads each keep a connection: the pool must not stop at redis-py's
+    default of 100 (the calls then fail as if Redis were down)."""
+    client = redis_conn.connect(redis_server.url)
+    n = 120
+    barrier = threading.Barrier(n, timeout=20)
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            redis_conn.send_commands(client, [("INCR", "k")])
+            barrier.wait()  # every thread holds its connection at once
+        except BaseException as exc:  # noqa: BLE001 - reported by the assert below
+            errors.append(exc)
+            barrier.abort()
+
+    threads = [threading.Thread(target=work) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not errors, errors[:1]
+    assert int(client.get("k")) == n
+    client.close()
+
+
 def test_a_restart_between_calls_is_not_a_failed_call(redis_server: RedisServer) -> None:
     client = redis_conn.connect(redis_server.url)
     assert redis_conn.send_commands(client, [("SET", "k", "1"), ("GET", "k")]) == [b"OK", b"1"]

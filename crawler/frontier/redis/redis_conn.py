@@ -50,6 +50,13 @@ ResponseError = redis.exceptions.ResponseError
 _REDIRECTS = (redis.exceptions.MovedError, redis.exceptions.AskError)
 
 
+POOL_CONNECTIONS = 2**31 - 1
+"""The most connections a client's pool opens (per node on a Cluster). Each thread keeps one
+(:func:`send_commands`), so a worker needs one per toe thread and more; redis-py 8 caps a pool
+at 100 unless told, and a worker of 300 threads then took its calls failing with "Too many
+connections" for an outage and stalled."""
+
+
 class RedisUnavailableError(CrawlerError, RuntimeError):
     """Redis cannot be reached (at start, or longer than the outage timeout while running)."""
 
@@ -77,6 +84,7 @@ def connect(
             socket_connect_timeout=connect_timeout_s,
             socket_timeout=socket_timeout_s,
             health_check_interval=30,
+            max_connections=POOL_CONNECTIONS,
         )
         if outage_timeout_s > 0:
             info = retrying(
@@ -99,6 +107,7 @@ def connect(
             url,
             socket_connect_timeout=connect_timeout_s,
             socket_timeout=socket_timeout_s,
+            max_connections=POOL_CONNECTIONS,
         )
     except (redis.exceptions.RedisError, OSError) as exc:
         raise RedisUnavailableError(

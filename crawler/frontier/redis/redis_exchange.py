@@ -11,11 +11,15 @@ the queues evenly without passing them back and forth.
 
 One round runs at a time per process. A thread that wants a URI runs the round itself when none
 is under way (no hand-off between threads); otherwise it waits for the round's URIs
-(``on_leased``). The exchange's own thread runs the rounds nobody else does: FINISHes gathered
-while every thread is fetching (after :data:`FINISH_LINGER_S`), and polls while threads wait
-and nothing is due (when the next queue is due, at most every :data:`HUNGRY_POLL_S`). So idle
-threads never poll Redis themselves. A leased URI stays leased in Redis until its FINISH is
-sent, so a worker killed meanwhile only leaves leases, which the reaper hands back.
+(``on_leased``). While threads wait and nothing is due, Redis is polled when the next queue is
+due, at most every :data:`HUNGRY_POLL_S` (:meth:`RedisExchange.poll_at`): by the one waiting
+thread that sleeps until then (the frontier's timer,
+:class:`~crawler.frontier.rotation.wait_timer.WaitTimer`), not by every one. The exchange's own
+thread runs the rounds nobody else does: FINISHes gathered while every thread is fetching (after
+:data:`FINISH_LINGER_S`), a poll made due at once (:meth:`RedisExchange.poke`), the guard's
+capacity sent again in time, and a poll no waiting thread sleeps until (``polled``). A leased
+URI stays leased in Redis until its FINISH is sent, so a worker killed meanwhile only leaves
+leases, which the reaper hands back.
 
 Order and activation follow :mod:`crawler.frontier.policy`: a read's due queues are claimed
 lower precedence first, then earlier due; inactive queues are activated only for threads the due
@@ -102,6 +106,7 @@ class RedisExchange:
         on_leased: Callable[[list[Leased]], None],
         held: Callable[[], int] = lambda: 0,
         guard: LatenessGuard | None = None,
+        polled: Callable[[float], bool] = lambda _poll_s: False,
     ) -> None:
         self._store = store
         self._leases = store.leases
@@ -121,6 +126,7 @@ class RedisExchange:
         self._demand = demand
         self._on_leased = on_leased
         self._held = held
+        self._polled = polled  # whether a waiting thread wakes by itself for a poll at this time
         self._finishes: list[FinishItem] = []
         self._sending = 0
         self._cands: list[DueQueue] = []
@@ -205,14 +211,16 @@ class RedisExchange:
         """Whether a round is under way."""
         return self._busy
 
-    def next_poll_s(self, now: float) -> float:
-        """Seconds until a round is worth running for a waiting thread (lock held)."""
-        return max(0.0, self._poll_at - now)
+    def poll_at(self) -> float:
+        """When (``time.monotonic()``) a round is worth running for a waiting thread (lock
+        held): inf while one is under way (its end wakes the threads it leased URIs for)."""
+        return math.inf if self._busy else self._poll_at
 
     # ------------------------------------------------------------ rounds
     def _run(self) -> None:
         """The background thread: rounds nobody else runs (FINISHes while every thread is busy
-        fetching, polls while threads wait, the guard's capacity sent again in time)."""
+        fetching, a poll due now, a poll no waiting thread wakes for, the guard's capacity
+        sent again in time)."""
         cond = self._cond
         with cond:
             while True:
@@ -234,7 +242,9 @@ class RedisExchange:
                             break
                         cond.wait(min(linger_s, refresh_s))
                         continue
-                    wait_s = min(self._poll_at - now if want > 0 else math.inf, refresh_s)
+                    # A waiting thread that sleeps until the poll runs it: no second wake-up.
+                    polls = want > 0 and not self._polled(self._poll_at)
+                    wait_s = min(self._poll_at - now if polls else math.inf, refresh_s)
                     cond.wait(None if math.isinf(wait_s) else wait_s)
                 if self._closed and not self._finishes:
                     return

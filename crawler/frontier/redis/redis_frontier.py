@@ -16,7 +16,10 @@ modules:
   all waiting threads at once, most urgent first (DUE reads them and names the inactive ones
   first in line; CLAIM activates those the worker picked, re-checks due time and the server
   cap and leases the head for ``lease_s``, :mod:`~crawler.frontier.redis.redis_leases`), one
-  round trip per batch; Redis is polled only while a thread waits.
+  round trip per batch; Redis is polled only while a thread waits. Of the waiting threads one,
+  the timer (:class:`~crawler.frontier.rotation.wait_timer.WaitTimer`, the work-queue
+  frontier's rule), sleeps until the next poll or local prerequisite's due time; the others
+  until a round leases URIs for them (one woken per URI) or their own deadline.
 * ``finished``: FINISH (sent by the exchange with the next round) removes (or, for a retry,
   rewrites) the URI, frees the server slot, snoozes the queue for what is left of the
   politeness delay counted from the end of the fetch (the worker takes off the time since, so
@@ -63,6 +66,7 @@ batches) is under one lock.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
@@ -97,6 +101,7 @@ from crawler.frontier.redis.redis_snapshot import redis_snapshot, shared_frontie
 from crawler.frontier.redis.redis_store import RedisQueueStore
 from crawler.frontier.retry.retry_watch import RetriesWaiting, RetryWatch
 from crawler.frontier.rotation.queue_release import fetch_answer, fetch_end_ms
+from crawler.frontier.rotation.wait_timer import WaitTimer
 from crawler.order.schema import FrontierConfig
 from crawler.uniq.uniq_filter import UniqStateError, UriUniqFilter
 
@@ -161,6 +166,15 @@ class RedisFrontier:
         self._claimed: deque[CrawlURI] = deque()
         self._waiters = 0
         self._wake = threading.Condition(lock)
+        self._answer = threading.Condition(lock)
+        """Where threads past their deadline wait for the answer of a read begun after their
+        call (see :meth:`next`): a read that finds nothing wakes them, and only them."""
+        self._answering = 0  # threads waiting on self._answer
+        self.timer = WaitTimer()
+        """Which thread blocked in :meth:`next` sleeps until the next poll of Redis or local
+        prerequisite's due time (:class:`~crawler.frontier.rotation.wait_timer.WaitTimer`);
+        its ``wakeups`` count every wake-up of a waiting thread."""
+        self._runner_waits = False  # the round under way was run by a thread in next()
         self._wakes = 0  # bumped by wake_waiters(): a next() that sees it change returns None
         self._exchange = exchange = RedisExchange(
             store,
@@ -172,10 +186,12 @@ class RedisFrontier:
             on_leased=self._leased,
             held=in_flight.__len__,
             guard=self.guard,
+            polled=self._polled,
         )
         self._prerequisites = prereqs = LocalPrerequisites(
             self._wake,
             in_flight,
+            self._local_due,
             logger,
             retry=retry,
             on_final=on_final,
@@ -215,6 +231,7 @@ class RedisFrontier:
         self.inline_gate.close()
         with self._lock:
             self._wake.notify_all()
+            self._answer.notify_all()
         self._exchange.close()
         with self._lock:
             unused = list(self._claimed)
@@ -268,7 +285,9 @@ class RedisFrontier:
     def next(self, timeout_s: float) -> CrawlURI | None:
         """A leased URI whose queue and server may be fetched now, or None after ``timeout_s``.
 
-        Waits on this process's exchange thread; never calls Redis itself."""
+        Runs a round of the exchange itself when one is due and none is under way; otherwise
+        waits: one waiting thread (the timer) until the next poll or local due time, the others
+        until a round leases URIs for them or their own deadline."""
         deadline = time.monotonic() + max(0.0, timeout_s)
         with self._lock:
             self._waiters += 1
@@ -280,7 +299,7 @@ class RedisFrontier:
                 read_by = -1
                 wakes = self._wakes
                 while not self._closed.is_set() and self._wakes == wakes:
-                    curi, local_wait_s = prerequisites.take()
+                    curi, local_due_s = prerequisites.take()
                     if curi is not None:
                         return curi
                     if self._claimed:
@@ -289,20 +308,29 @@ class RedisFrontier:
                         read_by = exchange.reads_started + 1
                     now = time.monotonic()
                     if exchange.ready(now):
-                        exchange.round()  # this thread does the round trip: no hand-off
+                        self._runner_waits = True  # this thread does the round trip: no hand-off
+                        try:
+                            exchange.round()
+                        finally:
+                            self._runner_waits = False
                         continue
                     remaining = deadline - now
-                    if remaining <= 0:
-                        if exchange.last_empty_read >= read_by or now > deadline + MAX_READ_WAIT_S:
-                            return None
-                        remaining = MAX_READ_WAIT_S
-                    exchange.poke()
-                    # The round under way wakes us when done; else wake when polling is due.
-                    poll_s = exchange.next_poll_s(now) if not exchange.busy else remaining
-                    self._wake.wait(min(remaining, local_wait_s, poll_s + 0.001))
+                    event_s = min(local_due_s, exchange.poll_at())
+                    if remaining > 0:
+                        self.timer.wait(self._wake, remaining, event_s, now)
+                        continue
+                    if exchange.last_empty_read >= read_by or now > deadline + MAX_READ_WAIT_S:
+                        return None
+                    self._answering += 1
+                    try:
+                        self.timer.wait(self._answer, MAX_READ_WAIT_S, event_s, now)
+                    finally:
+                        self._answering -= 1
                 return None
             finally:
                 self._waiters -= 1
+                if self.timer.hand_on(self._pending()):
+                    self._notify(1)
 
     def wake_waiters(self) -> None:
         """Make every ``next()`` blocked now return None at once (the toe pool pausing or
@@ -310,6 +338,35 @@ class RedisFrontier:
         with self._lock:
             self._wakes += 1
             self._wake.notify_all()
+            self._answer.notify_all()
+
+    def _pending(self) -> bool:
+        """Whether a waiting thread has a timed event to sleep until (lock held): a poll (no
+        round under way; its end wakes threads) or a local due time, and no leased URI is left
+        for the threads already woken to take (the last of them hands the timer on)."""
+        if self._claimed:
+            return False
+        return not self._exchange.busy or self._prerequisites.next_due_s() < math.inf
+
+    def _notify(self, n: int) -> None:
+        """Wake ``n`` waiting threads (lock held): those waiting for URIs first, then those past
+        their deadline waiting for a read's answer."""
+        on_wake = self.timer.waiting - self._answering
+        if on_wake > 0:
+            self._wake.notify(min(n, on_wake))
+        if n > on_wake and self._answering:
+            self._answer.notify(n - max(on_wake, 0))
+
+    def _polled(self, poll_s: float) -> bool:
+        """Whether a waiting thread wakes by itself for a poll at ``poll_s`` (lock held): the
+        exchange thread then leaves the poll to it. A waiter woken to become the timer counts."""
+        return self.timer.timer_s <= poll_s or self.timer.handing
+
+    def _local_due(self, due_s: float) -> None:
+        """A local prerequisite (or held via) became due at ``due_s`` (lock held): wake one
+        waiting thread if the timer sleeps longer (or none is the timer)."""
+        if self.timer.earlier(due_s):
+            self._notify(1)
 
     def _demand(self) -> int:
         """URIs the exchange should lease now (called with the lock held)."""
@@ -318,7 +375,11 @@ class RedisFrontier:
         return self._waiters + PREFETCH - len(self._claimed)
 
     def _leased(self, leased: list[Leased]) -> None:
-        """Take URIs the exchange leased, if any, after a round (called with the lock held)."""
+        """Take URIs the exchange leased, if any, after a round (called with the lock held), and
+        wake as many waiting threads as there are URIs (the thread that ran the round, if it
+        waits for one, takes one itself). A read that found nothing wakes the threads waiting
+        for its answer only; the next poll's time goes to the timer (the thread that ran the
+        round, if one in :meth:`next`; else one waiter)."""
         now = self._clock.monotonic()
         wall = self._clock.time()
         for shard, qid, server, lease in leased:
@@ -327,10 +388,16 @@ class RedisFrontier:
             curi.queue_key = qid.rpartition("\t")[0]
             self._in_flight[curi.uri] = InFlight(shard, qid, server, member, now, lease, wall)
             self._claimed.append(curi)
+        runner_waits = self._runner_waits
         if leased:
-            self._wake.notify(len(leased) + 1)  # and one to run the next round if still needed
-        else:  # a read found nothing: threads waiting for its answer may return
-            self._wake.notify_all()
+            n = len(leased) - (1 if runner_waits else 0)
+            if n > 0:
+                self._notify(n)
+            return
+        if self._answering:  # a read found nothing: threads waiting for its answer may return
+            self._answer.notify_all()
+        if not runner_waits and self.timer.earlier(self._exchange.poll_at()):
+            self._notify(1)
 
     # ------------------------------------------------------------ finished
     def finished(self, curi: CrawlURI) -> bool:

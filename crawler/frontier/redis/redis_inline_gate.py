@@ -10,12 +10,13 @@ same ``a`` as leased queues, so the cap holds across every worker and both kinds
 the server's pace and its Retry-After/bandwidth holds, and wakes queues parked on the server.
 
 A slot not given back (a worker killed mid-fetch) is taken back after the store's ``lease_s``,
-like a lease. A waiter is woken at once by an inline fetch of this worker leaving and asks
-Redis again every :data:`POLL_S` otherwise (other workers' fetches notify nobody here); a wait
-for the server's next start sleeps exactly that long.
+like a lease. A waiter is woken at once by an inline fetch of this worker leaving the same
+server (only the waiters for that server: each asks Redis again when woken) and asks Redis
+again every :data:`POLL_S` otherwise (other workers' fetches notify nobody here); a wait for
+the server's next start sleeps exactly that long.
 
-Thread-safety: any thread; the page's lent slot is under this gate's own condition, the page's
-in-flight entry is read under the frontier's lock.
+Thread-safety: any thread; the page's lent slot and the waiters per server are under this
+gate's own lock, the page's in-flight entry is read under the frontier's lock.
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ class RedisInlineGate:
         self._max_conn = politeness.host_max_connections
         self._interval_ms = politeness.host_min_interval_ms
         self._pace_args = pace_args
-        self._wake = threading.Condition()
+        self._mutex = threading.Lock()
+        self._waits: dict[str, tuple[threading.Condition, int]] = {}
+        """Per server: the condition its waiters sleep on and how many sleep (under _mutex)."""
         self._tokens = itertools.count(1)
         self._closed = False
 
@@ -78,10 +81,10 @@ class RedisInlineGate:
         if server is None:
             return InlinePass(visit, None)
         store = self._store
-        with self._wake:
+        with self._mutex:
             token = f"{store.worker}:{next(self._tokens)}"
         while True:
-            with self._wake:
+            with self._mutex:
                 if self._closed:
                     return None
                 own = server == visit.server and not visit.lent
@@ -97,14 +100,33 @@ class RedisInlineGate:
                 raise
             if wait_ms == 0:
                 return InlinePass(visit, server, own, token)
-            with self._wake:
+            with self._mutex:
                 if own:
                     visit.lent = False
                 left_s = deadline_s - time.monotonic()
                 if left_s <= 0:
                     return None
                 pause_s = POLL_S if wait_ms < 0 else wait_ms / 1000.0
-                self._wake.wait(min(left_s, pause_s))
+                self._wait(server, min(left_s, pause_s))
+
+    def _wait(self, server: str, timeout_s: float) -> None:
+        """Sleep (``_mutex`` held) until a fetch of ``server`` here leaves or ``timeout_s``."""
+        cond, n = self._waits.get(server) or (threading.Condition(self._mutex), 0)
+        self._waits[server] = (cond, n + 1)
+        try:
+            cond.wait(timeout_s)
+        finally:
+            cond, n = self._waits[server]
+            if n > 1:
+                self._waits[server] = (cond, n - 1)
+            else:
+                del self._waits[server]
+
+    def _wake(self, server: str | None) -> None:
+        """Wake the waiters for ``server`` (``_mutex`` held)."""
+        entry = self._waits.get(server) if server is not None else None
+        if entry is not None:
+            entry[0].notify_all()
 
     def leave(self, ticket: InlinePass, curi: CrawlURI) -> None:
         server = ticket.server
@@ -125,16 +147,17 @@ class RedisInlineGate:
             if ticket.own:
                 self._give_back(ticket.visit)
             else:
-                with self._wake:
-                    self._wake.notify_all()
+                with self._mutex:
+                    self._wake(server)
 
     def _give_back(self, visit: InlineVisit) -> None:
-        with self._wake:
+        with self._mutex:
             visit.lent = False
-            self._wake.notify_all()
+            self._wake(visit.server)
 
     def close(self) -> None:
         """The frontier is closing: waiters give up (``enter`` returns None)."""
-        with self._wake:
+        with self._mutex:
             self._closed = True
-            self._wake.notify_all()
+            for cond, _ in self._waits.values():
+                cond.notify_all()

@@ -11,12 +11,15 @@ of the last one (``curi.politeness_delay_ms``, ``min_delay_s`` if unset) has pas
 end of its fetch, as the queue would have waited in Redis: a host's robots.txt and its first
 page are not fetched back to back.
 
-Thread-safety: shares the frontier's lock and wake condition; every method but :meth:`finish`
-is called with the lock held. :meth:`finish` takes it and calls ``on_final`` without it.
+Thread-safety: shares the frontier's lock; every method but :meth:`finish` is called with the
+lock held. :meth:`finish` takes it and calls ``on_final`` without it. An entry made due calls
+``on_due(due_s)`` (lock held): the frontier wakes a waiting thread if none waits for that time
+yet (:class:`~crawler.frontier.rotation.wait_timer.WaitTimer`).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.curi import CrawlURI
 from crawler.frontier.politeness.politeness import BACKOFF_MS_KEY, SERVER_HOLD_MS_KEY
-from crawler.frontier.redis.redis_exchange import MAX_IDLE_SLEEP_S
 from crawler.frontier.retry.retry_policy import DEFER, WAIT
 from crawler.frontier.rotation.queue_release import fetch_end_ms
 
@@ -41,6 +43,7 @@ class LocalPrerequisites:
         self,
         wake: threading.Condition,
         in_flight: dict[str, InFlight],
+        on_due: Callable[[float], None],
         logger: Any,
         *,
         retry: RetryPolicy,
@@ -49,6 +52,7 @@ class LocalPrerequisites:
         watch: RetryWatch | None = None,
     ) -> None:
         self._wake = wake
+        self._on_due = on_due
         self._watch = watch
         self._min_delay_s = min_delay_s
         self._in_flight = in_flight
@@ -66,12 +70,13 @@ class LocalPrerequisites:
     def add(self, curi: CrawlURI, due_s: float = 0.0) -> None:
         """Hand ``curi`` out here once ``time.monotonic()`` reaches ``due_s``."""
         self._due.append((due_s, curi))
-        self._wake.notify()
+        self._on_due(due_s)
 
     def take(self) -> tuple[CrawlURI | None, float]:
-        """A due prerequisite (or held via), or how long until one is due."""
+        """A due prerequisite (or held via) and 0.0, or None and when (``time.monotonic()``)
+        the next one is due (inf: none is queued)."""
         if not self._due:
-            return None, MAX_IDLE_SLEEP_S
+            return None, math.inf
         now = time.monotonic()
         for i, (due_s, curi) in enumerate(self._due):
             if due_s <= now:
@@ -80,8 +85,11 @@ class LocalPrerequisites:
                     self.handed_out[id(curi)] = curi.via or ""
                     self._handed_out_s[id(curi)] = now
                 return curi, 0.0
-        soonest = min(due for due, _ in self._due)
-        return None, max(0.001, soonest - now)
+        return None, self.next_due_s()
+
+    def next_due_s(self) -> float:
+        """When (``time.monotonic()``) the first entry queued here is due; inf if none is."""
+        return min((due for due, _ in self._due), default=math.inf)
 
     def pending(self, via_uri: str) -> bool:
         """Whether a prerequisite of ``via_uri`` is queued or being fetched here."""

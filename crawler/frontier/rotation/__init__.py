@@ -6,6 +6,8 @@
   URI's fetch (server slot, snooze) and the wake-ups that causes;
 * :mod:`~crawler.frontier.rotation.rotation_log`: RotationLog, the ``queues_rotated_late`` event
   of every frontier.
+* :mod:`~crawler.frontier.rotation.wait_timer`: WaitTimer, which of the threads blocked in
+  ``next()`` sleeps until the next timed event (both frontiers).
 
 Nothing is imported here.
 """
