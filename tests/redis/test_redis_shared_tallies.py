@@ -116,7 +116,9 @@ def test_a_worker_started_again_counts_on_from_the_crawls_tallies(
 def test_two_workers_log_in_once_and_share_the_session(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    with LoginSite(members_pages=8) as site:
+    # Enough members pages that both workers take some (with 8, one worker once took them all
+    # on a loaded machine, which left the adopted session untested).
+    with LoginSite(members_pages=16) as site:
         cred = {
             "domain": f"127.0.0.1:{site.port}",
             "login_uri": f"{site.base}/login",
@@ -146,4 +148,4 @@ def test_two_workers_log_in_once_and_share_the_session(
         sum(1 for line in parse_file(p) if "/members/p" in line.uri and line.status == 200)
         for p in sorted(run.glob("workers/*/logs/crawl.log"))
     ]
-    assert sum(members) == 8 and all(members), members  # both workers fetched members pages
+    assert sum(members) == 16 and all(members), members  # both workers fetched members pages
