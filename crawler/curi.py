@@ -13,6 +13,8 @@ from dataclasses import MISSING, dataclass, field, fields
 from enum import IntEnum
 from typing import Any
 
+from crawler.bounded_memo import remember
+
 MAX_HOPS_SHOWN = 50
 """Only the last 50 hop letters are kept; earlier ones are counted (``12+LL…``)."""
 _RECORD_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
@@ -460,15 +462,10 @@ def _record_by_parts(curi: CrawlURI) -> bytes | None:
             if any(not isinstance(middle[i], str | None) for i in _STRING_SLOTS):
                 return None
             text = _RECORD_ENCODER.encode(middle)[1:-1]
-            if len(_MIDDLES) >= LITERALS_KEPT:
-                _MIDDLES.clear()
-            _MIDDLES[middle] = (middle, text)
+            remember(_MIDDLES, middle, (middle, text), LITERALS_KEPT)
         queue = _QUEUE_KEYS.get(queue_key)
         if queue is None:
-            queue = _encode_string(queue_key)
-            if len(_QUEUE_KEYS) >= LITERALS_KEPT:
-                _QUEUE_KEYS.clear()
-            _QUEUE_KEYS[queue_key] = queue
+            queue = remember(_QUEUE_KEYS, queue_key, _encode_string(queue_key), LITERALS_KEPT)
         literal = _encode_string(uri)
         same = canonical == uri
         return (

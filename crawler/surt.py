@@ -18,6 +18,7 @@ from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
+from crawler.bounded_memo import remember
 from crawler.urls import UriError, normalize
 
 _DOTTED_QUAD = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
@@ -205,10 +206,8 @@ class SurtPrefixSet:
         memo = self._by_authority
         answer = memo.get(head)
         if answer is None:
-            answer = self._authority_answer(head)
-            if len(memo) >= AUTHORITIES_KEPT:
-                memo.clear()
-            memo[head] = answer
+            answer = fresh = self._authority_answer(head)
+            remember(memo, head, fresh, AUTHORITIES_KEPT)
         if answer is True:
             return True
         return bool(answer) and uri[end:].lower().startswith(answer)

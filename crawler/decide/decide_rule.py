@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
 
+from crawler.bounded_memo import remember
 from crawler.params import Params, params_model_of
 
 if TYPE_CHECKING:
@@ -295,9 +296,7 @@ class DecideRuleSequence:
         if plan is None:
             plan = self._make_plan(curi)
             if plan is not self._every:
-                if len(plans) >= PLANS_KEPT:
-                    plans.clear()
-                plans[key] = plan
+                remember(plans, key, plan, PLANS_KEPT)
         return plan
 
     def _make_plan(self, curi: CrawlURI) -> _Plan:

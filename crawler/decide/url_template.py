@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 import re
 
+from crawler.bounded_memo import remember
+
 NUMBER = "{n}"
 MONTH = "{mon}"
 
@@ -70,10 +72,7 @@ def url_template(uri: str) -> str | None:
         if digits:
             path = _shaped_paths.get(shaped)
             if path is None:
-                path = _shape_numbered(shaped)
-                if len(_shaped_paths) >= PATHS_KEPT:
-                    _shaped_paths.clear()
-                _shaped_paths[shaped] = path
+                path = remember(_shaped_paths, shaped, _shape_numbered(shaped), PATHS_KEPT)
             return origin + path
     return _template_of(origin, rest)
 

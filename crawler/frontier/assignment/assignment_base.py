@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeVar
 import mmh3
 from pydantic import Field
 
+from crawler.bounded_memo import remember
 from crawler.params import Params, params_model_of
 
 if TYPE_CHECKING:
@@ -221,9 +222,7 @@ class AuthorityQueueAssignmentPolicy(QueueAssignmentPolicy[A]):
         key = self.authority_key(scheme, authority, curi).replace("\x00", "")
         splits = scheme != "dns"
         if memo is not None and uri[path_at : path_at + 1] == "/":
-            if len(memo) >= AUTHORITY_KEYS_KEPT:
-                memo.clear()
-            memo[uri[:path_at]] = (key, splits)
+            remember(memo, uri[:path_at], (key, splits), AUTHORITY_KEYS_KEPT)
         return self._finish(key, splits, uri, path_at)
 
     def _finish(self, key: str, splits: bool, uri: str, path_at: int) -> str:
