@@ -44,7 +44,20 @@ def rss_kb() -> int:
 
 
 def peak_rss_kb() -> int:
-    """Peak resident set size of this process in KiB."""
+    """Peak resident set size of this process in KiB.
+
+    Read from ``VmHWM`` (the high-water mark of this process's own address space): Linux's
+    ``ru_maxrss`` also counts the address space of whatever started the process (``exec``
+    records it), so a crawl started by a large process would report that process's size.
+    Falls back to ``ru_maxrss`` where ``/proc`` is missing.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
