@@ -306,7 +306,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             profiler = subprocess.Popen(
                 [str(spy), "record", "--pid", str(proc.pid), "--rate", "50", "--format", "raw",
                  "--gil", "--nonblocking", "--duration", str(int(args.minutes * 60)),
-                 "--output", str(OUT / f"profile-{args.label}.txt")],
+                 "--output", str(OUT / f"profile-{args.label}.txt"),
+                 *(["--subprocesses"] if args.workers else [])],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
         lines_state: dict[Path, dict[str, int]] = {}
