@@ -54,39 +54,50 @@ SHARD_BITS = 8
 LAYOUT_VERSION = "1"
 COUNT_CACHE_S = 1.0
 
-_ADD_SCRIPT = """
-local w = tonumber(ARGV[1])
-local nb = tonumber(ARGV[2])
-local out, blobs, dirty, added = {}, {}, {}, {}
-for i = 3, #ARGV, 2 do
-  local bi = tonumber(ARGV[i])
-  local rem = ARGV[i + 1]
-  local blob = blobs[bi]
-  if blob == nil then
-    blob = redis.call('GET', KEYS[bi]) or ''
+UNIQ_ADD_LUA = """
+-- uniq_add(kb, nb, w, ab, count): record ``count`` fingerprints; 1 = new, 0 = recorded already.
+-- KEYS[kb + 1 .. kb + nb]: bucket keys; KEYS[kb + nb + 1 .. kb + 2 nb]: each one's shard counter.
+-- ARGV[ab + 2 (i - 1)], ARGV[ab + 2 (i - 1) + 1]: the i-th bucket index (1..nb) and field.
+local function uniq_add(kb, nb, w, ab, count)
+  local out, blobs, dirty, added = {}, {}, {}, {}
+  for i = 1, count do
+    local bi = tonumber(ARGV[ab + 2 * (i - 1)])
+    local rem = ARGV[ab + 2 * (i - 1) + 1]
+    local blob = blobs[bi]
+    if blob == nil then
+      blob = redis.call('GET', KEYS[kb + bi]) or ''
+    end
+    local pos, found = 1, false
+    while true do
+      local j = string.find(blob, rem, pos, true)
+      if not j then break end
+      if (j - 1) % w == 0 then found = true break end
+      pos = j + 1
+    end
+    if found then
+      out[i] = 0
+    else
+      blob = blob .. rem
+      dirty[bi] = true
+      added[bi] = (added[bi] or 0) + 1
+      out[i] = 1
+    end
+    blobs[bi] = blob
   end
-  local pos, found = 1, false
-  while true do
-    local j = string.find(blob, rem, pos, true)
-    if not j then break end
-    if (j - 1) % w == 0 then found = true break end
-    pos = j + 1
-  end
-  if found then
-    out[#out + 1] = 0
-  else
-    blob = blob .. rem
-    dirty[bi] = true
-    local ci = nb + bi
-    added[ci] = (added[ci] or 0) + 1
-    out[#out + 1] = 1
-  end
-  blobs[bi] = blob
+  for bi in pairs(dirty) do redis.call('SET', KEYS[kb + bi], blobs[bi]) end
+  for bi, n in pairs(added) do redis.call('INCRBY', KEYS[kb + nb + bi], n) end
+  return out
 end
-for bi in pairs(dirty) do redis.call('SET', KEYS[bi], blobs[bi]) end
-for ci, n in pairs(added) do redis.call('INCRBY', KEYS[ci], n) end
-return out
 """
+"""The add rule as a Lua function, for :data:`_ADD_SCRIPT` and for a script that records and
+queues in one step (the Redis frontier's RECORD_SCHEDULE)."""
+
+_ADD_SCRIPT = (
+    UNIQ_ADD_LUA
+    + """
+return uniq_add(0, tonumber(ARGV[2]), tonumber(ARGV[1]), 3, (#ARGV - 2) / 2)
+"""
+)
 """KEYS: nb bucket keys, then one counter key per bucket key (its shard's counter).
 ARGV: field width, nb, then (bucket index, field bytes) per fingerprint. Returns 1 = new."""
 
@@ -297,6 +308,26 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
                 for fp in found:
                     recent.remember(fp)
         return [hit or fp in found for fp, hit in zip(fps, out, strict=True)]
+
+    def record_args(self, canonicals: Sequence[str]) -> tuple[list[int], list[str], list[Any]]:
+        """For a script that records with :data:`UNIQ_ADD_LUA` (one fingerprint per canonical,
+        in order): the fingerprints, the KEYS (buckets, then counters) and the ARGV (width, the
+        number of buckets, then (bucket index, field) per fingerprint). Its caller runs the
+        script on this filter's server (:meth:`on_server`), then calls :meth:`remember`."""
+        fps = [self.fp64(c) for c in canonicals]
+        keys, args = self._call_args(fps)
+        return fps, keys, args
+
+    def on_server(self, url: str) -> bool:
+        """Whether this filter is open on the one redis-server (not a Cluster) at ``url``, so
+        a script there may record in it."""
+        return self._client is not None and not self._cluster and self.params.url == url
+
+    def remember(self, fps: Iterable[int]) -> None:
+        """Fingerprints Redis confirmed recorded (by a script of :meth:`record_args`)."""
+        with self._lock:
+            for fp in fps:
+                self._recent.remember(fp)
 
     def _group(self, fps: list[int]) -> list[list[int]]:
         """``fps`` split into script calls: one on a server, one per shard on a Cluster."""

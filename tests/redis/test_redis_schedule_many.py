@@ -3,7 +3,7 @@ trips, with the same answers (and crash-safety order) as scheduling them one by 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +20,20 @@ from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
 
 
 class DiesBeforeRecording(RedisUriUniqFilter):
-    """A worker process that dies after queueing a batch, before recording it as seen."""
+    """A worker process that dies after queueing a batch, before recording it as seen: the
+    three steps a Cluster takes (the uniq filter's keys are not in the queues' slots)."""
+
+    def on_server(self, url: str) -> bool:
+        return False  # record apart from queueing, as on a Cluster
 
     def add_many(self, canonicals: Iterable[str]) -> list[bool]:
+        raise SystemExit("killed")
+
+
+class DiesInTheRecordingStep(RedisUriUniqFilter):
+    """A worker process whose one-step record-and-queue never reaches Redis."""
+
+    def record_args(self, canonicals: Sequence[str]) -> tuple[list[int], list[str], list[Any]]:
         raise SystemExit("killed")
 
 
@@ -136,4 +147,27 @@ def test_a_worker_killed_between_queueing_and_recording_loses_nothing(
         "http://a.example/1",
         "http://a.example/1",
         "http://b.example/2",
+    ]
+
+
+def test_on_one_server_a_uri_is_recorded_and_queued_in_one_step(
+    redis_server: RedisServer, frontiers: list[Any]
+) -> None:
+    dying = _frontier(redis_server.url, "dead", DiesInTheRecordingStep)
+    frontiers.append(dying)
+    with pytest.raises(SystemExit):
+        dying.schedule_many(_links("http://a.example/1", "http://b.example/2"))
+    live = _frontier(redis_server.url, "live")
+    frontiers.append(live)
+    # Neither recorded nor queued: offered again, each is queued once.
+    assert live.schedule_many(_links("http://a.example/1", "http://b.example/2")) == [True, True]
+    forced = _links("http://a.example/1", "http://c.example/3")
+    forced[0].force_fetch = True
+    assert live.schedule_many(forced) == [True, True]  # forced: queued though recorded
+    assert live.schedule_many(_links("http://c.example/3")) == [False]
+    assert sorted(_drain(live)) == [
+        "http://a.example/1",
+        "http://a.example/1",
+        "http://b.example/2",
+        "http://c.example/3",
     ]

@@ -9,8 +9,8 @@ Redis hash and updated by FINISH, so every worker's answers from a server pace a
 queue states are in Redis (see :mod:`crawler.frontier.redis.redis_scripts`); the parts, in their own
 modules:
 
-* ``schedule_many`` (a page's outlinks) takes three round trips whatever its link count
-  (:mod:`~crawler.frontier.redis.redis_scheduler`). ``schedule`` is ``schedule_many`` of one.
+* ``schedule_many`` (a page's outlinks) takes two round trips whatever its link count, three
+  on a Cluster (:mod:`~crawler.frontier.redis.redis_scheduler`). ``schedule`` is ``schedule_many`` of one.
 * ``next``: a round of this process's :class:`~crawler.frontier.redis.redis_exchange.RedisExchange`
   (run by the asking thread itself when none is under way, else awaited) leases due queues for
   all waiting threads at once, most urgent first (DUE reads them and names the inactive ones

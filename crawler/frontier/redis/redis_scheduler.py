@@ -1,11 +1,17 @@
 """RedisScheduler: a worker's ``schedule_many`` into the shared frontier, in a few round trips.
 
 For a page's outlinks: canonicalize, drop duplicates within the batch, one pipelined
-``contains`` of the uniq filter, then SCHEDULE the new ones (queue id ``key\\tserver``, shard of
-the server; one call per shard group, one round trip), then one ``add_many`` of the uniq filter,
-then UNSCHEDULE any another worker recorded first: three round trips per page whatever its link
-count. Queue first, record second: a worker killed in between leaves at worst a URI queued
-twice, never one recorded as seen but queued nowhere.
+``contains`` of the uniq filter, then queue the new ones (queue id ``key\tserver``, shard of the
+server). When the uniq filter is on the frontier's one redis-server, one RECORD_SCHEDULE call
+records each URI and queues it only if it was new, in one step: two round trips per page
+whatever its link count; two workers scheduling one URI at once queue it once; a worker killed
+at any point leaves a URI recorded and queued, or neither. On a Cluster (the filter's keys are
+not in the queues' slots) or with the filter on another server: SCHEDULE (one call per shard
+group, one round trip), then one ``add_many`` of the uniq filter, then UNSCHEDULE any another
+worker recorded first, three round trips. Queue first, record second: a worker killed in
+between leaves at worst a URI queued twice, never one recorded as seen but queued nowhere; this
+worker's exchange is told of the new queues only after the UNSCHEDULE (a copy another worker's
+round leases before it is taken back is still fetched twice).
 
 Writes that must be in Redis before anything is queued (``before_queueing``, set once: the
 digest index's entries waiting, so a worker fetching a page's link finds the page's payload)
@@ -108,6 +114,8 @@ class RedisScheduler:
                 pending = [i for i in pending if i not in seen]
             if not pending:
                 return out
+            if self._records_here():
+                return self._record_and_enqueue(curis, pending, ride, out)
             placed = self._enqueue(curis, pending, ride)
         finally:
             if ride is not None:
@@ -123,13 +131,57 @@ class RedisScheduler:
                 undo.append((shard, qid, member))
         if undo:
             self._store.unschedule_many(undo)
+        if len(undo) < len(placed):
+            # Only now: a round started at once would lease what is about to be taken back
+            # (a URI another worker recorded first), and it would be fetched twice.
+            with self._lock:
+                self._exchange.poke(fresh=True)
         return out
 
-    def _enqueue(
-        self, curis: Sequence[CrawlURI], indexes: list[int], ride: Ride | None = None
-    ) -> list[tuple[int, int, str, bytes]]:
-        """SCHEDULE ``curis[indexes]`` (one round trip, ``ride`` applied first); ``(index,
-        shard, qid, member)`` of each one added."""
+    def _records_here(self) -> bool:
+        """Whether the uniq filter is on the frontier's one redis-server, so a URI can be
+        recorded and queued by one script (RECORD_SCHEDULE)."""
+        on_server = getattr(self._uniq, "on_server", None)
+        return (
+            on_server is not None
+            and self._store.one_node
+            and bool(on_server(self._store.params.url))
+        )
+
+    def _record_and_enqueue(
+        self, curis: Sequence[CrawlURI], indexes: list[int], ride: Ride | None, out: list[bool]
+    ) -> list[bool]:
+        """Record ``curis[indexes]`` in the uniq filter and queue those new to it (or forced) in
+        one step, one round trip: no copy is queued only to be taken back, so two workers
+        scheduling one URI at once queue it once. Sets ``out``'s flags and returns it."""
+        by_shard, where = self._entries(curis, indexes)
+        if not by_shard:
+            return out
+        shards = sorted(by_shard)
+        sent = [i for shard in shards for i in where[shard]]
+        fps, uniq_keys, uniq_args = self._uniq.record_args(  # type: ignore[attr-defined]
+            [curis[i].canonical for i in sent]
+        )
+        forced = "".join("1" if curis[i].force_fetch else "0" for i in sent)
+        if ride is not None:
+            ride.ready_for(self._store.client)
+        added = self._store.schedule_many(by_shard, ride, (forced, uniq_keys, uniq_args))
+        self._uniq.remember(fps)  # type: ignore[attr-defined]
+        queued = False
+        for shard in shards:
+            for i, new in zip(where[shard], added[shard], strict=True):
+                out[i] = new
+                queued = queued or new
+        if queued:
+            with self._lock:
+                self._exchange.poke(fresh=True)
+        return out
+
+    def _entries(
+        self, curis: Sequence[CrawlURI], indexes: list[int]
+    ) -> tuple[dict[int, list[tuple[str, int, bytes]]], dict[int, list[int]]]:
+        """SCHEDULE's ``(qid, score, member)`` entries of ``curis[indexes]`` by shard, and the
+        index of each; a URI without a queue key is reported and left out."""
         prep = self._prep
         by_shard: dict[int, list[tuple[str, int, bytes]]] = {}
         where: dict[int, list[int]] = {}
@@ -148,6 +200,14 @@ class RedisScheduler:
             member = skey.to_bytes(8, "big") + curi.to_bytes()
             by_shard.setdefault(shard, []).append((f"{key}\t{server}", skey >> 48, member))
             where.setdefault(shard, []).append(i)
+        return by_shard, where
+
+    def _enqueue(
+        self, curis: Sequence[CrawlURI], indexes: list[int], ride: Ride | None = None
+    ) -> list[tuple[int, int, str, bytes]]:
+        """SCHEDULE ``curis[indexes]`` (one round trip, ``ride`` applied first); ``(index,
+        shard, qid, member)`` of each one added."""
+        by_shard, where = self._entries(curis, indexes)
         if not by_shard:
             return []
         if ride is not None:
@@ -159,8 +219,6 @@ class RedisScheduler:
                 if new:
                     placed.append((i, shard, qid, member))
         placed.sort()
-        with self._lock:
-            self._exchange.poke(fresh=True)
         return placed
 
     def _schedule_local(self, curi: CrawlURI) -> bool:

@@ -79,6 +79,7 @@ from crawler.frontier.policy.pace_rule import PACE_LUA
 from crawler.frontier.policy.queue_budgets import QUEUE_BUDGETS_LUA
 from crawler.frontier.policy.queue_precedence import SUCCESS_PRECEDENCE_LUA
 from crawler.frontier.policy.server_admission import ADMISSION_LUA, HELD_START_LUA
+from crawler.uniq.redis_uniq import UNIQ_ADD_LUA
 
 _NOW = """
 local t = redis.call('TIME')
@@ -224,11 +225,8 @@ end
 """
 )
 
-SCHEDULE = (
-    _NOW
-    + _BOUNDS
-    + ELIGIBLE_SCORE_LUA
-    + """
+_SCHEDULE_BODY = (
+    """
 -- KEYS: g groups (one per shard) of ready, cur, stats, retired, spent, ineligible, inactive;
 -- then one queue zset per entry, then (one server) the bound sets (_BOUNDS)
 -- ARGV: g, precedence floor, base queue precedence, mode (1: queue precedence is the base plus
@@ -243,13 +241,15 @@ local g, floor, base = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local highest, kept = ARGV[4] == '1', ARGV[4] == '2'
 local out = {}
 local added = {}
-local n = (#ARGV - 4) / 4
+"""
+    + "{entries}"
+    + """
 bounds_from(7 * g + n + 1)
 for i = 1, n do
-  local a = 5 + (i - 1) * 4
+  local a = e0 + (i - 1) * 4
   local k = (tonumber(ARGV[a]) - 1) * 7
   local qid = ARGV[a + 1]
-  if redis.call('ZADD', KEYS[7 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
+  if admitted(i) and redis.call('ZADD', KEYS[7 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
     out[i] = 1
     redis.call('HINCRBY', KEYS[k + 5], qid .. '\\ne', 1)
     redis.call('HSET', KEYS[k + 5], qid .. '\\nq', ARGV[a + 3])
@@ -286,6 +286,44 @@ for k = 0, 7 * (g - 1), 7 do
 end
 return out
 """
+)
+
+
+SCHEDULE = (
+    _NOW
+    + _BOUNDS
+    + ELIGIBLE_SCORE_LUA
+    + _SCHEDULE_BODY.replace(
+        "{entries}",
+        """
+local n, e0 = (#ARGV - 4) / 4, 5
+local function admitted(i) return true end
+""",
+    )
+)
+
+RECORD_SCHEDULE = (
+    _NOW
+    + _BOUNDS
+    + ELIGIBLE_SCORE_LUA
+    + UNIQ_ADD_LUA
+    + _SCHEDULE_BODY.replace(
+        "{entries}",
+        """
+-- RECORD_SCHEDULE (one redis-server, the uniq filter on it): SCHEDULE's KEYS and ARGV with the
+-- entry count n in ARGV[5] (entries from ARGV[6]); after them in ARGV a string of n '0'/'1'
+-- (1: force-fetch, queued even when recorded already), then the uniq filter's ARGV
+-- (UNIQ_ADD_LUA: width, nb, one (bucket, field) per entry); its KEYS after SCHEDULE's. An
+-- entry is queued only if it was new to the uniq filter (or forced), in the same step as it is
+-- recorded: two workers scheduling one URI at once queue it once, and a worker killed at any
+-- point leaves it both recorded and queued or neither.
+local n, e0 = tonumber(ARGV[5]), 6
+local ub = e0 + 4 * n
+local forced = ARGV[ub]
+local recorded = uniq_add(7 * g + n + 3, tonumber(ARGV[ub + 2]), tonumber(ARGV[ub + 1]), ub + 3, n)
+local function admitted(i) return recorded[i] == 1 or string.byte(forced, i) == 49 end
+""",
+    )
 )
 
 DUE = (

@@ -145,6 +145,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             )
         for name in (
             "SCHEDULE",
+            "RECORD_SCHEDULE",
             "UNSCHEDULE",
             "DUE",
             "CLAIM",
@@ -282,17 +283,31 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         return sum(self.schedule_many({shard: entries})[shard])
 
     def schedule_many(
-        self, by_shard: dict[int, list[tuple[str, int, bytes]]], ride: Ride | None = None
+        self,
+        by_shard: dict[int, list[tuple[str, int, bytes]]],
+        ride: Ride | None = None,
+        record: tuple[str, list[str], list[Any]] | None = None,
     ) -> dict[int, list[bool]]:
         """Add ``(qid, score, member)`` entries of several shards in one round trip per node;
         per shard, whether each entry was new. ``ride``: plain commands carried first when they
-        are for this server (:func:`~crawler.frontier.redis.redis_conn.run_calls`)."""
-        script = self._scripts["SCHEDULE"]
+        are for this server (:func:`~crawler.frontier.redis.redis_conn.run_calls`).
+
+        ``record`` (one redis-server only): ``(forced, uniq KEYS, uniq ARGV)`` of the uniq
+        filter on this server for the entries taken shard by shard in ascending order
+        (:meth:`~crawler.uniq.redis_uniq.RedisUriUniqFilter.record_args`; ``forced`` one
+        '0'/'1' per entry). Each entry is then recorded and queued in one step, queued only if
+        new to the filter or forced (RECORD_SCHEDULE); the flags say which were queued."""
+        script = self._scripts["SCHEDULE" if record is None else "RECORD_SCHEDULE"]
         calls: list[tuple[Any, list[str], list[Any]]] = []
         order: list[list[int]] = []
-        for group in self.groups(s for s, entries in by_shard.items() if entries):
+        groups = self.groups(s for s, entries in by_shard.items() if entries)
+        if record is not None and (not self.one_node or len(groups) > 1):
+            raise ValueError("recording while scheduling needs one redis-server")
+        for group in groups:
             keys: list[str] = []
             args: list[Any] = [len(group), *self.precedence_args]
+            if record is not None:
+                args.append(sum(len(by_shard[shard]) for shard in group))
             queue_keys: list[str] = []
             for g, shard in enumerate(group, 1):
                 t = self._tags[shard]
@@ -300,7 +315,12 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
                 for qid, score, member in by_shard[shard]:
                     queue_keys.append(f"{t}q:{qid}")
                     args += (g, qid, score, member)
-            calls.append((script, keys + queue_keys + self.bound_keys(), args))
+            keys = keys + queue_keys + self.bound_keys()
+            if record is not None:
+                forced, uniq_keys, uniq_args = record
+                keys += uniq_keys
+                args += (forced, *uniq_args)
+            calls.append((script, keys, args))
             order.append(group)
         results = self.call("schedule", lambda: redis_conn.run_calls(self.client, calls, ride))
         out: dict[int, list[bool]] = {}
