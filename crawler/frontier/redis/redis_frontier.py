@@ -10,7 +10,8 @@ queue states are in Redis (see :mod:`crawler.frontier.redis.redis_scripts`); the
 modules:
 
 * ``schedule_many`` (a page's outlinks) takes two round trips whatever its link count, three
-  on a Cluster (:mod:`~crawler.frontier.redis.redis_scheduler`). ``schedule`` is ``schedule_many`` of one.
+  on a Cluster (:mod:`~crawler.frontier.redis.redis_scheduler`). ``schedule`` is
+  ``schedule_many`` of one.
 * ``next``: a round of this process's :class:`~crawler.frontier.redis.redis_exchange.RedisExchange`
   (run by the asking thread itself when none is under way, else awaited) leases due queues for
   all waiting threads at once, most urgent first (DUE reads them and names the inactive ones

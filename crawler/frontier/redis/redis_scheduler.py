@@ -1,7 +1,7 @@
 """RedisScheduler: a worker's ``schedule_many`` into the shared frontier, in a few round trips.
 
 For a page's outlinks: canonicalize, drop duplicates within the batch, one pipelined
-``contains`` of the uniq filter, then queue the new ones (queue id ``key\tserver``, shard of the
+``contains`` of the uniq filter, then queue the new ones (queue id ``key\\tserver``, shard of the
 server). When the uniq filter is on the frontier's one redis-server, one RECORD_SCHEDULE call
 records each URI and queues it only if it was new, in one step: two round trips per page
 whatever its link count; two workers scheduling one URI at once queue it once; a worker killed
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.frontier.redis.redis_store import ORDINAL_BLOCK
 from crawler.frontier.store.queue_store import sort_key
+from crawler.uniq.redis_uniq import RedisUriUniqFilter
 from crawler.urls import server_key
 
 if TYPE_CHECKING:
@@ -141,11 +142,11 @@ class RedisScheduler:
     def _records_here(self) -> bool:
         """Whether the uniq filter is on the frontier's one redis-server, so a URI can be
         recorded and queued by one script (RECORD_SCHEDULE)."""
-        on_server = getattr(self._uniq, "on_server", None)
+        uniq = self._uniq
         return (
-            on_server is not None
+            isinstance(uniq, RedisUriUniqFilter)
             and self._store.one_node
-            and bool(on_server(self._store.params.url))
+            and uniq.on_server(self._store.params.url)
         )
 
     def _record_and_enqueue(
@@ -154,19 +155,19 @@ class RedisScheduler:
         """Record ``curis[indexes]`` in the uniq filter and queue those new to it (or forced) in
         one step, one round trip: no copy is queued only to be taken back, so two workers
         scheduling one URI at once queue it once. Sets ``out``'s flags and returns it."""
+        uniq = self._uniq
+        assert isinstance(uniq, RedisUriUniqFilter)  # _records_here
         by_shard, where = self._entries(curis, indexes)
         if not by_shard:
             return out
         shards = sorted(by_shard)
         sent = [i for shard in shards for i in where[shard]]
-        fps, uniq_keys, uniq_args = self._uniq.record_args(  # type: ignore[attr-defined]
-            [curis[i].canonical for i in sent]
-        )
+        fps, uniq_keys, uniq_args = uniq.record_args([curis[i].canonical for i in sent])
         forced = "".join("1" if curis[i].force_fetch else "0" for i in sent)
         if ride is not None:
             ride.ready_for(self._store.client)
         added = self._store.schedule_many(by_shard, ride, (forced, uniq_keys, uniq_args))
-        self._uniq.remember(fps)  # type: ignore[attr-defined]
+        uniq.remember(fps)
         queued = False
         for shard in shards:
             for i, new in zip(where[shard], added[shard], strict=True):
