@@ -60,5 +60,7 @@ def run_with_peak_rss(args: list[str], *, cwd: Path, timeout_s: float) -> Measur
                 os.killpg(launcher.pid, signal.SIGKILL)
                 launcher.communicate()
                 raise
+        if not report.exists():  # the launcher itself failed
+            raise RuntimeError(f"no peak RSS measured: {output.decode(errors='replace')[-2000:]}")
         maxrss_kib = json.loads(report.read_text())["maxrss_kib"]
     return MeasuredRun(launcher.returncode, output, maxrss_kib / 1024)  # KiB on Linux
