@@ -4,19 +4,15 @@ trips, with the same answers (and crash-safety order) as scheduling them one by 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 from support.redis_servers import RedisServer
+from support.redis_worker_frontier import worker_frontier
 
 from crawler.curi import CrawlURI
-from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
-from crawler.frontier.redis.redis_frontier import RedisFrontier
-from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
-from crawler.order.schema import FrontierConfig, PolitenessConfig
-from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
+from crawler.uniq.redis_uniq import RedisUriUniqFilter
 
 
 class DiesBeforeRecording(RedisUriUniqFilter):
@@ -38,18 +34,7 @@ class DiesInTheRecordingStep(RedisUriUniqFilter):
 
 
 def _frontier(url: str, wid: str, uniq_class: type[RedisUriUniqFilter] = RedisUriUniqFilter) -> Any:
-    errors: list[str] = []
-    pol = PolitenessConfig(delay_factor=0, min_delay_ms=0, max_delay_ms=0, host_max_connections=0)
-    frontier = RedisFrontier(
-        RedisQueueStore(RedisQueueStoreParams(url=url, namespace="s1:", worker_id=wid, shards=4)),
-        HostnameQueueAssignmentPolicy(),
-        uniq_class(RedisUriUniqFilterParams(url=url, namespace="s1:")),
-        FrontierConfig(politeness=pol),
-        uri_error=lambda via, message, uri: errors.append(uri),
-    )
-    frontier.open(Path("."))
-    frontier.errors = errors
-    return frontier
+    return worker_frontier(url, wid, "s1:", uniq_class)
 
 
 @pytest.fixture

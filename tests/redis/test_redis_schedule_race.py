@@ -11,18 +11,13 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from support.redis_servers import RedisServer
+from support.redis_worker_frontier import worker_frontier
 
 from crawler.curi import CrawlURI
-from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
-from crawler.frontier.redis.redis_frontier import RedisFrontier
-from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
-from crawler.order.schema import FrontierConfig, PolitenessConfig
-from crawler.uniq.redis_uniq import RedisUriUniqFilter, RedisUriUniqFilterParams
 
 ROUNDS = 40
 LINKS = 12
@@ -30,15 +25,7 @@ TAKERS = 6
 
 
 def _frontier(url: str, wid: str) -> Any:
-    pol = PolitenessConfig(delay_factor=0, min_delay_ms=0, max_delay_ms=0, host_max_connections=0)
-    frontier = RedisFrontier(
-        RedisQueueStore(RedisQueueStoreParams(url=url, namespace="race:", worker_id=wid, shards=4)),
-        HostnameQueueAssignmentPolicy(),
-        RedisUriUniqFilter(RedisUriUniqFilterParams(url=url, namespace="race:")),
-        FrontierConfig(politeness=pol),
-    )
-    frontier.open(Path("."))
-    return frontier
+    return worker_frontier(url, wid, "race:")
 
 
 @pytest.fixture
