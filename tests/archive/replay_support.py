@@ -167,7 +167,9 @@ class ReplayBrowser:
         return str(frame.title())
 
     def _content_frame(self) -> Any:
-        for _ in range(100):
+        # pywb's banner adds the frame by script after "load": up to 30 s like the loads
+        # around it (5 s was once too short in a loaded full suite).
+        for _ in range(600):
             for frame in self.page.frames:
                 if "mp_/" in frame.url:
                     return frame
