@@ -11,6 +11,13 @@ of hosts keeps a flat memory: past the bound, the entry updated longest ago goes
 nearest to its expiry anyway. A server or host whose entry went is treated exactly like one whose
 entry expired: its robots.txt is fetched (its name looked up) again before its next URI.
 Prerequisite claims older than their hold time are dropped as the claims grow.
+
+Workers of one crawl (``--workers``) share what they learn through a :class:`ServerFactsShare`
+(:meth:`ServerCache.attach_share`; Redis in :mod:`crawler.server_facts`): every accepted robots
+outcome and every lookup is published there, and a worker that meets a server or host it knows
+nothing valid about asks the share (:meth:`ServerCache.adopt_shared`) before it schedules a
+prerequisite, so a host's robots.txt is fetched (its name looked up) once for the whole crawl,
+not once per worker.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from crawler.logs.growing_file import complete_lines
 from crawler.logs.line_file import LineFile
@@ -38,6 +45,22 @@ CLAIMS_SWEEP_AT = 10_000
 
 MIN_ROBOTS_ATTEMPTS = 3
 """Failed robots fetches (status <= 0) are accepted as "no robots" only after this many."""
+
+
+class ServerFactsShare(Protocol):
+    """Where the workers of one crawl share robots and DNS outcomes (the entries of the
+    journal, keyed ``robots:<server>`` / ``dns:<host>``). Both methods are thread-safe and never
+    raise: a share that cannot be reached publishes nothing and finds nothing, so a worker
+    fetches for itself, as without a share."""
+
+    def publish(self, key: str, entry: dict[str, Any], keep_s: float) -> None:
+        """Store ``entry`` under ``key`` for about ``keep_s`` seconds (the newest one wins)."""
+
+    def lookup(self, keys: list[str]) -> list[dict[str, Any] | None]:
+        """The entries stored under ``keys`` (None where none is), in one round trip."""
+
+    def close(self) -> None:
+        """Release the connection. Idempotent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +132,69 @@ class ServerCache:
         self._claims: dict[str, float] = {}
         self._journal: LineFile | None = None
         self._journal_lock = threading.Lock()
+        self._share: ServerFactsShare | None = None
+        self._robots_keep_s = 0.0
+        self._hosts_keep_s = 0.0
+        self.adopted = 0
+        """Robots and host entries taken from the share instead of fetched or looked up here."""
+
+    # ------------------------------------------------------------------- share
+    def attach_share(
+        self, share: ServerFactsShare, robots_keep_s: float, hosts_keep_s: float
+    ) -> None:
+        """Publish every accepted robots outcome (kept there ``robots_keep_s``: the robots
+        validity) and every lookup (``hosts_keep_s``) to ``share``, and let
+        :meth:`adopt_shared` read it. Call before the crawl's threads start."""
+        self._share = share
+        self._robots_keep_s = robots_keep_s
+        self._hosts_keep_s = hosts_keep_s
+
+    def close_share(self) -> None:
+        """Stop sharing and close the share. Idempotent."""
+        share, self._share = self._share, None
+        if share is not None:
+            share.close()
+
+    def adopt_shared(self, keys: list[str]) -> int:
+        """Ask the share for ``keys`` (``robots:<server>``, ``dns:<host>``) and take in what it
+        holds; returns how many entries were taken (0 without a share). The caller then reads
+        the state again and decides as before: an entry taken in is judged by the same validity
+        as one learnt here."""
+        share = self._share
+        if share is None or not keys:
+            return 0
+        taken = 0
+        for entry in share.lookup(keys):
+            if entry is None:
+                continue
+            try:
+                taken += self._take_shared(entry)
+            except (ValueError, KeyError, TypeError):
+                continue
+        if taken:
+            with self._lock:
+                self.adopted += taken
+        return taken
+
+    def _take_shared(self, entry: dict[str, Any]) -> int:
+        if entry["t"] == "robots":
+            status = int(entry["status"])
+            now_s = float(entry["now"])
+            key = str(entry["key"])
+            if status > 0:
+                body = base64.b64decode(entry["body"]) if entry.get("body") is not None else None
+                self.update_robots(key, status, body, now_s, publish=False)
+            else:  # failures accepted as "no robots" where they happened
+                state = RobotsState(RobotsRules.ALLOW_ALL, now_s, int(entry["failures"]), status)
+                with self._lock:
+                    self._put(self._robots, key, state, self.max_servers, "servers")
+                    self._claims.pop("robots:" + key, None)
+            return 1
+        if entry["t"] == "host":
+            ttl = float(entry["ttl"]) if entry["ttl"] is not None else math.inf
+            self.update_host(entry["host"], entry["ip"], float(entry["now"]), ttl, publish=False)
+            return 1
+        return 0
 
     # ----------------------------------------------------------------- journal
     def attach_journal(self, path: Path) -> int:
@@ -182,13 +268,16 @@ class ServerCache:
         body: bytes | None,
         now_s: float,
         max_size_bytes: int | None = None,
+        *,
+        publish: bool = True,
     ) -> RobotsState:
         """Record the outcome of fetching ``server_key``'s /robots.txt and return the new state.
 
         2xx → parse ``body`` (at most ``max_size_bytes``, default the cache's); any other
         positive status → allow all; a non-positive status (no response) counts a failed
         attempt and is accepted as allow-all only at the ``MIN_ROBOTS_ATTEMPTS``-th failure,
-        before which the previous rules (if any) stay but are no longer valid.
+        before which the previous rules (if any) stay but are no longer valid. An accepted
+        outcome goes to the share too, when one is attached.
         """
         if 200 <= status < 300:
             limit = self.robots_max_size_bytes if max_size_bytes is None else max_size_bytes
@@ -209,8 +298,23 @@ class ServerCache:
                     state = RobotsState(old.rules if old else None, None, failures, status)
             self._put(self._robots, server_key, state, self.max_servers, "servers")
             self._claims.pop("robots:" + server_key, None)
+        limit = self.robots_max_size_bytes if max_size_bytes is None else max_size_bytes
+        if publish and self._share is not None and state.fetched_s is not None:
+            # One byte over the limit, as fetched: the parser there drops a cut last line too.
+            sent = body[: limit + 1] if body is not None and 200 <= status < 300 else None
+            self._share.publish(
+                "robots:" + server_key,
+                {
+                    "t": "robots",
+                    "key": server_key,
+                    "status": status,
+                    "now": now_s,
+                    "failures": state.failed_attempts,
+                    "body": base64.b64encode(sent).decode("ascii") if sent is not None else None,
+                },
+                self._robots_keep_s,
+            )
         if self._journal is not None:
-            limit = self.robots_max_size_bytes if max_size_bytes is None else max_size_bytes
             kept = body[:limit] if body is not None and 200 <= status < 300 else None
             self._write_journal(
                 {
@@ -274,23 +378,27 @@ class ServerCache:
         """What is known of ``host``'s address, if anything."""
         return self._hosts.get(host.lower())
 
-    def update_host(self, host: str, ip: str | None, now_s: float, ttl_s: float) -> None:
+    def update_host(
+        self, host: str, ip: str | None, now_s: float, ttl_s: float, *, publish: bool = True
+    ) -> None:
         """Record a lookup of ``host`` (``ip`` None: looked up, no address; ``ttl_s`` inf:
-        never expires, for IP literals)."""
+        never expires, for IP literals). A lookup goes to the share too, when one is attached
+        (an IP literal needs none)."""
         with self._lock:
             self._put(
                 self._hosts, host.lower(), HostState(ip, now_s, ttl_s), self.max_hosts, "hosts"
             )
             self._claims.pop("dns:" + host.lower(), None)
-        self._write_journal(
-            {
-                "t": "host",
-                "host": host,
-                "ip": ip,
-                "now": now_s,
-                "ttl": None if math.isinf(ttl_s) else ttl_s,
-            }
-        )
+        entry = {
+            "t": "host",
+            "host": host,
+            "ip": ip,
+            "now": now_s,
+            "ttl": None if math.isinf(ttl_s) else ttl_s,
+        }
+        if publish and self._share is not None and not math.isinf(ttl_s):
+            self._share.publish("dns:" + host.lower(), entry, self._hosts_keep_s)
+        self._write_journal(entry)
 
     def note_ip(self, host: str, ip: str, now_s: float) -> None:
         """Remember the address a connection to ``host`` reached, unless one is known already."""

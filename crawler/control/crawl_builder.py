@@ -71,6 +71,8 @@ from crawler.uniq import UriUniqFilter
 
 PID_FILE = "crawler.pid"
 RUN_SUBDIRS = ("logs", "warcs", "state", "reports", "action")
+HOSTS_KEEP_S = 21600.0
+"""Seconds the crawl's Redis keeps a shared lookup at least (the default IP validity)."""
 
 
 class CrawlInUseError(CrawlerError, OSError):
@@ -240,8 +242,28 @@ class CrawlBuilder:
 
     def open_server_journal(self) -> None:
         """Journal robots.txt and DNS outcomes in ``state/servers.jsonl``: they survive a restart
-        (even kill -9), so a resumed crawl does not fetch them again."""
-        self._crawl.servers.attach_journal(self.state_dir / "servers.jsonl")
+        (even kill -9), so a resumed crawl does not fetch them again. With a shared frontier,
+        share them with the other workers through the crawl's Redis
+        (:mod:`crawler.server_facts`), so each host's are fetched once per crawl."""
+        servers = self._crawl.servers
+        servers.attach_journal(self.state_dir / "servers.jsonl")
+        store = self.order.frontier.store
+        if store_is_shared(components.resolve_class(store.class_, QueueStore, "frontier.store")):
+            from crawler.frontier.redis.redis_conn import RedisUnavailableError
+            from crawler.server_facts.redis_server_facts import RedisServerFacts
+
+            params = store.params
+            try:
+                share = RedisServerFacts.connect(
+                    str(params.get("url") or "redis://127.0.0.1:6379/0"),
+                    str(params.get("namespace") or ""),
+                    start_wait_s=float(params.get("start_wait_s") or 0.0),
+                    logger=self._crawl.logger,
+                )
+            except RedisUnavailableError as exc:
+                raise OrderError([OrderIssue("frontier.store.params.url", str(exc))]) from None
+            validity_s = self.order.robots.validity_s
+            servers.attach_share(share, validity_s, max(validity_s, HOSTS_KEEP_S))
 
     def open_history(self) -> CrawlHistory | None:
         """The crawl history (``history`` in the order), or None when it is off."""
@@ -428,6 +450,7 @@ class CrawlBuilder:
         if collections is not None:
             collections.close()
         self._crawl.servers.close_journal()
+        self._crawl.servers.close_share()
 
     def release_run_dir(self, logs: CrawlLogs | None) -> None:
         """The crawl has ended: remove the PID file, close the logs and the application log."""

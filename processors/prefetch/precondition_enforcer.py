@@ -16,6 +16,10 @@ For http(s) URIs, in Heritrix's order:
    deferred (-50). A URI the valid rules disallow gets -9998 (or only the ``robotExcluded``
    annotation with ``calculate_robots_only``).
 
+Before it schedules a dns: or robots.txt prerequisite, it asks the crawl's other workers' share
+(``ServerCache.adopt_shared``; only in a ``--workers`` crawl, one round trip for the host's and
+its server's facts): what another worker learnt is used as if learnt here.
+
 A prerequisite (hop ``P``, force-fetch) shares the URI's queue and, one directive more urgent,
 is fetched first; the deferred URI is retried after it. A deferral costs the URI no fetch
 attempt (the frontier's RetryPolicy counts it against ``frontier.retries.max_deferrals``).
@@ -32,7 +36,8 @@ import ipaddress
 from pydantic import Field
 
 from crawler import CrawlURI, FetchStatus, Hop, Params, Processor, ProcessorContext, ProcessResult
-from crawler.robots import ROBOTS_PATH, is_robots_uri
+from crawler.robots import ROBOTS_PATH, RobotsRules, is_robots_uri
+from crawler.servers import RobotsState
 from crawler.urls import UriError, host_port, scheme_authority
 from processors.fetch.user_agent import user_agent
 
@@ -84,8 +89,16 @@ class PreconditionEnforcer(Processor[PreconditionEnforcerParams]):
             curi.status = FetchStatus.UNFETCHABLE_URI
             return ProcessResult.SKIP_TO_POST
         servers = ctx.servers
+        server = f"{host}:{port}"
+        asked_robots = False
         if self.params.dns_prerequisites and servers.resolver_active and not _is_ip_literal(host):
             state = servers.host_state(host)
+            if state is None or state.is_expired(ctx.clock.time(), self.params.ip_validity_s):
+                # Another worker of the crawl may know the host (and its server's robots).
+                keys = ["dns:" + host.lower(), "robots:" + server]
+                asked_robots = True
+                if servers.adopt_shared(keys):
+                    state = servers.host_state(host)
             if state is None or state.is_expired(ctx.clock.time(), self.params.ip_validity_s):
                 return self._defer(ctx, curi, "dns:" + host, "dns:" + host.lower())
             if state.ip is None:
@@ -101,16 +114,17 @@ class PreconditionEnforcer(Processor[PreconditionEnforcerParams]):
         robots = ctx.order.robots
         if robots.policy != "obey" or is_robots_uri(uri):
             return None
-        server = f"{host}:{port}"
         # One read of the server's robots state: the cache may drop it meanwhile (a bounded map).
-        robots_state = servers.robots_state(server)
-        if (
-            robots_state is None
-            or robots_state.rules is None
-            or not robots_state.is_valid(ctx.clock.time(), robots.validity_s)
-        ):
-            return self._defer(ctx, curi, scheme_authority(uri) + ROBOTS_PATH, "robots:" + server)
-        if not robots_state.rules.allowed(uri, self._user_agent):
+        rules = _valid_rules(servers.robots_state(server), ctx.clock.time(), robots.validity_s)
+        if rules is None:
+            if not asked_robots and servers.adopt_shared(["robots:" + server]):
+                shared = servers.robots_state(server)
+                rules = _valid_rules(shared, ctx.clock.time(), robots.validity_s)
+            if rules is None:
+                return self._defer(
+                    ctx, curi, scheme_authority(uri) + ROBOTS_PATH, "robots:" + server
+                )
+        if not rules.allowed(uri, self._user_agent):
             if self.params.calculate_robots_only:
                 curi.annotate("robotExcluded")
                 return None
@@ -135,6 +149,13 @@ class PreconditionEnforcer(Processor[PreconditionEnforcerParams]):
         prereq.directive = max(0, curi.directive - 1)
         curi.prerequisite = prereq
         return ProcessResult.SKIP_TO_POST
+
+
+def _valid_rules(state: RobotsState | None, now_s: float, validity_s: float) -> RobotsRules | None:
+    """The state's rules while they are valid, else None."""
+    if state is None or state.rules is None or not state.is_valid(now_s, validity_s):
+        return None
+    return state.rules
 
 
 def _is_ip_literal(host: str) -> bool:

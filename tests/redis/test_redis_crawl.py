@@ -87,13 +87,10 @@ def _captures(run_dir: Path) -> Counter[str]:
     return captured
 
 
-def _refetched(site: SampleSite, workers: int) -> dict[str, int]:
-    """URLs fetched more than once, robots.txt excepted (each worker reads it once per host)."""
-    return {
-        u: n
-        for u, n in site.counts().items()
-        if n > 1 and not (u.endswith("/robots.txt") and n <= workers)
-    }
+def _refetched(site: SampleSite) -> dict[str, int]:
+    """URLs fetched more than once, robots.txt included: the workers share a host's robots.txt
+    (crawler.server_facts), so it is fetched once per crawl, as any other URL."""
+    return {u: n for u, n in site.counts().items() if n > 1}
 
 
 def test_three_workers_lose_nothing_when_one_is_killed(
@@ -112,7 +109,7 @@ def test_three_workers_lose_nothing_when_one_is_killed(
         assert launch.finish() == 1  # one worker died
         expected = site.expected_urls(obey_robots=True)
         fetched = site.counts()
-        refetched = _refetched(site, 3)
+        refetched = _refetched(site)
     logged = _logged_uris(tmp_path / "run")
     assert set(fetched) == expected
     assert expected <= {u for u in logged if not u.startswith("dns:")}
@@ -122,7 +119,7 @@ def test_three_workers_lose_nothing_when_one_is_killed(
     assert len(refetched) <= 4, refetched
     others = _logged_uris(tmp_path / "run", "w01") + _logged_uris(tmp_path / "run", "w03")
     assert all(others[u] == 1 for u in refetched), (refetched, others)
-    assert all(n == 1 for u, n in others.items() if not u.endswith("/robots.txt"))
+    assert all(n == 1 for n in others.values()), others
 
 
 def test_workers_wait_for_a_restarted_redis_and_finish_the_crawl(
@@ -136,7 +133,7 @@ def test_workers_wait_for_a_restarted_redis_and_finish_the_crawl(
         assert launch.finish() == 0, launch.err.getvalue()
         expected = site.expected_urls(obey_robots=True)
         assert set(site.counts()) == expected
-        refetched = _refetched(site, 2)
+        refetched = _refetched(site)
     # A reply lost in the restart may schedule a URI twice (never lose it): a handful at most.
     assert len(refetched) <= 4, refetched
 
@@ -201,13 +198,13 @@ def test_a_crawl_runs_unchanged_on_a_redis_cluster(
         assert launch.code == 0, launch.err.getvalue()
         expected = site.expected_urls(obey_robots=True)
         assert set(site.counts()) == expected
-        assert _refetched(site, 2) == {}
+        assert _refetched(site) == {}
     run_dir = tmp_path / "run"
     # Every page is in the WARCs, captured once, whichever worker fetched it (how the work
     # split between the two workers is the scheduler's business: one may even have done all).
     captured = _captures(run_dir)
     assert set(captured) == expected
-    assert {u: n for u, n in captured.items() if n > 1 and not u.endswith("/robots.txt")} == {}
+    assert {u: n for u, n in captured.items() if n > 1} == {}
     # The crawl-wide reports count every line of every worker's crawl.log.
     per_worker = [len(parse_file(p)) for p in run_dir.glob("workers/*/logs/crawl.log")]
     assert len(per_worker) == 2

@@ -1,15 +1,16 @@
 """LocalPrerequisites: the prerequisites a worker keeps to itself, and the URIs waiting on them.
 
 A prerequisite (``P`` hop: dns:, robots.txt) of a URI in flight here stays in this worker: its
-result lives in this worker's caches, so each worker fetches a host's robots.txt once and never
-for another. Such a URI never enters Redis: it waits here with a due time (0 when scheduled, a
-retry's delay after a retryable status), is handed out before anything from the shared
-frontier, and its final disposition goes to ``on_final`` like any other. Its via, deferred
-(-50) meanwhile, is held here with its queue still leased (as Heritrix keeps the queue busy) and
-comes back, first in line, once none of its prerequisites is pending — and the politeness delay
-of the last one (``curi.politeness_delay_ms``, ``min_delay_s`` if unset) has passed since the
-end of its fetch, as the queue would have waited in Redis: a host's robots.txt and its first
-page are not fetched back to back.
+result lives in this worker's caches (and is shared with the other workers through
+:mod:`crawler.server_facts`, so another worker does not fetch it again). Such a URI never enters
+Redis: it waits here with a due time (0 when scheduled, a retry's delay after a retryable
+status), is handed out before anything from the shared frontier, and its final disposition goes
+to ``on_final`` like any other. Its via, deferred (-50) meanwhile, is held here with its queue
+still leased (as Heritrix keeps the queue busy) and comes back, first in line, once none of its
+prerequisites is pending — and the politeness delay of the last one
+(``curi.politeness_delay_ms``, ``min_delay_s`` if unset) has passed since the end of its fetch,
+as the queue would have waited in Redis: a host's robots.txt and its first page are not fetched
+back to back.
 
 Thread-safety: shares the frontier's lock; every method but :meth:`finish` is called with the
 lock held. :meth:`finish` takes it and calls ``on_final`` without it. An entry made due calls

@@ -1,0 +1,170 @@
+"""Workers of one crawl share robots.txt and DNS outcomes through Redis (RedisServerFacts), on a
+real redis-server and a real 3-master Cluster: a host's robots.txt is fetched once per crawl."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from support.processor_context import make_context
+from support.redis_servers import free_port
+
+from crawler import CrawlURI, ProcessorChain, ProcessorChains
+from crawler.server_facts.redis_server_facts import RedisServerFacts
+from crawler.servers import MIN_ROBOTS_ATTEMPTS, ServerCache
+from processors.fetch import FetchHTTP
+from processors.prefetch import PreconditionEnforcer
+
+DAY_S = 86400.0
+
+
+class _Site(ThreadingHTTPServer):
+    daemon_threads = True
+    paths: list[str]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Site
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.server.paths.append(self.path)
+        body = b"User-agent: *\nDisallow: /private\n" if self.path == "/robots.txt" else b"page"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def site() -> Iterator[_Site]:
+    server = _Site(("127.0.0.1", 0), _Handler)
+    server.paths = []
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+@pytest.fixture
+def shares(digest_url_prefix: tuple[str, str]) -> Iterator[tuple[ServerCache, ServerCache]]:
+    """Two workers' server caches, each with its own connection to one crawl's facts."""
+    url, prefix = digest_url_prefix
+    one, two = ServerCache(), ServerCache()
+    one.attach_share(RedisServerFacts.connect(url, prefix), DAY_S, DAY_S)
+    two.attach_share(RedisServerFacts.connect(url, prefix), DAY_S, DAY_S)
+    yield one, two
+    one.close_share()
+    two.close_share()
+
+
+def _worker(tmp_path: Path, servers: ServerCache) -> ProcessorChains:
+    chains = ProcessorChains(
+        [
+            ProcessorChain("pre", [PreconditionEnforcer("enforcer")]),
+            ProcessorChain("fetch", [FetchHTTP("fetch_http")]),
+        ]
+    )
+    chains.start(make_context(tmp_path, servers=servers, schedule=lambda curi: None))
+    return chains
+
+
+def test_a_host_s_robots_txt_is_fetched_once_for_two_workers(
+    site: _Site, shares: tuple[ServerCache, ServerCache], tmp_path: Path
+) -> None:
+    base = f"http://127.0.0.1:{site.server_address[1]}"
+    one = _worker(tmp_path / "w1", shares[0])
+    two = _worker(tmp_path / "w2", shares[1])
+    try:
+        first = CrawlURI(base + "/a")
+        one.run(first)
+        assert first.status == -50 and first.prerequisite is not None
+        one.run(first.prerequisite)
+        first.reset_for_retry()
+        one.run(first)
+        assert first.status == 200
+
+        # The other worker meets the host for the first time: no prerequisite of its own.
+        page = CrawlURI(base + "/b")
+        two.run(page)
+        assert (page.status, page.prerequisite) == (200, None)
+        banned = CrawlURI(base + "/private/x")
+        two.run(banned)
+        assert banned.status == -9998
+    finally:
+        one.stop()
+        two.stop()
+    assert site.paths == ["/robots.txt", "/a", "/b"]
+    assert shares[1].adopted == 1
+
+
+def test_lookups_and_accepted_failures_are_shared_and_not_sent_back(
+    shares: tuple[ServerCache, ServerCache],
+) -> None:
+    one, two = shares
+    one.update_host("Example.org", "93.184.216.34", 1000.0, 0.0)
+    assert two.adopt_shared(["dns:example.org"]) == 1
+    state = two.host_state("example.org")
+    assert state is not None and (state.ip, state.looked_up_s) == ("93.184.216.34", 1000.0)
+    one.update_host("gone.example", None, 1001.0, 0.0)  # looked up, no address: shared too
+    assert two.adopt_shared(["dns:gone.example"]) == 1
+    gone = two.host_state("gone.example")
+    assert gone is not None and gone.ip is None
+
+    # A failed robots fetch is shared only once it is accepted as "no robots".
+    for attempt in range(1, MIN_ROBOTS_ATTEMPTS + 1):
+        one.update_robots("down.example:80", -2, None, 2000.0 + attempt)
+        found = two.adopt_shared(["robots:down.example:80"])
+        assert found == (1 if attempt == MIN_ROBOTS_ATTEMPTS else 0)
+    down = two.robots_state("down.example:80")
+    assert down is not None and down.is_valid(2004.0, DAY_S)
+    assert down.rules is not None and down.rules.allowed("http://down.example/x", "bot")
+
+    share_two = two._share
+    assert isinstance(share_two, RedisServerFacts)
+    assert share_two.published == 0  # what it took in, it did not publish again
+
+
+def test_facts_expire_with_their_validity(digest_url_prefix: tuple[str, str]) -> None:
+    url, prefix = digest_url_prefix
+    facts = RedisServerFacts.connect(url, prefix)
+    cache = ServerCache()
+    cache.attach_share(facts, 3600.0, 7200.0)
+    try:
+        cache.update_robots("a.example:443", 404, None, 10.0)
+        cache.update_host("a.example", "10.1.2.3", 10.0, 0.0)
+        assert 3500 < facts.client.ttl(facts.key("robots:a.example:443")) <= 3600
+        assert 7100 < facts.client.ttl(facts.key("dns:a.example")) <= 7200
+    finally:
+        cache.close_share()
+
+
+def test_an_unreachable_share_changes_nothing_but_a_warning() -> None:
+    """Redis away: publishing is skipped and a look-up finds nothing; the worker fetches itself."""
+    warnings: list[str] = []
+
+    class Log:
+        def warning(self, event: str, **_: Any) -> None:
+            warnings.append(event)
+
+    facts = RedisServerFacts(
+        redis.Redis(port=free_port(), socket_connect_timeout=1), "x:", logger=Log()
+    )
+    cache = ServerCache()
+    cache.attach_share(facts, DAY_S, DAY_S)
+    state = cache.update_robots("b.example:80", 200, b"User-agent: *\nDisallow: /\n", 5.0)
+    assert state.rules is not None and not state.rules.allowed("http://b.example/", "bot")
+    assert cache.adopt_shared(["robots:c.example:80", "dns:c.example"]) == 0
+    assert warnings == ["server_facts_unavailable"]  # once per outage, not per call
+    cache.close_share()
