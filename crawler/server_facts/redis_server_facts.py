@@ -53,6 +53,7 @@ class RedisServerFacts:
         self.published = 0
         self.found = 0
         self.missed = 0
+        self._counts_logged = False
 
     @classmethod
     def connect(cls, url: str, prefix: str, **kwargs: Any) -> RedisServerFacts:
@@ -108,6 +109,13 @@ class RedisServerFacts:
             self._logger.warning("server_facts_unavailable", during=what, error=str(exc))
 
     def close(self) -> None:
-        """Close the client (never raises). Idempotent."""
+        """Log what was shared (``server_facts``: published, found, missed), close the client
+        (never raises). Idempotent."""
+        with self._lock:
+            counts, self._counts_logged = not self._counts_logged, True
+        if counts:
+            self._logger.info(
+                "server_facts", published=self.published, found=self.found, missed=self.missed
+            )
         with contextlib.suppress(Exception):
             self.client.close()

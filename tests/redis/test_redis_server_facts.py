@@ -153,10 +153,14 @@ def test_facts_expire_with_their_validity(digest_url_prefix: tuple[str, str]) ->
 def test_an_unreachable_share_changes_nothing_but_a_warning() -> None:
     """Redis away: publishing is skipped and a look-up finds nothing; the worker fetches itself."""
     warnings: list[str] = []
+    infos: list[tuple[str, dict[str, Any]]] = []
 
     class Log:
         def warning(self, event: str, **_: Any) -> None:
             warnings.append(event)
+
+        def info(self, event: str, **fields: Any) -> None:
+            infos.append((event, fields))
 
     facts = RedisServerFacts(
         redis.Redis(port=free_port(), socket_connect_timeout=1), "x:", logger=Log()
@@ -168,3 +172,5 @@ def test_an_unreachable_share_changes_nothing_but_a_warning() -> None:
     assert cache.adopt_shared(["robots:c.example:80", "dns:c.example"]) == 0
     assert warnings == ["server_facts_unavailable"]  # once per outage, not per call
     cache.close_share()
+    cache.close_share()
+    assert infos == [("server_facts", {"published": 0, "found": 0, "missed": 0})]
