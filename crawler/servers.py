@@ -59,6 +59,10 @@ class ServerFactsShare(Protocol):
     def lookup(self, keys: list[str]) -> list[dict[str, Any] | None]:
         """The entries stored under ``keys`` (None where none is), in one round trip."""
 
+    def claim(self, key: str, hold_s: float) -> bool:
+        """Whether this worker may fetch the prerequisite ``key``: True unless another worker
+        claimed it less than ``hold_s`` seconds ago (or the share cannot say)."""
+
     def close(self) -> None:
         """Release the connection. Idempotent."""
 
@@ -243,7 +247,9 @@ class ServerCache:
     def claim_prerequisite(self, key: str, now_s: float, hold_s: float) -> bool:
         """Whether the caller should schedule the prerequisite ``key`` (``robots:<server>`` or
         ``dns:<host>``): True unless another URI claimed it less than ``hold_s`` ago and it
-        was not resolved since. Lets many queues of one server share one robots.txt fetch."""
+        was not resolved since. Lets many queues of one server share one robots.txt fetch;
+        with a share attached, the queues of every worker of the crawl (the claim is also taken
+        crawl-wide, after the local one: a worker that loses it waits like a local queue)."""
         with self._lock:
             claims = self._claims
             claimed = claims.get(key)
@@ -254,7 +260,8 @@ class ServerCache:
                 for stale in [k for k, t in claims.items() if now_s - t >= hold_s]:
                     del claims[stale]
                 self._claims_sweep_at = max(CLAIMS_SWEEP_AT, 2 * len(claims))
-            return True
+        share = self._share
+        return share is None or share.claim(key, hold_s)
 
     # ------------------------------------------------------------------ robots
     def robots_state(self, server_key: str) -> RobotsState | None:

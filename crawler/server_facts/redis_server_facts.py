@@ -14,6 +14,12 @@ the last day, and a fact past its validity is judged stale by the worker anyway.
 the keys spread over the slots; a look-up of a server's two facts is one pipelined round trip
 per node.
 
+A worker about to fetch a prerequisite claims it crawl-wide (``<prefix>sf:claim:<fact>``, set if
+absent, expiring after ``prerequisite_wait_s``): a worker that finds another's claim waits for
+the fact, as the queues of one worker wait for one robots.txt fetch. So the queues of one big
+site spread over the workers (the hash queue policies) fetch its robots.txt once, not once per
+worker. A claimer that dies holds the others back for at most that long.
+
 Never raises: a fact that cannot be published or read (Redis away, a malformed value) is
 logged once per outage and treated as unknown, so the worker fetches for itself, as a worker
 without a share would. A publish or look-up is one attempt, no retry: it never holds a toe
@@ -27,7 +33,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import threading
+import uuid
 from typing import Any
 
 import redis
@@ -53,6 +61,9 @@ class RedisServerFacts:
         self.published = 0
         self.found = 0
         self.missed = 0
+        self.waited = 0
+        """Prerequisites this worker left to the worker that claimed them first."""
+        self._token = uuid.uuid4().hex.encode("ascii")
         self._counts_logged = False
 
     @classmethod
@@ -102,6 +113,28 @@ class RedisServerFacts:
             self._failing = False
         return out
 
+    def claim(self, key: str, hold_s: float) -> bool:
+        """``SET <prefix>sf:claim:<key> <token> NX EX hold_s``, then read it back in the same
+        round trip: True if this share's token holds it (just taken, or taken earlier by this
+        worker: its own retry of a failed fetch does not wait for itself), or Redis cannot
+        say (the worker then fetches for itself)."""
+        name = self.key("claim:" + key)
+        commands = [
+            ("SET", name, self._token, "NX", "EX", max(1, math.ceil(hold_s))),
+            ("GET", name),
+        ]
+        try:
+            _, holder = redis_conn.send_commands(self.client, commands)
+        except _ERRORS as exc:
+            self._failed("claim", exc)
+            return True
+        mine = holder is None or bytes(holder) == self._token
+        with self._lock:
+            if not mine:
+                self.waited += 1
+            self._failing = False
+        return mine
+
     def _failed(self, what: str, exc: BaseException) -> None:
         with self._lock:
             first, self._failing = not self._failing, True
@@ -115,7 +148,11 @@ class RedisServerFacts:
             counts, self._counts_logged = not self._counts_logged, True
         if counts:
             self._logger.info(
-                "server_facts", published=self.published, found=self.found, missed=self.missed
+                "server_facts",
+                published=self.published,
+                found=self.found,
+                missed=self.missed,
+                waited=self.waited,
             )
         with contextlib.suppress(Exception):
             self.client.close()

@@ -19,6 +19,7 @@ from crawler.server_facts.redis_server_facts import RedisServerFacts
 from crawler.servers import MIN_ROBOTS_ATTEMPTS, ServerCache
 from processors.fetch import FetchHTTP
 from processors.prefetch import PreconditionEnforcer
+from processors.prefetch.precondition_enforcer import PREREQUISITE_POLL_S
 
 DAY_S = 86400.0
 
@@ -109,6 +110,44 @@ def test_a_host_s_robots_txt_is_fetched_once_for_two_workers(
     assert shares[1].adopted == 1
 
 
+def test_one_server_s_queues_in_two_workers_wait_for_one_robots_fetch(
+    site: _Site, shares: tuple[ServerCache, ServerCache], tmp_path: Path
+) -> None:
+    """The hash queue policies spread one site over queues that two workers lease at once: the
+    worker that claimed the robots.txt fetch first fetches it, the other waits for its outcome."""
+    base = f"http://127.0.0.1:{site.server_address[1]}"
+    one = _worker(tmp_path / "w1", shares[0])
+    two = _worker(tmp_path / "w2", shares[1])
+    try:
+        first, other = CrawlURI(base + "/a"), CrawlURI(base + "/b")
+        one.run(first)
+        assert first.status == -50 and first.prerequisite is not None
+        two.run(other)  # claimed by the first worker: wait, no prerequisite of its own
+        assert (other.status, other.prerequisite) == (-50, None)
+        assert other.retry_delay_s == PREREQUISITE_POLL_S
+        one.run(first.prerequisite)
+        other.reset_for_retry()
+        two.run(other)
+        assert other.status == 200
+    finally:
+        one.stop()
+        two.stop()
+    assert site.paths == ["/robots.txt", "/b"]
+
+
+def test_a_worker_s_own_claim_does_not_hold_back_its_retry(
+    shares: tuple[ServerCache, ServerCache],
+) -> None:
+    one, two = shares
+    assert one.claim_prerequisite("robots:slow.example:80", 100.0, 120.0)
+    assert not two.claim_prerequisite("robots:slow.example:80", 100.0, 120.0)
+    one.update_robots("slow.example:80", -2, None, 101.0)  # failed, to be fetched again
+    assert one.claim_prerequisite("robots:slow.example:80", 101.0, 120.0)
+    assert not two.claim_prerequisite("robots:slow.example:80", 300.0, 120.0)
+    share_two = two._share
+    assert isinstance(share_two, RedisServerFacts) and share_two.waited == 2
+
+
 def test_lookups_and_accepted_failures_are_shared_and_not_sent_back(
     shares: tuple[ServerCache, ServerCache],
 ) -> None:
@@ -170,7 +209,8 @@ def test_an_unreachable_share_changes_nothing_but_a_warning() -> None:
     state = cache.update_robots("b.example:80", 200, b"User-agent: *\nDisallow: /\n", 5.0)
     assert state.rules is not None and not state.rules.allowed("http://b.example/", "bot")
     assert cache.adopt_shared(["robots:c.example:80", "dns:c.example"]) == 0
+    assert cache.claim_prerequisite("robots:c.example:80", 5.0, 120.0)  # fetch it here
     assert warnings == ["server_facts_unavailable"]  # once per outage, not per call
     cache.close_share()
     cache.close_share()
-    assert infos == [("server_facts", {"published": 0, "found": 0, "missed": 0})]
+    assert infos == [("server_facts", {"published": 0, "found": 0, "missed": 0, "waited": 0})]
