@@ -142,8 +142,8 @@ class RedisServerFacts:
             self._logger.warning("server_facts_unavailable", during=what, error=str(exc))
 
     def close(self) -> None:
-        """Log what was shared (``server_facts``: published, found, missed), close the client
-        (never raises). Idempotent."""
+        """Log what was shared (``server_facts``: published, found, missed, waited), then close
+        the client (never raises). Idempotent."""
         with self._lock:
             counts, self._counts_logged = not self._counts_logged, True
         if counts:
