@@ -189,6 +189,33 @@ def test_unreachable_redis_at_start_is_a_clear_error(tmp_path: Path) -> None:
     assert "cannot reach Redis at redis://127.0.0.1:" in launch.err.getvalue()
 
 
+def test_one_host_over_many_queues_and_two_workers_has_its_robots_txt_fetched_once(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Eight queues per host (``parallel_queues``) and seeds in several of them: both workers
+    lease queues of every host at once, and each host's robots.txt is still fetched once (the
+    first worker to claim it fetches it, the other waits for the outcome)."""
+    with SampleSite(pages_per_host=30, latency_s=0.1) as site:
+        expected = site.expected_urls(obey_robots=True)
+        seeds = site.base_urls + [
+            u
+            for host in site.hosts
+            for u in sorted(x for x in expected if host in x and x.endswith(".html"))[:8]
+        ]
+        sets = [
+            *_sets(site, redis_server.url),
+            f"seeds.urls={seeds!r}",
+            "frontier.queue_assignment.params.parallel_queues=8",
+        ]
+        launch = Launch(sets, 2, tmp_path / "run")
+        launch.run()
+        assert launch.code == 0, launch.err.getvalue()
+        assert set(site.counts()) == expected
+        robots = {u: n for u, n in site.counts().items() if u.endswith("/robots.txt")}
+    assert len(robots) == len(site.hosts)
+    assert set(robots.values()) == {1}, robots
+
+
 def test_a_crawl_runs_unchanged_on_a_redis_cluster(
     redis_cluster: RedisClusterServers, tmp_path: Path
 ) -> None:
