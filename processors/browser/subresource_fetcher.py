@@ -2,8 +2,9 @@
 
 Each request becomes a CrawlURI child of the page (hop ``E``, via the page), processed inline
 rather than queued: robots.txt is obeyed (under ``robots.policy: obey`` a server's robots.txt
-is fetched first, itself recorded and logged as a ``P`` child; a URI it disallows is aborted in
-the browser and logged -9998), the URI is claimed in the uniq filter (``ctx.claim_uri``) so
+is fetched first, itself recorded and logged as a ``P`` child, unless another worker of the
+crawl fetched it already (``ServerCache.adopt_shared``); a URI it disallows is aborted in the
+browser and logged -9998), the URI is claimed in the uniq filter (``ctx.claim_uri``) so
 the HTTP path never fetches it again, FetchHTTP fetches it (its client, connection pool,
 cookie jar and timeouts), then ``ctx.finish_inline`` writes its WARC records and its crawl.log
 line (annotated ``browser``, or the fetcher's ``note``: ``media`` for yt-dlp's fetches). A
@@ -230,7 +231,10 @@ class SubresourceFetcher:
             return False
         servers = ctx.servers
         validity = ctx.order.robots.validity_s
-        if not servers.is_robots_valid(server, ctx.clock.time(), validity):
+        valid = servers.is_robots_valid(server, ctx.clock.time(), validity)
+        if not valid and servers.adopt_shared(["robots:" + server]):  # another worker's fetch
+            valid = servers.is_robots_valid(server, ctx.clock.time(), validity)
+        if not valid:
             with self._locks_lock:
                 lock = self._robots_locks.setdefault(server, threading.Lock())
             if not lock.acquire(timeout=max(0.0, min(until_s - time.monotonic(), 3600.0))):

@@ -17,11 +17,13 @@ from support.redis_servers import free_port
 from crawler import CrawlURI, ProcessorChain, ProcessorChains
 from crawler.server_facts.redis_server_facts import RedisServerFacts
 from crawler.servers import MIN_ROBOTS_ATTEMPTS, ServerCache
+from processors.browser.subresource_fetcher import SubresourceFetcher
 from processors.fetch import FetchHTTP
 from processors.prefetch import PreconditionEnforcer
 from processors.prefetch.precondition_enforcer import PREREQUISITE_POLL_S
 
 DAY_S = 86400.0
+ROBOTS = b"User-agent: *\nDisallow: /private\n"
 
 
 class _Site(ThreadingHTTPServer):
@@ -38,7 +40,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.server.paths.append(self.path)
-        body = b"User-agent: *\nDisallow: /private\n" if self.path == "/robots.txt" else b"page"
+        body = ROBOTS if self.path == "/robots.txt" else b"page"
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
         self.send_header("Content-Length", str(len(body)))
@@ -133,6 +135,28 @@ def test_one_server_s_queues_in_two_workers_wait_for_one_robots_fetch(
         one.stop()
         two.stop()
     assert site.paths == ["/robots.txt", "/b"]
+
+
+def test_a_browser_page_s_request_obeys_robots_txt_another_worker_fetched(
+    site: _Site, shares: tuple[ServerCache, ServerCache], tmp_path: Path
+) -> None:
+    """A browser page's sub-resource on a server new to this worker: the rules come from the
+    other worker's fetch, with no robots.txt request of its own."""
+    base = f"http://127.0.0.1:{site.server_address[1]}"
+    one, two = shares
+    ctx = make_context(tmp_path, servers=two, schedule=lambda curi: None)
+    one.update_robots(f"127.0.0.1:{site.server_address[1]}", 200, ROBOTS, ctx.clock.time())
+    http = FetchHTTP("fetch_http")
+    http.start(ctx)
+    fetcher = SubresourceFetcher(ctx, http, "bot")
+    try:
+        page = CrawlURI("http://example.test/page")
+        assert fetcher.fetch(page, base + "/style.css") is not None
+        assert fetcher.fetch(page, base + "/private/x.css") is None
+    finally:
+        http.stop()
+    assert site.paths == ["/style.css"]
+    assert fetcher.robots_blocked == 1
 
 
 def test_a_worker_s_own_claim_does_not_hold_back_its_retry(
