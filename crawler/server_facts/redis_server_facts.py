@@ -38,13 +38,11 @@ import threading
 import uuid
 from typing import Any
 
-import redis
 import structlog
 
 from crawler.frontier.redis import redis_conn
-from crawler.frontier.redis.redis_conn import OUTAGE_ERRORS
 
-_ERRORS: tuple[type[BaseException], ...] = (*OUTAGE_ERRORS, redis.exceptions.RedisError)
+_ERRORS: tuple[type[BaseException], ...] = (redis_conn.RedisError, OSError)
 
 
 class RedisServerFacts:

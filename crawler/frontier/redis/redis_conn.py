@@ -6,7 +6,8 @@ Redis Cluster (``INFO cluster``) and then returns a cluster client, and fails at
 not start against a missing Redis. Once running, :func:`retrying` waits out an outage (a
 restart, a failover) up to ``outage_timeout_s``, so workers pause and resume instead of dying.
 
-This module is the only one that imports ``redis`` (the library is wrapped in one place).
+This module is the only one that imports ``redis`` (the library is wrapped in one place), and
+hiredis's packer (:func:`_packed`).
 Thread-safety: redis-py clients hold a connection pool and are thread-safe; the raw calls
 (:func:`send_commands`, :func:`run_calls`) use a connection of the pool per thread.
 """
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import redis
 import redis.cluster
 import structlog
+from hiredis import pack_command
 
 from crawler.crawler_error import CrawlerError
 
@@ -46,6 +48,8 @@ OUTAGE_ERRORS: tuple[type[BaseException], ...] = (
 """Errors that mean "Redis is (briefly) not there", as opposed to a bug or a bad command."""
 
 NoScriptError = redis.exceptions.NoScriptError
+RedisError = redis.exceptions.RedisError
+"""Every error redis-py raises (the outages above included)."""
 ResponseError = redis.exceptions.ResponseError
 _REDIRECTS = (redis.exceptions.MovedError, redis.exceptions.AskError)
 
@@ -249,7 +253,7 @@ def _send(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
     """
     connection = _connection(client.connection_pool)
     try:
-        connection.send_packed_command(connection.pack_commands(commands), check_health=False)
+        connection.send_packed_command(_packed(connection, commands), check_health=False)
         replies: list[Any] = []
         for _ in commands:
             try:
@@ -260,6 +264,20 @@ def _send(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
     except BaseException:
         connection.disconnect()
         raise
+
+
+def _packed(connection: Any, commands: list[tuple[Any, ...]]) -> list[bytes]:
+    """``commands`` in the Redis protocol, as the list of chunks ``send_packed_command`` takes:
+    the bytes redis-py's hiredis packer makes, without its pass over every argument in Python
+    (a script call carries hundreds: a page's links). redis-py's own packer for what hiredis
+    does not take (a command name with a space, a ``memoryview``)."""
+    try:
+        if all(" " not in command[0] for command in commands):
+            return [b"".join([pack_command(command) for command in commands])]
+    except TypeError:
+        pass
+    packed: list[bytes] = connection.pack_commands(commands)
+    return packed
 
 
 class _Held:
