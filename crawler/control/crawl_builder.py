@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import structlog
 
@@ -68,6 +68,8 @@ from crawler.sheets.sheet_overlays import SheetOverlays
 from crawler.stats import CrawlStats
 from crawler.tally import TallyStore
 from crawler.uniq import UriUniqFilter
+
+_T = TypeVar("_T")
 
 PID_FILE = "crawler.pid"
 RUN_SUBDIRS = ("logs", "warcs", "state", "reports", "action")
@@ -247,23 +249,39 @@ class CrawlBuilder:
         (:mod:`crawler.server_facts`), so each host's are fetched once per crawl."""
         servers = self._crawl.servers
         servers.attach_journal(self.state_dir / "servers.jsonl")
-        store = self.order.frontier.store
-        if store_is_shared(components.resolve_class(store.class_, QueueStore, "frontier.store")):
-            from crawler.frontier.redis.redis_conn import RedisUnavailableError
+        if self._store_is_shared():
             from crawler.server_facts.redis_server_facts import RedisServerFacts
 
-            params = store.params
-            try:
-                share = RedisServerFacts.connect(
-                    str(params.get("url") or "redis://127.0.0.1:6379/0"),
-                    str(params.get("namespace") or ""),
-                    start_wait_s=float(params.get("start_wait_s") or 0.0),
-                    logger=self._crawl.logger,
-                )
-            except RedisUnavailableError as exc:
-                raise OrderError([OrderIssue("frontier.store.params.url", str(exc))]) from None
+            share = self._connect_shared(RedisServerFacts.connect, outage=False)
             validity_s = self.order.robots.validity_s
             servers.attach_share(share, validity_s, max(validity_s, HOSTS_KEEP_S))
+
+    def _store_is_shared(self) -> bool:
+        """Whether the frontier's store is shared by the workers of a crawl (Redis)."""
+        store = self.order.frontier.store
+        return store_is_shared(components.resolve_class(store.class_, QueueStore, "frontier.store"))
+
+    def _connect_shared(self, connect: Callable[..., _T], *, outage: bool = True) -> _T:
+        """``connect(url, namespace, start_wait_s=, logger=[, outage_timeout_s=])`` with the
+        shared frontier store's parameters: the crawl's Redis and key prefix. A Redis that
+        cannot be reached is an order error naming ``frontier.store.params.url``."""
+        from crawler.frontier.redis.redis_conn import RedisUnavailableError
+
+        params = self.order.frontier.store.params
+        kwargs: dict[str, Any] = {
+            "start_wait_s": float(params.get("start_wait_s") or 0.0),
+            "logger": self._crawl.logger,
+        }
+        if outage:
+            kwargs["outage_timeout_s"] = float(params.get("outage_timeout_s") or 600.0)
+        try:
+            return connect(
+                str(params.get("url") or "redis://127.0.0.1:6379/0"),
+                str(params.get("namespace") or ""),
+                **kwargs,
+            )
+        except RedisUnavailableError as exc:
+            raise OrderError([OrderIssue("frontier.store.params.url", str(exc))]) from None
 
     def open_history(self) -> CrawlHistory | None:
         """The crawl history (``history`` in the order), or None when it is off."""
@@ -290,22 +308,10 @@ class CrawlBuilder:
         located = job_index_location(order.digest_index.job_index, self.run_dir)
         job_index, runs_dir = located if located is not None else (None, None)
         shared = None
-        store = order.frontier.store
-        if store_is_shared(components.resolve_class(store.class_, QueueStore, "frontier.store")):
+        if self._store_is_shared():
             from crawler.continuity.redis_digest_index import RedisDigestIndex
-            from crawler.frontier.redis.redis_conn import RedisUnavailableError
 
-            params = store.params
-            try:
-                shared = RedisDigestIndex.connect(
-                    str(params.get("url") or "redis://127.0.0.1:6379/0"),
-                    str(params.get("namespace") or ""),
-                    outage_timeout_s=float(params.get("outage_timeout_s") or 600.0),
-                    start_wait_s=float(params.get("start_wait_s") or 0.0),
-                    logger=self._crawl.logger,
-                )
-            except RedisUnavailableError as exc:
-                raise OrderError([OrderIssue("frontier.store.params.url", str(exc))]) from None
+            shared = self._connect_shared(RedisDigestIndex.connect)
         try:
             return open_run_digest_index(
                 self.state_dir,
@@ -327,25 +333,11 @@ class CrawlBuilder:
         the frontier is in Redis, under the crawl's namespace; None for a crawl of one process
         (its rules keep their tallies in memory and ``state/``). Closed by
         :meth:`stop_processors`."""
-        store = self.order.frontier.store
-        if not store_is_shared(
-            components.resolve_class(store.class_, QueueStore, "frontier.store")
-        ):
+        if not self._store_is_shared():
             return None
-        from crawler.frontier.redis.redis_conn import RedisUnavailableError
         from crawler.tally.redis_tally_store import RedisTallyStore
 
-        params = store.params
-        try:
-            self._tallies = RedisTallyStore.connect(
-                str(params.get("url") or "redis://127.0.0.1:6379/0"),
-                str(params.get("namespace") or ""),
-                outage_timeout_s=float(params.get("outage_timeout_s") or 600.0),
-                start_wait_s=float(params.get("start_wait_s") or 0.0),
-                logger=self._crawl.logger,
-            )
-        except RedisUnavailableError as exc:
-            raise OrderError([OrderIssue("frontier.store.params.url", str(exc))]) from None
+        self._tallies = self._connect_shared(RedisTallyStore.connect)
         return self._tallies
 
     def open_collections(self) -> CollectionSet | None:
