@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import pytest
 from pydantic import ValidationError
 from support.processor_context import make_context
+from support.robots_site import RobotsSite, robots_site
 
 from crawler import (
     CrawlURI,
@@ -40,40 +39,13 @@ pytestmark = pytest.mark.integration
 DAY_S = 86400.0
 
 
-class Site(ThreadingHTTPServer):
-    daemon_threads = True
-    robots: tuple[int, bytes]
-    paths: list[str]
-
-
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: Site
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self.server.paths.append(self.path)
-        status, body = self.server.robots if self.path == "/robots.txt" else (200, b"page")
-        self.send_response(status)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+Site = RobotsSite
 
 
 @pytest.fixture
 def site() -> Iterator[Site]:
-    server = Site(("127.0.0.1", 0), Handler)
-    server.robots = (200, b"User-agent: *\nDisallow: /private\n")
-    server.paths = []
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(5)
+    with robots_site() as server:
+        yield server
 
 
 class AcceptIfContains(DecideRule[Params]):
@@ -285,15 +257,8 @@ def test_calculate_robots_only_annotates(site: Site, ctx: ProcessorContext) -> N
 
 @pytest.fixture
 def second_site() -> Iterator[Site]:
-    server = Site(("127.0.0.1", 0), Handler)
-    server.robots = (200, b"User-agent: *\nDisallow:\n")
-    server.paths = []
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(5)
+    with robots_site(b"User-agent: *\nDisallow:\n") as server:
+        yield server
 
 
 def test_robots_evicted_from_a_full_cache_is_fetched_again_and_obeyed(

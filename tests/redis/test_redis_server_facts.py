@@ -3,9 +3,7 @@ real redis-server and a real 3-master Cluster: a host's robots.txt is fetched on
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +11,7 @@ import pytest
 import redis
 from support.processor_context import make_context
 from support.redis_servers import free_port
+from support.robots_site import DISALLOW_PRIVATE, RobotsSite, robots_site
 
 from crawler import CrawlURI, ProcessorChain, ProcessorChains
 from crawler.server_facts.redis_server_facts import RedisServerFacts
@@ -23,41 +22,13 @@ from processors.prefetch import PreconditionEnforcer
 from processors.prefetch.precondition_enforcer import PREREQUISITE_POLL_S
 
 DAY_S = 86400.0
-ROBOTS = b"User-agent: *\nDisallow: /private\n"
-
-
-class _Site(ThreadingHTTPServer):
-    daemon_threads = True
-    paths: list[str]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Site
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self.server.paths.append(self.path)
-        body = ROBOTS if self.path == "/robots.txt" else b"page"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+ROBOTS = DISALLOW_PRIVATE
 
 
 @pytest.fixture
-def site() -> Iterator[_Site]:
-    server = _Site(("127.0.0.1", 0), _Handler)
-    server.paths = []
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(5)
+def site() -> Iterator[RobotsSite]:
+    with robots_site(ROBOTS) as server:
+        yield server
 
 
 @pytest.fixture
@@ -84,7 +55,7 @@ def _worker(tmp_path: Path, servers: ServerCache) -> ProcessorChains:
 
 
 def test_a_host_s_robots_txt_is_fetched_once_for_two_workers(
-    site: _Site, shares: tuple[ServerCache, ServerCache], tmp_path: Path
+    site: RobotsSite, shares: tuple[ServerCache, ServerCache], tmp_path: Path
 ) -> None:
     base = f"http://127.0.0.1:{site.server_address[1]}"
     one = _worker(tmp_path / "w1", shares[0])
@@ -113,7 +84,7 @@ def test_a_host_s_robots_txt_is_fetched_once_for_two_workers(
 
 
 def test_one_server_s_queues_in_two_workers_wait_for_one_robots_fetch(
-    site: _Site, shares: tuple[ServerCache, ServerCache], tmp_path: Path
+    site: RobotsSite, shares: tuple[ServerCache, ServerCache], tmp_path: Path
 ) -> None:
     """The hash queue policies spread one site over queues that two workers lease at once: the
     worker that claimed the robots.txt fetch first fetches it, the other waits for its outcome."""
@@ -138,7 +109,7 @@ def test_one_server_s_queues_in_two_workers_wait_for_one_robots_fetch(
 
 
 def test_a_browser_page_s_request_obeys_robots_txt_another_worker_fetched(
-    site: _Site, shares: tuple[ServerCache, ServerCache], tmp_path: Path
+    site: RobotsSite, shares: tuple[ServerCache, ServerCache], tmp_path: Path
 ) -> None:
     """A browser page's sub-resource on a server new to this worker: the rules come from the
     other worker's fetch, with no robots.txt request of its own."""
