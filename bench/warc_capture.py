@@ -1,8 +1,8 @@
 """CPU and instructions per capture of the WARC write chain, by kind of capture.
 
 ``WARCWriterProcessor.process`` as a crawl runs it (the crawl history, the run's own digest
-index in LevelDB, CDXJ entries handed to the background indexer, ISA-L level 3) on captures of
-one kind at a time, shaped like the synthetic web's (``bench/web``):
+index in LevelDB, CDXJ entries handed to the background indexer, ISA-L at the default level or
+``--level``) on captures of one kind at a time, shaped like the synthetic web's (``bench/web``):
 
 * ``page``: a new 30 KB HTML page (deflated), 90 outlinks: response + request + metadata;
 * ``image``: a new 3 KB PNG (stored, level 0): response + request + metadata;
@@ -14,6 +14,7 @@ one kind at a time, shaped like the synthetic web's (``bench/web``):
 Usage::
 
     .venv/bin/python bench/warc_capture.py [--kinds page,image,image-dup] [--n 2000] [--rounds 5]
+        [--level N]
     .venv/bin/python bench/warc_capture.py --callgrind [--kinds page] [--small 100 --large 600]
 
 The first form prints the median CPU-µs per capture (``time.process_time`` of one thread over
@@ -129,6 +130,10 @@ def capture(kind: str, i: int, body: bytes) -> CrawlURI:
     )
 
 
+LEVEL: int | None = None
+"""``--level``: the WARC writer's ``compress_level`` (None: the default)."""
+
+
 def captures(kind: str, count: int, seed: int = 7) -> list[CrawlURI]:
     """``count`` captures of ``kind``; for ``image-dup`` the first is the original."""
     rng = random.Random(seed)
@@ -168,7 +173,8 @@ class Bench:
             history=self.history,
             digest_index=self.digests,
         )
-        self.writer = WARCWriterProcessor("warc", WARCWriterParams())
+        params = WARCWriterParams() if LEVEL is None else WARCWriterParams(compress_level=LEVEL)
+        self.writer = WARCWriterProcessor("warc", params)
         self.writer.start(ctx)
 
     def write(self, curis: list[CrawlURI]) -> float:
@@ -223,6 +229,7 @@ def callgrind(kind: str, small: int, large: int, out_dir: Path) -> tuple[int, in
         cmd = [
             "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
             sys.executable, __file__, "--inner", kind, str(large), str(write),
+            *(["--level", str(LEVEL)] if LEVEL is not None else []),
         ]  # fmt: skip
         subprocess.run(cmd, check=True, capture_output=True)
         m = _TOTALS.search(out.read_bytes())
@@ -241,8 +248,13 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=100)
     parser.add_argument("--large", type=int, default=600)
     parser.add_argument("--out", type=Path, default=OUT, help="callgrind's output directory")
+    parser.add_argument(
+        "--level", type=int, help="the writer's compress_level (default: the order's default)"
+    )
     parser.add_argument("--inner", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global LEVEL
+    LEVEL = args.level
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     if args.inner:
         inner(args.inner[0], int(args.inner[1]), int(args.inner[2]))
