@@ -858,6 +858,32 @@ return rows
 """
 )
 
+INACTIVE_BY_PRECEDENCE = """
+-- KEYS: 2 per shard: ineligible (score = precedence), inactive (score = precedence x ARGV[1]
+-- + ms).  Returns {precedence, queues, ...} of every key in turn: one ZRANGEBYSCORE and one
+-- ZCOUNT per precedence present in a key, never its members (every worker reads this for its
+-- status each second, and a key may hold millions of queues).
+local scale = tonumber(ARGV[1])
+local out = {}
+local function walk(key, unit)
+  local from = '-inf'
+  while true do
+    local first = redis.call('ZRANGEBYSCORE', key, from, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    if #first == 0 then return end
+    local prec = math.floor(tonumber(first[2]) / unit)
+    local upto = string.format('%.17g', (prec + 1) * unit)
+    out[#out + 1] = prec
+    out[#out + 1] = redis.call('ZCOUNT', key, string.format('%.17g', prec * unit), '(' .. upto)
+    from = upto
+  end
+end
+for K = 1, #KEYS, 2 do
+  walk(KEYS[K], 1)
+  walk(KEYS[K + 1], scale)
+end
+return out
+"""
+
 QUEUE_LIST = (
     _NOW
     + """

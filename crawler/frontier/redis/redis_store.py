@@ -155,6 +155,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
             "SHARD_STATE",
             "QUEUE_LIST",
             "QUEUE_DETAIL",
+            "INACTIVE_BY_PRECEDENCE",
             "INLINE_ENTER",
             "INLINE_LEAVE",
         ):
@@ -446,19 +447,16 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
 
     def inactive_by_precedence(self) -> dict[int, int]:
         """How many inactive queues (ineligible ones, at or past the floor, included) per
-        precedence."""
-
-        def read() -> dict[int, int]:
-            pipe = self.client.pipeline(transaction=False)
-            for t in self._tags:
-                pipe.zrange(f"{t}i", 0, -1, withscores=True)
-                pipe.zrange(f"{t}n", 0, -1, withscores=True)
-            counts: dict[int, int] = {}
-            for i, rows in enumerate(pipe.execute()):
-                for _, score in rows:
-                    prec = int(score) if i % 2 == 0 else int(score) // PRECEDENCE_SCALE
-                    counts[prec] = counts.get(prec, 0) + 1
-            return dict(sorted(counts.items()))
-
-        result: dict[int, int] = self.call("inactive_by_precedence", read)
-        return result
+        precedence: counted in Redis (INACTIVE_BY_PRECEDENCE), one call per shard group, without
+        reading the queues themselves."""
+        script = self._scripts["INACTIVE_BY_PRECEDENCE"]
+        calls: list[tuple[Any, list[str], list[Any]]] = [
+            (script, [f"{self._tags[s]}{k}" for s in g for k in "in"], [PRECEDENCE_SCALE])
+            for g in self.groups(range(self.shards))
+        ]
+        rows = self.call("inactive_by_precedence", lambda: redis_conn.run_calls(self.client, calls))
+        counts: dict[int, int] = {}
+        for flat in rows:
+            for prec, queues in zip(flat[::2], flat[1::2], strict=True):
+                counts[int(prec)] = counts.get(int(prec), 0) + int(queues)
+        return dict(sorted(counts.items()))
