@@ -129,7 +129,7 @@ class WARCWriterParams(Params):
     max_file_size_bytes: int = Field(1_000_000_000, gt=0, description="roll over past this size")
     compress: bool = Field(True, description="gzip each record (.warc.gz) or not (.warc)")
     compressor: Literal["isal", "zlib"] = Field(
-        "isal", description="deflate library: isal (ISA-L, ~5x faster) or zlib (as Heritrix)"
+        "isal", description="deflate library: isal (ISA-L, ~10x faster) or zlib (as Heritrix)"
     )
     compress_level: int = Field(
         2,
