@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from support.redis_servers import RedisServer  # noqa: E402
 
 from crawler.frontier.policy.eligible_order import (  # noqa: E402
-    PRECEDENCE_SCALE,
     eligible_score,
+    score_precedence,
 )
 from crawler.frontier.redis.redis_store import (  # noqa: E402
     RedisQueueStore,
@@ -48,7 +48,7 @@ def members(st: RedisQueueStore) -> dict[int, int]:
     counts: Counter[int] = Counter()
     for i, rows in enumerate(pipe.execute()):
         for _, score in rows:
-            counts[int(score) if i % 2 == 0 else int(score) // PRECEDENCE_SCALE] += 1
+            counts[int(score) if i % 2 == 0 else score_precedence(int(score))] += 1
     return dict(sorted(counts.items()))
 
 

@@ -12,7 +12,11 @@ from collections.abc import Iterator
 import pytest
 from support.redis_servers import RedisClusterServers, RedisServer
 
-from crawler.frontier.policy.eligible_order import PRECEDENCE_SCALE, eligible_score
+from crawler.frontier.policy.eligible_order import (
+    ELIGIBLE_SCORE_LUA,
+    eligible_score,
+    score_precedence,
+)
 from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
 
 pytestmark = pytest.mark.timeout(60)
@@ -46,7 +50,7 @@ def _read_every_queue(st: RedisQueueStore) -> dict[int, int]:
         for _, score in st.client.zrange(f"{st.tag(shard)}i", 0, -1, withscores=True):
             counts[int(score)] += 1
         for _, score in st.client.zrange(f"{st.tag(shard)}n", 0, -1, withscores=True):
-            counts[int(score) // PRECEDENCE_SCALE] += 1
+            counts[score_precedence(int(score))] += 1
     return dict(sorted(counts.items()))
 
 
@@ -77,3 +81,17 @@ def test_inactive_and_ineligible_queues_are_counted_per_precedence_over_every_sh
     assert counts == {0: 7, 1: 900, 2: 40, 3: 1, 4: 26, 5: 3, 40: 1, 899: 2}
     assert counts == _read_every_queue(store)
     assert list(counts) == sorted(counts)
+
+
+def test_the_scripts_score_rules_are_the_python_ones(store: RedisQueueStore) -> None:
+    # the scripts' eligible_score and score_precedence are translated from Python: same numbers
+    cases = [(0, 0), (1, NOW_MS), (3, NOW_MS + 86_400_000), (40, 1), (899, NOW_MS)]
+    script = ELIGIBLE_SCORE_LUA + (
+        "local s = eligible_score(tonumber(ARGV[1]), tonumber(ARGV[2]))\n"
+        "return {string.format('%.17g', s), score_precedence(s)}"
+    )
+    key = f"{store.tag(0)}n"
+    for precedence, since_ms in cases:
+        score, back = store.client.eval(script, 1, key, precedence, since_ms)
+        assert int(score) == eligible_score(precedence, since_ms)
+        assert back == score_precedence(eligible_score(precedence, since_ms)) == precedence

@@ -4,8 +4,9 @@ Among queues that may hand out a URI, the one with the lower queue precedence va
 among equals, the one due earlier (FIFO for queues waiting their turn). The LevelDB/memory
 :class:`~crawler.frontier.rotation.scheduler.QueueScheduler` keeps one FIFO per precedence and
 serves the lowest non-empty one; the Redis frontier keeps inactive queues in one sorted set scored
-by :func:`eligible_score` (the scripts compute the score with :data:`ELIGIBLE_SCORE_LUA`, its Lua
-translation) and sorts due queues by :func:`eligible_key`. Pure and thread-safe.
+by :func:`eligible_score` (the scripts compute the score, and read a score's precedence back
+with :func:`score_precedence`, through :data:`ELIGIBLE_SCORE_LUA`, their Lua translation) and
+sorts due queues by :func:`eligible_key`. Pure and thread-safe.
 """
 
 from __future__ import annotations
@@ -27,5 +28,12 @@ def eligible_score(precedence: int, since_ms: int) -> int:
     return max(0, precedence) * PRECEDENCE_SCALE + since_ms
 
 
-ELIGIBLE_SCORE_LUA = lua_function(eligible_score)
-"""Lua defining ``eligible_score``, translated from the function above."""
+def score_precedence(score: int) -> int:
+    """The queue precedence an :func:`eligible_score` holds (scores of precedence ``p`` run from
+    ``eligible_score(p, 0)`` up to, not including, ``eligible_score(p + 1, 0)``)."""
+    return score // PRECEDENCE_SCALE
+
+
+ELIGIBLE_SCORE_LUA = lua_function(eligible_score) + lua_function(score_precedence)
+"""Lua defining ``eligible_score`` and ``score_precedence``, translated from the functions
+above."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from crawler.frontier.policy.eligible_order import PRECEDENCE_SCALE
+from crawler.frontier.policy.eligible_order import eligible_score, score_precedence
 from crawler.frontier.redis import redis_conn
 
 if TYPE_CHECKING:
@@ -185,7 +185,8 @@ class RedisLeases:
         heads.sort()
         inactive = []
         for score, qid, shard in heads:
-            precedence, since_ms = divmod(score, PRECEDENCE_SCALE)
+            precedence = score_precedence(score)
+            since_ms = score - eligible_score(precedence, 0)
             inactive.append(DueQueue(shard, qid, precedence, since_ms, 0, True))
         return DueRead(due, wait_ms, inactive, active, now_ms, cap)
 

@@ -858,31 +858,36 @@ return rows
 """
 )
 
-INACTIVE_BY_PRECEDENCE = """
--- KEYS: 2 per shard: ineligible (score = precedence), inactive (score = precedence x ARGV[1]
--- + ms).  Returns {precedence, queues, ...} of every key in turn: one ZRANGEBYSCORE and one
--- ZCOUNT per precedence present in a key, never its members (every worker reads this for its
--- status each second, and a key may hold millions of queues).
-local scale = tonumber(ARGV[1])
+INACTIVE_BY_PRECEDENCE = (
+    ELIGIBLE_SCORE_LUA
+    + """
+-- KEYS: 2 per shard: ineligible (score = precedence), inactive (score = eligible_score).
+-- Returns {precedence, queues, ...} of every key in turn: one ZRANGEBYSCORE and one ZCOUNT per
+-- precedence present in a key, never its members (every worker reads this for its status each
+-- second, and a key may hold millions of queues).
 local out = {}
-local function walk(key, unit)
+local function walk(key, precedence_of, lowest_score)
   local from = '-inf'
   while true do
     local first = redis.call('ZRANGEBYSCORE', key, from, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
     if #first == 0 then return end
-    local prec = math.floor(tonumber(first[2]) / unit)
-    local upto = string.format('%.17g', (prec + 1) * unit)
+    local prec = precedence_of(tonumber(first[2]))
+    local upto = string.format('%.17g', lowest_score(prec + 1))
     out[#out + 1] = prec
-    out[#out + 1] = redis.call('ZCOUNT', key, string.format('%.17g', prec * unit), '(' .. upto)
+    out[#out + 1] = redis.call('ZCOUNT', key, string.format('%.17g', lowest_score(prec)),
+      '(' .. upto)
     from = upto
   end
 end
+local function same(n) return n end
+local function first_score(prec) return eligible_score(prec, 0) end
 for K = 1, #KEYS, 2 do
-  walk(KEYS[K], 1)
-  walk(KEYS[K + 1], scale)
+  walk(KEYS[K], same, same)
+  walk(KEYS[K + 1], score_precedence, first_score)
 end
 return out
 """
+)
 
 QUEUE_LIST = (
     _NOW

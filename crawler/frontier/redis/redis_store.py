@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field
 
 from crawler.frontier.frontier import FrontierStateError
-from crawler.frontier.policy.eligible_order import PRECEDENCE_SCALE
 from crawler.frontier.policy.pace_rule import NO_PACE
 from crawler.frontier.redis import redis_conn, redis_scripts
 from crawler.frontier.redis.redis_leases import RedisLeases
@@ -451,7 +450,7 @@ class RedisQueueStore(QueueStoreBase[RedisQueueStoreParams]):
         reading the queues themselves."""
         script = self._scripts["INACTIVE_BY_PRECEDENCE"]
         calls: list[tuple[Any, list[str], list[Any]]] = [
-            (script, [f"{self._tags[s]}{k}" for s in g for k in "in"], [PRECEDENCE_SCALE])
+            (script, [f"{self._tags[s]}{k}" for s in g for k in "in"], [])
             for g in self.groups(range(self.shards))
         ]
         rows = self.call("inactive_by_precedence", lambda: redis_conn.run_calls(self.client, calls))
