@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from crawler.bounded_memo import remember
 from crawler.curi import DISREGARDED_STATUSES
 from crawler.logs.growing_file import complete_lines
 
@@ -98,13 +99,38 @@ _COUNT_FIELDS = tuple(f.name for f in fields(StatsCounts))
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
+HOSTS_KEPT = 65_536
+"""``http(s)://authority`` starts whose :func:`host_of` is remembered (then all forgotten and
+started again)."""
+
+_hosts: dict[str, str] = {}
+
+
 def host_of(uri: str) -> str:
     """Host (with a non-default port) of a URI for per-host statistics; ``dns:`` kept whole.
 
     The authority of ``urlsplit``, less any userinfo, lower-cased (``-`` when empty). A plain
     ``http(s)://`` URI whose authority is printable ASCII without spaces or brackets (every
     URI the crawl normalized) is cut out directly, with the same answer as ``urlsplit``.
+
+    Asked of every URI scheduled: the answer is remembered per ``http(s)://authority`` start
+    (:data:`HOSTS_KEPT`), only for a start that ends at the first ``/`` after ``://`` with no
+    ``?`` or ``#`` in it, where the authority ends. Thread-safe (single dictionary operations).
     """
+    slash = uri.find("/", 8)
+    if slash > 0:
+        start = uri[:slash]
+        hit = _hosts.get(start)
+        if hit is not None:
+            return hit
+        answer = _host_of(uri)
+        if start.startswith(("http://", "https://")) and "?" not in start and "#" not in start:
+            remember(_hosts, start, answer, HOSTS_KEPT)
+        return answer
+    return _host_of(uri)
+
+
+def _host_of(uri: str) -> str:
     if uri.startswith("dns:"):
         return "dns:"
     start = 8 if uri.startswith("https://") else 7 if uri.startswith("http://") else 0

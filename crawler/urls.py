@@ -21,6 +21,7 @@ import re
 from functools import lru_cache
 from urllib.parse import urljoin
 
+from crawler.bounded_memo import remember
 from crawler.crawler_error import CrawlerError
 
 MAX_URI_LENGTH = 2083
@@ -303,11 +304,38 @@ def _split_authority(uri: str) -> tuple[str, str]:
     return uri[:sep].lower(), authority.lower()
 
 
+HOST_PORTS_KEPT = 65_536
+"""``scheme://authority`` prefixes whose :func:`host_port` is remembered (then all forgotten
+and started again): ~10 MB at most."""
+
+_host_ports: dict[str, tuple[str, int]] = {}
+
+
 def host_port(uri: str) -> tuple[str, int]:
     """Host (lower-cased, IPv6 in brackets) and port, the scheme's default if none is given.
 
-    ``dns:`` URIs give port 53.
+    ``dns:`` URIs give port 53. A crawl asks this of every outlink (its server), and one host's
+    URIs share a ``scheme://authority/`` start, so the answer is remembered per start as the URI
+    spells it (:data:`HOST_PORTS_KEPT`): only for a start that ends at the first ``/`` after
+    ``://`` with no ``?`` or ``#`` before it, where the authority ends, so any URI with that start
+    has the same answer. Single dictionary operations (atomic under the GIL): thread-safe.
     """
+    sep = uri.find("://")
+    if sep > 0:
+        end = uri.find("/", sep + 3)
+        if end > 0 and not uri.startswith("dns:"):
+            start = uri[:end]
+            hit = _host_ports.get(start)
+            if hit is not None:
+                return hit
+            answer = _host_port(uri)
+            if "?" not in start and "#" not in start:
+                remember(_host_ports, start, answer, HOST_PORTS_KEPT)
+            return answer
+    return _host_port(uri)
+
+
+def _host_port(uri: str) -> tuple[str, int]:
     scheme, authority = _split_authority(uri)
     if scheme == "dns":
         return authority, 53

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from crawler.bounded_memo import remember
 from crawler.frontier.redis import redis_conn
 from crawler.params import Params
 from crawler.uniq.recent_keys import RecentKeys
@@ -44,7 +45,7 @@ from crawler.uniq.uniq_filter import (
     FingerprintFunction,
     UniqStateError,
     UriUniqFilter,
-    fingerprint,
+    fingerprint64,
 )
 
 if TYPE_CHECKING:
@@ -53,6 +54,9 @@ if TYPE_CHECKING:
 SHARD_BITS = 8
 LAYOUT_VERSION = "1"
 COUNT_CACHE_S = 1.0
+BUCKET_NAMES_KEPT = 65_536
+"""Buckets whose key names (the bucket's and its shard counter's) a filter remembers (then all
+forgotten and started again): all of them with 16 bucket bits."""
 
 UNIQ_ADD_LUA = """
 -- uniq_add(kb, nb, w, ab, count): record ``count`` fingerprints; 1 = new, 0 = recorded already.
@@ -177,6 +181,8 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         self._cluster = False
         self._count = 0
         self._count_at = -COUNT_CACHE_S
+        # bucket -> (its key, its shard counter's key); single dict operations, thread-safe
+        self._bucket_names: dict[int, tuple[str, str]] = {}
 
     # ------------------------------------------------------------ lifecycle
     def open(self, state_dir: Path) -> None:
@@ -219,7 +225,12 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
     # ------------------------------------------------------------ adding
     def fp64(self, canonical: str) -> int:
         """The exact 64-bit fingerprint of ``canonical`` (the set's member)."""
-        return int.from_bytes(fingerprint(canonical, self.params.fingerprint)[3:], "big")
+        return fingerprint64(canonical, self.params.fingerprint)
+
+    def _fps(self, canonicals: Iterable[str]) -> list[int]:
+        """:meth:`fp64` of each."""
+        function = self.params.fingerprint
+        return [fingerprint64(c, function) for c in canonicals]
 
     def add(self, canonical: str) -> bool:
         return self.add_many((canonical,))[0]
@@ -228,7 +239,7 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         self.add_many((canonical,))
 
     def add_many(self, canonicals: Iterable[str]) -> list[bool]:
-        fps = [self.fp64(c) for c in canonicals]
+        fps = self._fps(canonicals)
         recent = self._recent
         out = [False] * len(fps)
         todo: dict[int, list[int]] = {}
@@ -272,7 +283,7 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
     def maybe_new(self, canonicals: list[str]) -> list[bool]:
         """False for each canonical this process saw Redis confirm as recorded (no I/O)."""
         recent = self._recent
-        return [self.fp64(c) not in recent for c in canonicals]
+        return [fp not in recent for fp in self._fps(canonicals)]
 
     def contains(self, canonical: str) -> bool:
         """Whether ``canonical`` was recorded (no change). Lets the frontier queue a URI before
@@ -283,7 +294,7 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         """:meth:`contains` of each, in one round trip (one per node on a Cluster). ``ride``:
         plain commands carried first in that round trip when there is one and it goes to their
         server (:func:`~crawler.frontier.redis.redis_conn.run_calls`)."""
-        fps = [self.fp64(c) for c in canonicals]
+        fps = self._fps(canonicals)
         recent = self._recent
         out = [fp in recent for fp in fps]
         todo = list({fp for fp, hit in zip(fps, out, strict=True) if not hit})
@@ -314,7 +325,7 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         in order): the fingerprints, the KEYS (buckets, then counters) and the ARGV (width, the
         number of buckets, then (bucket index, field) per fingerprint). Its caller runs the
         script on this filter's server (:meth:`on_server`), then calls :meth:`remember`."""
-        fps = [self.fp64(c) for c in canonicals]
+        fps = self._fps(canonicals)
         keys, args = self._call_args(fps)
         return fps, keys, args
 
@@ -347,10 +358,9 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         return [list(r) for r in redis_conn.run_script(self._client, run, calls, ride)]
 
     def _call_args(self, fps: list[int]) -> tuple[list[str], list[Any]]:
-        bits, width, mask, ns = self._bits, self._width, self._rem_mask, self._ns
-        shard_shift = 64 - SHARD_BITS
-        bucket_shift = 64 - bits
-        low_mask = (1 << (bits - SHARD_BITS)) - 1
+        width, mask = self._width, self._rem_mask
+        bucket_shift = 64 - self._bits
+        names, name_of = self._bucket_names, self._names_of
         index: dict[int, int] = {}
         buckets: list[str] = []
         counters: list[str] = []
@@ -359,15 +369,20 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
             bucket = fp >> bucket_shift
             bi = index.get(bucket)
             if bi is None:
-                shard = fp >> shard_shift
-                tag = f"{{{ns}u{shard:02x}}}"
-                buckets.append(f"{tag}{bucket & low_mask:x}")
-                counters.append(f"{tag}n")
+                pair = names.get(bucket) or name_of(bucket)
+                buckets.append(pair[0])
+                counters.append(pair[1])
                 bi = index[bucket] = len(buckets)
-            args.append(bi)
-            args.append((fp & mask).to_bytes(width, "big"))
+            args += (bi, (fp & mask).to_bytes(width, "big"))
         args[1] = len(buckets)
         return buckets + counters, args
+
+    def _names_of(self, bucket: int) -> tuple[str, str]:
+        """The key of ``bucket`` and of its shard's counter (remembered)."""
+        shard = bucket >> (self._bits - SHARD_BITS)
+        tag = f"{{{self._ns}u{shard:02x}}}"
+        low = bucket & ((1 << (self._bits - SHARD_BITS)) - 1)
+        return remember(self._bucket_names, bucket, (f"{tag}{low:x}", f"{tag}n"), BUCKET_NAMES_KEPT)
 
     # ------------------------------------------------------------ counting
     def count(self) -> int:

@@ -79,6 +79,18 @@ def fingerprint(canonical: str, function: FingerprintFunction = "mmh3") -> bytes
     return digest128(authority_part(canonical), function)[:3] + digest128(canonical, function)[:8]
 
 
+@functools.lru_cache(maxsize=FINGERPRINT_MEMO)
+def fingerprint64(canonical: str, function: FingerprintFunction = "mmh3") -> int:
+    """The exact 64-bit hash of the whole canonical URI as an integer: the last 8 bytes of
+    :func:`fingerprint` (big-endian), without its authority prefix. The shared (Redis) filter's
+    member. Memoized as :func:`fingerprint` is (a page's outlinks are asked for up to four times
+    in a row); thread-safe."""
+    if function == "mmh3":
+        whole: bytes = mmh3.hash_bytes(canonical.encode("utf-8", "surrogatepass"))
+        return int.from_bytes(whole[:8], "big")
+    return int.from_bytes(digest128(canonical, function)[:8], "big")
+
+
 @functools.lru_cache(maxsize=8192)
 def _authority_prefix(authority: str) -> bytes:
     """The 3-byte mmh3 prefix of an authority (cached: a crawl has few, each with many URIs)."""

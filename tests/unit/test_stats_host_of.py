@@ -67,3 +67,16 @@ def test_scheduled_uris_count_under_their_host() -> None:
     hosts = stats.totals().hosts
     scheduled = {h: s.scheduled for h, s in hosts.items()}
     assert scheduled == {"a.example:81": 2, "dns:": 1, "b.example": 1}
+
+
+@pytest.mark.timeout(10)
+def test_host_of_remembered_per_start_answers_as_urlsplit_does() -> None:
+    # Many URIs share a start (a host's pages): the remembered answer must be each one's own.
+    rng = random.Random(7)
+    starts = [u.split("/", 3)[:3] for u in ODD if u.count("/") >= 2]
+    tails = ["/", "/a/b", "?q=/x", "#f/g", "@x.example/", ":81/", "/p?x#y", ""]
+    uris = ["/".join(s) + t for s in starts for t in tails]
+    for _ in range(3):
+        rng.shuffle(uris)
+        for uri in uris:
+            assert host_of(uri) == reference(uri), uri

@@ -146,3 +146,18 @@ def test_recent_keys_remember_a_batch_and_turn_over_after_it() -> None:
     off: RecentKeys[int] = RecentKeys(0)
     off.remember_many([1, 2])
     assert len(off) == 0 and 1 not in off
+
+
+def test_fingerprint64_is_the_whole_uri_part_of_the_fingerprint() -> None:
+    # The shared (Redis) filter's members: recorded crawls stay readable only if it never moves.
+    from crawler.uniq.uniq_filter import fingerprint, fingerprint64
+
+    for function in ("mmh3", "md5"):
+        for uri in (
+            "http://example.com/",
+            "https://a.example:8443/p?q=1",
+            "dns:x",
+            "http://\udcff/",
+        ):
+            want = int.from_bytes(fingerprint(uri, function)[3:], "big")
+            assert fingerprint64(uri, function) == want

@@ -190,3 +190,44 @@ def test_random_input_never_crashes_and_normal_form_is_stable() -> None:
             continue
         assert normalize(result) == result, raw
         assert _normalize_slow(result, None) == result, raw
+
+
+def test_host_port_remembered_per_start_answers_for_each_uri() -> None:
+    # host_port remembers its answer per "scheme://authority" start: every URI sharing a start
+    # (a host's pages), and those whose start has a "?" or "#" in it, get their own answer.
+    from crawler import urls
+
+    starts = [
+        "http://example.com",
+        "http://u:p@Example.com:8080",
+        "https://example.com:443",
+        "http://[::1]:81",
+        "http://example.com?q=",
+        "http://example.com#f",
+        "dns:",
+        "dns://example.com",
+    ]
+    tails = ["/", "/a/b", "/x?y=/z", "?q=/x", "#f/g", ""]
+    uris = [start + tail for start in starts for tail in tails]
+    for _ in range(2):
+        for uri in uris:
+            try:
+                want: tuple[str, int] | None = urls._host_port(uri)
+            except UriError:
+                want = None
+            try:
+                got: tuple[str, int] | None = host_port(uri)
+            except UriError:
+                got = None
+            assert got == want, uri
+    assert host_port("http://example.com?q=/a") == ("example.com", 80)
+    assert host_port("dns://example.com/x") == ("//example.com/x", 53)
+
+
+def test_host_port_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from crawler import urls
+
+    monkeypatch.setattr(urls, "HOST_PORTS_KEPT", 50)
+    for i in range(500):
+        assert host_port(f"http://h{i}.example/p") == (f"h{i}.example", 80)
+    assert len(urls._host_ports) <= 50

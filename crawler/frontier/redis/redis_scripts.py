@@ -237,47 +237,64 @@ _SCHEDULE_BODY = (
 -- A queue whose precedence is at or past the floor is ineligible: it waits in the ineligible
 -- set (score = its precedence) and is never handed out. Any other queue neither ready nor
 -- leased waits in the inactive set (by precedence, then FIFO) until a CLAIM activates it.
+-- A page's links mostly share a few queues: each URI costs its ZADD; the queue's own state
+-- (count, last URI, precedence, where it waits) is updated once per queue, with its added
+-- URIs' count, the last of them and the best precedence they bring (the same end state as
+-- one update per URI: precedences only ever fall).
 local g, floor, base = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local highest, kept = ARGV[4] == '1', ARGV[4] == '2'
 local out = {}
 local added = {}
+local touched, order = {}, {}
 """
     + "{entries}"
     + """
 bounds_from(7 * g + n + 1)
 for i = 1, n do
   local a = e0 + (i - 1) * 4
-  local k = (tonumber(ARGV[a]) - 1) * 7
-  local qid = ARGV[a + 1]
-  if admitted(i) and redis.call('ZADD', KEYS[7 * g + i], 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
+  local qkey = KEYS[7 * g + i]
+  if admitted(i) and redis.call('ZADD', qkey, 'NX', ARGV[a + 2], ARGV[a + 3]) == 1 then
     out[i] = 1
-    redis.call('HINCRBY', KEYS[k + 5], qid .. '\\ne', 1)
-    redis.call('HSET', KEYS[k + 5], qid .. '\\nq', ARGV[a + 3])
     local prec = base
     if highest then prec = base + tonumber(ARGV[a + 2]) % 256 end
-    local old = redis.call('HGET', KEYS[k + 5], qid .. '\\np')
-    if old and (kept or tonumber(old) <= prec) then
-      prec = tonumber(old)
-    else
-      redis.call('HSET', KEYS[k + 5], qid .. '\\np', prec)
+    local t = touched[qkey]
+    if t == nil then
+      t = {(tonumber(ARGV[a]) - 1) * 7, ARGV[a + 1], 0, prec, ''}
+      touched[qkey] = t
+      order[#order + 1] = t
+    elseif prec < t[4] then
+      t[4] = prec
     end
-    if not redis.call('ZSCORE', KEYS[k + 4], qid) then
-      added[k] = (added[k] or 0) + 1
-      if prec >= floor then
-        redis.call('ZADD', KEYS[k + 6], prec, qid)
-        redis.call('ZREM', KEYS[k + 7], qid)
-      else
-        redis.call('ZREM', KEYS[k + 6], qid)
-        if redis.call('HEXISTS', KEYS[k + 2], qid) == 0
-            and not redis.call('ZSCORE', KEYS[k + 1], qid) then
-          local score = eligible_score(prec, now)
-          redis.call('ZADD', KEYS[k + 7], 'LT', score, qid)
-          note_inactive(KEYS[k + 7], score)
-        end
-      end
-    end
+    t[3] = t[3] + 1
+    t[5] = ARGV[a + 3]
   else
     out[i] = 0
+  end
+end
+for _, t in ipairs(order) do
+  local k, qid, count, prec = t[1], t[2], t[3], t[4]
+  redis.call('HINCRBY', KEYS[k + 5], qid .. '\\ne', count)
+  redis.call('HSET', KEYS[k + 5], qid .. '\\nq', t[5])
+  local old = redis.call('HGET', KEYS[k + 5], qid .. '\\np')
+  if old and (kept or tonumber(old) <= prec) then
+    prec = tonumber(old)
+  else
+    redis.call('HSET', KEYS[k + 5], qid .. '\\np', prec)
+  end
+  if not redis.call('ZSCORE', KEYS[k + 4], qid) then
+    added[k] = (added[k] or 0) + count
+    if prec >= floor then
+      redis.call('ZADD', KEYS[k + 6], prec, qid)
+      redis.call('ZREM', KEYS[k + 7], qid)
+    else
+      redis.call('ZREM', KEYS[k + 6], qid)
+      if redis.call('HEXISTS', KEYS[k + 2], qid) == 0
+          and not redis.call('ZSCORE', KEYS[k + 1], qid) then
+        local score = eligible_score(prec, now)
+        redis.call('ZADD', KEYS[k + 7], 'LT', score, qid)
+        note_inactive(KEYS[k + 7], score)
+      end
+    end
   end
 end
 for k = 0, 7 * (g - 1), 7 do
