@@ -13,12 +13,15 @@ Three passes over the same pages: ``new`` (first visits: most links are new to t
 ``seen`` (the pages again: every link already seen) and ``seen-again`` (a third time, as a
 site's navigation links are on every page). Reported: CPU-µs per outlink
 (``time.thread_time``, the best of ``--repeat`` runs per pass on a fresh run directory) and,
-under callgrind, instruction counts by difference of two sizes::
+under callgrind, instruction counts by difference of two sizes. ``--redis URL`` runs the same
+pages as a worker of a distributed crawl (the Redis frontier and uniq filter, a fresh namespace
+per run) and adds the redis-server's CPU per outlink of the ``new`` pass (``INFO cpu``)::
 
     .venv/bin/python bench/outlinks.py [--pages 400] [--hosts 2000] [--repeat 3]
     valgrind --tool=callgrind --callgrind-out-file=/tmp/o100.out \
         .venv/bin/python bench/outlinks.py --pages 100 --repeat 1
     valgrind ... --pages 400 ...   # (Ir(400) - Ir(100)) / (outlinks(400) - outlinks(100))
+    .venv/bin/python bench/outlinks.py --redis redis://127.0.0.1:6379/0
 
 One process, one thread: the figures are the processor's own CPU, not contention.
 """
@@ -27,15 +30,18 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import random
 import shutil
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 from crawler import CrawlURI, Hop, Link
 from crawler.control.controller import CrawlController
+from crawler.distributed.overrides import worker_overrides
 from crawler.order.loader import load_order
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,14 +92,17 @@ def pages(count: int, hosts: int) -> list[tuple[str, list[Link]]]:
     return out
 
 
-def controller(run_dir: Path, hosts: int) -> CrawlController:
+def controller(run_dir: Path, hosts: int, redis_url: str = "") -> CrawlController:
     job = run_dir.parent
     (job / "seeds.txt").write_text("".join(f"{host(i)}/\n" for i in range(hosts)))
     shutil.copy(ORDER, job / "order.yaml")
-    order = load_order(
-        job / "order.yaml",
-        ["limits.max_time_s=0", "scope.8.params.max_uris_per_template=0"],
-    )
+    sets = ["limits.max_time_s=0", "scope.8.params.max_uris_per_template=0"]
+    if redis_url:  # a worker of a distributed crawl, alone in its namespace
+        store = {"class": "crawler.frontier.RedisQueueStore", "params": {"url": redis_url}}
+        sets.append(f"frontier.store={json.dumps(store)}")
+        base = load_order(job / "order.yaml", sets)
+        sets += worker_overrides(base, redis_url, f"outlinks{uuid.uuid4().hex[:8]}:", "w01")
+    order = load_order(job / "order.yaml", sets)
     crawl = CrawlController(order, run_dir, install_signals=False)
     crawl.prepare()
     # As CrawlController.run does once the crawl runs: what exists now is out of the cycle
@@ -125,18 +134,35 @@ def scheduled(report: list[str]) -> int:
     return -1
 
 
-def measure(count: int, hosts: int) -> tuple[dict[str, float], int, int]:
-    """One fresh crawl: CPU-µs per outlink of the ``new`` and ``seen`` passes, the outlinks of
-    a pass and how many the frontier queued."""
+def redis_cpu_s(redis_url: str) -> float:
+    """The redis-server's own CPU seconds so far (``INFO cpu``, user + system); 0 without one."""
+    if not redis_url:
+        return 0.0
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        info = client.info("cpu")
+    finally:
+        client.close()
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+def measure(count: int, hosts: int, redis_url: str = "") -> tuple[dict[str, float], int, int]:
+    """One fresh crawl: CPU-µs per outlink of the ``new`` and ``seen`` passes (and, with
+    ``redis_url``, the redis-server's CPU-µs per outlink of the ``new`` pass), the outlinks of a
+    pass and how many the frontier queued."""
     work = pages(count, hosts)
     with tempfile.TemporaryDirectory(prefix="outlinks-") as tmp:
         run_dir = Path(tmp) / "job" / "run"
         run_dir.mkdir(parents=True)
-        crawl = controller(run_dir, hosts)
+        crawl = controller(run_dir, hosts, redis_url)
         try:
             proc = crawl.chains.find("candidates")
             assert proc is not None, "the order has no candidates processor"
+            before = redis_cpu_s(redis_url)
             new_cpu, links = run_pass(proc, work)
+            redis_new = redis_cpu_s(redis_url) - before
             queued = scheduled(proc.report())
             seen_cpu, _ = run_pass(proc, work)
             again_cpu, _ = run_pass(proc, work)
@@ -147,6 +173,7 @@ def measure(count: int, hosts: int) -> tuple[dict[str, float], int, int]:
         "new": new_cpu * 1e6 / links,
         "seen": seen_cpu * 1e6 / links,
         "again": again_cpu * 1e6 / links,
+        "redis": redis_new * 1e6 / links,
     }
     return per, links, queued
 
@@ -156,11 +183,18 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=400)
     ap.add_argument("--hosts", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--redis",
+        default="",
+        metavar="URL",
+        help="run as a worker of a distributed crawl on this redis-server (a fresh namespace "
+        "per run): the Redis frontier and uniq filter instead of LevelDB",
+    )
     args = ap.parse_args()
     best: dict[str, float] = {}
     links = queued = 0
     for _ in range(args.repeat):
-        per, links, queued = measure(args.pages, args.hosts)
+        per, links, queued = measure(args.pages, args.hosts, args.redis)
         for k, v in per.items():
             best[k] = min(best.get(k, v), v)
     print(
@@ -168,6 +202,7 @@ def main() -> None:
         f"CPU-us/outlink: new {best['new']:.1f} seen {best['seen']:.1f} "
         f"seen-again {best['again']:.1f} (per page: new "
         f"{best['new'] * links / args.pages / 1000:.2f} ms) queued={queued}"
+        + (f" redis-server CPU-us/outlink (new): {best['redis']:.1f}" if args.redis else "")
     )
 
 
