@@ -73,10 +73,8 @@ def fingerprint(canonical: str, function: FingerprintFunction = "mmh3") -> bytes
     whole URI (not Heritrix's 40) keep collisions negligible even at 10^9 URIs of one host.
     """
     if function == "mmh3":
-        # Always bytes: mmh3 given a str holding a lone surrogate crashes the process.
-        whole: bytes = mmh3.hash_bytes(canonical.encode("utf-8", "surrogatepass"))
-        return _authority_prefix(authority_part(canonical)) + whole[:8]
-    return digest128(authority_part(canonical), function)[:3] + digest128(canonical, function)[:8]
+        return _authority_prefix(authority_part(canonical)) + _whole_part(canonical, function)
+    return digest128(authority_part(canonical), function)[:3] + _whole_part(canonical, function)
 
 
 @functools.lru_cache(maxsize=FINGERPRINT_MEMO)
@@ -85,10 +83,16 @@ def fingerprint64(canonical: str, function: FingerprintFunction = "mmh3") -> int
     :func:`fingerprint` (big-endian), without its authority prefix. The shared (Redis) filter's
     member. Memoized as :func:`fingerprint` is (a page's outlinks are asked for up to four times
     in a row); thread-safe."""
+    return int.from_bytes(_whole_part(canonical, function), "big")
+
+
+def _whole_part(canonical: str, function: FingerprintFunction) -> bytes:
+    """The 8 bytes of the whole URI's hash that both fingerprints hold."""
     if function == "mmh3":
+        # Always bytes: mmh3 given a str holding a lone surrogate crashes the process.
         whole: bytes = mmh3.hash_bytes(canonical.encode("utf-8", "surrogatepass"))
-        return int.from_bytes(whole[:8], "big")
-    return int.from_bytes(digest128(canonical, function)[:8], "big")
+        return whole[:8]
+    return digest128(canonical, function)[:8]
 
 
 @functools.lru_cache(maxsize=8192)
