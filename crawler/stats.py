@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from crawler.bounded_memo import remember
 from crawler.curi import DISREGARDED_STATUSES
 from crawler.logs.growing_file import complete_lines
+from crawler.urls import authority_start
 
 if TYPE_CHECKING:
     from crawler.curi import CrawlURI
@@ -100,8 +101,8 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 HOSTS_KEPT = 65_536
-"""``http(s)://authority`` starts whose :func:`host_of` is remembered (then all forgotten and
-started again)."""
+"""``http(s)://`` starts (:func:`~crawler.urls.authority_start`) whose :func:`host_of` is
+remembered (then all forgotten and started again)."""
 
 _hosts: dict[str, str] = {}
 
@@ -113,21 +114,17 @@ def host_of(uri: str) -> str:
     ``http(s)://`` URI whose authority is printable ASCII without spaces or brackets (every
     URI the crawl normalized) is cut out directly, with the same answer as ``urlsplit``.
 
-    Asked of every URI scheduled: the answer is remembered per ``http(s)://authority`` start
-    (:data:`HOSTS_KEPT`), only for a start that ends at the first ``/`` after ``://`` with no
-    ``?`` or ``#`` in it, where the authority ends. Thread-safe (single dictionary operations).
+    Asked of every URI scheduled: the answer of an ``http(s)://`` URI is remembered per
+    :func:`~crawler.urls.authority_start` (:data:`HOSTS_KEPT`). Thread-safe (single dictionary
+    operations).
     """
-    slash = uri.find("/", 8)
-    if slash > 0:
-        start = uri[:slash]
-        hit = _hosts.get(start)
-        if hit is not None:
-            return hit
-        answer = _host_of(uri)
-        if start.startswith(("http://", "https://")) and "?" not in start and "#" not in start:
-            remember(_hosts, start, answer, HOSTS_KEPT)
-        return answer
-    return _host_of(uri)
+    start = authority_start(uri)
+    if start is None or not start.startswith(("http://", "https://")):
+        return _host_of(uri)
+    hit = _hosts.get(start)
+    if hit is None:
+        hit = remember(_hosts, start, _host_of(uri), HOSTS_KEPT)
+    return hit
 
 
 def _host_of(uri: str) -> str:

@@ -304,8 +304,25 @@ def _split_authority(uri: str) -> tuple[str, str]:
     return uri[:sep].lower(), authority.lower()
 
 
+def authority_start(uri: str) -> str | None:
+    """``uri`` up to the first ``/`` after ``://`` when no ``?`` or ``#`` comes before it, so
+    that the authority ends there: every URI with this start has the same scheme and authority
+    as spelled, and an answer that depends on those alone may be remembered under it. None
+    otherwise, and for a ``dns:`` URI (whose authority runs to its end). Pure; thread-safe."""
+    sep = uri.find("://")
+    if sep <= 0 or uri.startswith("dns:"):
+        return None
+    end = uri.find("/", sep + 3)
+    if end < 0:
+        return None
+    start = uri[:end]
+    if "?" in start or "#" in start:
+        return None
+    return start
+
+
 HOST_PORTS_KEPT = 65_536
-"""``scheme://authority`` prefixes whose :func:`host_port` is remembered (then all forgotten
+"""Starts (:func:`authority_start`) whose :func:`host_port` is remembered (then all forgotten
 and started again): ~10 MB at most."""
 
 _host_ports: dict[str, tuple[str, int]] = {}
@@ -315,24 +332,16 @@ def host_port(uri: str) -> tuple[str, int]:
     """Host (lower-cased, IPv6 in brackets) and port, the scheme's default if none is given.
 
     ``dns:`` URIs give port 53. A crawl asks this of every outlink (its server), and one host's
-    URIs share a ``scheme://authority/`` start, so the answer is remembered per start as the URI
-    spells it (:data:`HOST_PORTS_KEPT`): only for a start that ends at the first ``/`` after
-    ``://`` with no ``?`` or ``#`` before it, where the authority ends, so any URI with that start
-    has the same answer. Single dictionary operations (atomic under the GIL): thread-safe.
+    URIs share a start, so the answer is remembered per :func:`authority_start`
+    (:data:`HOST_PORTS_KEPT`). Single dictionary operations (atomic under the GIL): thread-safe.
     """
-    sep = uri.find("://")
-    if sep > 0:
-        end = uri.find("/", sep + 3)
-        if end > 0 and not uri.startswith("dns:"):
-            start = uri[:end]
-            hit = _host_ports.get(start)
-            if hit is not None:
-                return hit
-            answer = _host_port(uri)
-            if "?" not in start and "#" not in start:
-                remember(_host_ports, start, answer, HOST_PORTS_KEPT)
-            return answer
-    return _host_port(uri)
+    start = authority_start(uri)
+    if start is None:
+        return _host_port(uri)
+    hit = _host_ports.get(start)
+    if hit is None:
+        hit = remember(_host_ports, start, _host_port(uri), HOST_PORTS_KEPT)
+    return hit
 
 
 def _host_port(uri: str) -> tuple[str, int]:
@@ -372,6 +381,7 @@ __all__ = [
     "MAX_URI_LENGTH",
     "SUPPORTED_SCHEMES",
     "UriError",
+    "authority_start",
     "host_port",
     "normalize",
     "remove_dot_segments",

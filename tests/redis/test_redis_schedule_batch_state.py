@@ -1,6 +1,6 @@
 """SCHEDULE updates a queue's own state once per call, not once per URI: a page's batch must
 leave every queue as scheduling its URIs one by one does (count, last URI, precedence, and the
-set it waits in), on a real redis-server, in each queue precedence mode."""
+set it waits in), on a real redis-server and on a Cluster, in each queue precedence mode."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
-from support.redis_servers import RedisServer
 
 from crawler.frontier.policy.eligible_order import score_precedence
 from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
@@ -37,23 +35,22 @@ BATCH = [
 ]
 
 
-@pytest.fixture
-def stores(redis_server: RedisServer) -> Iterator[list[RedisQueueStore]]:
-    made: list[RedisQueueStore] = []
-    yield made
+@pytest.fixture(params=["redis", "redis-cluster"])
+def two_stores(request: pytest.FixtureRequest) -> Iterator[tuple[RedisQueueStore, ...]]:
+    """Two stores of one shard in their own namespaces on one server (or one Cluster)."""
+    if request.param == "redis":
+        url = request.getfixturevalue("redis_server").url
+    else:
+        url = request.getfixturevalue("redis_cluster").url
+    made = []
+    for _ in range(2):
+        ns = f"b{uuid.uuid4().hex[:8]}:"
+        store = RedisQueueStore(RedisQueueStoreParams(url=url, namespace=ns, shards=1))
+        store.open(Path("."))
+        made.append(store)
+    yield tuple(made)
     for store in made:
         store.close()
-
-
-def _store(url: str, made: list[RedisQueueStore], mode: int) -> RedisQueueStore:
-    params = RedisQueueStoreParams(
-        url=url, namespace=f"b{uuid.uuid4().hex[:8]}:", worker_id="w1", shards=1
-    )
-    store = RedisQueueStore(params)
-    store.open(Path("."))
-    store.precedence_args = [FLOOR, BASE, mode]
-    made.append(store)
-    return store
 
 
 def _entries() -> list[tuple[str, int, bytes]]:
@@ -68,14 +65,13 @@ def _entries() -> list[tuple[str, int, bytes]]:
 def _prepare(store: RedisQueueStore) -> None:
     """State from before the batch: w's queue has precedence 1 already, r's queue is retired."""
     store.schedule(0, [("w.example:80\tw.example:80", 1, b"\x00" * 8 + b"http://w.example/0")])
-    tag = f"{{{store.ns}f0}}"
-    store.client.zadd(f"{tag}x", {"r.example:80\tr.example:80": 1})
+    store.client.zadd(f"{store.tag(0)}x", {"r.example:80\tr.example:80": 1})
 
 
-def _state(client: Any, store: RedisQueueStore) -> dict[str, Any]:
+def _state(store: RedisQueueStore) -> dict[str, Any]:
     """Every key of the store's shard, the namespace taken out; the inactive set's scores as
     precedences (their other part is the time of the call); the stats without the call count."""
-    ns = store.ns
+    ns, client = store.ns, store.client
     out: dict[str, Any] = {}
     for key in client.scan_iter(match=f"*{ns}*"):
         name = key.decode().replace(ns, "")
@@ -97,9 +93,10 @@ def _state(client: Any, store: RedisQueueStore) -> dict[str, Any]:
 
 @pytest.mark.parametrize("mode", [0, 1, 2], ids=["base", "highest_uri", "success_counts"])
 def test_a_batch_leaves_the_queues_as_one_by_one_does(
-    redis_server: RedisServer, stores: list[RedisQueueStore], mode: int
+    two_stores: tuple[RedisQueueStore, RedisQueueStore], mode: int
 ) -> None:
-    batch, single = _store(redis_server.url, stores, mode), _store(redis_server.url, stores, mode)
+    batch, single = two_stores
+    batch.precedence_args = single.precedence_args = [FLOOR, BASE, mode]
     _prepare(batch)
     _prepare(single)
     entries = _entries()
@@ -109,11 +106,7 @@ def test_a_batch_leaves_the_queues_as_one_by_one_does(
 
     assert added == one_by_one
     assert added.count(False) == 1  # the repeated URI
-    client = redis.Redis.from_url(redis_server.url)
-    try:
-        got, want = _state(client, batch), _state(client, single)
-    finally:
-        client.close()
+    got, want = _state(batch), _state(single)
     assert got == want
     tag = "{f0}"
     assert got[f"{tag}s"][b"queued"] == b"9"  # r's URI is in a retired queue: not counted
