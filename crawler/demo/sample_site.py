@@ -430,14 +430,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         urls = site.start()
     except (OSError, ValueError) as exc:
         parser.exit(1, f"cannot start the sample site: {exc}\n")
-    print("Serving the sample site (Ctrl-C to stop):", flush=True)
-    for url in urls:
-        print(f"  {url}", flush=True)
-    print(f"{len(site.expected_urls())} URLs expected from a robots-obeying crawl", flush=True)
     stop = threading.Event()
     # A benchmark stops the server with terminate(); shut down as cleanly as on Ctrl-C.
     signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
-    try:
+    try:  # from the first line printed: a caller may interrupt as soon as it reads the URLs
+        print("Serving the sample site (Ctrl-C to stop):", flush=True)
+        for url in urls:
+            print(f"  {url}", flush=True)
+        print(f"{len(site.expected_urls())} URLs expected from a robots-obeying crawl", flush=True)
         while not stop.wait(0.5):
             pass
     except KeyboardInterrupt:
