@@ -27,12 +27,11 @@ for another thread already sending it, so a worker fetching a link of the page f
 payload, as before, while a page whose entry already rode out with a lookup (or that has none: a
 revisit) costs no round trip. With the Redis frontier the page's flush sends nothing: the
 frontier was given :meth:`~RedisDigestIndex.ride` (:meth:`~RedisDigestIndex.carried_by_frontier`)
-and, before it queues any URI, carries every entry waiting, and a copy of each entry another
-thread is sending, first in the round trip it makes anyway (the ``RECORD_SCHEDULE`` on one
-redis-server, the ``CONTAINS`` or ``SCHEDULE`` otherwise;
-:class:`~crawler.frontier.redis.redis_ride.Ride`): so a page's entry is in Redis before its links
-are queued, with no round trip of its own on one redis-server and no wait for another thread's
-(on a Cluster the frontier sends it alone, as the flush did). ``flush()`` with no
+and, before it queues any URI, carries every entry waiting first in the round trip it makes
+anyway (the already-seen filter's ``CONTAINS``, or the ``SCHEDULE``), after waiting for entries
+another thread was sending (:class:`~crawler.frontier.redis.redis_ride.Ride`): so a page's
+entry is in Redis before its links are queued, with no round trip of its own on one
+redis-server (on a Cluster the frontier sends it alone, as the flush did). ``flush()`` with no
 digest sends whatever waits
 (:meth:`~RedisDigestIndex.entries` and :meth:`~RedisDigestIndex.close` call it). A lookup of a
 digest still waiting answers from the process. An entry is sent only after its record was
@@ -233,22 +232,31 @@ class RedisDigestIndex:
     def ride(self) -> Ride | None:
         """Every entry waiting, as commands to ride first in the caller's next round trip to
         this server (:class:`~crawler.frontier.redis.redis_ride.Ride`; one thread uses it),
-        followed by a copy of each entry other threads were sending when it was taken (an
-        ``HSETNX`` is idempotent: sent twice, the first stands); None when nothing waits or is
-        being sent. When the ride is done every entry :meth:`add_later` kept before this call
-        is in Redis, without waiting for another thread's round trip. Only the entries taken
-        here are settled by its replies (confirmed or given back); the copies stay their
-        senders'."""
+        whose ``wait`` also waits for entries other threads were sending when it was taken
+        (and sends those another thread gave back unsent); None when nothing waits or is being
+        sent. When the ride is done every entry
+        :meth:`add_later` kept before this call is in Redis."""
         with self._pending_lock:
-            others = dict(self._sending)
+            others = list(self._sending)
             taken, self._pending = self._pending, {}
             self._sending.update(taken)
         if not taken and not others:
             return None
-        commands = self._hsetnx(taken) + self._hsetnx(others)
+        commands = self._hsetnx(taken)
 
         def send_alone() -> None:
             self._sent(taken, lambda: redis_conn.send_commands(self.client, commands), "digest add")
+
+        def wait() -> None:
+            with self._sent_cond:
+                while any(key in self._sending for key in others):
+                    self._sent_cond.wait(1.0)
+                # A thread with nothing to queue gave its ride back unsent: send those here.
+                back = {k: self._pending.pop(k) for k in others if k in self._pending}
+                self._sending.update(back)
+            if back:
+                todo = self._hsetnx(back)
+                self._sent(back, lambda: redis_conn.send_commands(self.client, todo), "digest add")
 
         return Ride(
             self._server,
@@ -256,6 +264,7 @@ class RedisDigestIndex:
             on_sent=lambda replies: self._settle(taken, replies),
             on_dropped=lambda: self._settle(taken, None),
             send_alone=send_alone,
+            wait=wait,
         )
 
     @staticmethod

@@ -1,8 +1,8 @@
 """A page's digest entry rides with the frontier: before a worker queues a page's links, the
 entries its WARC writer left waiting go first in the round trip the frontier makes anyway (the
-RECORD_SCHEDULE that records and queues the links), so another worker fetching a link finds the
-page's payload, and the digest index spends no round trip of its own. On a Cluster they are sent
-alone, still before the links are queued; with nothing to queue they wait for the next lookup."""
+already-seen check), so another worker fetching a link finds the page's payload, and the digest
+index spends no round trip of its own. On a Cluster they are sent alone, still before the
+links are queued; with nothing to queue they wait for the next lookup."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 from support.digest_entries import sha1
 from support.redis_servers import RedisServer
 
@@ -118,7 +117,7 @@ def test_with_nothing_to_queue_the_entry_waits_for_the_next_lookup(
     assert found is not None and found.uri == ENTRY.uri
 
 
-def test_the_entry_goes_first_in_the_one_record_and_queue_round_trip(
+def test_the_entry_goes_first_in_the_already_seen_round_trip(
     redis_server: RedisServer,
 ) -> None:
     worker = Worker(redis_server.url, f"t{uuid.uuid4().hex[:12]}:")
@@ -133,9 +132,9 @@ def test_the_entry_goes_first_in_the_one_record_and_queue_round_trip(
         worker.close()
     names = [name for _, name in commands]
     first = names.index("HSETNX dg:")
-    assert names[first + 1] == "RECORD_SCHEDULE", names  # written together on one connection
+    assert names[first + 1] == "CONTAINS", names  # written together on one connection
     assert commands[first][0] == commands[first + 1][0], commands
-    assert "CONTAINS" not in names, names  # one round trip: no look-up before it
+    assert first < names.index("RECORD_SCHEDULE")
 
 
 def test_with_the_seen_set_on_another_server_the_entry_rides_with_the_schedule(
@@ -166,28 +165,27 @@ def test_with_the_seen_set_on_another_server_the_entry_rides_with_the_schedule(
     assert commands[first][0] == commands[first + 1][0], commands
 
 
-def test_an_entry_another_thread_is_sending_rides_again_without_waiting_for_it(
+def test_an_entry_another_thread_gave_back_unsent_is_sent_before_this_thread_queues(
     two_workers: tuple[RedisDigestIndex, RedisDigestIndex],
 ) -> None:
     index, reader = two_workers
     index.carried_by_frontier()
     index.add_later(PAGE, ENTRY)
-    first = index.ride()  # thread 1 takes the waiting entry; its round trip is not made yet
+    first = index.ride()  # thread 1 takes the waiting entry for its already-seen check
     second = index.ride()  # thread 2 (this page's candidates) finds it being sent
     assert first is not None and second is not None
-    elsewhere = redis.Redis(host="127.0.0.1", port=1)  # a client the ride cannot go with
     done = threading.Event()
-    sender = threading.Thread(target=lambda: (second.ready_for(elsewhere), done.set()), daemon=True)
-    sender.start()
-    assert done.wait(5)  # no wait for thread 1: its entry went again, in thread 2's commands
-    assert second.carried_in == "alone"
+    waiter = threading.Thread(
+        target=lambda: (second.ready_for(reader.client), done.set()), daemon=True
+    )
+    waiter.start()
+    assert not done.wait(0.2)  # waits for thread 1's round trip
+    first.close()  # thread 1 had nothing to queue: the entry goes back, unsent
+    waiter.join(5)
+    assert done.is_set()
+    second.close()
     found = reader.lookup(PAGE)  # thread 2 may queue the page's links now: the entry is stored
     assert found is not None and found.uri == ENTRY.uri
-    first.close()  # thread 1 had nothing to queue: its entry goes back, and out once more
-    index.flush()
-    found = reader.lookup(PAGE)
-    assert found is not None and found.uri == ENTRY.uri
-    second.close()
 
 
 def _is_cluster(worker: Worker) -> bool:

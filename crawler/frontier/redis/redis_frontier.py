@@ -9,7 +9,7 @@ Redis hash and updated by FINISH, so every worker's answers from a server pace a
 queue states are in Redis (see :mod:`crawler.frontier.redis.redis_scripts`); the parts, in their own
 modules:
 
-* ``schedule_many`` (a page's outlinks) takes one round trip whatever its link count, three
+* ``schedule_many`` (a page's outlinks) takes two round trips whatever its link count, three
   on a Cluster (:mod:`~crawler.frontier.redis.redis_scheduler`). ``schedule`` is
   ``schedule_many`` of one.
 * ``next``: a round of this process's :class:`~crawler.frontier.redis.redis_exchange.RedisExchange`
@@ -271,7 +271,7 @@ class RedisFrontier:
 
     def carry_before_queueing(self, source: Callable[[], Ride | None]) -> None:
         """Before queueing URIs, apply ``source()``'s writes (the digest index's waiting
-        entries), riding in the round trip scheduling makes anyway
+        entries), riding in the already-seen check's or the SCHEDULE's round trip
         (:mod:`~crawler.frontier.redis.redis_scheduler`). Call before the crawl starts."""
         self._scheduler.before_queueing = source
 

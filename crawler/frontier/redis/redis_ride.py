@@ -18,9 +18,8 @@ Life of a ride (one thread uses it from start to end):
    after the call succeeded it hands the replies to :meth:`Ride.carried`; a call that fails
    (an outage, retried) carries them again, which the owner's commands must bear (idempotent);
 3. before the step that needs the commands applied, :meth:`Ride.ready_for` sends them alone if
-   the step's client cannot carry them. It never waits for another thread: what other threads
-   were still sending when the ride was built is in its commands too (the owner's commands are
-   idempotent), so the step needs no round trip but its own;
+   the step's client cannot carry them, then runs ``wait`` (the owner waits for what other
+   threads were sending at the ride's start);
 4. :meth:`Ride.close` at the end: a ride never carried is given back to its owner (sent later).
 
 No Redis Cluster: a pipeline there is split by node, so nothing rides (``server_id`` is None)
@@ -54,6 +53,7 @@ class Ride:
         "_on_sent",
         "_send_alone",
         "_server",
+        "_wait",
         "carried_in",
     )
 
@@ -65,12 +65,14 @@ class Ride:
         on_sent: Callable[[list[Any]], None],
         on_dropped: Callable[[], None],
         send_alone: Callable[[], None],
+        wait: Callable[[], None],
     ) -> None:
         self._server = server
         self._commands = commands
         self._on_sent = on_sent
         self._on_dropped = on_dropped
         self._send_alone = send_alone
+        self._wait = wait
         self.carried_in = "" if commands else "-"
         """Empty while the commands wait to be sent; then what sent them ("-": nothing to send)."""
 
@@ -95,11 +97,12 @@ class Ride:
 
     def ready_for(self, client: Any) -> None:
         """Before a step that needs the commands applied, on ``client``: if a call on ``client``
-        cannot carry them, send them alone now. After this, a call on ``client`` carrying the
-        ride still puts them first; nothing here waits for another thread."""
+        cannot carry them, send them alone now; then wait for what the owner waits for. After
+        this, a call on ``client`` carrying the ride still puts them first."""
         if not self.carried_in and not self.commands_for(client):
             self._send_alone()
             self.carried_in = "alone"
+        self._wait()
 
     def close(self) -> None:
         """The ride's end: commands never carried go back to the owner (sent later)."""

@@ -1,22 +1,21 @@
 """RedisScheduler: a worker's ``schedule_many`` into the shared frontier, in a few round trips.
 
-For a page's outlinks: canonicalize, drop duplicates within the batch and those this worker
-knows recorded (no I/O), then queue the new ones (queue id ``key\\tserver``, shard of the
+For a page's outlinks: canonicalize, drop duplicates within the batch, one pipelined
+``contains`` of the uniq filter, then queue the new ones (queue id ``key\\tserver``, shard of the
 server). When the uniq filter is on the frontier's one redis-server, one RECORD_SCHEDULE call
-records each URI and queues it only if it was new, in one step: one round trip per page
+records each URI and queues it only if it was new, in one step: two round trips per page
 whatever its link count; two workers scheduling one URI at once queue it once; a worker killed
 at any point leaves a URI recorded and queued, or neither. On a Cluster (the filter's keys are
-not in the queues' slots) or with the filter on another server: one pipelined ``contains`` of
-the uniq filter, SCHEDULE of those not recorded (one call per shard group, one round trip),
-then one ``add_many`` of the uniq filter: three round trips, and a fourth to UNSCHEDULE any
-another worker recorded first. Queue first, record second: a worker killed in
+not in the queues' slots) or with the filter on another server: SCHEDULE (one call per shard
+group, one round trip), then one ``add_many`` of the uniq filter, then UNSCHEDULE any another
+worker recorded first, three round trips. Queue first, record second: a worker killed in
 between leaves at worst a URI queued twice, never one recorded as seen but queued nowhere; this
 worker's exchange is told of the new queues only after the UNSCHEDULE (a copy another worker's
 round leases before it is taken back is still fetched twice).
 
 Writes that must be in Redis before anything is queued (``before_queueing``, set once: the
 digest index's entries waiting, so a worker fetching a page's link finds the page's payload)
-ride first in the RECORD_SCHEDULE round trip, or else in the ``contains`` or the SCHEDULE one
+ride first in the ``contains`` round trip, or else in the SCHEDULE one
 (:class:`~crawler.frontier.redis.redis_ride.Ride`): no round trip of their own on one
 redis-server; sent alone before the SCHEDULE when they cannot ride (a Cluster, another server);
 given back unsent when nothing is queued.
@@ -108,16 +107,6 @@ class RedisScheduler:
         ride = self.before_queueing() if self.before_queueing is not None else None
         try:
             checked = [i for i in pending if not curis[i].force_fetch]
-            if self._records_here():
-                # One round trip: RECORD_SCHEDULE leaves out what is recorded already, so only
-                # what this worker knows recorded (no I/O) is dropped before it.
-                if checked:
-                    fresh = self._uniq.maybe_new([curis[i].canonical for i in checked])
-                    known = {i for i, new in zip(checked, fresh, strict=True) if not new}
-                    pending = [i for i in pending if i not in known]
-                if not pending:
-                    return out
-                return self._record_and_enqueue(curis, pending, ride, out)
             contains_many = getattr(self._uniq, "contains_many", None)
             if checked and contains_many is not None:
                 names = [curis[i].canonical for i in checked]
@@ -126,6 +115,8 @@ class RedisScheduler:
                 pending = [i for i in pending if i not in seen]
             if not pending:
                 return out
+            if self._records_here():
+                return self._record_and_enqueue(curis, pending, ride, out)
             placed = self._enqueue(curis, pending, ride)
         finally:
             if ride is not None:
