@@ -366,3 +366,24 @@ def test_module_serves_until_interrupted() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_module_interrupted_as_it_prints_its_first_line_exits_cleanly() -> None:
+    root = Path(__file__).resolve().parents[2]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "crawler.demo.sample_site", "--ports", "0,0"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("Serving the sample site")
+        process.send_signal(signal.SIGINT)  # while it still prints the URLs and their count
+        assert process.wait(timeout=10) == 0
+        assert process.stderr is not None and process.stderr.read() == ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
