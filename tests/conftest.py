@@ -3,6 +3,7 @@ redis-servers (``redis_server``, ``redis_cluster``: :mod:`support.redis_fixtures
 
 from __future__ import annotations
 
+import signal
 import socket
 from collections.abc import Callable, Iterator
 
@@ -12,6 +13,15 @@ from support.redis_fixtures import redis_cluster, redis_server
 from crawler.demo import SampleSite
 
 __all__ = ["redis_cluster", "redis_server"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Let the programs the tests stop with SIGINT (as Ctrl-C would) receive it: a suite run in
+    the background of a shell without job control (``make test &`` in a script, nohup) starts
+    with SIGINT ignored, every child inherits that, and such a child never stops. A handler set
+    here is reset to the default in each child started."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
