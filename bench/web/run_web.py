@@ -274,7 +274,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     (job / "seeds.txt").write_text(
         "".join(f"https://{gen_web.host_label(i)}.web.test:{args.port}/\n" for i in range(hosts))
     )
-    redis = services.Redis(OUT / f"redis-{args.label}") if args.workers else None
+    redis = (
+        services.Redis(OUT / f"redis-{args.label}", unix=args.redis_unix) if args.workers else None
+    )
     nginx.start()
     dnsmasq.start()
     samples: list[dict[str, float]] = []
@@ -466,6 +468,11 @@ def main() -> int:
         default=0,
         help="N worker processes sharing a frontier in a redis-server started here (0: one "
         "process, the LevelDB frontier)",
+    )
+    ap.add_argument(
+        "--redis-unix",
+        action="store_true",
+        help="with --workers: the workers reach the redis-server by a Unix socket, not TCP",
     )
     ap.add_argument("--min-delay-ms", type=int, default=1000)
     ap.add_argument("--max-delay-ms", type=int, default=3000)

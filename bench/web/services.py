@@ -239,13 +239,17 @@ def free_port() -> int:
 
 
 class Redis(_Service):
-    """A throw-away redis-server on 127.0.0.1 (no persistence) for ``--workers`` runs."""
+    """A throw-away redis-server on 127.0.0.1 (no persistence) for ``--workers`` runs; with
+    ``unix``, its clients are given a Unix socket's URL instead of the TCP port's."""
 
-    def __init__(self, prefix: Path, port: int = 0) -> None:
+    def __init__(self, prefix: Path, port: int = 0, unix: bool = False) -> None:
         self.prefix, self.port = prefix.resolve(), port or free_port()
+        self.socket = self.prefix / "redis.sock" if unix else None
 
     @property
     def url(self) -> str:
+        if self.socket is not None:
+            return f"unix://{self.socket}?db=0"
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
@@ -256,6 +260,8 @@ class Redis(_Service):
             "--save", "", "--appendonly", "no", "--protected-mode", "no",
             "--logfile", str(self.prefix / "redis.log"),
         ]  # fmt: skip
+        if self.socket is not None:
+            argv += ["--unixsocket", str(self.socket), "--unixsocketperm", "700"]
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         _wait_port(self.proc, self.port, socket.SOCK_STREAM, f"redis (see {self.prefix}/redis.log)")
 
