@@ -521,6 +521,8 @@ def main() -> int:
         "need two directories and two --port/--dns-port pairs",
     )
     args = ap.parse_args()
+    if args.redis_unix and not args.workers:
+        ap.error("--redis-unix needs --workers N (one process uses no Redis)")
     if args.out:
         global OUT
         OUT = Path(args.out).resolve()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import re
 import signal
@@ -12,7 +13,7 @@ import sys
 import time
 import zlib
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlsplit
@@ -336,54 +337,44 @@ def test_stop_closes_open_keep_alive_connections() -> None:
     connection.close()
 
 
-def test_module_serves_until_interrupted() -> None:
-    root = Path(__file__).resolve().parents[2]
+@contextlib.contextmanager
+def _module(*args: str) -> Iterator[subprocess.Popen[str]]:
+    """``python -m crawler.demo.sample_site ARGS`` from the checkout, killed if still running."""
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "crawler.demo.sample_site",
-            "--ports",
-            "0,0",
-            "--pages-per-host",
-            "30",
-        ],
-        cwd=root,
+        [sys.executable, "-m", "crawler.demo.sample_site", *args],
+        cwd=Path(__file__).resolve().parents[2],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
+        assert process.stdout is not None
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _interrupt_exits_cleanly(process: subprocess.Popen[str]) -> None:
+    """Ctrl-C stops it with exit code 0 and nothing on stderr."""
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=10) == 0
+    assert process.stderr is not None and process.stderr.read() == ""
+
+
+def test_module_serves_until_interrupted() -> None:
+    with _module("--ports", "0,0", "--pages-per-host", "30") as process:
         assert process.stdout is not None
         lines = [process.stdout.readline() for _ in range(3)]
         urls = [line.strip() for line in lines[1:]]
         assert all(url.startswith("http://127.0.0.1:") for url in urls), lines
         assert httpx.get(urls[1] + "robots.txt").status_code == 200
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=10) == 0
-        assert process.stderr is not None and process.stderr.read() == ""
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        _interrupt_exits_cleanly(process)
 
 
 def test_module_interrupted_as_it_prints_its_first_line_exits_cleanly() -> None:
-    root = Path(__file__).resolve().parents[2]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "crawler.demo.sample_site", "--ports", "0,0"],
-        cwd=root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with _module("--ports", "0,0") as process:
         assert process.stdout is not None
         assert process.stdout.readline().startswith("Serving the sample site")
-        process.send_signal(signal.SIGINT)  # while it still prints the URLs and their count
-        assert process.wait(timeout=10) == 0
-        assert process.stderr is not None and process.stderr.read() == ""
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        _interrupt_exits_cleanly(process)  # while it still prints the URLs and their count
