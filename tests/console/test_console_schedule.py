@@ -45,9 +45,13 @@ def test_the_console_launches_scheduled_runs(tmp_path: Path) -> None:
         console = ConsoleProc(jobs_dir, TOKEN)
         try:
             runs = job / "runs"
-            wait_until(lambda: runs.is_dir() and any(runs.iterdir()), 60, "a scheduled run")
-            run = next(runs.iterdir())
-            assert (run / "launch.log").is_file()  # started by the console's launcher
+            # A run started by the console's launcher has its launch.log (written just after
+            # the run directory is made: wait for the file, not the directory).
+            wait_until(
+                lambda: runs.is_dir() and any((r / "launch.log").is_file() for r in runs.iterdir()),
+                60,
+                "a scheduled run with its launch.log",
+            )
             [shown] = console.api("GET", "/api/jobs").json()["jobs"]
             assert shown["schedule"]["expression"] == "*/2 * * * * *"
             assert shown["schedule"]["scheduler_running"] is True
