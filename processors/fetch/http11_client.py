@@ -38,10 +38,10 @@ connection belong to the calling thread until :meth:`Http11Response.close`.
 
 from __future__ import annotations
 
-import heapq
 import ssl
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Final
 
@@ -92,7 +92,9 @@ class Http11Client:
         )
         self._max_idle = max(1, max_idle) if isinstance(max_idle, int) else max(1, max_idle())
         self._idle: dict[Origin, list[Http11Connection]] = {}
-        self._idle_count = 0
+        # Every idle connection, in the order it went idle (oldest first): expiry and the bound
+        # take from the front, without scanning the pool.
+        self._by_age: OrderedDict[Http11Connection, Origin] = OrderedDict()
         self._lock = threading.Lock()
         self._closed = False
         self._next_sweep = 0.0
@@ -221,7 +223,9 @@ class Http11Client:
             conns = self._idle.get(origin)
             while conns:
                 conn = conns.pop()
-                self._idle_count -= 1
+                del self._by_age[conn]
+                if not conns:
+                    del self._idle[origin]
                 if conn.idle_since >= oldest:
                     found = conn
                     break
@@ -244,42 +248,38 @@ class Http11Client:
                 dead.append(conn)
             else:
                 self._idle.setdefault(origin, []).append(conn)
-                self._idle_count += 1
-                if self._idle_count > self._max_idle or now >= self._next_sweep:
+                self._by_age[conn] = origin
+                if len(self._by_age) > self._max_idle or now >= self._next_sweep:
                     dead = self._sweep_locked(now)
         for old in dead:
             old.close()
 
     def _sweep_locked(self, now: float) -> list[Http11Connection]:
-        """Expired connections, then the oldest past ``max_idle``, out of the pool (lock held)."""
-        self._next_sweep = now + self._expiry_s
+        """Expired connections, then the oldest past ``max_idle``, out of the pool (lock held).
+
+        Costs one step per connection taken out: the oldest are at the front of ``_by_age``
+        (check-ins append in time order; one whose clock reading lost a race to the lock by a
+        microsecond is taken a microsecond late)."""
+        if now >= self._next_sweep:
+            self._next_sweep = now + self._expiry_s
         oldest = now - self._expiry_s
+        by_age = self._by_age
         dead: list[Http11Connection] = []
-        for origin, conns in list(self._idle.items()):
-            keep = [c for c in conns if c.idle_since >= oldest]
-            dead += [c for c in conns if c.idle_since < oldest]
-            if keep:
-                self._idle[origin] = keep
-            else:
+        while by_age:
+            conn, origin = next(iter(by_age.items()))
+            if conn.idle_since >= oldest and len(by_age) <= self._max_idle:
+                break
+            del by_age[conn]
+            conns = self._idle[origin]
+            conns.remove(conn)
+            if not conns:
                 del self._idle[origin]
-        self._idle_count -= len(dead)
-        if self._idle_count > self._max_idle:
-            oldest_first = heapq.nsmallest(
-                self._idle_count - self._max_idle,
-                ((c.idle_since, origin, c) for origin, cs in self._idle.items() for c in cs),
-                key=lambda item: item[0],
-            )
-            for _, origin, conn in oldest_first:
-                self._idle[origin].remove(conn)
-                if not self._idle[origin]:
-                    del self._idle[origin]
-                dead.append(conn)
-                self._idle_count -= 1
+            dead.append(conn)
         return dead
 
     def idle_connections(self) -> int:
         """How many idle connections the pool holds now."""
-        return self._idle_count
+        return len(self._by_age)
 
     @property
     def max_idle(self) -> int:
@@ -290,8 +290,8 @@ class Http11Client:
         """Close every idle connection; connections given back later are closed. Idempotent."""
         with self._lock:
             self._closed = True
-            conns = [c for cs in self._idle.values() for c in cs]
+            conns = list(self._by_age)
             self._idle.clear()
-            self._idle_count = 0
+            self._by_age.clear()
         for conn in conns:
             conn.close()

@@ -167,6 +167,68 @@ def test_pool_keeps_at_most_max_idle_connections(ctx: ProcessorContext) -> None:
     assert client.idle_connections() == 0
 
 
+def _pool_client(max_idle: int, keepalive_expiry_s: float) -> Http11Client:
+    return Http11Client(
+        GuardedBackend(None, threading.Event()),
+        ssl.create_default_context(),
+        connect_timeout_s=5,
+        read_timeout_s=5,
+        keepalive_expiry_s=keepalive_expiry_s,
+        max_idle=max_idle,
+    )
+
+
+def _get(client: Http11Client, server: RawServer) -> None:
+    response = client.send(server.base + "/", [])
+    assert b"".join(response.iter_raw()) == b"ok"
+    response.close()
+
+
+def test_a_full_pool_closes_its_oldest_idle_connection_first(ctx: ProcessorContext) -> None:
+    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    servers = [RawServer(answer_each_request([ok, ok])) for _ in range(3)]
+    client = _pool_client(max_idle=2, keepalive_expiry_s=60)
+    try:
+        for server in servers:
+            server.__enter__()
+        oldest, middle, newest = servers
+        for server in servers:
+            _get(client, server)
+        assert client.idle_connections() == 2
+        _get(client, newest)  # kept: reused
+        _get(client, middle)  # kept: reused
+        _get(client, oldest)  # closed when the third went idle: a new connection
+        assert [s.accepted for s in servers] == [2, 1, 1]
+        assert len(oldest.heads) == 2 and len(middle.heads) == 1 and len(newest.heads) == 1
+    finally:
+        client.close()
+        for server in servers:
+            server.__exit__(None, None, None)
+
+
+def test_a_check_in_closes_the_connections_that_expired_while_idle(
+    ctx: ProcessorContext,
+) -> None:
+    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    servers = [RawServer(answer_each_request([ok, ok])) for _ in range(3)]
+    client = _pool_client(max_idle=10, keepalive_expiry_s=0.2)
+    try:
+        for server in servers:
+            server.__enter__()
+        _get(client, servers[0])
+        _get(client, servers[1])
+        assert client.idle_connections() == 2
+        time.sleep(0.5)
+        _get(client, servers[2])  # its check-in sweeps the two that expired
+        assert client.idle_connections() == 1
+        _get(client, servers[2])
+        assert servers[2].accepted == 1
+    finally:
+        client.close()
+        for server in servers:
+            server.__exit__(None, None, None)
+
+
 def test_expired_idle_connection_is_not_reused(ctx: ProcessorContext) -> None:
     ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
     proc = FetchHTTP("fetch_http", FetchHTTPParams(keepalive_expiry_s=0.05))

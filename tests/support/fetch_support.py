@@ -55,13 +55,14 @@ class RawServer:
     """A TCP server on 127.0.0.1 answering each connection with ``handle(conn, request_head)``.
 
     For servers that break HTTP on purpose. ``release`` is set on close so handlers that wait
-    on it end; ``heads`` collects every request head received.
+    on it end; ``heads`` collects every request head received; ``accepted`` counts connections.
     """
 
     def __init__(self, handle: Callable[[socket.socket, bytes], None]) -> None:
         self.handle = handle
         self.release = threading.Event()
         self.heads: list[bytes] = []
+        self.accepted = 0
         self._sock = socket.socket()
         self._sock.bind(("127.0.0.1", 0))
         self._sock.listen(16)
@@ -93,6 +94,7 @@ class RawServer:
                 continue
             except OSError:
                 return
+            self.accepted += 1
             thread = threading.Thread(target=self._one, args=(conn,), daemon=True)
             self._threads.append(thread)
             thread.start()
