@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from crawler.frontier.intake.group_commit import GroupCommit
 from crawler.frontier.intake.recently_seen import RecentlySeen
 from crawler.frontier.store import recovery as rec
 from crawler.frontier.store.queue_store import StoreBatch, sort_key
@@ -67,7 +66,6 @@ class FrontierIntake:
         self._uniq = uniq
         self._prepare = prepare
         self._recently_seen = RecentlySeen(prepare, uniq)
-        self._group: GroupCommit[CrawlURI, bool] = GroupCommit(self._schedule_now)
         self._cond = cond
         self._sched = sched
         self._log = log
@@ -103,15 +101,7 @@ class FrontierIntake:
 
     def schedule_many(self, curis: Sequence[CrawlURI]) -> list[bool]:
         """:meth:`schedule` each of ``curis`` in order, sharing the work: one uniq-filter call,
-        one lock hold and one store write for the lot, and for the batches other threads
-        schedule at the same time (:class:`~crawler.frontier.intake.group_commit.GroupCommit`).
-        Returns once the queued URIs are durable."""
-        if self._closed or not curis:
-            return [False] * len(curis)
-        return self._group.submit(curis)
-
-    def _schedule_now(self, curis: list[CrawlURI]) -> list[bool]:
-        """:meth:`schedule_many` for one group of batches (see GroupCommit's contract)."""
+        one lock hold and one store write for the lot."""
         if self._closed:
             return [False] * len(curis)
         out = [False] * len(curis)
