@@ -63,19 +63,20 @@ _ATTR_RE = re.compile(r"([^\s\"'=<>/]+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s
 _ANY_ATTR_VALUE_RE = re.compile(
     rb"""\s*=\s*(?:"([^"]{0,16384})"|'([^']{0,16384})'|([^\s"'>]{1,16384}))"""
 )
+# Searched for by the tag scanner; ``data-src`` also finds ``data-srcset`` (one pass, not two).
 _ANY_ATTR_NAMES = tuple(
     (spelling.encode(), name)
     for name in ANY_ELEMENT_ATTRS
+    if name != "data-srcset"
     for spelling in ((name, name.upper()) if name == "background" else (name,))
 )
+_SRCSET_TAIL = b"set"
 _ATTR_PRECEDERS = frozenset(b" \t\r\n\f\"'/")
 _STYLE_OPEN_RE = re.compile(rb"<style\b[^>]{0,1024}>", re.I)
 _STYLE_CLOSE_RE = re.compile(rb"</style", re.I)
 _SCRIPT_OPEN_RE = re.compile(rb"<script\b[^>]{0,1024}>", re.I)
 _SCRIPT_CLOSE_RE = re.compile(rb"</script", re.I)
 _ANY_ATTR_SELECTOR = '[style*="url"], [style*="URL"], [background], [data-src], [data-srcset]'
-# Cheap byte searches that rule out the selector query on most pages.
-_ANY_ATTR_MARKS = (b"url(", b"background=", b"BACKGROUND", b"data-src")
 _WANTED_WITH_STYLE = WANTED_TAGS | {"style"}
 # Deepest element nesting (estimated as start tags minus twice the end tags) handed to lexbor:
 # 25,000 unclosed <div>s fit in 128 KiB and cost it seconds of CPU; real pages stay far below.
@@ -194,7 +195,9 @@ def _walk_tree(
         if (tag := n.tag) in wanted
     )
     facts = collect(elements, out, params.extract_forms, params.obey_rel_nofollow)
-    if css and any(mark in body for mark in _ANY_ATTR_MARKS):
+    if css:
+        # lexbor's selector walks the parsed tree in C: cheaper than even a byte search of the
+        # page for the attribute names (bench/extract_html.py), and it sees them in any case.
         for node in tree.css(_ANY_ATTR_SELECTOR):
             attribute_links(node.attributes, out)
     if params.extract_javascript:
@@ -242,6 +245,9 @@ def _scan_any_element_attrs(data: bytes, out: list[RawLink]) -> None:
         pos = data.find(spelling)
         while pos >= 0:
             end = pos + len(spelling)
+            attr = name
+            if name == "data-src" and data.startswith(_SRCSET_TAIL, end):
+                attr, end = "data-srcset", end + len(_SRCSET_TAIL)
             if pos > 0 and data[pos - 1] in _ATTR_PRECEDERS:
                 m = match_value(data, end)
                 if m is not None:
@@ -253,7 +259,7 @@ def _scan_any_element_attrs(data: bytes, out: list[RawLink]) -> None:
                     value = found.decode("utf-8", "replace")
                     if "&" in value:
                         value = html.unescape(value)
-                    attribute_links({name: value}, out)
+                    attribute_links({attr: value}, out)
                     end = m.end()
             pos = data.find(spelling, end)
 

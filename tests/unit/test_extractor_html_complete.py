@@ -94,6 +94,16 @@ def test_every_link_and_embed_attribute_is_found(params: ExtractorHTMLParams) ->
     assert links(extract(EVERY_KIND, params)) == EXPECTED
 
 
+def test_the_tree_finds_any_element_attributes_in_any_letter_case() -> None:
+    page = """<html><body><div Data-Src="/lazy-a.jpg"></div><p BackGround="/tile-b.gif">p</p>
+<span STYLE="background: URL(/span-c.png)">s</span></body></html>"""
+    assert links(extract(page)) == {
+        (R + "lazy-a.jpg", "E"),
+        (R + "tile-b.gif", "E"),
+        (R + "span-c.png", "E"),
+    }
+
+
 def test_inline_css_can_be_switched_off() -> None:
     params = ExtractorHTMLParams(extract_inline_css=False)
     found = links(extract(EVERY_KIND, params))
