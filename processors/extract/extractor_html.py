@@ -140,7 +140,7 @@ class ExtractorHTML(Processor[ExtractorHTMLParams]):
             curi.annotate(note)
         raw: list[RawLink] = []
         if len(body) <= params.max_tree_parse_bytes and _nesting_within(body, MAX_TREE_NESTING):
-            facts = _walk_tree(text, body, raw, params)
+            facts = _walk_tree(text, raw, params)
         else:
             if isinstance(text, bytes):
                 facts = _scan_tags(text.decode("utf-8", "replace"), text, raw, params)
@@ -174,9 +174,7 @@ def _nesting_within(body: bytes, limit: int) -> bool:
     return opened <= limit or opened - 2 * body.count(b"</") <= limit
 
 
-def _walk_tree(
-    text: str | bytes, body: bytes, out: list[RawLink], params: ExtractorHTMLParams
-) -> PageFacts:
+def _walk_tree(text: str | bytes, out: list[RawLink], params: ExtractorHTMLParams) -> PageFacts:
     """Parse with lexbor and collect raw links in document order."""
     try:
         tree = LexborHTMLParser(text)

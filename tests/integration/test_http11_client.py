@@ -211,14 +211,14 @@ def test_a_check_in_closes_the_connections_that_expired_while_idle(
 ) -> None:
     ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
     servers = [RawServer(answer_each_request([ok, ok])) for _ in range(3)]
-    client = _pool_client(max_idle=10, keepalive_expiry_s=0.2)
+    client = _pool_client(max_idle=10, keepalive_expiry_s=1.0)
     try:
         for server in servers:
             server.__enter__()
         _get(client, servers[0])
         _get(client, servers[1])
         assert client.idle_connections() == 2
-        time.sleep(0.5)
+        time.sleep(1.3)
         _get(client, servers[2])  # its check-in sweeps the two that expired
         assert client.idle_connections() == 1
         _get(client, servers[2])
