@@ -6,7 +6,7 @@ Alone such a call costs a few µs; with other threads waiting for the GIL, each 
 it to one of them, and the caller waits its turn to take it back: two thread switches.
 
 Each of ``--threads`` threads takes "pages" from a shared counter; a page is ``--spins`` turns
-of a plain Python loop (about 2 ms) cut into ``--gets + 1`` pieces by ``--gets`` plyvel gets
+of a plain Python loop (2 ms unless given) cut into ``--gets + 1`` pieces by ``--gets`` plyvel gets
 of a key present in a small LevelDB (answered from its memtable), then a ``time.sleep`` of
 ``--io-ms`` (the fetch's wait: the thread gives up the GIL and is not runnable). Prints the
 process CPU-µs per page (``time.process_time``) and thread switches per page (``getrusage``)
@@ -27,14 +27,7 @@ import threading
 import time
 
 import plyvel
-
-
-def spin(n: int) -> int:
-    """Plain interpreted work: ``n`` loop turns."""
-    total = 0
-    for i in range(n):
-        total += i & 7
-    return total
+from busy_work import calibrate, spin  # bench/busy_work.py, beside this file
 
 
 def run(
@@ -72,9 +65,12 @@ def main() -> None:
     ap.add_argument("--gets", default="0,20,80")
     ap.add_argument("--switch-ms", default="5,20")
     ap.add_argument("--pages", type=int, default=3000)
-    ap.add_argument("--spins", type=int, default=42_000, help="loop turns per page (~2 ms)")
+    ap.add_argument(
+        "--spins", type=int, default=0, help="loop turns per page (default: 2 ms, calibrated)"
+    )
     ap.add_argument("--io-ms", type=float, default=0.5)
     args = ap.parse_args()
+    spins = args.spins or calibrate(2000)
     with tempfile.TemporaryDirectory(prefix="gil-handoffs-") as tmp:
         db = plyvel.DB(tmp, create_if_missing=True)
         db.put(b"k", b"v")
@@ -84,7 +80,7 @@ def main() -> None:
             sys.setswitchinterval(ms / 1000)
             for threads in (int(x) for x in args.threads.split(",")):
                 for gets in (int(x) for x in args.gets.split(",")):
-                    cpu, sw = run(db, threads, args.pages, args.spins, gets, args.io_ms / 1000)
+                    cpu, sw = run(db, threads, args.pages, spins, gets, args.io_ms / 1000)
                     print(f"| {ms:g} ms | {threads} | {gets} | {cpu:,.0f} | {sw:.1f} |")
         db.close()
 

@@ -36,6 +36,8 @@ import shutil
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +112,28 @@ def controller(run_dir: Path, hosts: int, redis_url: str = "") -> CrawlControlle
     gc.freeze()
     gc.set_threshold(20_000, 20, 20)
     return crawl
+
+
+@contextmanager
+def scratch_frontier(hosts: int, prefix: str) -> Iterator[Any]:
+    """The frontier of :func:`controller`'s crawl in a temporary run directory, closed after."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        run_dir = Path(tmp) / "job" / "run"
+        run_dir.mkdir(parents=True)
+        crawl = controller(run_dir, hosts)
+        frontier = crawl.frontier
+        assert frontier is not None
+        try:
+            yield frontier
+        finally:
+            crawl.request_stop("bench done")
+            crawl._finish()  # no threads were started: only the closing part
+
+
+def children(uri: str, links: list[Link]) -> list[CrawlURI]:
+    """The CrawlURIs of page ``uri``'s ``links`` (``create_child``: no normalizing, no scope)."""
+    page = CrawlURI(uri, hop_path="L", via=uri.rsplit("/", 1)[0] + "/", status=200)
+    return [page.create_child(link.uri, link.hop, link.context) for link in links]
 
 
 def run_pass(proc: Any, work: list[tuple[str, list[Link]]]) -> tuple[float, int]:

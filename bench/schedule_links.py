@@ -19,15 +19,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import outlinks  # bench/outlinks.py, beside this file
-
-from crawler import CrawlURI
 
 
 def main() -> None:
@@ -39,24 +36,14 @@ def main() -> None:
     work = outlinks.pages(args.pages, args.hosts)
     links = queued = 0
     cpu = 0.0
-    with tempfile.TemporaryDirectory(prefix="schedule-links-") as tmp:
-        run_dir = Path(tmp) / "job" / "run"
-        run_dir.mkdir(parents=True)
-        crawl = outlinks.controller(run_dir, args.hosts)
-        frontier = crawl.frontier
-        assert frontier is not None
-        try:
-            for uri, found in work:
-                page = CrawlURI(uri, hop_path="L", via=uri.rsplit("/", 1)[0] + "/", status=200)
-                kids = [page.create_child(link.uri, link.hop, link.context) for link in found]
-                links += len(kids)
-                if args.mode == "schedule":
-                    t = time.thread_time()
-                    queued += sum(frontier.schedule_many(kids))
-                    cpu += time.thread_time() - t
-        finally:
-            crawl.request_stop("bench done")
-            crawl._finish()  # no threads were started: only the closing part
+    with outlinks.scratch_frontier(args.hosts, "schedule-links-") as frontier:
+        for uri, found in work:
+            kids = outlinks.children(uri, found)
+            links += len(kids)
+            if args.mode == "schedule":
+                t = time.thread_time()
+                queued += sum(frontier.schedule_many(kids))
+                cpu += time.thread_time() - t
     print(
         f"mode={args.mode} pages={args.pages} hosts={args.hosts} links={links} "
         f"queued={queued} CPU-us/link={cpu * 1e6 / max(links, 1):.2f}"

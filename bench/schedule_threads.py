@@ -23,7 +23,6 @@ import os
 import random
 import resource
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -31,25 +30,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import outlinks  # bench/outlinks.py, beside this file
+from busy_work import calibrate, spin  # bench/busy_work.py
 
-from crawler import CrawlURI, Link
-
-
-def spin(n: int) -> int:
-    """Plain interpreted work: ``n`` loop turns."""
-    total = 0
-    for i in range(n):
-        total += i & 7
-    return total
-
-
-def calibrate(work_us: int) -> int:
-    """Turns of :func:`spin` that take ``work_us`` of CPU here, alone."""
-    if not work_us:
-        return 0
-    t = time.thread_time()
-    spin(200_000)
-    return int(work_us / 1e6 / ((time.thread_time() - t) / 200_000))
+from crawler import Link
 
 
 def mixed_pages(
@@ -68,11 +51,6 @@ def mixed_pages(
     return warm_pages, mixed
 
 
-def children(uri: str, links: list[Link]) -> list[CrawlURI]:
-    page = CrawlURI(uri, hop_path="L", via=uri.rsplit("/", 1)[0] + "/", status=200)
-    return [page.create_child(link.uri, link.hop, link.context) for link in links]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=300)
@@ -87,43 +65,34 @@ def main() -> None:
     args = ap.parse_args()
     warm_pages, timed = mixed_pages(args.pages, args.warm, args.hosts, args.seen_share)
     spins = args.spins or calibrate(args.work_us)
-    with tempfile.TemporaryDirectory(prefix="schedule-threads-") as tmp:
-        run_dir = Path(tmp) / "job" / "run"
-        run_dir.mkdir(parents=True)
-        crawl = outlinks.controller(run_dir, args.hosts)
-        frontier = crawl.frontier
-        assert frontier is not None
-        try:
-            for uri, links in warm_pages:
-                frontier.schedule_many(children(uri, links))
-            work = iter(timed)
-            take = threading.Lock()
-            gate = threading.Barrier(args.threads + 1)
+    with outlinks.scratch_frontier(args.hosts, "schedule-threads-") as frontier:
+        for uri, links in warm_pages:
+            frontier.schedule_many(outlinks.children(uri, links))
+        work = iter(timed)
+        take = threading.Lock()
+        gate = threading.Barrier(args.threads + 1)
 
-            def toe() -> None:
-                gate.wait()
-                while True:
-                    with take:
-                        page = next(work, None)
-                    if page is None:
-                        return
-                    spin(spins)
-                    frontier.schedule_many(children(*page))
-
-            threads = [threading.Thread(target=toe) for _ in range(args.threads)]
-            for t in threads:
-                t.start()
-            ru0 = resource.getrusage(resource.RUSAGE_SELF)
-            cpu0, wall0 = time.process_time(), time.monotonic()
+        def toe() -> None:
             gate.wait()
-            for t in threads:
-                t.join()
-            cpu = time.process_time() - cpu0
-            wall = time.monotonic() - wall0
-            ru1 = resource.getrusage(resource.RUSAGE_SELF)
-        finally:
-            crawl.request_stop("bench done")
-            crawl._finish()  # no toe threads of its own were started: only the closing part
+            while True:
+                with take:
+                    page = next(work, None)
+                if page is None:
+                    return
+                spin(spins)
+                frontier.schedule_many(outlinks.children(*page))
+
+        threads = [threading.Thread(target=toe) for _ in range(args.threads)]
+        for t in threads:
+            t.start()
+        ru0 = resource.getrusage(resource.RUSAGE_SELF)
+        cpu0, wall0 = time.process_time(), time.monotonic()
+        gate.wait()
+        for t in threads:
+            t.join()
+        cpu = time.process_time() - cpu0
+        wall = time.monotonic() - wall0
+        ru1 = resource.getrusage(resource.RUSAGE_SELF)
     n = len(timed)
     switches = (ru1.ru_nvcsw - ru0.ru_nvcsw) + (ru1.ru_nivcsw - ru0.ru_nivcsw)
     print(

@@ -34,6 +34,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from busy_work import calibrate, spin  # bench/busy_work.py, beside this file
+
 from crawler.frontier.store.leveldb_store import LevelDBQueueStore
 from crawler.frontier.store.recovery import RecoveryLog
 from crawler.frontier.store.write_behind_store import WriteBehindStore
@@ -92,23 +94,6 @@ def seen_uri(i: int) -> str:
 
 def new_uri(i: int) -> str:
     return f"https://h{i % 991}.example/new/{i}"
-
-
-def spin(n: int) -> int:
-    x = 0
-    for i in range(n):
-        x ^= i
-    return x
-
-
-def calibrate(work_us: int) -> int:
-    """Iterations of :func:`spin` that take ``work_us`` of CPU (measured alone, at start)."""
-    if not work_us:
-        return 0
-    t = time.thread_time()
-    spin(200_000)
-    per = (time.thread_time() - t) / 200_000
-    return int(work_us / 1e6 / per)
 
 
 def main() -> None:

@@ -3,6 +3,7 @@ when it reuses a connection and when it does not."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
 import threading
@@ -141,34 +142,17 @@ def test_keep_alive_connection_reused_only_after_a_clean_response(fetcher: Fetch
     assert len(server.heads) == 2
 
 
-def test_pool_keeps_at_most_max_idle_connections(ctx: ProcessorContext) -> None:
-    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-    servers = [RawServer(answer_each_request([ok])) for _ in range(5)]
+OK_2 = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+
+@contextlib.contextmanager
+def _pool(
+    servers: int, answers: int, max_idle: int, keepalive_expiry_s: float
+) -> Iterator[tuple[Http11Client, list[RawServer]]]:
+    """A client whose pool keeps ``max_idle`` connections, and ``servers`` raw servers that
+    each answer ``answers`` requests per connection with ``ok``; all closed after."""
+    raw = [RawServer(answer_each_request([OK_2] * answers)) for _ in range(servers)]
     client = Http11Client(
-        GuardedBackend(None, threading.Event()),
-        ssl.create_default_context(),
-        connect_timeout_s=5,
-        read_timeout_s=5,
-        keepalive_expiry_s=60,
-        max_idle=3,
-    )
-    try:
-        for server in servers:
-            server.__enter__()
-        for server in servers:
-            response = client.send(server.base + "/", [])
-            assert b"".join(response.iter_raw()) == b"ok"
-            response.close()
-        assert client.idle_connections() == 3
-    finally:
-        client.close()
-        for server in servers:
-            server.__exit__(None, None, None)
-    assert client.idle_connections() == 0
-
-
-def _pool_client(max_idle: int, keepalive_expiry_s: float) -> Http11Client:
-    return Http11Client(
         GuardedBackend(None, threading.Event()),
         ssl.create_default_context(),
         connect_timeout_s=5,
@@ -176,6 +160,14 @@ def _pool_client(max_idle: int, keepalive_expiry_s: float) -> Http11Client:
         keepalive_expiry_s=keepalive_expiry_s,
         max_idle=max_idle,
     )
+    try:
+        for server in raw:
+            server.__enter__()
+        yield client, raw
+    finally:
+        client.close()
+        for server in raw:
+            server.__exit__(None, None, None)
 
 
 def _get(client: Http11Client, server: RawServer) -> None:
@@ -184,13 +176,16 @@ def _get(client: Http11Client, server: RawServer) -> None:
     response.close()
 
 
-def test_a_full_pool_closes_its_oldest_idle_connection_first(ctx: ProcessorContext) -> None:
-    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-    servers = [RawServer(answer_each_request([ok, ok])) for _ in range(3)]
-    client = _pool_client(max_idle=2, keepalive_expiry_s=60)
-    try:
+def test_pool_keeps_at_most_max_idle_connections(ctx: ProcessorContext) -> None:
+    with _pool(5, 1, max_idle=3, keepalive_expiry_s=60) as (client, servers):
         for server in servers:
-            server.__enter__()
+            _get(client, server)
+        assert client.idle_connections() == 3
+    assert client.idle_connections() == 0
+
+
+def test_a_full_pool_closes_its_oldest_idle_connection_first(ctx: ProcessorContext) -> None:
+    with _pool(3, 2, max_idle=2, keepalive_expiry_s=60) as (client, servers):
         oldest, middle, newest = servers
         for server in servers:
             _get(client, server)
@@ -200,21 +195,12 @@ def test_a_full_pool_closes_its_oldest_idle_connection_first(ctx: ProcessorConte
         _get(client, oldest)  # closed when the third went idle: a new connection
         assert [s.accepted for s in servers] == [2, 1, 1]
         assert len(oldest.heads) == 2 and len(middle.heads) == 1 and len(newest.heads) == 1
-    finally:
-        client.close()
-        for server in servers:
-            server.__exit__(None, None, None)
 
 
 def test_a_check_in_closes_the_connections_that_expired_while_idle(
     ctx: ProcessorContext,
 ) -> None:
-    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-    servers = [RawServer(answer_each_request([ok, ok])) for _ in range(3)]
-    client = _pool_client(max_idle=10, keepalive_expiry_s=1.0)
-    try:
-        for server in servers:
-            server.__enter__()
+    with _pool(3, 2, max_idle=10, keepalive_expiry_s=1.0) as (client, servers):
         _get(client, servers[0])
         _get(client, servers[1])
         assert client.idle_connections() == 2
@@ -223,10 +209,6 @@ def test_a_check_in_closes_the_connections_that_expired_while_idle(
         assert client.idle_connections() == 1
         _get(client, servers[2])
         assert servers[2].accepted == 1
-    finally:
-        client.close()
-        for server in servers:
-            server.__exit__(None, None, None)
 
 
 def test_expired_idle_connection_is_not_reused(ctx: ProcessorContext) -> None:
