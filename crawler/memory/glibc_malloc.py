@@ -1,4 +1,4 @@
-"""GlibcMalloc: the two knobs of glibc's allocator that bound a long crawl's C heap.
+"""GlibcMalloc: the knobs of glibc's allocator that bound a long crawl's C heap.
 
 Python's own small objects live in its arenas; everything larger (response bodies, page
 buffers) and every C library's memory (OpenSSL connections, LevelDB's caches and memtables,
@@ -15,6 +15,11 @@ free holes stay resident: RSS climbs for hours although live data does not.
   first multi-MB page the crawl's page-sized buffers come from the arenas, and a burst of big
   pages in flight on hundreds of threads leaves their arenas holding hundreds of MB of free
   holes the trim cannot return whole. A fixed threshold stops the rise.
+* :meth:`set_trim_threshold` sets how much free memory the top of an arena may hold before
+  ``free`` gives it back to the system by itself (``mallopt(M_TRIM_THRESHOLD)``). Fixing the
+  mmap threshold also fixes this one, at glibc's starting 128 KiB: the heap's top, which page
+  buffers of hundreds of threads push up and down all the time, is then handed back and
+  faulted in again (zeroed by the kernel) many thousand times a second.
 * :meth:`trim` (``malloc_trim(0)``) gives the free pages inside every arena back to the system
   (``madvise(MADV_DONTNEED)``), not only the top of the main heap.
 * :meth:`usage` (``mallinfo2()``) says where the C heap's bytes are: in use, free holes inside
@@ -34,6 +39,8 @@ M_ARENA_MAX = -8
 """glibc's ``mallopt`` parameter number for the arena cap (malloc.h)."""
 M_MMAP_THRESHOLD = -3
 """glibc's ``mallopt`` parameter number for the mmap threshold (malloc.h)."""
+M_TRIM_THRESHOLD = -1
+"""glibc's ``mallopt`` parameter number for the trim threshold (malloc.h)."""
 
 
 class _Mallinfo2(ctypes.Structure):
@@ -92,6 +99,11 @@ class GlibcMalloc:
         """Blocks of ``size_bytes`` and more are mmapped and unmapped when freed (glibc caps
         the value at 32 MiB); True if glibc accepted it."""
         return bool(self._mallopt(M_MMAP_THRESHOLD, max(0, size_bytes)))
+
+    def set_trim_threshold(self, size_bytes: int) -> bool:
+        """Free memory at the top of an arena goes back to the system by itself only beyond
+        ``size_bytes``; True if glibc accepted it."""
+        return bool(self._mallopt(M_TRIM_THRESHOLD, max(0, size_bytes)))
 
     def trim(self) -> bool:
         """Return the free memory of every arena to the system; True if some was released."""

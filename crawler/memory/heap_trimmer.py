@@ -1,8 +1,11 @@
 """HeapTrimmer: applies the order's ``memory`` section to the process's C heap.
 
 :meth:`start` caps glibc's malloc arenas (``memory.malloc_arena_max``; before the ToeThreads
-exist, so they share the capped arenas) and fixes its mmap threshold
-(``memory.mmap_threshold_bytes``); :meth:`tick`, called by the controller's loop, trims the
+exist, so they share the capped arenas), fixes its mmap threshold
+(``memory.mmap_threshold_bytes``) and, beside it, its trim threshold
+(``memory.trim_threshold_bytes``: the free memory an arena's top keeps between two trims
+instead of handing it back at every ``free``; with ``mmap_threshold_bytes`` 0 glibc slides both
+itself); :meth:`tick`, called by the controller's loop, trims the
 heap every ``memory.trim_interval_s`` seconds (:class:`~crawler.memory.glibc_malloc.GlibcMalloc`).
 A trim walks the arenas' free lists and takes a few milliseconds for a heap of hundreds of MB;
 it runs on the controller's thread, never on a ToeThread. On a C library other than glibc both
@@ -34,15 +37,22 @@ class HeapTrimmer:
         self.trim_ms_total = 0.0
         self.arena_max_applied = False
         self.mmap_threshold_applied = False
+        self.trim_threshold_applied = False
 
     def start(self, mono_s: float) -> None:
-        """Cap the arenas (``malloc_arena_max`` > 0), fix the mmap threshold
-        (``mmap_threshold_bytes`` > 0) and plan the first trim."""
+        """Cap the arenas (``malloc_arena_max`` > 0), fix the mmap and trim thresholds
+        (``mmap_threshold_bytes`` > 0, then ``trim_threshold_bytes`` > 0) and plan the first
+        trim."""
         if self._malloc is not None and self._config.malloc_arena_max > 0:
             self.arena_max_applied = self._malloc.set_arena_max(self._config.malloc_arena_max)
         if self._malloc is not None and self._config.mmap_threshold_bytes > 0:
             threshold = self._config.mmap_threshold_bytes
             self.mmap_threshold_applied = self._malloc.set_mmap_threshold(threshold)
+        if self.mmap_threshold_applied and self._config.trim_threshold_bytes > 0:
+            # Only beside a fixed mmap threshold: setting either stops glibc sliding both.
+            assert self._malloc is not None
+            keep = self._config.trim_threshold_bytes
+            self.trim_threshold_applied = self._malloc.set_trim_threshold(keep)
         self._next_trim = mono_s + self._config.trim_interval_s
 
     def tick(self, mono_s: float) -> None:
@@ -63,6 +73,9 @@ class HeapTrimmer:
             "malloc_arena_max": self._config.malloc_arena_max if self.arena_max_applied else 0,
             "mmap_threshold_bytes": (
                 self._config.mmap_threshold_bytes if self.mmap_threshold_applied else 0
+            ),
+            "trim_threshold_bytes": (
+                self._config.trim_threshold_bytes if self.trim_threshold_applied else 0
             ),
             "trims": self.trims,
             "trim_ms_total": round(self.trim_ms_total, 1),

@@ -323,6 +323,13 @@ class MemoryConfig(Section):
         description="blocks of this size and more are mmapped and go back to the system when "
         "freed (0: glibc's sliding default)",
     )
+    trim_threshold_bytes: int = Field(
+        33_554_432,
+        ge=0,
+        le=1 << 30,
+        description="free memory an arena's top keeps between trims instead of returning it "
+        "at every free (0: glibc's 128 KiB; not applied when mmap_threshold_bytes is 0)",
+    )
     max_cached_servers: int = Field(
         50_000, ge=0, description="servers whose robots.txt is kept (0: all); others re-fetch it"
     )

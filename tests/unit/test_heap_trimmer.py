@@ -112,7 +112,12 @@ BIG_BLOCKS = textwrap.dedent(
     from crawler.memory import HeapTrimmer
     from crawler.order.schema import MemoryConfig
     threshold = int(sys.argv[1])
-    config = MemoryConfig(malloc_arena_max=0, trim_interval_s=0, mmap_threshold_bytes=threshold)
+    config = MemoryConfig(
+        malloc_arena_max=0,
+        trim_interval_s=0,
+        mmap_threshold_bytes=threshold,
+        trim_threshold_bytes=0,
+    )
     HeapTrimmer(config).start(0.0)
     libc = ctypes.CDLL("libc.so.6")
     libc.malloc.restype = ctypes.c_void_p
@@ -154,6 +159,54 @@ def released_mb(threshold: int) -> float:
 def test_big_blocks_go_back_to_the_system_when_freed_with_a_fixed_mmap_threshold() -> None:
     assert released_mb(1 << 20) > 100  # of 128 MB of pages: gone as they are freed
     assert released_mb(0) < 32  # glibc's sliding threshold: holes in the heap, kept
+
+
+REUSED_TOP = textwrap.dedent(
+    """
+    import ctypes, resource, sys
+    from crawler.memory import HeapTrimmer
+    from crawler.order.schema import MemoryConfig
+    config = MemoryConfig(
+        malloc_arena_max=0,
+        trim_interval_s=0,
+        mmap_threshold_bytes=1 << 20,
+        trim_threshold_bytes=int(sys.argv[1]),
+    )
+    HeapTrimmer(config).start(0.0)
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    size = 512 << 10  # a page buffer: under the mmap threshold, so at the heap's top
+    block = libc.malloc(size)
+    ctypes.memset(block, 1, size)
+    libc.free(block)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(200):
+        block = libc.malloc(size)
+        ctypes.memset(block, 1, size)
+        libc.free(block)
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    """
+)
+
+
+def page_faults_reusing_the_top(trim_threshold: int) -> int:
+    out = subprocess.run(
+        [sys.executable, "-c", REUSED_TOP, str(trim_threshold)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=ROOT,
+        check=True,
+    )
+    return int(out.stdout.strip())
+
+
+def test_the_trim_threshold_keeps_a_reused_heap_top_mapped() -> None:
+    # 200 buffers of 512 KiB, each freed before the next: 25,600 pages touched.
+    assert page_faults_reusing_the_top(32 << 20) < 1_000  # the top stays: faulted in once
+    assert page_faults_reusing_the_top(0) > 10_000  # 128 KiB: handed back and faulted again
 
 
 def test_usage_tells_blocks_in_use_from_freed_ones() -> None:
