@@ -73,9 +73,13 @@ ARENAS = textwrap.dedent(
     libc.free.argtypes = [ctypes.c_void_p]
     barrier = threading.Barrier(8)
     def work():
+        # Every thread takes its arena, then waits for the others: none exits (handing its
+        # arena to the next thread) before all have one, however the threads are scheduled.
+        first = libc.malloc(4096)
         barrier.wait()
         for _ in range(2000):
             libc.free(libc.malloc(4096))
+        libc.free(first)
     threads = [threading.Thread(target=work) for _ in range(8)]
     for t in threads: t.start()
     for t in threads: t.join()
