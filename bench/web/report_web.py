@@ -118,6 +118,33 @@ def markdown(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def faults_markdown(result: dict[str, Any], window_s: float = 60.0) -> str:
+    """Per ``window_s`` of a run: URIs ended a second (crawl.log lines), and per URI the
+    crawler's minor page faults, its system CPU-ms and all its CPU-ms (samples' ``minflt``,
+    ``sys_cpu_s`` and ``cpu_s``; runs recorded before those were sampled say so)."""
+    samples = [s for s in result["samples"] if "minflt" in s]
+    if len(samples) < 2:
+        return "(no page-fault samples in this run)"
+    head = "| minute | URIs/s | minor faults/URI | system CPU-ms/URI | CPU-ms/URI |"
+    rows = [head, "|---|--:|--:|--:|--:|"]
+    start = samples[0]
+    for sample in samples[1:]:
+        last = sample is samples[-1]
+        if sample["t_s"] - start["t_s"] < window_s and not last:
+            continue
+        uris = sample["crawl_log_lines"] - start["crawl_log_lines"]
+        seconds = sample["t_s"] - start["t_s"]
+        if uris > 0 and seconds > 0:
+            rows.append(
+                f"| {start['t_s'] / 60:.1f}-{sample['t_s'] / 60:.1f} | {uris / seconds:.1f} "
+                f"| {(sample['minflt'] - start['minflt']) / uris:.1f} "
+                f"| {1000 * (sample['sys_cpu_s'] - start['sys_cpu_s']) / uris:.2f} "
+                f"| {1000 * (sample['cpu_s'] - start['cpu_s']) / uris:.2f} |"
+            )
+        start = sample
+    return "\n".join(rows)
+
+
 def plot(results: list[dict[str, Any]], path: Path) -> None:
     import matplotlib
 
@@ -149,6 +176,9 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
 def main() -> int:
     results = [json.loads(Path(p).read_text()) for p in sys.argv[1:]]
     print(markdown(results))
+    for result in results:
+        print(f"\n{result['label']}: page faults and system CPU per minute\n")
+        print(faults_markdown(result))
     out = Path(__file__).resolve().parents[1] / "web-results.png"
     plot(results, out)
     print(f"\nwrote {out}")

@@ -90,6 +90,25 @@ def proc_rss_cpu(pid: int) -> tuple[float, float]:
     return rss_kb / 1024, (int(stat[11]) + int(stat[12])) / ticks
 
 
+def proc_faults_sys(pid: int) -> tuple[int, float]:
+    """(minor page faults, system CPU s) of ``pid`` so far; (0, 0) once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0, 0.0
+    return int(stat[7]), int(stat[12]) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_faults_sys(pid: int) -> tuple[int, float]:
+    """(minor page faults, system CPU s) of ``pid`` and its live children together."""
+    faults, sys_s = proc_faults_sys(pid)
+    for child in child_pids(pid):
+        child_faults, child_sys = proc_faults_sys(child)
+        faults += child_faults
+        sys_s += child_sys
+    return faults, sys_s
+
+
 def proc_memory(pid: int) -> tuple[float, float]:
     """(RSS MiB, anonymous MiB) of ``pid`` from /proc/PID/smaps_rollup; (0, 0) once it is gone.
 
@@ -320,6 +339,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if pid:
                 break
             rss, cpu = tree_rss_cpu(proc.pid)
+            faults, sys_cpu = tree_faults_sys(proc.pid)
             smaps_rss, anon = tree_memory(proc.pid)
             peak_rss = max(peak_rss, rss)
             sample = {
@@ -328,6 +348,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "smaps_rss_mb": round(smaps_rss, 1),
                 "anon_mb": round(anon, 1),
                 "cpu_s": round(cpu, 2),
+                "sys_cpu_s": round(sys_cpu, 2),
+                "minflt": faults,
                 "nginx_cpu_s": round(nginx.cpu_s() - ng0, 2),
                 "dnsmasq_cpu_s": round(dnsmasq.cpu_s() - dm0, 2),
                 "crawl_log_lines": sum(
@@ -535,6 +557,8 @@ def main() -> int:
     if result["cpu_by_kind"]:
         print("\nCPU by kind of fetch, per minute (toe threads' own CPU; bench/web/cpu_probe.py)\n")
         print(cpu_by_kind.markdown(result["cpu_by_kind"]))
+    print("\nThe crawler's page faults and system CPU, per minute (/proc/PID/stat)\n")
+    print(report_web.faults_markdown(result))
     report_web.plot([result], OUT / f"web-{args.label}.png")
     print(f"\nwrote {path} and {OUT / f'web-{args.label}.png'}")
     return 0
