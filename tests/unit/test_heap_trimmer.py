@@ -213,6 +213,19 @@ def test_the_trim_threshold_keeps_a_reused_heap_top_mapped() -> None:
     assert page_faults_reusing_the_top(0) > 10_000  # 128 KiB: handed back and faulted again
 
 
+def test_trim_threshold_is_left_to_glibc_beside_its_sliding_mmap_threshold() -> None:
+    config = MemoryConfig(
+        malloc_arena_max=0,
+        trim_interval_s=0,
+        mmap_threshold_bytes=0,
+        trim_threshold_bytes=32 << 20,
+    )
+    trimmer = HeapTrimmer(config)
+    trimmer.start(0.0)
+    assert not trimmer.trim_threshold_applied  # setting it would stop glibc sliding both
+    assert trimmer.snapshot()["trim_threshold_bytes"] == 0
+
+
 def test_usage_tells_blocks_in_use_from_freed_ones() -> None:
     glibc = GlibcMalloc.load()
     assert glibc is not None
