@@ -49,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -99,16 +100,6 @@ def proc_faults_sys(pid: int) -> tuple[int, float]:
     return int(stat[7]), int(stat[12]) / os.sysconf("SC_CLK_TCK")
 
 
-def tree_faults_sys(pid: int) -> tuple[int, float]:
-    """(minor page faults, system CPU s) of ``pid`` and its live children together."""
-    faults, sys_s = proc_faults_sys(pid)
-    for child in child_pids(pid):
-        child_faults, child_sys = proc_faults_sys(child)
-        faults += child_faults
-        sys_s += child_sys
-    return faults, sys_s
-
-
 def proc_memory(pid: int) -> tuple[float, float]:
     """(RSS MiB, anonymous MiB) of ``pid`` from /proc/PID/smaps_rollup; (0, 0) once it is gone.
 
@@ -127,14 +118,15 @@ def proc_memory(pid: int) -> tuple[float, float]:
     return values.get("Rss", 0.0), values.get("Anonymous", 0.0)
 
 
-def tree_memory(pid: int) -> tuple[float, float]:
-    """(RSS MiB, anonymous MiB) of ``pid`` and its live children together."""
-    rss, anon = proc_memory(pid)
+def tree_sum(pid: int, read: Callable[[int], tuple[float, float]]) -> tuple[float, float]:
+    """``read`` (a pair of figures of one process, such as :func:`proc_memory`) of ``pid`` and
+    its live children, summed."""
+    first, second = read(pid)
     for child in child_pids(pid):
-        child_rss, child_anon = proc_memory(child)
-        rss += child_rss
-        anon += child_anon
-    return rss, anon
+        child_first, child_second = read(child)
+        first += child_first
+        second += child_second
+    return first, second
 
 
 def memory_trend(samples: list[dict[str, Any]], key: str, until_s: float) -> dict[str, Any] | None:
@@ -182,16 +174,6 @@ def child_pids(pid: int) -> list[int]:
         if ppid == pid:
             found.append(int(entry.name))
     return found
-
-
-def tree_rss_cpu(pid: int) -> tuple[float, float]:
-    """(RSS MiB, CPU s) of ``pid`` and its live children together."""
-    rss, cpu = proc_rss_cpu(pid)
-    for child in child_pids(pid):
-        child_rss, child_cpu = proc_rss_cpu(child)
-        rss += child_rss
-        cpu += child_cpu
-    return rss, cpu
 
 
 def crawl_logs(run_dir: Path) -> list[Path]:
@@ -338,9 +320,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            rss, cpu = tree_rss_cpu(proc.pid)
-            faults, sys_cpu = tree_faults_sys(proc.pid)
-            smaps_rss, anon = tree_memory(proc.pid)
+            rss, cpu = tree_sum(proc.pid, proc_rss_cpu)
+            faults, sys_cpu = tree_sum(proc.pid, proc_faults_sys)
+            smaps_rss, anon = tree_sum(proc.pid, proc_memory)
             peak_rss = max(peak_rss, rss)
             sample = {
                 "t_s": round(time.monotonic() - started, 2),
@@ -349,7 +331,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "anon_mb": round(anon, 1),
                 "cpu_s": round(cpu, 2),
                 "sys_cpu_s": round(sys_cpu, 2),
-                "minflt": faults,
+                "minflt": int(faults),
                 "nginx_cpu_s": round(nginx.cpu_s() - ng0, 2),
                 "dnsmasq_cpu_s": round(dnsmasq.cpu_s() - dm0, 2),
                 "crawl_log_lines": sum(

@@ -93,16 +93,21 @@ ARENAS = textwrap.dedent(
 )
 
 
-def thread_arenas(cap: int) -> int:
+def run_script(script: str, arg: int) -> str:
+    """What ``script`` prints, run with ``arg`` in a fresh interpreter (a heap of its own)."""
     out = subprocess.run(
-        [sys.executable, "-c", ARENAS, str(cap)],
+        [sys.executable, "-c", script, str(arg)],
         capture_output=True,
         text=True,
         timeout=30,
         cwd=ROOT,
         check=True,
     )
-    return int(out.stdout)
+    return out.stdout.strip()
+
+
+def thread_arenas(cap: int) -> int:
+    return int(run_script(ARENAS, cap))
 
 
 def test_arena_cap_makes_threads_share_arenas() -> None:
@@ -149,15 +154,7 @@ BIG_BLOCKS = textwrap.dedent(
 
 
 def released_mb(threshold: int) -> float:
-    out = subprocess.run(
-        [sys.executable, "-c", BIG_BLOCKS, str(threshold)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        cwd=ROOT,
-        check=True,
-    )
-    return float(out.stdout.strip())
+    return float(run_script(BIG_BLOCKS, threshold))
 
 
 def test_big_blocks_go_back_to_the_system_when_freed_with_a_fixed_mmap_threshold() -> None:
@@ -196,15 +193,7 @@ REUSED_TOP = textwrap.dedent(
 
 
 def page_faults_reusing_the_top(trim_threshold: int) -> int:
-    out = subprocess.run(
-        [sys.executable, "-c", REUSED_TOP, str(trim_threshold)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        cwd=ROOT,
-        check=True,
-    )
-    return int(out.stdout.strip())
+    return int(run_script(REUSED_TOP, trim_threshold))
 
 
 def test_the_trim_threshold_keeps_a_reused_heap_top_mapped() -> None:
