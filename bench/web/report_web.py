@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yardstick  # bench/web/yardstick.py, beside this file
+
 
 def threads(r: dict[str, Any]) -> str:
     """Toe threads of a run: ``N`` or, with workers, ``workers x N``."""
@@ -118,6 +120,33 @@ def markdown(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def machine_markdown(results: list[dict[str, Any]]) -> str:
+    """Each run's CPU per fetch beside the machine's speed at the time (``yardstick``): the
+    crawler's CPU per fetch over nginx's, and the two fixed workloads' CPU-ms before and after
+    the crawl (runs recorded before those were taken show a dash)."""
+    rows = [
+        "| run | crawler CPU-ms/fetch | nginx CPU-ms/fetch | crawler ÷ nginx "
+        "| loop ms before / after | walk ms before / after |",
+        "|---|--:|--:|--:|--:|--:|",
+    ]
+    for r in results:
+        ratio = yardstick.per_nginx(r)
+        machine = r.get("yardstick") or {}
+        rows.append(
+            f"| {r['label']} | {r['cpu_ms_per_fetch']:.2f} | {r['nginx_cpu_ms_per_fetch']:.2f} "
+            f"| {'-' if ratio is None else f'{ratio:.1f}'} | {_before_after(machine, 'loop_ms')} "
+            f"| {_before_after(machine, 'walk_ms')} |"
+        )
+    return "\n".join(rows)
+
+
+def _before_after(machine: dict[str, Any], key: str) -> str:
+    before, after = machine.get("before") or {}, machine.get("after") or {}
+    if key not in before or key not in after:
+        return "-"
+    return f"{before[key]:.0f} / {after[key]:.0f}"
+
+
 def faults_markdown(result: dict[str, Any], window_s: float = 60.0) -> str:
     """Per ``window_s`` of a run: URIs ended a second (crawl.log lines), and per URI the
     crawler's minor page faults, its system CPU-ms and all its CPU-ms (samples' ``minflt``,
@@ -176,6 +205,8 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
 def main() -> int:
     results = [json.loads(Path(p).read_text()) for p in sys.argv[1:]]
     print(markdown(results))
+    print("\nThe machine's speed at the time of each run (bench/web/yardstick.py)\n")
+    print(machine_markdown(results))
     for result in results:
         print(f"\n{result['label']}: page faults and system CPU per minute\n")
         print(faults_markdown(result))

@@ -62,6 +62,7 @@ import gen_web  # noqa: E402
 import politeness  # noqa: E402
 import services  # noqa: E402
 import yaml  # noqa: E402
+import yardstick  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "web"
 
@@ -278,6 +279,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     redis = (
         services.Redis(OUT / f"redis-{args.label}", unix=args.redis_unix) if args.workers else None
     )
+    python = str(ROOT / ".venv" / "bin" / "python")  # the crawl's interpreter
+    machine_before = yardstick.measure(python)  # the machine idle: nothing started yet
     nginx.start()
     dnsmasq.start()
     samples: list[dict[str, float]] = []
@@ -363,6 +366,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if redis is not None:
             redis.stop()
     assert usage is not None
+    machine_after = yardstick.measure(python)  # every process of the run stopped
     connections = services.connection_counts(nginx.access_log)
     logs = crawl_logs(run_dir)
     if not logs:
@@ -395,6 +399,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "cpu_s": round(cpu_s, 1),
         "cpu_ms_per_fetch": round(1000 * cpu_s / max(1, fetches), 3),
         "nginx_cpu_ms_per_fetch": round(1000 * nginx_cpu / max(1, fetches), 3),
+        "yardstick": {"before": machine_before, "after": machine_after},
         "dnsmasq_cpu_s": round(dnsmasq_cpu, 2),
         "workers": args.workers,
         "redis_cpu_ms_per_fetch": round(1000 * redis_cpu / max(1, fetches), 3),
@@ -536,6 +541,8 @@ def main() -> int:
     import report_web
 
     print(report_web.markdown([result]))
+    print("\nThe machine's speed at the time of the run (bench/web/yardstick.py)\n")
+    print(report_web.machine_markdown([result]))
     if result["cpu_by_kind"]:
         print("\nCPU by kind of fetch, per minute (toe threads' own CPU; bench/web/cpu_probe.py)\n")
         print(cpu_by_kind.markdown(result["cpu_by_kind"]))
