@@ -7,7 +7,8 @@ abilities, each a runtime-checkable protocol of its own:
   page's sub-resource) as seen, so the frontier never queues it;
 * :class:`GatesInlineFetches` — ``inline_gate``, the server gate such fetches pass
   (:class:`~crawler.frontier.politeness.inline_gate.InlineGate`);
-* :class:`RecallsSeen` — ``seen_recently(uris)``, which URIs surely were seen, without I/O;
+* :class:`RecallsSeen` — ``seen_recently(uris)``, which URIs surely were seen, without a round
+  trip;
 * :class:`QueueIntrospection` — per-queue detail, URIs waiting for a retry, paced servers
   (status and reports);
 * :class:`ServerCapIntrospection` — the busiest servers of the server cap;
@@ -57,7 +58,7 @@ class GatesInlineFetches(Protocol):
 
 @runtime_checkable
 class RecallsSeen(Protocol):
-    """A frontier that can tell, without I/O, which URIs it surely has seen."""
+    """A frontier that can tell, without a network round trip, which URIs it surely has seen."""
 
     def seen_recently(self, uris: Sequence[str]) -> list[bool]:
         """One flag per URI: True where it surely was seen (False: unknown, ask ``schedule``)."""

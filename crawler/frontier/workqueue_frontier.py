@@ -224,8 +224,8 @@ class WorkQueueFrontier:
         return q.server if q is not None and q.current is page else None
 
     def seen_recently(self, uris: Sequence[str]) -> list[bool]:
-        """True for each URI the uniq filter recorded lately (answered without I/O or lock): a
-        True is final, a False only means "not known cheaply" (``FrontierIntake.seen_recently``)."""
+        """True for each URI the uniq filter surely recorded (no frontier lock): a True is
+        final, a False only means "new, or not known" (``FrontierIntake.seen_recently``)."""
         return self._intake.seen_recently(uris)
 
     def _count_queued(self, n: int) -> None:

@@ -169,6 +169,15 @@ class BloomUriUniqFilter(UriUniqFilter[BloomUriUniqFilterParams]):
                 self._over_capacity(bits)
         return out
 
+    def recorded(self, canonicals: list[str]) -> list[bool]:
+        """:meth:`contains` of each (the Bloom filter's false positives included, as its add
+        reports them), under one hold of the lock."""
+        hashes = [self._hash(c) for c in canonicals]
+        recent = self._recent
+        with self._lock:
+            bits = self._require()
+            return [h in recent or bits.contains(h) for h in hashes]
+
     def contains(self, canonical: str) -> bool:
         """True if ``canonical`` was (probably) added; never False for an added URI."""
         h = self._hash(canonical)

@@ -16,7 +16,10 @@ batch's keys first bought nothing measurable (one host's keys share blocks eithe
 and before the write: exactly the ones it then reports new.
 
 Fast path: a :class:`~crawler.uniq.recent_keys.RecentKeys` cache of recently recorded or
-confirmed fingerprints answers "already seen" without the lock or LevelDB.
+confirmed fingerprints answers "already seen" without the lock or LevelDB. ``recorded`` looks
+the others up in LevelDB without the lock (a recorded key is never removed, so its True is
+final); a :class:`~crawler.disk.reopen_gate.ReopenGate` keeps ``close`` and the full-disk
+reopen from closing the database under such a look-up.
 
 A write that fails for a full disk waits for space, reopens the database (LevelDB's log may end
 in a half record after the failure) and is made again under the same lock, so no URI is lost.
@@ -36,6 +39,7 @@ import plyvel
 from pydantic import Field
 
 from crawler.disk import SPACE_WAIT
+from crawler.disk.reopen_gate import ReopenGate
 from crawler.params import Params
 from crawler.uniq.recent_keys import RecentKeys
 from crawler.uniq.uniq_filter import (
@@ -76,6 +80,7 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         self._db: Any = None
         self._count = 0
         self._lock = threading.Lock()
+        self._gate = ReopenGate()  # look-ups of recorded() made outside the lock
         self._recent: RecentKeys[bytes] = RecentKeys(self.params.cache_size)
         self._function: FingerprintFunction = self.params.fingerprint
         self._path: Path | None = None
@@ -116,10 +121,11 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
     def _reopen(self) -> None:
         """Close and reopen the database after a failed write (the lock held)."""
         assert self._path is not None
-        db, self._db = self._db, None
-        if db is not None:
-            db.close()
-        self._db = self._open_db(self._path)
+        with self._gate.exclusive():
+            db, self._db = self._db, None
+            if db is not None:
+                db.close()
+            self._db = self._open_db(self._path)
 
     def _put(self, fps: Iterable[bytes], count: int) -> None:
         """Write ``fps`` and the new count in one batch, waiting out a full disk (lock held)."""
@@ -178,6 +184,25 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         function = self._function
         return self._recent.unknown([fingerprint(c, function) for c in canonicals])
 
+    def recorded(self, canonicals: list[str]) -> list[bool]:
+        """Exact: the fingerprints RecentKeys does not hold are looked up in LevelDB (one get
+        each, outside the lock: a recorded key is never removed, so a True stays true)."""
+        function = self._function
+        fps = [fingerprint(c, function) for c in canonicals]
+        out = [not unknown for unknown in self._recent.unknown(fps)]
+        if all(out):
+            return out
+        gate = self._gate
+        gate.enter()
+        try:
+            get = self._require().get
+            for i, fp in enumerate(fps):
+                if not out[i]:
+                    out[i] = get(_KEY + fp) is not None
+        finally:
+            gate.leave()
+        return out
+
     def add_many(self, canonicals: Iterable[str]) -> list[bool]:
         return self._add_many(list(canonicals), None)
 
@@ -225,7 +250,7 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         return int(raw) if raw else 0
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._gate.exclusive():
             db, self._db = self._db, None
             self._recent.clear()
         if db is not None:

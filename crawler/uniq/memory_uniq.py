@@ -58,5 +58,9 @@ class MemoryUriUniqFilter(UriUniqFilter[NoParams]):
                     out.append(True)
         return out
 
+    def recorded(self, canonicals: list[str]) -> list[bool]:
+        seen = self._seen  # a set lookup is atomic: no lock needed to read
+        return [c in seen for c in canonicals]
+
     def count(self) -> int:
         return len(self._seen)

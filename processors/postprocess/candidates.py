@@ -305,7 +305,7 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         self, ctx: ProcessorContext, links: list[tuple[str, Link]]
     ) -> list[tuple[str, Link]]:
         """With ``skip_seen`` (and no scope.log to write): ``links`` less those the frontier
-        surely saw already (``ctx.seen_recently``, no I/O). A redirect is kept: one back into
+        surely saw already (``ctx.seen_recently``, no round trip). A redirect is kept: one back into
         its own chain is force-fetched once."""
         seen_recently = ctx.seen_recently
         if seen_recently is None or not self.params.skip_seen or self.params.log_scope_decisions:

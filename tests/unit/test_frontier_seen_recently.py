@@ -45,11 +45,19 @@ def test_scheduled_links_are_seen_the_next_time_and_new_ones_are_not(tmp_path: P
 
 
 @pytest.mark.timeout(20)
-def test_without_the_filters_cache_nothing_is_known_cheaply(tmp_path: Path) -> None:
+def test_links_seen_long_ago_are_known_from_the_filters_database(tmp_path: Path) -> None:
+    # A cache of 2 keys: what a page links to fell out of it long ago, as in a crawl of many
+    # more URIs than the cache holds; and after a restart the cache is empty.
+    f = frontier(tmp_path / "state", cache_size=2)
+    try:
+        old = [f"http://a.example/old{i}" for i in range(50)]
+        assert page_links(f, old) == [True] * 50
+        assert f.seen_recently([old[0], old[1], "http://a.example/new"]) == [True, True, False]
+    finally:
+        f.close()
     f = frontier(tmp_path / "state", cache_size=0)
     try:
-        page_links(f, ["http://a.example/x"])
-        assert f.seen_recently(["http://a.example/x", "http://a.example/x"]) == [False, False]
-        assert page_links(f, ["http://a.example/x"]) == [False]  # the filter still knows it
+        assert f.seen_recently([old[0], old[49], "http://a.example/new"]) == [True, True, False]
+        assert page_links(f, [old[0], "http://a.example/new"]) == [False, True]
     finally:
         f.close()

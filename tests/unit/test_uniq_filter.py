@@ -55,6 +55,32 @@ def test_add_force_add_many_and_count(uniq: UriUniqFilter[Any]) -> None:
     assert uniq.count() == 3
 
 
+def test_recorded_answers_exactly_and_records_nothing(uniq: UriUniqFilter[Any]) -> None:
+    old = [f"http://a.test/{i}" for i in range(300)]  # more than a RecentKeys of 0 holds
+    uniq.add_many(old)
+    new = ["http://a.test/new", "http://b.test/"]
+    assert uniq.recorded([*old, *new, old[0]]) == [True] * 300 + [False, False, True]
+    assert uniq.recorded([]) == []
+    assert uniq.add_many(new) == [True, True]  # asking recorded nothing
+    assert uniq.recorded(new) == [True, True]
+    assert uniq.count() == 302
+
+
+def test_the_default_recorded_answers_from_the_fast_path_alone() -> None:
+    class CheapOnly(MemoryUriUniqFilter):
+        """A filter that knows one URI without I/O, and does not override recorded."""
+
+        recorded = UriUniqFilter.recorded
+
+        def maybe_new(self, canonicals: list[str]) -> list[bool]:
+            return [c != "http://a.test/cheap" for c in canonicals]
+
+    f = CheapOnly()
+    f.add_many(["http://a.test/cheap", "http://a.test/other"])
+    # a shared filter's exact answer is a round trip: the default does not make it
+    assert f.recorded(["http://a.test/cheap", "http://a.test/other"]) == [True, False]
+
+
 def test_concurrent_adds_report_each_uri_new_once(uniq: UriUniqFilter[Any]) -> None:
     wins: list[int] = []
     lock = threading.Lock()

@@ -5,7 +5,8 @@ RecentKeys cache of 0, 1 and 3 keys (turned over constantly, so what one thread 
 out of it while others still look the same URIs up: any shortcut that trusts the cache alone
 reports a URI new twice) and one that holds all. Every URI must be reported new exactly once,
 announced exactly once (in the very call that reports it new), counted once, and the count and
-keys must survive a reopen. Closing under running threads fails their later calls cleanly.
+keys must survive a reopen. Closing under running threads (adds, and look-ups made outside the
+lock) fails their later calls cleanly.
 """
 
 from __future__ import annotations
@@ -116,3 +117,38 @@ def test_closing_waits_for_batches_in_flight_and_then_refuses_them(tmp_path: Pat
     again.open(tmp_path)
     assert again.count() >= 2000
     again.close()
+
+
+def test_closing_waits_for_look_ups_outside_the_lock_and_then_refuses_them(
+    tmp_path: Path,
+) -> None:
+    uniq = LevelDBUriUniqFilter(LevelDBUriUniqFilterParams(cache_size=0))
+    uniq.open(tmp_path)
+    uniq.add_many([f"http://old.test/{i}" for i in range(100)])
+    errors: list[str] = []
+    answers: list[bool] = []
+    started = threading.Barrier(9)
+
+    def worker(n: int) -> None:
+        # every look-up goes to LevelDB (no cache), outside the filter's lock
+        batch = [f"http://old.test/{i}" for i in range(100)] + [f"http://new{n}.test/"]
+        started.wait(10)
+        while True:  # until the filter is closed under it
+            try:
+                answers.append(uniq.recorded(batch) == [True] * 100 + [False])
+            except RuntimeError as exc:
+                errors.append(str(exc))
+                return
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    started.wait(10)
+    while len(answers) < 50:
+        threading.Event().wait(0.005)
+    uniq.close()
+    for t in threads:
+        t.join(10)
+    assert not any(t.is_alive() for t in threads)
+    assert all(answers)
+    assert errors == ["LevelDBUriUniqFilter is not open"] * 8

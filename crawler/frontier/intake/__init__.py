@@ -7,7 +7,7 @@
 * :mod:`~crawler.frontier.intake.precedence`: the cost, URI precedence and queue precedence
   policies the order chooses by name;
 * :mod:`~crawler.frontier.intake.recently_seen`: RecentlySeen, which of a page's links surely
-  were seen, without I/O (both frontiers call it).
+  were seen, before their scope (both frontiers call it).
 
 Nothing is imported here.
 """

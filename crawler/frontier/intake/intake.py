@@ -152,9 +152,10 @@ class FrontierIntake:
         return bool(self._uniq.add(curi.canonical))
 
     def seen_recently(self, uris: Sequence[str]) -> list[bool]:
-        """True for each URI the uniq filter recorded lately (answered without I/O or lock).
+        """True for each URI the uniq filter surely recorded (its fast path, then its local
+        look-ups; no frontier lock).
 
-        A True is final (the URI was scheduled); a False only means "not known cheaply". Lets
+        A True is final (the URI was scheduled); a False only means "new, or not known". Lets
         a caller skip the per-link work (scope rules) for the links of a page seen already
         (:class:`~crawler.frontier.intake.recently_seen.RecentlySeen`, which also remembers the URIs
         it found seen as they are).

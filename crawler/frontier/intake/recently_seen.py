@@ -1,11 +1,16 @@
-"""RecentlySeen: which of a page's links the uniq filter surely recorded, without I/O.
+"""RecentlySeen: which of a page's links the uniq filter surely recorded, before their scope.
 
 The one rule behind ``seen_recently`` of every frontier (the work-queue frontier's intake and a
 Redis worker's frontier alike): canonicalize each URI as scheduling would, then ask the uniq
-filter's no-I/O fast path (:meth:`~crawler.uniq.uniq_filter.UriUniqFilter.maybe_new`). A True
-is final (the URI was recorded, and no filter forgets, so scheduling it again would do
-nothing); a False only means "not known cheaply". A URI that cannot be canonicalized is False
-(scheduling reports it).
+filter which it recorded (:meth:`~crawler.uniq.uniq_filter.UriUniqFilter.recorded`: its no-I/O
+fast path first, then, for a filter whose state is local, an exact look-up; a shared filter
+answers from the fast path alone, without a round trip). A True is final (the URI was recorded,
+and no filter forgets, so scheduling it again would do nothing); a False only means "new, or
+not known here". A URI that cannot be canonicalized is False (scheduling reports it).
+
+The exact look-up keeps a page's cost flat as the crawl grows: a link seen long ago (out of the
+filter's cache of recent keys) is answered here, before the scope's rules, instead of going
+through them and then being found seen by the schedule.
 
 The URIs answered True are remembered as they are (:data:`SEEN_URIS_KEPT`, two generations):
 the same link on the next page (navigation, headers, footers) is answered with one set lookup,
@@ -57,8 +62,8 @@ class RecentlySeen:
             except ValueError:
                 canonicals.append("")
         found: list[str] = []
-        for i, new in zip(todo, self._uniq.maybe_new(canonicals), strict=True):
-            if not new:
+        for i, recorded in zip(todo, self._uniq.recorded(canonicals), strict=True):
+            if recorded:
                 out[i] = True
                 found.append(uris[i])
         if found:

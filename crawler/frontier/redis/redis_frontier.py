@@ -277,7 +277,7 @@ class RedisFrontier:
 
     def seen_recently(self, uris: Sequence[str]) -> list[bool]:
         """True for each URI this worker saw Redis confirm as recorded crawl-wide (the uniq
-        filter's cache; no I/O): a True is final, a False only means "not known cheaply". Lets
+        filter's cache; no round trip): a True is final, a False only means "not known here". Lets
         the candidates step skip the scope for a page's links seen already, as in one
         process (:class:`~crawler.frontier.intake.recently_seen.RecentlySeen`)."""
         return self._recently_seen.seen(uris)
