@@ -15,13 +15,17 @@ site's navigation links are on every page). Reported: CPU-µs per outlink
 (``time.thread_time``, the best of ``--repeat`` runs per pass on a fresh run directory) and,
 under callgrind, instruction counts by difference of two sizes. ``--redis URL`` runs the same
 pages as a worker of a distributed crawl (the Redis frontier and uniq filter, a fresh namespace
-per run) and adds the redis-server's CPU per outlink of the ``new`` pass (``INFO cpu``)::
+per run) and adds the redis-server's CPU per outlink of the ``new`` pass (``INFO cpu``).
+``--cache-size N`` sets the LevelDB uniq filter's cache of recent keys: below a pass's links,
+the ``seen`` pass is a page of a crawl many times larger than that cache (its links seen long
+ago)::
 
     .venv/bin/python bench/outlinks.py [--pages 400] [--hosts 2000] [--repeat 3]
     valgrind --tool=callgrind --callgrind-out-file=/tmp/o100.out \
         .venv/bin/python bench/outlinks.py --pages 100 --repeat 1
     valgrind ... --pages 400 ...   # (Ir(400) - Ir(100)) / (outlinks(400) - outlinks(100))
     .venv/bin/python bench/outlinks.py --redis redis://127.0.0.1:6379/0
+    .venv/bin/python bench/outlinks.py --cache-size 1000
 
 One process, one thread: the figures are the processor's own CPU, not contention.
 """
@@ -94,11 +98,15 @@ def pages(count: int, hosts: int) -> list[tuple[str, list[Link]]]:
     return out
 
 
-def controller(run_dir: Path, hosts: int, redis_url: str = "") -> CrawlController:
+def controller(
+    run_dir: Path, hosts: int, redis_url: str = "", cache_size: int | None = None
+) -> CrawlController:
     job = run_dir.parent
     (job / "seeds.txt").write_text("".join(f"{host(i)}/\n" for i in range(hosts)))
     shutil.copy(ORDER, job / "order.yaml")
     sets = ["limits.max_time_s=0", "scope.8.params.max_uris_per_template=0"]
+    if cache_size is not None:  # the uniq filter's RecentKeys, per generation
+        sets.append(f"frontier.uniq_filter.params.cache_size={cache_size}")
     if redis_url:  # a worker of a distributed crawl, alone in its namespace
         store = {"class": "crawler.frontier.RedisQueueStore", "params": {"url": redis_url}}
         sets.append(f"frontier.store={json.dumps(store)}")
@@ -172,7 +180,9 @@ def redis_cpu_s(redis_url: str) -> float:
     return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
-def measure(count: int, hosts: int, redis_url: str = "") -> tuple[dict[str, float], int, int]:
+def measure(
+    count: int, hosts: int, redis_url: str = "", cache_size: int | None = None
+) -> tuple[dict[str, float], int, int]:
     """One fresh crawl: CPU-µs per outlink of the ``new`` and ``seen`` passes (and, with
     ``redis_url``, the redis-server's CPU-µs per outlink of the ``new`` pass), the outlinks of a
     pass and how many the frontier queued."""
@@ -180,7 +190,7 @@ def measure(count: int, hosts: int, redis_url: str = "") -> tuple[dict[str, floa
     with tempfile.TemporaryDirectory(prefix="outlinks-") as tmp:
         run_dir = Path(tmp) / "job" / "run"
         run_dir.mkdir(parents=True)
-        crawl = controller(run_dir, hosts, redis_url)
+        crawl = controller(run_dir, hosts, redis_url, cache_size)
         try:
             proc = crawl.chains.find("candidates")
             assert proc is not None, "the order has no candidates processor"
@@ -214,11 +224,18 @@ def main() -> None:
         help="run as a worker of a distributed crawl on this redis-server (a fresh namespace "
         "per run): the Redis frontier and uniq filter instead of LevelDB",
     )
+    ap.add_argument(
+        "--cache-size",
+        type=int,
+        default=None,
+        help="the LevelDB uniq filter's cache of recent keys per generation (default: the "
+        "order's); below a pass's links, the seen pass stands for a crawl much larger than it",
+    )
     args = ap.parse_args()
     best: dict[str, float] = {}
     links = queued = 0
     for _ in range(args.repeat):
-        per, links, queued = measure(args.pages, args.hosts, args.redis)
+        per, links, queued = measure(args.pages, args.hosts, args.redis, args.cache_size)
         for k, v in per.items():
             best[k] = min(best.get(k, v), v)
     print(

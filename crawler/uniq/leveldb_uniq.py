@@ -84,6 +84,8 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
         self._recent: RecentKeys[bytes] = RecentKeys(self.params.cache_size)
         self._function: FingerprintFunction = self.params.fingerprint
         self._path: Path | None = None
+        self._holds_all = False  # opened empty with a cache: RecentKeys holds every key until
+        # it drops some (RecentKeys.dropped), and recorded() needs no LevelDB until then
 
     def open(self, state_dir: Path) -> None:
         with self._lock:
@@ -107,6 +109,7 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
                 raise
             raw = db.get(_COUNT)
             self._count = int.from_bytes(raw, "big") if raw else 0
+            self._holds_all = self._count == 0 and self.params.cache_size > 0
             self._db = db
             self._path = path
 
@@ -186,11 +189,14 @@ class LevelDBUriUniqFilter(UriUniqFilter[LevelDBUriUniqFilterParams]):
 
     def recorded(self, canonicals: list[str]) -> list[bool]:
         """Exact: the fingerprints RecentKeys does not hold are looked up in LevelDB (one get
-        each, outside the lock: a recorded key is never removed, so a True stays true)."""
+        each, outside the lock: a recorded key is never removed, so a True stays true) — unless
+        RecentKeys still holds every key recorded since the filter was opened empty (a young
+        crawl), when its answer is exact alone."""
         function = self._function
         fps = [fingerprint(c, function) for c in canonicals]
-        out = [not unknown for unknown in self._recent.unknown(fps)]
-        if all(out):
+        recent = self._recent
+        out = [not unknown for unknown in recent.unknown(fps)]
+        if all(out) or (self._holds_all and not recent.dropped):
             return out
         gate = self._gate
         gate.enter()

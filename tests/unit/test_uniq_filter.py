@@ -167,8 +167,10 @@ def test_recent_keys_remember_a_batch_and_turn_over_after_it() -> None:
     assert recent.unknown([0, 1, 2, 3]) == [False, False, False, True]
     recent.remember_many(range(3, 9))  # young set past capacity: it becomes the old one, whole
     assert recent.unknown(list(range(10))) == [False] * 9 + [True]
+    assert not recent.dropped  # every key remembered is still held
     recent.remember_many(range(9, 13))  # and again: the first batches are forgotten
     assert recent.unknown([0, 8, 9, 12]) == [True, True, False, False]
+    assert recent.dropped
     off: RecentKeys[int] = RecentKeys(0)
     off.remember_many([1, 2])
     assert len(off) == 0 and 1 not in off

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +24,50 @@ def test_seen_set_and_count_survive_a_reopen(tmp_path: Path) -> None:
     assert again.add("http://a.test/42") is False  # from LevelDB, not the (empty) cache
     assert again.add("http://a.test/100") is True
     assert again.count() == 101
+    again.close()
+
+
+class CountingDB:
+    """The filter's plyvel handle, counting the gets made through it."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self.gets = 0
+
+    def get(self, key: bytes) -> bytes | None:
+        self.gets += 1
+        value: bytes | None = self.db.get(key)
+        return value
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.db, name)
+
+
+def test_recorded_reads_leveldb_only_once_the_cache_may_miss_a_key(tmp_path: Path) -> None:
+    uniq = LevelDBUriUniqFilter(LevelDBUriUniqFilterParams(cache_size=50))
+    uniq.open(tmp_path)
+    counting = CountingDB(uniq._db)
+    uniq._db = counting
+    first = [f"http://a.test/{i}" for i in range(40)]
+    uniq.add_many(first)
+    gets = counting.gets
+    # A young crawl: the cache holds every key recorded since the filter was opened empty.
+    assert uniq.recorded([first[0], "http://a.test/new"]) == [True, False]
+    assert counting.gets == gets
+    uniq.add_many([f"http://b.test/{i}" for i in range(60)])  # a turn-over: all still held
+    gets = counting.gets
+    assert uniq.recorded([first[0], "http://a.test/new"]) == [True, False]
+    assert counting.gets == gets
+    uniq.add_many([f"http://c.test/{i}" for i in range(60)])  # the first keys drop out
+    gets = counting.gets
+    assert uniq.recorded([first[0], "http://a.test/new"]) == [True, False]
+    assert counting.gets == gets + 2
+    uniq._db = counting.db
+    uniq.close()
+    # Reopened with keys in LevelDB: the (empty) cache cannot answer for them.
+    again = LevelDBUriUniqFilter(LevelDBUriUniqFilterParams(cache_size=50))
+    again.open(tmp_path)
+    assert again.recorded([first[1], "http://a.test/new"]) == [True, False]
     again.close()
 
 
