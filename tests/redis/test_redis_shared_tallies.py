@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,12 +32,29 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 def _route(host: str, path: str) -> Answer:
     if path == "/":
-        time.sleep(0.5)  # the second worker is up before the pages are found
+        time.sleep(0.5)
         return page(*(f"/p/{i}" for i in range(PAGES)))
     if path.startswith("/p/"):
         time.sleep(0.02)
         return page()
     return NOT_FOUND
+
+
+def _route_once_both_workers_run(run: Path) -> Callable[[str, str], Answer]:
+    """:func:`_route`, whose home page (the only seed) is answered once both workers of the
+    crawl in ``run`` have opened their crawl.log: the second worker is up before the pages are
+    found, however slowly a loaded machine starts it (a fixed wait once was not enough)."""
+
+    def route(host: str, path: str) -> Answer:
+        if path == "/":
+            deadline = time.monotonic() + 60
+            while len(list(run.glob("workers/*/logs/crawl.log"))) < 2:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+        return _route(host, path)
+
+    return route
 
 
 def _sets(site: RouteServer, store: dict[str, object]) -> list[str]:
@@ -63,10 +81,10 @@ def _http_lines(paths: list[Path]) -> list[CrawlLogLine]:
 def test_two_workers_let_exactly_the_host_quota_through(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    with RouteServer(_route) as site:
+    run = tmp_path / "run"
+    with RouteServer(_route_once_both_workers_run(run)) as site:
         store = {"class": STORE, "params": {"url": redis_server.url, "shards": 2}}
         err = io.StringIO()
-        run = tmp_path / "run"
         code = run_workers(EXAMPLE, _sets(site, store), 2, io.StringIO(), err, run_dir=run)
         assert code == 0, err.getvalue()
         fetched = sum(site.hits.values())
