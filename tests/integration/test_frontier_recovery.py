@@ -121,6 +121,11 @@ def test_link_lost_between_uniq_add_and_queue_write_is_recovered(tmp_path: Path)
         """,
     )
     f = reopen(tmp_path)
+    # The candidates step skips links the frontier surely saw: the lost ones, recorded by the
+    # filter but never queued, must not be among them, or no page could queue them again.
+    lost = ["http://a.test/lost", "http://c.test/lost"]
+    seen = ["http://a.test/kept", "http://b.test/done"]
+    assert f.seen_recently([*lost, *seen]) == [False, False, True, True]
     links = {
         "http://a.test/page": [
             "http://a.test/kept",
@@ -139,6 +144,7 @@ def test_link_lost_between_uniq_add_and_queue_write_is_recovered(tmp_path: Path)
         "http://c.test/lost",
     ]
     # once queued again, a lost link is an ordinary seen one
+    assert f.seen_recently(lost) == [True, True]
     assert f.schedule(CrawlURI("http://a.test/lost")) is False
     f.close()
     assert store_names(tmp_path, b"l:") == [] == store_names(tmp_path, b"a:")

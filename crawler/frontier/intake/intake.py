@@ -65,7 +65,8 @@ class FrontierIntake:
         self._store = store
         self._uniq = uniq
         self._prepare = prepare
-        self._recently_seen = RecentlySeen(prepare, uniq)
+        # a link a crash may have lost is recorded but not queued: "seen" would keep it lost
+        self._recently_seen = RecentlySeen(prepare, uniq, may_be_lost=log.maybe_lost)
         self._cond = cond
         self._sched = sched
         self._log = log

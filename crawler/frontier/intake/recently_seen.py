@@ -12,6 +12,10 @@ The exact look-up keeps a page's cost flat as the crawl grows: a link seen long 
 filter's cache of recent keys) is answered here, before the scope's rules, instead of going
 through them and then being found seen by the schedule.
 
+A URI the frontier's crash recovery says may have been lost (recorded by the filter, never
+queued: :meth:`~crawler.frontier.store.recovery.RecoveryLog.maybe_lost`, given as
+``may_be_lost``) is False whatever the filter says: scheduling it is what queues it again.
+
 The URIs answered True are remembered as they are (:data:`SEEN_URIS_KEPT`, two generations):
 the same link on the next page (navigation, headers, footers) is answered with one set lookup,
 without its canonical key and fingerprint.
@@ -27,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from crawler.uniq.recent_keys import RecentKeys
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from crawler.frontier.intake.preparer import FrontierPreparer
     from crawler.uniq.uniq_filter import UriUniqFilter
@@ -40,10 +44,15 @@ class RecentlySeen:
     """``seen(uris)``: one flag per URI, True where the uniq filter surely recorded it."""
 
     def __init__(
-        self, prep: FrontierPreparer, uniq: UriUniqFilter[Any], kept: int = SEEN_URIS_KEPT
+        self,
+        prep: FrontierPreparer,
+        uniq: UriUniqFilter[Any],
+        kept: int = SEEN_URIS_KEPT,
+        may_be_lost: Callable[[list[str]], list[bool]] | None = None,
     ) -> None:
         self._prep = prep
         self._uniq = uniq
+        self._may_be_lost = may_be_lost
         self._known: RecentKeys[str] = RecentKeys(kept)
         self._lock = threading.Lock()
 
@@ -62,7 +71,11 @@ class RecentlySeen:
             except ValueError:
                 canonicals.append("")
         found: list[str] = []
-        for i, recorded in zip(todo, self._uniq.recorded(canonicals), strict=True):
+        flags = self._uniq.recorded(canonicals)
+        if self._may_be_lost is not None and any(flags):
+            lost = self._may_be_lost(canonicals)
+            flags = [flag and not gone for flag, gone in zip(flags, lost, strict=True)]
+        for i, recorded in zip(todo, flags, strict=True):
             if recorded:
                 out[i] = True
                 found.append(uris[i])
