@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -88,17 +89,19 @@ def test_overlapping_batches_report_announce_and_count_each_uri_once(
     third.close()
 
 
-def test_closing_waits_for_batches_in_flight_and_then_refuses_them(tmp_path: Path) -> None:
-    uniq = LevelDBUriUniqFilter(LevelDBUriUniqFilterParams(cache_size=10))
-    uniq.open(tmp_path)
+def close_under_threads(
+    uniq: LevelDBUriUniqFilter, call: Callable[[int, int], None], busy: Callable[[], bool]
+) -> list[str]:
+    """Eight threads make ``call(thread, turn)`` over and over until it raises RuntimeError;
+    once ``busy()`` holds, ``uniq`` is closed under them. The errors they ended with."""
     errors: list[str] = []
 
     def worker(n: int) -> None:
-        i = 0
+        turn = 0
         while True:  # until the filter is closed under it
-            i += 1
+            turn += 1
             try:
-                uniq.add_many([f"http://t{n}.test/{i}/{j}" for j in range(20)])
+                call(n, turn)
             except RuntimeError as exc:
                 errors.append(str(exc))
                 return
@@ -106,12 +109,23 @@ def test_closing_waits_for_batches_in_flight_and_then_refuses_them(tmp_path: Pat
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
     for t in threads:
         t.start()
-    while uniq.count() < 2000:
-        threading.Event().wait(0.01)
+    while not busy():
+        threading.Event().wait(0.005)
     uniq.close()
     for t in threads:
         t.join(10)
     assert not any(t.is_alive() for t in threads)
+    return errors
+
+
+def test_closing_waits_for_batches_in_flight_and_then_refuses_them(tmp_path: Path) -> None:
+    uniq = LevelDBUriUniqFilter(LevelDBUriUniqFilterParams(cache_size=10))
+    uniq.open(tmp_path)
+
+    def add(n: int, turn: int) -> None:
+        uniq.add_many([f"http://t{n}.test/{turn}/{j}" for j in range(20)])
+
+    errors = close_under_threads(uniq, add, lambda: uniq.count() >= 2000)
     assert errors == ["LevelDBUriUniqFilter is not open"] * 8
     again = LevelDBUriUniqFilter()
     again.open(tmp_path)
@@ -124,31 +138,14 @@ def test_closing_waits_for_look_ups_outside_the_lock_and_then_refuses_them(
 ) -> None:
     uniq = LevelDBUriUniqFilter(LevelDBUriUniqFilterParams(cache_size=0))
     uniq.open(tmp_path)
-    uniq.add_many([f"http://old.test/{i}" for i in range(100)])
-    errors: list[str] = []
+    old = [f"http://old.test/{i}" for i in range(100)]
+    uniq.add_many(old)
     answers: list[bool] = []
-    started = threading.Barrier(9)
 
-    def worker(n: int) -> None:
+    def look_up(n: int, turn: int) -> None:
         # every look-up goes to LevelDB (no cache), outside the filter's lock
-        batch = [f"http://old.test/{i}" for i in range(100)] + [f"http://new{n}.test/"]
-        started.wait(10)
-        while True:  # until the filter is closed under it
-            try:
-                answers.append(uniq.recorded(batch) == [True] * 100 + [False])
-            except RuntimeError as exc:
-                errors.append(str(exc))
-                return
+        answers.append(uniq.recorded([*old, f"http://new{n}.test/"]) == [True] * 100 + [False])
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
-    for t in threads:
-        t.start()
-    started.wait(10)
-    while len(answers) < 50:
-        threading.Event().wait(0.005)
-    uniq.close()
-    for t in threads:
-        t.join(10)
-    assert not any(t.is_alive() for t in threads)
+    errors = close_under_threads(uniq, look_up, lambda: len(answers) >= 50)
     assert all(answers)
     assert errors == ["LevelDBUriUniqFilter is not open"] * 8
