@@ -213,7 +213,8 @@ class Monitor:
         self.thread.start()
 
     def _read(self) -> None:
-        with self.sock.makefile("rb") as stream:
+        # stop() shuts the socket down under the read; the server may reset it first
+        with contextlib.suppress(OSError, ValueError), self.sock.makefile("rb") as stream:
             for raw in stream:
                 line = raw.decode("utf-8", "replace")
                 if " lua] " in line or not line.startswith("+"):
@@ -239,3 +240,5 @@ class Monitor:
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
+        if self.thread.is_alive():
+            self.thread.join(5)
