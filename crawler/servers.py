@@ -263,6 +263,13 @@ class ServerCache:
         share = self._share
         return share is None or share.claim(key, hold_s)
 
+    def release_prerequisite(self, key: str) -> None:
+        """Drop this process's claim on ``key`` without an outcome (the claimer gave up before
+        fetching), so the next URI of the server need not wait out the hold. A claim taken in
+        the share stays until it expires; this worker's own retry does not wait for it."""
+        with self._lock:
+            self._claims.pop(key, None)
+
     # ------------------------------------------------------------------ robots
     def robots_state(self, server_key: str) -> RobotsState | None:
         """The server's robots state, or None if no robots fetch was ever recorded."""

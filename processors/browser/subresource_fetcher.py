@@ -1,16 +1,18 @@
 """SubresourceFetcher: a browser page's requests, fetched by the crawler's own FetchHTTP.
 
 Each request becomes a CrawlURI child of the page (hop ``E``, via the page), processed inline
-rather than queued: robots.txt is obeyed (under ``robots.policy: obey`` a server's robots.txt
-is fetched first, itself recorded and logged as a ``P`` child, unless another worker of the
-crawl fetched it already (``ServerCache.adopt_shared``); a URI it disallows is aborted in the
-browser and logged -9998), the URI is claimed in the uniq filter (``ctx.claim_uri``) so
-the HTTP path never fetches it again, FetchHTTP fetches it (its client, connection pool,
-cookie jar and timeouts), then ``ctx.finish_inline`` writes its WARC records and its crawl.log
-line (annotated ``browser``, or the fetcher's ``note``: ``media`` for yt-dlp's fetches). A
-URI the crawl has seen already (fetched before, or queued) is fetched for the browser but
-neither recorded nor logged again, so every resource is in the WARC once.
-The browser gets the body decoded from its content-encoding.
+rather than queued: robots.txt is obeyed (under ``robots.policy: obey`` a server's robots.txt is
+fetched first, itself recorded and logged as a ``P`` child, unless another worker of the crawl
+fetched it already (``ServerCache.adopt_shared``); the fetch is claimed crawl-wide as the HTTP
+path's prerequisite is (``ServerCache.claim_prerequisite``), so while a queue of this process or
+another worker fetches it, the page waits for that outcome instead of fetching it again; a URI it
+disallows is aborted in the browser and logged -9998), the URI is claimed in the uniq filter
+(``ctx.claim_uri``) so the HTTP path never fetches it again, FetchHTTP fetches it (its client,
+connection pool, cookie jar and timeouts), then ``ctx.finish_inline`` writes its WARC records and
+its crawl.log line (annotated ``browser``, or the fetcher's ``note``: ``media`` for yt-dlp's
+fetches). A URI the crawl has seen already (fetched before, or queued) is fetched for the browser
+but neither recorded nor logged again, so every resource is in the WARC once. The browser gets the
+body decoded from its content-encoding.
 
 Politeness: every fetch here (robots.txt too) passes the frontier's server gate
 (``ctx.inline_gate``, :mod:`crawler.frontier.politeness.inline_gate`): it waits for a slot of the
@@ -69,6 +71,8 @@ from processors.login.form_login import REQUEST
 BROWSER_NOTE = "browser"
 GATE_TIMEOUT_NOTE = "serverGateTimeout"
 MAX_DECODED_BYTES = 64 * 1024 * 1024
+ROBOTS_POLL_S = 0.25
+"""How often a page waiting for a robots.txt fetch another claimed looks for its outcome."""
 _UNGATED = InlineVisit(None)
 
 
@@ -240,12 +244,16 @@ class SubresourceFetcher:
             if not lock.acquire(timeout=max(0.0, min(until_s - time.monotonic(), 3600.0))):
                 return None
             try:
-                if not servers.is_robots_valid(server, ctx.clock.time(), validity):
+                turn = self._robots_turn(server, until_s)
+                if turn is None:
+                    return None
+                if turn:
                     robots = page.create_child(robots_uri, "P", "browser")
                     robots.thread_number = page.thread_number
                     robots.annotate(self._note)
                     ticket = self._enter(visit, robots_uri, until_s)
                     if ticket is None:
+                        servers.release_prerequisite("robots:" + server)
                         return None
                     try:
                         self._http.process(robots)  # FetchHTTP feeds ctx.servers.update_robots
@@ -258,6 +266,28 @@ class SubresourceFetcher:
             finally:
                 lock.release()
         return servers.allowed(url, self._user_agent, server)
+
+    def _robots_turn(self, server: str, until_s: float) -> bool | None:
+        """Whether this page is to fetch ``server``'s robots.txt (the per-server lock held):
+        False once valid rules are known, True once it holds the crawl-wide claim
+        (``ServerCache.claim_prerequisite``, the claim the HTTP path's prerequisites take). While
+        another fetch holds the claim (a queue of this process, or another worker), waits for
+        its outcome, looking every :data:`ROBOTS_POLL_S` (here, then in the share); None if
+        ``until_s`` or the crawl's end comes first."""
+        ctx = self._ctx
+        servers = ctx.servers
+        validity = ctx.order.robots.validity_s
+        key = "robots:" + server
+        hold_s = ctx.order.browser.subresource_timeout_s
+        while True:
+            if servers.is_robots_valid(server, ctx.clock.time(), validity):
+                return False
+            if servers.claim_prerequisite(key, ctx.clock.time(), hold_s):
+                return True
+            wait_s = min(ROBOTS_POLL_S, until_s - time.monotonic())
+            if wait_s <= 0 or ctx.stopping.wait(wait_s):
+                return None
+            servers.adopt_shared([key])
 
     def _address_refusal(self, url: str) -> str | None:
         policy = self._ctx.addresses

@@ -3,6 +3,8 @@ real redis-server and a real 3-master Cluster: a host's robots.txt is fetched on
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -128,6 +130,55 @@ def test_a_browser_page_s_request_obeys_robots_txt_another_worker_fetched(
         http.stop()
     assert site.paths == ["/style.css"]
     assert fetcher.robots_blocked == 1
+
+
+def test_a_browser_page_waits_for_the_robots_fetch_another_worker_claimed(
+    site: RobotsSite, shares: tuple[ServerCache, ServerCache], tmp_path: Path
+) -> None:
+    """A queue of one worker claimed the server's robots.txt fetch; a browser page of the other
+    worker needs a sub-resource there: it waits for that fetch's outcome, and robots.txt is
+    fetched once."""
+    base = f"http://127.0.0.1:{site.server_address[1]}"
+    one = _worker(tmp_path / "w1", shares[0])
+    ctx = make_context(tmp_path / "w2", servers=shares[1], schedule=lambda curi: None)
+    http = FetchHTTP("fetch_http")
+    http.start(ctx)
+    fetcher = SubresourceFetcher(ctx, http, "bot")
+    first = CrawlURI(base + "/a")
+    one.run(first)  # claims the robots.txt fetch, crawl-wide
+    assert first.status == -50 and first.prerequisite is not None
+    prerequisite = first.prerequisite
+    fetched = threading.Timer(0.6, lambda: one.run(prerequisite))
+    fetched.start()
+    try:
+        page = CrawlURI("http://example.test/page")
+        assert fetcher.fetch(page, base + "/style.css") is not None
+        assert fetcher.fetch(page, base + "/private/x.css") is None
+    finally:
+        fetched.join()
+        http.stop()
+        one.stop()
+    assert site.paths == ["/robots.txt", "/style.css"]
+    assert fetcher.robots_blocked == 1
+
+
+def test_a_browser_page_gives_up_at_its_deadline_while_another_fetch_holds_the_claim(
+    site: RobotsSite, shares: tuple[ServerCache, ServerCache], tmp_path: Path
+) -> None:
+    base = f"http://127.0.0.1:{site.server_address[1]}"
+    one, two = shares
+    assert one.claim_prerequisite(f"robots:127.0.0.1:{site.server_address[1]}", 0.0, 120.0)
+    ctx = make_context(tmp_path, servers=two, schedule=lambda curi: None)
+    http = FetchHTTP("fetch_http")
+    http.start(ctx)
+    fetcher = SubresourceFetcher(ctx, http, "bot")
+    try:
+        page = CrawlURI("http://example.test/page")
+        assert fetcher.fetch(page, base + "/style.css", time.monotonic() + 0.6) is None
+    finally:
+        http.stop()
+    assert site.paths == []
+    assert fetcher.gate_timeouts == 1
 
 
 def test_a_worker_s_own_claim_does_not_hold_back_its_retry(

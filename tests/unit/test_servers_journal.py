@@ -49,3 +49,7 @@ def test_one_claim_per_prerequisite_until_resolved_or_expired() -> None:
     assert cache.claim_prerequisite("dns:h.example", 1.0, hold_s=60)
     cache.update_host("h.example", "192.0.2.1", 2.0, 0.0)
     assert cache.claim_prerequisite("dns:h.example", 3.0, hold_s=60)
+    # a claimer that gives up before fetching releases its claim: no wait for the next one
+    assert cache.claim_prerequisite("robots:c.example:80", 200.0, hold_s=60)
+    cache.release_prerequisite("robots:c.example:80")
+    assert cache.claim_prerequisite("robots:c.example:80", 201.0, hold_s=60)
