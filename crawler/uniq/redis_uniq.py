@@ -19,15 +19,6 @@ pipelined per node by the client. Counters: one per shard, summed by :meth:`coun
 Fast path: a :class:`~crawler.uniq.recent_keys.RecentKeys` cache of fingerprints this process
 recorded or saw confirmed answers "already seen" with no round trip.
 
-Links seen long ago: once that cache has dropped keys (a crawl larger than it), ``recorded``
-asks Redis about a page's links the cache does not know, when there are at least
-:data:`ASK_AT_LEAST` of them, in one round trip, so the candidates step sends only the links
-that are new through the scope's rules, as in a young crawl. The fingerprints found absent are
-kept (:data:`ABSENT_KEPT`): the schedule's check of the same links (``contains_many``) does not
-ask again, so the round trip moves ahead of the scope rather than being added. A link another
-worker records in between is caught where it always was: the script that records and queues
-(or the UNSCHEDULE on a Cluster) is exact.
-
 Keys live under ``namespace`` (set per crawl by ``crawler run --workers`` / ``crawler worker``,
 see :mod:`crawler.distributed`), so two crawls never share a set. ``<ns>um`` records the layout
 (fingerprint function, bucket bits); reopening with other settings is refused.
@@ -66,14 +57,6 @@ COUNT_CACHE_S = 1.0
 BUCKET_NAMES_KEPT = 65_536
 """Buckets whose key names (the bucket's and its shard counter's) a filter remembers (then all
 forgotten and started again): all of them with 16 bucket bits."""
-ASK_AT_LEAST = 8
-"""Links of a page the cache does not know before :meth:`RedisUriUniqFilter.recorded` asks
-Redis: a round trip costs this process ~130 CPU-µs and ~5 more a link, the scope's rules ~20 a
-link in a crawl (bench/RESULTS.md), so below this many the round trip would cost more than the
-rules it saves."""
-ABSENT_KEPT = 65_536
-"""Fingerprints :meth:`RedisUriUniqFilter.recorded` found absent, kept until the schedule's
-check (then all forgotten and started again)."""
 
 UNIQ_ADD_LUA = """
 -- uniq_add(kb, nb, w, ab, count): record ``count`` fingerprints; 1 = new, 0 = recorded already.
@@ -191,9 +174,6 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         self._width = (64 - p.bucket_bits) // 8
         self._rem_mask = (1 << (64 - p.bucket_bits)) - 1
         self._recent: RecentKeys[int] = RecentKeys(p.cache_size)
-        # found absent by recorded(), not yet checked again by contains_many: dict operations
-        # are atomic, and a lost entry only costs a look-up
-        self._absent: dict[int, None] = {}
         self._lock = threading.Lock()
         self._client: Any = None
         self._script: Any = None
@@ -239,7 +219,6 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
     def close(self) -> None:
         client, self._client = self._client, None
         self._recent.clear()
-        self._absent.clear()
         if client is not None:
             client.close()
 
@@ -306,42 +285,6 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         recent = self._recent
         return [fp not in recent for fp in self._fps(canonicals)]
 
-    def recorded(self, canonicals: list[str]) -> list[bool]:
-        """True for each canonical recorded crawl-wide: the cache's answer, and once the cache
-        has dropped keys, Redis's for the ones it does not know when they are at least
-        :data:`ASK_AT_LEAST` (one round trip; see the module docstring). An outage answers
-        from the cache alone (the schedule waits for Redis)."""
-        fps = self._fps(canonicals)
-        recent = self._recent
-        out = [fp in recent for fp in fps]
-        if not recent.dropped or self._client is None:
-            return out
-        todo = list({fp for fp, hit in zip(fps, out, strict=True) if not hit})
-        if len(todo) < ASK_AT_LEAST:
-            return out
-        groups = self._group(todo)
-        try:
-            results = redis_conn.run_script(
-                self._client, self._contains, [self._call_args(g) for g in groups], None
-            )
-        except redis_conn.OUTAGE_ERRORS:
-            return out
-        found: set[int] = set()
-        absent = self._absent
-        if len(absent) >= ABSENT_KEPT:
-            absent.clear()
-        for group, flags in zip(groups, results, strict=True):
-            for fp, flag in zip(group, flags, strict=True):
-                if flag:
-                    found.add(fp)
-                else:
-                    absent[fp] = None
-        if found:
-            with self._lock:
-                for fp in found:
-                    recent.remember(fp)
-        return [hit or fp in found for fp, hit in zip(fps, out, strict=True)]
-
     def contains(self, canonical: str) -> bool:
         """Whether ``canonical`` was recorded (no change). Lets the frontier queue a URI before
         recording it, so a worker killed in between leaves a duplicate, never a lost URI."""
@@ -350,19 +293,11 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
     def contains_many(self, canonicals: Iterable[str], ride: Ride | None = None) -> list[bool]:
         """:meth:`contains` of each, in one round trip (one per node on a Cluster). ``ride``:
         plain commands carried first in that round trip when there is one and it goes to their
-        server (:func:`~crawler.frontier.redis.redis_conn.run_calls`). A fingerprint
-        :meth:`recorded` found absent moments ago is answered absent without asking again
-        (once): its callers record with an exact script after it, which catches a URI another
-        worker recorded in between."""
+        server (:func:`~crawler.frontier.redis.redis_conn.run_calls`)."""
         fps = self._fps(canonicals)
         recent = self._recent
         out = [fp in recent for fp in fps]
-        misses = {fp for fp, hit in zip(fps, out, strict=True) if not hit}
-        absent = self._absent
-        if absent and misses:
-            pop = absent.pop
-            misses = {fp for fp in misses if pop(fp, 0) is not None}
-        todo = list(misses)
+        todo = list({fp for fp, hit in zip(fps, out, strict=True) if not hit})
         if not todo:
             return out
         if self._client is None:
