@@ -28,9 +28,9 @@ payload, as before, while a page whose entry already rode out with a lookup (or 
 revisit) costs no round trip. With the Redis frontier the page's flush sends nothing: the
 frontier was given :meth:`~RedisDigestIndex.ride` (:meth:`~RedisDigestIndex.carried_by_frontier`)
 and, before it queues any URI, carries every entry waiting first in the round trip it makes
-anyway (the already-seen filter's ``CONTAINS``, or the ``SCHEDULE``), after waiting for entries
-another thread was sending (:class:`~crawler.frontier.redis.redis_ride.Ride`): so a page's
-entry is in Redis before its links are queued, with no round trip of its own on one
+anyway (the already-seen filter's ``CONTAINS``, or the ``SCHEDULE``), after waiting for this
+thread's entries another thread was sending (:class:`~crawler.frontier.redis.redis_ride.Ride`):
+so a page's entry is in Redis before its links are queued, with no round trip of its own on one
 redis-server (on a Cluster the frontier sends it alone, as the flush did). ``flush()`` with no
 digest sends whatever waits
 (:meth:`~RedisDigestIndex.entries` and :meth:`~RedisDigestIndex.close` call it). A lookup of a
@@ -80,6 +80,8 @@ _BUCKETS = 1 << BUCKET_BITS
 _BATCH = 1000
 PENDING_MAX = 64
 """Entries :meth:`RedisDigestIndex.add_later` keeps before it sends them without a lookup."""
+MINE_KEPT = 256
+"""Keys a thread remembers adding since its last ride, before it forgets those already sent."""
 CONFIRMED_MAX = 4096
 """Entries Redis confirmed holding that a process keeps to answer lookups itself (~0.3 KB each)."""
 
@@ -130,6 +132,7 @@ class RedisDigestIndex:
         self._confirmed_max = max(0, confirmed_max)
         self._server = server_id(client)
         self._carried = False  # the frontier carries the entries before it queues (ride)
+        self._mine = threading.local()  # .keys: what this thread added since its last ride
 
     @classmethod
     def connect(cls, url: str, prefix: str, **kwargs: Any) -> RedisDigestIndex:
@@ -200,6 +203,16 @@ class RedisDigestIndex:
             if key not in self._sending:
                 self._pending.setdefault(key, (self.bucket_key(key), value, entry))
             full = len(self._pending) >= PENDING_MAX
+        if self._carried:
+            mine: set[bytes] | None = getattr(self._mine, "keys", None)
+            if mine is None:
+                mine = self._mine.keys = set()
+            elif len(mine) >= MINE_KEPT:  # a thread that schedules nothing (embeds): keep
+                with self._pending_lock:  # only what is still unsent
+                    mine = self._mine.keys = {
+                        k for k in mine if k in self._pending or k in self._sending
+                    }
+            mine.add(key)
         if full:
             self.flush()
 
@@ -232,14 +245,19 @@ class RedisDigestIndex:
     def ride(self) -> Ride | None:
         """Every entry waiting, as commands to ride first in the caller's next round trip to
         this server (:class:`~crawler.frontier.redis.redis_ride.Ride`; one thread uses it),
-        whose ``wait`` also waits for entries other threads were sending when it was taken
-        (and sends those another thread gave back unsent); None when nothing waits or is being
-        sent. When the ride is done every entry
-        :meth:`add_later` kept before this call is in Redis."""
+        whose ``wait`` also waits for the entries this thread added that other threads were
+        sending when it was taken (and sends those another thread gave back unsent); None when
+        nothing waits and none of this thread's entries is being sent. When the ride is done
+        every entry this thread's :meth:`add_later` kept before this call is in Redis: the
+        page's own, before its links are queued. Other threads' entries are theirs to wait for,
+        so a thread does not wait on every round trip in flight."""
+        mine: set[bytes] = getattr(self._mine, "keys", None) or set()
+        self._mine.keys = set()
         with self._pending_lock:
-            others = list(self._sending)
+            sending = self._sending
+            others = [key for key in mine if key in sending]
             taken, self._pending = self._pending, {}
-            self._sending.update(taken)
+            sending.update(taken)
         if not taken and not others:
             return None
         commands = self._hsetnx(taken)

@@ -25,6 +25,7 @@ from crawler.curi import CrawlURI
 from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
 from crawler.frontier.redis import redis_scripts
 from crawler.frontier.redis.redis_frontier import RedisFrontier
+from crawler.frontier.redis.redis_ride import Ride
 from crawler.frontier.redis.redis_store import RedisQueueStore, RedisQueueStoreParams
 from crawler.order.schema import FrontierConfig, PolitenessConfig
 from crawler.uniq import redis_uniq
@@ -170,9 +171,13 @@ def test_an_entry_another_thread_gave_back_unsent_is_sent_before_this_thread_que
 ) -> None:
     index, reader = two_workers
     index.carried_by_frontier()
-    index.add_later(PAGE, ENTRY)
-    first = index.ride()  # thread 1 takes the waiting entry for its already-seen check
-    second = index.ride()  # thread 2 (this page's candidates) finds it being sent
+    index.add_later(PAGE, ENTRY)  # this thread wrote the page
+    rides: list[Ride | None] = []
+    taker = threading.Thread(target=lambda: rides.append(index.ride()))
+    taker.start()  # thread 1 takes the waiting entry for its already-seen check
+    taker.join(5)
+    first = rides[0]
+    second = index.ride()  # this page's candidates find the page's entry being sent
     assert first is not None and second is not None
     done = threading.Event()
     waiter = threading.Thread(
@@ -242,3 +247,40 @@ class Monitor:
         self.sock.close()
         if self.thread.is_alive():
             self.thread.join(5)
+
+
+def test_a_thread_does_not_wait_for_the_entries_of_other_pages_in_flight(
+    two_workers: tuple[RedisDigestIndex, RedisDigestIndex],
+) -> None:
+    """Another page's entry, taken by a third thread's round trip still under way, does not hold
+    back this page's links: only this thread's own entries are waited for."""
+    index, reader = two_workers
+    index.carried_by_frontier()
+    other_page = sha1(b"another page's payload")
+    rides: list[Ride | None] = []
+
+    def other_thread() -> None:
+        index.add_later(other_page, ENTRY)  # another toe thread wrote another page
+        rides.append(index.ride())  # ... and its round trip is under way
+
+    taker = threading.Thread(target=other_thread)
+    taker.start()
+    taker.join(5)
+    first = rides[0]
+    assert first is not None
+    index.add_later(PAGE, ENTRY)  # this thread's page
+    second = index.ride()
+    assert second is not None
+    done = threading.Event()
+    waiter = threading.Thread(
+        target=lambda: (second.ready_for(reader.client), done.set()), daemon=True
+    )
+    waiter.start()
+    try:
+        assert done.wait(2.0)  # not held back by the other page's round trip
+    finally:
+        first.close()
+        waiter.join(5)
+        second.close()  # carried by no call here: back to those waiting
+    index.flush()
+    assert reader.lookup(PAGE) is not None and reader.lookup(other_page) is not None
