@@ -75,8 +75,9 @@ class ProcessorContext:
 
     ``schedule`` offers a CrawlURI to the frontier as it is (callers scope it first) and
     ``schedule_many`` several at once (a page's outlinks; one flag per URI, True if queued);
-    ``seen_recently`` says, per URI and without a network round trip, which the frontier surely
-    has seen (when the frontier can tell);
+    ``seen_recently`` says, per URI, which the frontier surely has seen (when the frontier can
+    tell; at most one round trip for a page's links, made only in a crawl larger than the
+    frontier's cache of recent keys);
     ``add_seed(uri, via)`` makes a normalized URI a seed of the running crawl (its SURT prefix
     joins the scope, the seeds report lists it, ``crawler resume`` keeps it; False if it was one
     already; the caller schedules it);

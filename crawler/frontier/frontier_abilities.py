@@ -58,7 +58,8 @@ class GatesInlineFetches(Protocol):
 
 @runtime_checkable
 class RecallsSeen(Protocol):
-    """A frontier that can tell, without a network round trip, which URIs it surely has seen."""
+    """A frontier that can tell cheaply (locally, or in one round trip for a batch) which URIs it
+    surely has seen."""
 
     def seen_recently(self, uris: Sequence[str]) -> list[bool]:
         """One flag per URI: True where it surely was seen (False: unknown, ask ``schedule``)."""

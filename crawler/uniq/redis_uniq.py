@@ -19,6 +19,16 @@ pipelined per node by the client. Counters: one per shard, summed by :meth:`coun
 Fast path: a :class:`~crawler.uniq.recent_keys.RecentKeys` cache of fingerprints this process
 recorded or saw confirmed answers "already seen" with no round trip.
 
+Links seen long ago: once that cache has dropped keys (a crawl larger than it), ``recorded``
+asks Redis about a page's links the cache does not know, when there are at least
+:data:`ASK_AT_LEAST` of them, in one round trip, so the candidates step sends only the links
+that are new through the scope's rules, as in a young crawl. The fingerprints found absent are
+kept for :data:`ABSENT_TRUSTED_S`: the schedule's check (``contains_many(...,
+trust_absent=True)``, made where one script records and queues) does not ask about them again,
+for this page or another page in flight that links to them, so the round trip moves ahead of
+the scope rather than being added. A link recorded meanwhile is caught by that script, which
+records and queues only what is new.
+
 Keys live under ``namespace`` (set per crawl by ``crawler run --workers`` / ``crawler worker``,
 see :mod:`crawler.distributed`), so two crawls never share a set. ``<ns>um`` records the layout
 (fingerprint function, bucket bits); reopening with other settings is refused.
@@ -57,6 +67,17 @@ COUNT_CACHE_S = 1.0
 BUCKET_NAMES_KEPT = 65_536
 """Buckets whose key names (the bucket's and its shard counter's) a filter remembers (then all
 forgotten and started again): all of them with 16 bucket bits."""
+ASK_AT_LEAST = 8
+"""Links of a page the cache does not know before :meth:`RedisUriUniqFilter.recorded` asks
+Redis: a round trip costs this process ~130 CPU-µs and ~5 more a link, the scope's rules ~20 a
+link in a crawl (bench/RESULTS.md), so below this many the round trip would cost more than the
+rules it saves."""
+ABSENT_KEPT = 65_536
+"""Fingerprints :meth:`RedisUriUniqFilter.recorded` found absent that a filter keeps (then all
+forgotten and started again)."""
+ABSENT_TRUSTED_S = 1.0
+"""How long a fingerprint found absent is taken as absent by the schedule's check: long enough
+for the page's own schedule and for the other pages in flight that link to it."""
 
 UNIQ_ADD_LUA = """
 -- uniq_add(kb, nb, w, ab, count): record ``count`` fingerprints; 1 = new, 0 = recorded already.
@@ -174,6 +195,9 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         self._width = (64 - p.bucket_bits) // 8
         self._rem_mask = (1 << (64 - p.bucket_bits)) - 1
         self._recent: RecentKeys[int] = RecentKeys(p.cache_size)
+        # fingerprint -> when recorded() found it absent (monotonic); dict operations are
+        # atomic, and a lost entry only costs a look-up
+        self._absent: dict[int, float] = {}
         self._lock = threading.Lock()
         self._client: Any = None
         self._script: Any = None
@@ -219,6 +243,7 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
     def close(self) -> None:
         client, self._client = self._client, None
         self._recent.clear()
+        self._absent.clear()
         if client is not None:
             client.close()
 
@@ -285,19 +310,67 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         recent = self._recent
         return [fp not in recent for fp in self._fps(canonicals)]
 
+    def recorded(self, canonicals: list[str]) -> list[bool]:
+        """True for each canonical recorded crawl-wide: the cache's answer, and once the cache
+        has dropped keys, Redis's for the ones it does not know when they are at least
+        :data:`ASK_AT_LEAST` (one round trip; see the module docstring). An outage answers
+        from the cache alone (the schedule waits for Redis)."""
+        fps = self._fps(canonicals)
+        recent = self._recent
+        out = [fp in recent for fp in fps]
+        if not recent.dropped or self._client is None:
+            return out
+        todo = list({fp for fp, hit in zip(fps, out, strict=True) if not hit})
+        if len(todo) < ASK_AT_LEAST:
+            return out
+        groups = self._group(todo)
+        try:
+            results = redis_conn.run_script(
+                self._client, self._contains, [self._call_args(g) for g in groups], None
+            )
+        except redis_conn.OUTAGE_ERRORS:
+            return out
+        found: set[int] = set()
+        absent = self._absent
+        if len(absent) >= ABSENT_KEPT:
+            absent.clear()
+        now = time.monotonic()
+        for group, flags in zip(groups, results, strict=True):
+            for fp, flag in zip(group, flags, strict=True):
+                if flag:
+                    found.add(fp)
+                else:
+                    absent[fp] = now
+        if found:
+            with self._lock:
+                for fp in found:
+                    recent.remember(fp)
+        return [hit or fp in found for fp, hit in zip(fps, out, strict=True)]
+
     def contains(self, canonical: str) -> bool:
         """Whether ``canonical`` was recorded (no change). Lets the frontier queue a URI before
         recording it, so a worker killed in between leaves a duplicate, never a lost URI."""
         return self.contains_many((canonical,))[0]
 
-    def contains_many(self, canonicals: Iterable[str], ride: Ride | None = None) -> list[bool]:
+    def contains_many(
+        self, canonicals: Iterable[str], ride: Ride | None = None, *, trust_absent: bool = False
+    ) -> list[bool]:
         """:meth:`contains` of each, in one round trip (one per node on a Cluster). ``ride``:
         plain commands carried first in that round trip when there is one and it goes to their
-        server (:func:`~crawler.frontier.redis.redis_conn.run_calls`)."""
+        server (:func:`~crawler.frontier.redis.redis_conn.run_calls`). With ``trust_absent``, a
+        fingerprint :meth:`recorded` found absent less than :data:`ABSENT_TRUSTED_S` ago is
+        answered absent without asking again: for a caller that then records with a script
+        that is exact whatever it is told (RECORD_SCHEDULE)."""
         fps = self._fps(canonicals)
         recent = self._recent
         out = [fp in recent for fp in fps]
-        todo = list({fp for fp, hit in zip(fps, out, strict=True) if not hit})
+        misses = {fp for fp, hit in zip(fps, out, strict=True) if not hit}
+        absent = self._absent
+        if trust_absent and absent and misses:
+            since = time.monotonic() - ABSENT_TRUSTED_S
+            get = absent.get
+            misses = {fp for fp in misses if get(fp, since) <= since}
+        todo = list(misses)
         if not todo:
             return out
         if self._client is None:

@@ -162,15 +162,16 @@ class UriUniqFilter(Generic[P]):
         return [True] * len(canonicals)
 
     def recorded(self, canonicals: list[str]) -> list[bool]:
-        """True for each canonical the filter has recorded, as far as it can tell without a
-        network round trip; records nothing.
+        """True for each canonical the filter has recorded, as far as it can tell cheaply;
+        records nothing.
 
         A True is final (as a False of :meth:`maybe_new`); a False means "new, or not known
         here". Lets the frontier skip the scope's rules for the links of a page it saw long
         ago, not only lately, so a page costs the same however many URIs the crawl has seen.
         A filter that looks its own state up locally (LevelDB, a Bloom filter, a set) answers
-        exactly; the default answers :meth:`maybe_new`'s no-I/O fast path only (a shared
-        filter: its exact answer is a round trip, which the add makes anyway).
+        exactly; the default answers :meth:`maybe_new`'s no-I/O fast path only. A shared filter
+        may make one round trip for a batch its fast path cannot answer (the Redis filter does,
+        once its cache no longer holds all it recorded).
         """
         return [not new for new in self.maybe_new(canonicals)]
 

@@ -18,7 +18,7 @@ its SURT prefix joins the scope (a seed that moved to https, to www., to another
 crawled there); a redirect seed this process has not heard of (another worker found it) is
 announced when it is processed. Identical link
 strings are handled once per page; with ``skip_seen``, links the frontier surely saw already
-(``ctx.seen_recently``, no I/O) skip the scope and the frontier altogether. Outlinks of a URI
+(``ctx.seen_recently``) skip the scope and the frontier altogether. Outlinks of a URI
 whose status is not in [200, 400) are dropped unless ``process_error_outlinks`` (Heritrix's
 default).
 
@@ -305,7 +305,7 @@ class CandidatesProcessor(Processor[CandidatesParams]):
         self, ctx: ProcessorContext, links: list[tuple[str, Link]]
     ) -> list[tuple[str, Link]]:
         """With ``skip_seen`` (and no scope.log to write): ``links`` less those the frontier
-        surely saw already (``ctx.seen_recently``, no round trip). A redirect is kept: one back into
+        surely saw already (``ctx.seen_recently``). A redirect is kept: one back into
         its own chain is force-fetched once."""
         seen_recently = ctx.seen_recently
         if seen_recently is None or not self.params.skip_seen or self.params.log_scope_decisions:

@@ -50,3 +50,40 @@ def test_links_a_worker_saw_recorded_are_known_without_asking(
     assert b.seen_recently(links[:1]) == [False]
     assert not b.schedule(CrawlURI("http://a.example/x"))
     assert b.seen_recently(links[:1]) == [True]
+
+
+def _small_worker(url: str, wid: str, cache_size: int) -> RedisFrontier:
+    store = RedisQueueStore(
+        RedisQueueStoreParams(url=url, namespace="s1:", worker_id=wid, shards=4)
+    )
+    uniq = RedisUriUniqFilter(
+        RedisUriUniqFilterParams(url=url, namespace="s1:", cache_size=cache_size)
+    )
+    frontier = RedisFrontier(store, HostnameQueueAssignmentPolicy(), uniq, FrontierConfig())
+    frontier.open(Path("."))
+    return frontier
+
+
+def test_a_crawl_larger_than_the_cache_knows_links_seen_long_ago(
+    redis_server: RedisServer,
+) -> None:
+    a = _worker(redis_server.url, "wa")
+    b = _small_worker(redis_server.url, "wb", cache_size=10)
+    try:
+        old = [f"http://a.example/old{i}" for i in range(12)]
+        assert a.schedule_many([CrawlURI(u) for u in old]) == [True] * 12
+        # young: b's cache still holds all it recorded, so it does not ask Redis
+        assert b.seen_recently(old) == [False] * 12
+        # b records more than its cache holds: links seen long ago are then asked about
+        own = [CrawlURI(f"http://b.example/p{i}") for i in range(25)]
+        assert b.schedule_many(own) == [True] * 25
+        page = [*old, "http://a.example/new1", "http://a.example/new2"]
+        assert b.seen_recently(page) == [True] * 12 + [False, False]
+        # ... and its own links that fell out of its cache too
+        assert b.seen_recently([c.uri for c in own[:10]]) == [True] * 10
+        # the new ones are queued once, even if another worker records one in between
+        assert a.schedule(CrawlURI("http://a.example/new2"))
+        assert b.schedule_many([CrawlURI(u) for u in page[-2:]]) == [True, False]
+    finally:
+        a.close()
+        b.close()

@@ -3,10 +3,11 @@
 The one rule behind ``seen_recently`` of every frontier (the work-queue frontier's intake and a
 Redis worker's frontier alike): canonicalize each URI as scheduling would, then ask the uniq
 filter which it recorded (:meth:`~crawler.uniq.uniq_filter.UriUniqFilter.recorded`: its no-I/O
-fast path first, then, for a filter whose state is local, an exact look-up; a shared filter
-answers from the fast path alone, without a round trip). A True is final (the URI was recorded,
-and no filter forgets, so scheduling it again would do nothing); a False only means "new, or
-not known here". A URI that cannot be canonicalized is False (scheduling reports it).
+fast path first, then, for a filter whose state is local, an exact look-up; the shared Redis
+filter asks its server in one round trip once its cache no longer holds all it recorded). A
+True is final (the URI was recorded, and no filter forgets, so scheduling it again would do
+nothing); a False only means "new, or not known here". A URI that cannot be canonicalized is
+False (scheduling reports it).
 
 The exact look-up keeps a page's cost flat as the crawl grows: a link seen long ago (out of the
 filter's cache of recent keys) is answered here, before the scope's rules, instead of going

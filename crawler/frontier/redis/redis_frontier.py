@@ -276,10 +276,12 @@ class RedisFrontier:
         self._scheduler.before_queueing = source
 
     def seen_recently(self, uris: Sequence[str]) -> list[bool]:
-        """True for each URI this worker saw Redis confirm as recorded crawl-wide (the uniq
-        filter's cache; no round trip): a True is final, a False only means "not known here". Lets
-        the candidates step skip the scope for a page's links seen already, as in one
-        process (:class:`~crawler.frontier.intake.recently_seen.RecentlySeen`)."""
+        """True for each URI recorded crawl-wide as far as the uniq filter can tell (its cache;
+        in a crawl larger than the cache, one round trip for a page's links it does not know,
+        :meth:`~crawler.uniq.redis_uniq.RedisUriUniqFilter.recorded`): a True is final, a False
+        only means "not known here". Lets the candidates step skip the scope for a page's links
+        seen already, as in one process
+        (:class:`~crawler.frontier.intake.recently_seen.RecentlySeen`)."""
         return self._recently_seen.seen(uris)
 
     # ---------------------------------------------------------------- next

@@ -108,14 +108,20 @@ class RedisScheduler:
         try:
             checked = [i for i in pending if not curis[i].force_fetch]
             contains_many = getattr(self._uniq, "contains_many", None)
+            records_here = self._records_here()
             if checked and contains_many is not None:
                 names = [curis[i].canonical for i in checked]
-                found = contains_many(names, ride) if ride is not None else contains_many(names)
+                if records_here:  # exact whatever the check says: trust a fresh "absent"
+                    found = contains_many(names, ride, trust_absent=True)
+                elif ride is not None:
+                    found = contains_many(names, ride)
+                else:
+                    found = contains_many(names)
                 seen = {i for i, hit in zip(checked, found, strict=True) if hit}
                 pending = [i for i in pending if i not in seen]
             if not pending:
                 return out
-            if self._records_here():
+            if records_here:
                 return self._record_and_enqueue(curis, pending, ride, out)
             placed = self._enqueue(curis, pending, ride)
         finally:
