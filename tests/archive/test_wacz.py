@@ -93,8 +93,11 @@ def test_crawler_wacz_packages_every_worker_and_a_killed_writers_file(
     run_dir = tmp_path / "run"
     (run_dir / "warcs").mkdir(parents=True)
     (run_dir / "workers" / "w01" / "warcs").mkdir(parents=True)
-    write_warc(run_dir / "warcs" / "MAIN.warc.gz", pages=2)
-    write_warc(run_dir / "workers" / "w01" / "warcs" / "W1.warc.gz", pages=3)
+    # one capture time for all: the same URL in several files then makes one page, wherever
+    # the clock's second turns while the files are written
+    when = "2026-11-27T10:00:00Z"
+    write_warc(run_dir / "warcs" / "MAIN.warc.gz", pages=2, date=when)
+    write_warc(run_dir / "workers" / "w01" / "warcs" / "W1.warc.gz", pages=3, date=when)
     cut = run_dir / "workers" / "w01" / "warcs" / "W1b.warc.gz.open"
     cut.write_bytes((run_dir / "warcs" / "MAIN.warc.gz").read_bytes()[:-30])
     out = tmp_path / "all.wacz"
