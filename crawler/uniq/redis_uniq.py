@@ -19,15 +19,16 @@ pipelined per node by the client. Counters: one per shard, summed by :meth:`coun
 Fast path: a :class:`~crawler.uniq.recent_keys.RecentKeys` cache of fingerprints this process
 recorded or saw confirmed answers "already seen" with no round trip.
 
-Links seen long ago: once that cache has dropped keys (a crawl larger than it), ``recorded``
-asks Redis about a page's links the cache does not know, when there are at least
-:data:`ASK_AT_LEAST` of them, in one round trip, so the candidates step sends only the links
-that are new through the scope's rules, as in a young crawl. The fingerprints found absent are
-kept for :data:`ABSENT_TRUSTED_S`: the schedule's check (``contains_many(...,
-trust_absent=True)``, made where one script records and queues) does not ask about them again,
-for this page or another page in flight that links to them, so the round trip moves ahead of
-the scope rather than being added. A link recorded meanwhile is caught by that script, which
-records and queues only what is new.
+Links seen long ago: where one script records and queues (the frontier and this filter on one
+redis-server: ``ask_ahead``, set by the frontier; not on a Cluster, whose schedule asks again
+anyway), once that cache has dropped keys (a crawl larger than it), ``recorded`` asks Redis about a
+page's links the cache does not know, when there are at least :data:`ASK_AT_LEAST` of them, in one
+round trip, so the candidates step sends only the links that are new through the scope's rules, as
+in a young crawl. The fingerprints found absent are kept for :data:`ABSENT_TRUSTED_S`: the
+schedule's check (``contains_many(..., trust_absent=True)``, made where one script records and
+queues) does not ask about them again, for this page or another page in flight that links to them,
+so the round trip moves ahead of the scope rather than being added. A link recorded meanwhile is
+caught by that script, which records and queues only what is new.
 
 Keys live under ``namespace`` (set per crawl by ``crawler run --workers`` / ``crawler worker``,
 see :mod:`crawler.distributed`), so two crawls never share a set. ``<ns>um`` records the layout
@@ -198,6 +199,9 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         # fingerprint -> when recorded() found it absent (monotonic); dict operations are
         # atomic, and a lost entry only costs a look-up
         self._absent: dict[int, float] = {}
+        self.ask_ahead = False
+        """Whether :meth:`recorded` may ask Redis (set by the frontier when one script records
+        and queues, so the schedule's check takes its "absent" instead of asking again)."""
         self._lock = threading.Lock()
         self._client: Any = None
         self._script: Any = None
@@ -311,14 +315,14 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         return [fp not in recent for fp in self._fps(canonicals)]
 
     def recorded(self, canonicals: list[str]) -> list[bool]:
-        """True for each canonical recorded crawl-wide: the cache's answer, and once the cache
-        has dropped keys, Redis's for the ones it does not know when they are at least
-        :data:`ASK_AT_LEAST` (one round trip; see the module docstring). An outage answers
-        from the cache alone (the schedule waits for Redis)."""
+        """True for each canonical recorded crawl-wide: the cache's answer, and, with
+        :attr:`ask_ahead` once the cache has dropped keys, Redis's for the ones it does not
+        know when they are at least :data:`ASK_AT_LEAST` (one round trip; see the module
+        docstring). An outage answers from the cache alone (the schedule waits for Redis)."""
         fps = self._fps(canonicals)
         recent = self._recent
         out = [fp in recent for fp in fps]
-        if not recent.dropped or self._client is None:
+        if not self.ask_ahead or not recent.dropped or self._client is None:
             return out
         todo = list({fp for fp, hit in zip(fps, out, strict=True) if not hit})
         if len(todo) < ASK_AT_LEAST:

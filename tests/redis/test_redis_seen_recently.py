@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.redis_servers import RedisServer
+from support.redis_servers import RedisClusterServers, RedisServer
 
 from crawler.curi import CrawlURI
 from crawler.frontier.assignment import HostnameQueueAssignmentPolicy
@@ -87,3 +87,16 @@ def test_a_crawl_larger_than_the_cache_knows_links_seen_long_ago(
     finally:
         a.close()
         b.close()
+
+
+def test_the_frontier_lets_the_filter_ask_ahead_only_where_one_script_records_and_queues(
+    redis_server: RedisServer, redis_cluster: RedisClusterServers
+) -> None:
+    one = _worker(redis_server.url, "wa")
+    cluster = _worker(redis_cluster.url, "wc")
+    try:
+        assert isinstance(one._uniq, RedisUriUniqFilter) and one._uniq.ask_ahead
+        assert isinstance(cluster._uniq, RedisUriUniqFilter) and not cluster._uniq.ask_ahead
+    finally:
+        one.close()
+        cluster.close()

@@ -18,6 +18,7 @@ def _filter(url: str, cache_size: int = 10) -> RedisUriUniqFilter:
         RedisUriUniqFilterParams(url=url, namespace="r1:", cache_size=cache_size)
     )
     f.open(Path("."))
+    f.ask_ahead = True  # as the frontier sets it on one redis-server
     return f
 
 
@@ -33,6 +34,21 @@ def _aged(f: RedisUriUniqFilter, n: int = 25) -> None:
     script is two)."""
     assert all(f.add_many([f"http://own.example/{id(f)}/{i}" for i in range(n)]))
     assert f.contains_many(["http://warm.example/"]) == [False]
+
+
+def test_without_ask_ahead_the_cache_answers_alone(redis_server: RedisServer) -> None:
+    a, b = _filter(redis_server.url), _filter(redis_server.url)
+    b.ask_ahead = False  # a frontier whose schedule would ask again (a Cluster)
+    try:
+        others = [f"http://a.example/{i}" for i in range(9)]
+        assert all(a.add_many(others))
+        _aged(b)
+        before = _scripts_run(redis_server.url)
+        assert b.recorded(others) == [False] * 9
+        assert _scripts_run(redis_server.url) == before
+    finally:
+        a.close()
+        b.close()
 
 
 def test_a_young_cache_answers_alone_without_a_round_trip(redis_server: RedisServer) -> None:

@@ -104,6 +104,7 @@ from crawler.frontier.retry.retry_watch import RetriesWaiting, RetryWatch
 from crawler.frontier.rotation.queue_release import fetch_answer, fetch_end_ms
 from crawler.frontier.rotation.wait_timer import WaitTimer
 from crawler.order.schema import FrontierConfig
+from crawler.uniq.redis_uniq import RedisUriUniqFilter
 from crawler.uniq.uniq_filter import UniqStateError, UriUniqFilter
 
 PREFETCH = 0
@@ -221,6 +222,10 @@ class RedisFrontier:
         except (UniqStateError, RedisUnavailableError) as exc:
             self._store.close()
             raise FrontierStateError(f"cannot open the already-seen filter: {exc}") from exc
+        if isinstance(self._uniq, RedisUriUniqFilter):
+            # links seen long ago are asked about ahead of the scope only where the schedule
+            # can take that answer instead of asking again (one script records and queues)
+            self._uniq.ask_ahead = self._scheduler.records_here()
         self._exchange.start()
         self._keeper.start()
 

@@ -108,7 +108,7 @@ class RedisScheduler:
         try:
             checked = [i for i in pending if not curis[i].force_fetch]
             contains_many = getattr(self._uniq, "contains_many", None)
-            records_here = self._records_here()
+            records_here = self.records_here()
             if checked and contains_many is not None:
                 names = [curis[i].canonical for i in checked]
                 if records_here:  # exact whatever the check says: trust a fresh "absent"
@@ -145,7 +145,7 @@ class RedisScheduler:
                 self._exchange.poke(fresh=True)
         return out
 
-    def _records_here(self) -> bool:
+    def records_here(self) -> bool:
         """Whether the uniq filter is on the frontier's one redis-server, so a URI can be
         recorded and queued by one script (RECORD_SCHEDULE)."""
         uniq = self._uniq
@@ -162,7 +162,7 @@ class RedisScheduler:
         one step, one round trip: no copy is queued only to be taken back, so two workers
         scheduling one URI at once queue it once. Sets ``out``'s flags and returns it."""
         uniq = self._uniq
-        assert isinstance(uniq, RedisUriUniqFilter)  # _records_here
+        assert isinstance(uniq, RedisUriUniqFilter)  # records_here
         by_shard, where = self._entries(curis, indexes)
         if not by_shard:
             return out
