@@ -327,28 +327,16 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
         todo = list({fp for fp, hit in zip(fps, out, strict=True) if not hit})
         if len(todo) < ASK_AT_LEAST:
             return out
-        groups = self._group(todo)
         try:
-            results = redis_conn.run_script(
-                self._client, self._contains, [self._call_args(g) for g in groups], None
-            )
+            found, missing = self._ask(todo, None, retry=False)
         except redis_conn.OUTAGE_ERRORS:
             return out
-        found: set[int] = set()
         absent = self._absent
         if len(absent) >= ABSENT_KEPT:
             absent.clear()
         now = time.monotonic()
-        for group, flags in zip(groups, results, strict=True):
-            for fp, flag in zip(group, flags, strict=True):
-                if flag:
-                    found.add(fp)
-                else:
-                    absent[fp] = now
-        if found:
-            with self._lock:
-                for fp in found:
-                    recent.remember(fp)
+        for fp in missing:
+            absent[fp] = now
         return [hit or fp in found for fp, hit in zip(fps, out, strict=True)]
 
     def contains(self, canonical: str) -> bool:
@@ -379,23 +367,40 @@ class RedisUriUniqFilter(UriUniqFilter[RedisUriUniqFilterParams]):
             return out
         if self._client is None:
             raise RuntimeError("RedisUriUniqFilter is not open")
+        found, _ = self._ask(todo, ride, retry=True)
+        return [hit or fp in found for fp, hit in zip(fps, out, strict=True)]
+
+    def _ask(
+        self, todo: list[int], ride: Ride | None, *, retry: bool
+    ) -> tuple[set[int], list[int]]:
+        """One ``contains`` round trip (per node) for the fingerprints ``todo``: those recorded
+        (now in the cache) and those absent. ``retry``: wait out an outage up to the outage
+        timeout; else its error is raised at once."""
         groups = self._group(todo)
-        results = redis_conn.retrying(
-            lambda: self._run(groups, self._contains, ride),
-            outage_timeout_s=self.params.outage_timeout_s,
-            what="uniq_contains",
+
+        def run() -> list[list[int]]:
+            return self._run(groups, self._contains, ride)
+
+        results = (
+            redis_conn.retrying(
+                run, outage_timeout_s=self.params.outage_timeout_s, what="uniq_contains"
+            )
+            if retry
+            else run()
         )
-        found = {
-            fp
-            for group, flags in zip(groups, results, strict=True)
-            for fp, flag in zip(group, flags, strict=True)
-            if flag
-        }
+        found: set[int] = set()
+        missing: list[int] = []
+        for group, flags in zip(groups, results, strict=True):
+            for fp, flag in zip(group, flags, strict=True):
+                if flag:
+                    found.add(fp)
+                else:
+                    missing.append(fp)
         if found:
             with self._lock:
                 for fp in found:
-                    recent.remember(fp)
-        return [hit or fp in found for fp, hit in zip(fps, out, strict=True)]
+                    self._recent.remember(fp)
+        return found, missing
 
     def record_args(self, canonicals: Sequence[str]) -> tuple[list[int], list[str], list[Any]]:
         """For a script that records with :data:`UNIQ_ADD_LUA` (one fingerprint per canonical,

@@ -56,6 +56,14 @@ def _worker(tmp_path: Path, servers: ServerCache) -> ProcessorChains:
     return chains
 
 
+def _browser(tmp_path: Path, servers: ServerCache) -> tuple[FetchHTTP, SubresourceFetcher]:
+    """A worker's browser sub-resource fetcher (and the FetchHTTP it uses, started)."""
+    ctx = make_context(tmp_path, servers=servers, schedule=lambda curi: None)
+    http = FetchHTTP("fetch_http")
+    http.start(ctx)
+    return http, SubresourceFetcher(ctx, http, "bot")
+
+
 def test_a_host_s_robots_txt_is_fetched_once_for_two_workers(
     site: RobotsSite, shares: tuple[ServerCache, ServerCache], tmp_path: Path
 ) -> None:
@@ -117,11 +125,8 @@ def test_a_browser_page_s_request_obeys_robots_txt_another_worker_fetched(
     other worker's fetch, with no robots.txt request of its own."""
     base = f"http://127.0.0.1:{site.server_address[1]}"
     one, two = shares
-    ctx = make_context(tmp_path, servers=two, schedule=lambda curi: None)
-    one.update_robots(f"127.0.0.1:{site.server_address[1]}", 200, ROBOTS, ctx.clock.time())
-    http = FetchHTTP("fetch_http")
-    http.start(ctx)
-    fetcher = SubresourceFetcher(ctx, http, "bot")
+    http, fetcher = _browser(tmp_path, two)
+    one.update_robots(f"127.0.0.1:{site.server_address[1]}", 200, ROBOTS, http.context.clock.time())
     try:
         page = CrawlURI("http://example.test/page")
         assert fetcher.fetch(page, base + "/style.css") is not None
@@ -140,10 +145,7 @@ def test_a_browser_page_waits_for_the_robots_fetch_another_worker_claimed(
     fetched once."""
     base = f"http://127.0.0.1:{site.server_address[1]}"
     one = _worker(tmp_path / "w1", shares[0])
-    ctx = make_context(tmp_path / "w2", servers=shares[1], schedule=lambda curi: None)
-    http = FetchHTTP("fetch_http")
-    http.start(ctx)
-    fetcher = SubresourceFetcher(ctx, http, "bot")
+    http, fetcher = _browser(tmp_path / "w2", shares[1])
     first = CrawlURI(base + "/a")
     one.run(first)  # claims the robots.txt fetch, crawl-wide
     assert first.status == -50 and first.prerequisite is not None
@@ -168,10 +170,7 @@ def test_a_browser_page_gives_up_at_its_deadline_while_another_fetch_holds_the_c
     base = f"http://127.0.0.1:{site.server_address[1]}"
     one, two = shares
     assert one.claim_prerequisite(f"robots:127.0.0.1:{site.server_address[1]}", 0.0, 120.0)
-    ctx = make_context(tmp_path, servers=two, schedule=lambda curi: None)
-    http = FetchHTTP("fetch_http")
-    http.start(ctx)
-    fetcher = SubresourceFetcher(ctx, http, "bot")
+    http, fetcher = _browser(tmp_path, two)
     try:
         page = CrawlURI("http://example.test/page")
         assert fetcher.fetch(page, base + "/style.css", time.monotonic() + 0.6) is None

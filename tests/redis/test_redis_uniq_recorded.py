@@ -36,26 +36,21 @@ def _aged(f: RedisUriUniqFilter, n: int = 25) -> None:
     assert f.contains_many(["http://warm.example/"]) == [False]
 
 
-def test_without_ask_ahead_the_cache_answers_alone(redis_server: RedisServer) -> None:
+@pytest.mark.parametrize(
+    ("ask_ahead", "aged"),
+    [(True, False), (False, True)],
+    ids=["a young cache", "no ask_ahead (a Cluster's frontier)"],
+)
+def test_the_cache_answers_alone_without_a_round_trip(
+    redis_server: RedisServer, ask_ahead: bool, aged: bool
+) -> None:
     a, b = _filter(redis_server.url), _filter(redis_server.url)
-    b.ask_ahead = False  # a frontier whose schedule would ask again (a Cluster)
+    b.ask_ahead = ask_ahead
     try:
         others = [f"http://a.example/{i}" for i in range(9)]
         assert all(a.add_many(others))
-        _aged(b)
-        before = _scripts_run(redis_server.url)
-        assert b.recorded(others) == [False] * 9
-        assert _scripts_run(redis_server.url) == before
-    finally:
-        a.close()
-        b.close()
-
-
-def test_a_young_cache_answers_alone_without_a_round_trip(redis_server: RedisServer) -> None:
-    a, b = _filter(redis_server.url), _filter(redis_server.url)
-    try:
-        others = [f"http://a.example/{i}" for i in range(9)]
-        assert all(a.add_many(others))
+        if aged:
+            _aged(b)
         before = _scripts_run(redis_server.url)
         assert b.recorded(others) == [False] * 9
         assert _scripts_run(redis_server.url) == before
