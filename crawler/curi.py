@@ -378,6 +378,11 @@ class CrawlURI:
         """Inverse of :meth:`to_bytes`; a shorter record (saved before fields were added at the
         end, e.g. by an older version of a resumed crawl) leaves the later fields at default."""
         values = json.loads(raw)
+        if len(values) == _RECORD_LENGTH:
+            # By position (one call per URI handed out, where keywords cost twice as much):
+            # the fields come in the record's order but for seed_max_hops (checked below).
+            v = values
+            return cls(*[*v[:12], v[15], v[12], v[13], v[14]])
         if len(values) > len(cls._PERSISTENT):
             raise ValueError(
                 f"a CrawlURI record of {len(values)} fields, expected at most "
@@ -408,6 +413,12 @@ _CHILD_FIELDS = (
 them by position (``MISSING``: none, or a factory)."""
 if [(f.name, f.default) for f in fields(CrawlURI)[: len(_CHILD_FIELDS)]] != list(_CHILD_FIELDS):
     raise ImportError("CrawlURI's first fields changed: update create_child and _CHILD_FIELDS")
+
+_RECORD_LENGTH = len(CrawlURI._PERSISTENT)
+_p = CrawlURI._PERSISTENT
+if [f.name for f in fields(CrawlURI)[:_RECORD_LENGTH]] != [*_p[:12], _p[15], *_p[12:15]]:
+    raise ImportError("CrawlURI's persistent fields moved: update CrawlURI.from_bytes")
+del _p
 
 _persistent_values = operator.attrgetter(*CrawlURI._PERSISTENT)
 """The persistent fields of a CrawlURI as a tuple (encoded as the record's JSON array)."""

@@ -149,13 +149,17 @@ def _before_after(machine: dict[str, Any], key: str) -> str:
 
 def faults_markdown(result: dict[str, Any], window_s: float = 60.0) -> str:
     """Per ``window_s`` of a run: URIs ended a second (crawl.log lines), and per URI the
-    crawler's minor page faults, its system CPU-ms and all its CPU-ms (samples' ``minflt``,
-    ``sys_cpu_s`` and ``cpu_s``; runs recorded before those were sampled say so)."""
+    crawler's minor page faults, its system CPU-ms, all its CPU-ms and its threads' context
+    switches, voluntary / involuntary (samples' ``minflt``, ``sys_cpu_s``, ``cpu_s``, ``vcsw``
+    and ``nvcsw``; runs recorded before those were sampled say so, or show ``-``)."""
     samples = [s for s in result["samples"] if "minflt" in s]
     if len(samples) < 2:
         return "(no page-fault samples in this run)"
-    head = "| minute | URIs/s | minor faults/URI | system CPU-ms/URI | CPU-ms/URI |"
-    rows = [head, "|---|--:|--:|--:|--:|"]
+    head = (
+        "| minute | URIs/s | minor faults/URI | system CPU-ms/URI | CPU-ms/URI "
+        "| switches/URI (voluntary / involuntary) |"
+    )
+    rows = [head, "|---|--:|--:|--:|--:|--:|"]
     start = samples[0]
     for sample in samples[1:]:
         last = sample is samples[-1]
@@ -164,11 +168,17 @@ def faults_markdown(result: dict[str, Any], window_s: float = 60.0) -> str:
         uris = sample["crawl_log_lines"] - start["crawl_log_lines"]
         seconds = sample["t_s"] - start["t_s"]
         if uris > 0 and seconds > 0:
+            switches = "-"
+            if "vcsw" in sample and "vcsw" in start:
+                switches = (
+                    f"{(sample['vcsw'] - start['vcsw']) / uris:.1f} / "
+                    f"{(sample['nvcsw'] - start['nvcsw']) / uris:.1f}"
+                )
             rows.append(
                 f"| {start['t_s'] / 60:.1f}-{sample['t_s'] / 60:.1f} | {uris / seconds:.1f} "
                 f"| {(sample['minflt'] - start['minflt']) / uris:.1f} "
                 f"| {1000 * (sample['sys_cpu_s'] - start['sys_cpu_s']) / uris:.2f} "
-                f"| {1000 * (sample['cpu_s'] - start['cpu_s']) / uris:.2f} |"
+                f"| {1000 * (sample['cpu_s'] - start['cpu_s']) / uris:.2f} | {switches} |"
             )
         start = sample
     return "\n".join(rows)

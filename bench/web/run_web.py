@@ -101,6 +101,30 @@ def proc_faults_sys(pid: int) -> tuple[int, float]:
     return int(stat[7]), int(stat[12]) / os.sysconf("SC_CLK_TCK")
 
 
+def proc_switches(pid: int) -> tuple[int, int]:
+    """(voluntary, involuntary) context switches of every live thread of ``pid`` so far, from
+    /proc/PID/task/*/status; (0, 0) once it is gone. A voluntary switch is a thread blocking:
+    a system call that waits, a lock, or the interpreter lock handed to another thread. Threads
+    that ended are not counted (the toe threads live as long as the crawl)."""
+    voluntary = involuntary = 0
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return 0, 0
+    for task in tasks:
+        try:
+            text = (task / "status").read_text()
+        except OSError:
+            continue  # the thread ended between the listing and the read
+        for line in text.splitlines()[-2:]:
+            key, _, value = line.partition(":")
+            if key == "voluntary_ctxt_switches":
+                voluntary += int(value)
+            elif key == "nonvoluntary_ctxt_switches":
+                involuntary += int(value)
+    return voluntary, involuntary
+
+
 def proc_memory(pid: int) -> tuple[float, float]:
     """(RSS MiB, anonymous MiB) of ``pid`` from /proc/PID/smaps_rollup; (0, 0) once it is gone.
 
@@ -326,6 +350,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             rss, cpu = tree_sum(proc.pid, proc_rss_cpu)
             faults, sys_cpu = tree_sum(proc.pid, proc_faults_sys)
             smaps_rss, anon = tree_sum(proc.pid, proc_memory)
+            switches, forced = tree_sum(proc.pid, proc_switches)
             peak_rss = max(peak_rss, rss)
             sample = {
                 "t_s": round(time.monotonic() - started, 2),
@@ -335,6 +360,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "cpu_s": round(cpu, 2),
                 "sys_cpu_s": round(sys_cpu, 2),
                 "minflt": int(faults),
+                "vcsw": int(switches),
+                "nvcsw": int(forced),
                 "nginx_cpu_s": round(nginx.cpu_s() - ng0, 2),
                 "dnsmasq_cpu_s": round(dnsmasq.cpu_s() - dm0, 2),
                 "crawl_log_lines": sum(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from support.crawllog_parser import parse_line
@@ -30,6 +31,22 @@ def fetched() -> CrawlURI:
 def test_times() -> None:
     assert log17(NOW) == "2024-03-05T14:02:16.204Z"
     assert stamp17(1_709_647_341_602) == "20240305140221602"
+
+
+def test_times_of_interleaved_seconds_each_keep_their_own_text() -> None:
+    # Lines name a few seconds in turn (fetch starts), more than the memo keeps: each must
+    # still print its own second, never a neighbour's.
+    base_ms = 1_709_647_341_602
+    for round_ in range(3):
+        for k in range(0, 3000, 7):  # 429 seconds: past the memo's 256
+            ms = base_ms + k * 1000 + round_
+            want = time.strftime("%Y%m%d%H%M%S", time.gmtime(ms // 1000)) + f"{ms % 1000:03d}"
+            assert stamp17(ms) == want
+            assert (
+                log17(ms / 1000)
+                == time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000))
+                + f".{ms % 1000:03d}Z"
+            )
 
 
 def test_crawl_line_matches_heritrix_layout() -> None:
