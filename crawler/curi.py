@@ -381,8 +381,7 @@ class CrawlURI:
         if len(values) == _RECORD_LENGTH:
             # By position (one call per URI handed out, where keywords cost twice as much):
             # the fields come in the record's order but for seed_max_hops (checked below).
-            v = values
-            return cls(*[*v[:12], v[15], v[12], v[13], v[14]])
+            return cls(*[*values[:12], values[15], values[12], values[13], values[14]])
         if len(values) > len(cls._PERSISTENT):
             raise ValueError(
                 f"a CrawlURI record of {len(values)} fields, expected at most "
