@@ -43,6 +43,19 @@ def test_persistent_fields_round_trip() -> None:
     assert back.status == FetchStatus.UNATTEMPTED
 
 
+def test_every_persistent_field_comes_back_in_its_own_place() -> None:
+    # A full record is read by position: each field, set to a value no other field holds,
+    # must come back under its own name.
+    curi = CrawlURI("http://a.example/p", via="http://a.example/", hop_path="LLE")
+    curi.hops_dropped, curi.is_seed, curi.source_tag = 4, True, "tag"
+    curi.directive, curi.precedence, curi.force_fetch = SchedulingDirective.HIGH, 7, True
+    curi.fetch_attempts, curi.via_context, curi.data = 2, "a/@href", {"k": 1}
+    curi.queue_key, curi.canonical, curi.ordinal, curi.seed_max_hops = "a.example", "c", 99, 5
+    back = CrawlURI.from_bytes(curi.to_bytes())
+    for name in CrawlURI._PERSISTENT:
+        assert getattr(back, name) == getattr(curi, name), name
+
+
 def test_the_record_is_the_json_it_always_was() -> None:
     # Queued records written by an earlier version are read back by this one and vice versa:
     # the bytes stay those of json.dumps with compact separators and UTF-8 kept as it is.
