@@ -64,6 +64,14 @@ def _browser(tmp_path: Path, servers: ServerCache) -> tuple[FetchHTTP, Subresour
     return http, SubresourceFetcher(ctx, http, "bot")
 
 
+def _page_obeys_the_rules(fetcher: SubresourceFetcher, base: str) -> None:
+    """A browser page asks for an allowed and a disallowed sub-resource of ``base``: the first
+    is fetched, the second refused."""
+    page = CrawlURI("http://example.test/page")
+    assert fetcher.fetch(page, base + "/style.css") is not None
+    assert fetcher.fetch(page, base + "/private/x.css") is None
+
+
 def test_a_host_s_robots_txt_is_fetched_once_for_two_workers(
     site: RobotsSite, shares: tuple[ServerCache, ServerCache], tmp_path: Path
 ) -> None:
@@ -128,9 +136,7 @@ def test_a_browser_page_s_request_obeys_robots_txt_another_worker_fetched(
     http, fetcher = _browser(tmp_path, two)
     one.update_robots(f"127.0.0.1:{site.server_address[1]}", 200, ROBOTS, http.context.clock.time())
     try:
-        page = CrawlURI("http://example.test/page")
-        assert fetcher.fetch(page, base + "/style.css") is not None
-        assert fetcher.fetch(page, base + "/private/x.css") is None
+        _page_obeys_the_rules(fetcher, base)
     finally:
         http.stop()
     assert site.paths == ["/style.css"]
@@ -153,9 +159,7 @@ def test_a_browser_page_waits_for_the_robots_fetch_another_worker_claimed(
     fetched = threading.Timer(0.6, lambda: one.run(prerequisite))
     fetched.start()
     try:
-        page = CrawlURI("http://example.test/page")
-        assert fetcher.fetch(page, base + "/style.css") is not None
-        assert fetcher.fetch(page, base + "/private/x.css") is None
+        _page_obeys_the_rules(fetcher, base)
     finally:
         fetched.join()
         http.stop()

@@ -3,6 +3,8 @@ trip for a page's unknown links once it does not; the schedule's check does not 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,17 @@ def _filter(url: str, cache_size: int = 10) -> RedisUriUniqFilter:
     f.open(Path("."))
     f.ask_ahead = True  # as the frontier sets it on one redis-server
     return f
+
+
+@contextmanager
+def _two_workers(url: str) -> Iterator[tuple[RedisUriUniqFilter, RedisUriUniqFilter]]:
+    """Two workers' filters on one crawl's Redis (``b`` the one under test), closed after."""
+    a, b = _filter(url), _filter(url)
+    try:
+        yield a, b
+    finally:
+        a.close()
+        b.close()
 
 
 def _scripts_run(url: str) -> int:
@@ -44,9 +57,8 @@ def _aged(f: RedisUriUniqFilter, n: int = 25) -> None:
 def test_the_cache_answers_alone_without_a_round_trip(
     redis_server: RedisServer, ask_ahead: bool, aged: bool
 ) -> None:
-    a, b = _filter(redis_server.url), _filter(redis_server.url)
-    b.ask_ahead = ask_ahead
-    try:
+    with _two_workers(redis_server.url) as (a, b):
+        b.ask_ahead = ask_ahead
         others = [f"http://a.example/{i}" for i in range(9)]
         assert all(a.add_many(others))
         if aged:
@@ -54,14 +66,10 @@ def test_the_cache_answers_alone_without_a_round_trip(
         before = _scripts_run(redis_server.url)
         assert b.recorded(others) == [False] * 9
         assert _scripts_run(redis_server.url) == before
-    finally:
-        a.close()
-        b.close()
 
 
 def test_an_aged_cache_asks_redis_once_for_a_page(redis_server: RedisServer) -> None:
-    a, b = _filter(redis_server.url), _filter(redis_server.url)
-    try:
+    with _two_workers(redis_server.url) as (a, b):
         others = [f"http://a.example/{i}" for i in range(9)]
         assert all(a.add_many(others))
         _aged(b)
@@ -72,32 +80,24 @@ def test_an_aged_cache_asks_redis_once_for_a_page(redis_server: RedisServer) -> 
         # what it learned is in its cache now: no round trip for the same links
         assert b.recorded(others) == [True] * 9
         assert _scripts_run(redis_server.url) == before + 1
-    finally:
-        a.close()
-        b.close()
 
 
 def test_fewer_unknown_links_than_a_round_trip_is_worth_are_not_asked(
     redis_server: RedisServer,
 ) -> None:
-    a, b = _filter(redis_server.url), _filter(redis_server.url)
-    try:
+    with _two_workers(redis_server.url) as (a, b):
         few = [f"http://a.example/{i}" for i in range(redis_uniq.ASK_AT_LEAST - 1)]
         assert all(a.add_many(few))
         _aged(b)
         before = _scripts_run(redis_server.url)
         assert b.recorded(few) == [False] * len(few)
         assert _scripts_run(redis_server.url) == before
-    finally:
-        a.close()
-        b.close()
 
 
 def test_the_schedule_check_trusts_a_fresh_absent_for_a_while(
     redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    a, b = _filter(redis_server.url), _filter(redis_server.url)
-    try:
+    with _two_workers(redis_server.url) as (a, b):
         _aged(b)
         page = [f"http://c.example/{i}" for i in range(10)]
         assert b.recorded(page) == [False] * 10
@@ -112,9 +112,6 @@ def test_the_schedule_check_trusts_a_fresh_absent_for_a_while(
         assert b.contains_many(page[1:], trust_absent=True) == [False] * 9
         assert _scripts_run(redis_server.url) == before + 2
         assert b.add_many(page) == [False] + [True] * 9
-    finally:
-        a.close()
-        b.close()
 
 
 def test_an_outage_answers_from_the_cache(redis_server: RedisServer) -> None:
@@ -130,12 +127,8 @@ def test_an_outage_answers_from_the_cache(redis_server: RedisServer) -> None:
 
 
 def test_a_cluster_answers_per_shard(redis_cluster: RedisClusterServers) -> None:
-    a, b = _filter(redis_cluster.url), _filter(redis_cluster.url)
-    try:
+    with _two_workers(redis_cluster.url) as (a, b):
         others = [f"http://h{i}.example/{i}" for i in range(40)]
         assert all(a.add_many(others))
         _aged(b)
         assert b.recorded([*others, "http://h1.example/new"]) == [True] * 40 + [False]
-    finally:
-        a.close()
-        b.close()
