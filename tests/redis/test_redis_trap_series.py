@@ -27,7 +27,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 def test_a_calendar_in_two_dimensions_ends_with_two_workers(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    with TrapSite() as site:
+    # Each grid page answers a little late, so the crawl outlasts the second worker's start.
+    with TrapSite(grid_delay_s=0.1) as site:
         store = {"class": STORE, "params": {"url": redis_server.url, "shards": 2}}
         sets = [
             f"seeds.urls={json.dumps([site.base + '/?site=grid'])}",
@@ -37,9 +38,16 @@ def test_a_calendar_in_two_dimensions_ends_with_two_workers(
             f"frontier.store={json.dumps(store)}",
             "scope.2.params.max_hops=100000",  # the trap budget alone must end the trap
             "limits.max_time_s=90",
-            # a short wait between a queue's fetches, so that either worker may take it next
             "frontier.politeness.min_delay_ms=25",
             "frontier.politeness.max_delay_ms=25",
+            # Both workers take part: the one host over eight queues (by a hash of the whole
+            # URI), with no cap on its connections, while the grid's slow answers keep one
+            # worker's four threads busy. A worker holding the host's only queue, or both of
+            # its two connections, may keep them while the other holds none (by design: the
+            # host is fetched no faster either way).
+            "frontier.queue_assignment.params.parallel_queues=8",
+            "frontier.queue_assignment.params.parallel_queues_random_assignment=true",
+            "frontier.politeness.host_max_connections=0",
         ]
         err = io.StringIO()
         run = tmp_path / "run"
