@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 def test_a_calendar_in_two_dimensions_ends_with_two_workers(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    # Each grid page answers a little late, so the crawl outlasts the second worker's start.
+    # Each grid page answers a little late: one worker's threads cannot keep up alone.
     with TrapSite(grid_delay_s=0.1) as site:
         store = {"class": STORE, "params": {"url": redis_server.url, "shards": 2}}
         sets = [
